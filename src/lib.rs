@@ -1,0 +1,17 @@
+//! `dei`: given one issue and candidate patches from many coding agents, pick the right one.
+//!
+//! The modules follow the pipeline:
+//! [`candidates`] → [`task`] / [`repo`] → [`patch`] → [`context`] → [`review`] →
+//! [`select`] → [`report`], wired together by [`pipeline`]. [`types`] holds the shared
+//! core types.
+
+pub mod candidates;
+pub mod context;
+pub mod patch;
+pub mod pipeline;
+pub mod repo;
+pub mod report;
+pub mod review;
+pub mod select;
+pub mod task;
+pub mod types;

@@ -1,0 +1,153 @@
+//! The `dei rank` pipeline for one issue: candidates → task/repo → patch → context →
+//! review → select. Each step lives in its own module; this file only wires them.
+
+use crate::candidates::{self, Problem};
+use crate::context;
+use crate::patch::{self, Files, Mode};
+use crate::repo::{self, Snapshot};
+use crate::review::{Committee, IssueBundle, Prepared};
+use crate::select;
+use crate::task;
+use crate::types::{Applies, Candidate, Review, Task};
+use anyhow::bail;
+use rayon::prelude::*;
+use std::path::PathBuf;
+
+/// Where the issue comes from.
+#[derive(Debug, Clone)]
+pub enum IssueSource {
+    /// `--issue ID --tasks FILE`
+    Tasks { file: PathBuf, id: String },
+    /// `--issue-file FILE --commit SHA`
+    Text { file: PathBuf, commit: String },
+}
+
+#[derive(Debug, Clone)]
+pub struct RankRequest {
+    pub candidates: Vec<PathBuf>,
+    pub issue: IssueSource,
+    pub repo: Option<PathBuf>,
+    pub repos: Option<PathBuf>,
+    /// Strict: a candidate "applies" only when `git apply` would take it.
+    pub strict: bool,
+    pub context_tokens: usize,
+}
+
+/// One line of the ranking.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Ranked {
+    pub rank: usize,
+    pub tied: usize,
+    pub agent: String,
+    pub instance_id: String,
+    pub score: f64,
+    pub applies: Applies,
+    pub files: Vec<String>,
+    pub reason: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub resolved: Option<bool>,
+    pub review: Review,
+    pub edited: Vec<String>,
+    pub origin: String,
+}
+
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct RankResult {
+    pub instance_id: String,
+    pub repo: String,
+    pub base_commit: String,
+    pub committee: String,
+    pub candidates: usize,
+    pub empty: usize,
+    pub ranked: Vec<Ranked>,
+    pub problems: Vec<Problem>,
+}
+
+/// Resolve the task of a request.
+pub fn load_task(req: &RankRequest) -> anyhow::Result<Task> {
+    match &req.issue {
+        IssueSource::Tasks { file, id } => {
+            let tasks = task::load_tasks(file)?;
+            task::find_task(&tasks, id, file)
+        }
+        IssueSource::Text { file, commit } => task::task_from_text(file, commit),
+    }
+}
+
+/// Rebuild every candidate and its context against one snapshot (in parallel).
+pub fn prepare(snapshot: &Snapshot, task: &Task, cands: Vec<Candidate>, mode: Mode, budget: usize) -> anyhow::Result<Vec<Prepared>> {
+    let needed: Vec<String> = cands.iter().flat_map(patch::paths_needed).collect();
+    let base: Files = snapshot.read_all(needed.iter().map(String::as_str))?;
+    Ok(cands
+        .into_par_iter()
+        .map(|candidate| {
+            let view = patch::rebuild(&candidate, &base, mode);
+            let context = context::build(&view, task, budget);
+            Prepared { candidate, view, context }
+        })
+        .collect())
+}
+
+/// Review prepared candidates and put them in order.
+pub fn review_and_rank(committee: &dyn Committee, bundle: &IssueBundle) -> anyhow::Result<Vec<Ranked>> {
+    let reviews = committee.review(bundle)?;
+    if reviews.len() != bundle.candidates.len() {
+        bail!("committee {} returned {} reviews for {} candidates", committee.name(), reviews.len(), bundle.candidates.len());
+    }
+    Ok(select::rank(&reviews)
+        .into_iter()
+        .map(|p| {
+            let prep = &bundle.candidates[p.index];
+            Ranked {
+                rank: p.rank,
+                tied: p.tied,
+                agent: prep.candidate.agent.clone(),
+                instance_id: prep.candidate.instance_id.clone(),
+                score: p.score,
+                applies: prep.view.applies,
+                files: prep.view.paths().into_iter().map(String::from).collect(),
+                reason: reviews[p.index].reason.clone(),
+                resolved: prep.candidate.resolved,
+                review: reviews[p.index].clone(),
+                edited: prep.context.edited.clone(),
+                origin: prep.candidate.origin.to_string(),
+            }
+        })
+        .collect())
+}
+
+/// Run `dei rank` for one issue.
+pub fn rank(req: &RankRequest, committee: &dyn Committee) -> anyhow::Result<RankResult> {
+    let task = load_task(req)?;
+    let loaded = candidates::load(&req.candidates)?;
+    let cands = loaded.for_issue(&task.instance_id);
+    if cands.is_empty() {
+        let found = loaded.candidates.len();
+        bail!(
+            "no candidates for issue {} in {} ({} candidates for other issues, {} problems)\n  hint: prediction records need \"instance_id\": \"{}\"; patch files must be named <agent>/{}.diff",
+            task.instance_id,
+            req.candidates.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", "),
+            found,
+            loaded.problems.len(),
+            task.instance_id,
+            task.instance_id
+        );
+    }
+    let repo_path = repo::locate(req.repo.as_deref(), req.repos.as_deref(), &task.repo)?;
+    let snapshot = Snapshot::open(&repo_path, &task.base_commit)?;
+    let mode = if req.strict { Mode::Strict } else { Mode::Tolerant };
+    let prepared = prepare(&snapshot, &task, cands, mode, req.context_tokens)?;
+    let empty = prepared.iter().filter(|p| p.view.applies == Applies::Empty).count();
+    let bundle = IssueBundle { task: task.clone(), candidates: prepared };
+    let ranked = review_and_rank(committee, &bundle)?;
+    Ok(RankResult {
+        instance_id: task.instance_id.clone(),
+        repo: task.repo.clone(),
+        base_commit: snapshot.commit.clone(),
+        committee: committee.name(),
+        candidates: bundle.candidates.len(),
+        empty,
+        ranked,
+        problems: loaded.problems,
+    })
+}

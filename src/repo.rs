@@ -1,0 +1,120 @@
+//! Stage 2b: the repository at the base commit, read straight from the git object
+//! database with git2. No checkout, nothing written to the user's repository.
+
+use anyhow::{bail, Context as _};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+/// Environment variable naming a folder of repositories (same as `--repos`).
+pub const REPOS_ENV: &str = "DEI_REPOS";
+
+/// Find the repository for `owner/name` under a folder of repositories. Accepted layouts:
+/// `owner__name` (SWE-bench style), `owner+name/repo`, `owner+name`, `name`, each a clone or bare git dir.
+pub fn find_in_repos_dir(dir: &Path, repo: &str) -> Option<PathBuf> {
+    let (owner, name) = repo.split_once('/').unwrap_or(("", repo));
+    let candidates = [
+        dir.join(format!("{owner}__{name}")),
+        dir.join(format!("{owner}+{name}")).join("repo"),
+        dir.join(format!("{owner}+{name}")),
+        dir.join(format!("{owner}__{name}.git")),
+        dir.join(name),
+        dir.join(format!("{name}.git")),
+    ];
+    candidates.into_iter().find(|p| p.exists())
+}
+
+/// Work out where the repository is: `--repo` wins, then `--repos`/`DEI_REPOS`.
+pub fn locate(repo_flag: Option<&Path>, repos_dir: Option<&Path>, repo_name: &str) -> anyhow::Result<PathBuf> {
+    if let Some(p) = repo_flag {
+        return Ok(p.to_path_buf());
+    }
+    let env_dir = std::env::var_os(REPOS_ENV).map(PathBuf::from);
+    let dir = repos_dir.map(Path::to_path_buf).or(env_dir);
+    match dir {
+        Some(dir) => find_in_repos_dir(&dir, repo_name).with_context(|| {
+            let (owner, name) = repo_name.split_once('/').unwrap_or(("", repo_name));
+            format!(
+                "no repository for `{repo_name}` under {}\n  hint: clone it there as {owner}__{name} (a bare clone is enough): git clone --bare https://github.com/{repo_name} {}/{owner}__{name}",
+                dir.display(),
+                dir.display()
+            )
+        }),
+        None => bail!(
+            "no repository given for `{repo_name}`\n  hint: pass --repo PATH (a clone or bare git dir), or --repos DIR / {REPOS_ENV}=DIR holding owner__name folders"
+        ),
+    }
+}
+
+/// A read-only view of one commit's tree.
+pub struct Snapshot {
+    repo: git2::Repository,
+    tree_id: git2::Oid,
+    pub commit: String,
+    pub path: PathBuf,
+}
+
+impl Snapshot {
+    /// Open `path` (clone or bare dir) at `commit` (full or abbreviated SHA, or any revspec).
+    pub fn open(path: &Path, commit: &str) -> anyhow::Result<Snapshot> {
+        if !path.exists() {
+            bail!("repository {} does not exist\n  hint: pass --repo with a git clone or bare git dir", path.display());
+        }
+        let repo = git2::Repository::open(path).map_err(|e| {
+            anyhow::anyhow!("{} is not a git repository ({})\n  hint: pass a clone or a bare git dir", path.display(), e.message())
+        })?;
+        let object = repo.revparse_single(commit).map_err(|_| {
+            anyhow::anyhow!(
+                "commit {commit} is not in {}\n  hint: fetch it (git -C {} fetch origin {commit}) or check the task's base_commit",
+                path.display(),
+                path.display()
+            )
+        })?;
+        let (tree_id, commit) = {
+            let commit_obj = object
+                .peel_to_commit()
+                .map_err(|e| anyhow::anyhow!("{commit} in {} is not a commit: {}", path.display(), e.message()))?;
+            (commit_obj.tree_id(), commit_obj.id().to_string())
+        };
+        drop(object);
+        Ok(Snapshot { repo, tree_id, commit, path: path.to_path_buf() })
+    }
+
+    /// Text of a file at this commit; `Ok(None)` when the path is not in the tree.
+    pub fn read(&self, path: &str) -> anyhow::Result<Option<String>> {
+        let tree = self.repo.find_tree(self.tree_id)?;
+        let entry = match tree.get_path(Path::new(path)) {
+            Ok(e) => e,
+            Err(_) => return Ok(None),
+        };
+        let object = entry.to_object(&self.repo)?;
+        let Some(blob) = object.as_blob() else {
+            return Ok(None);
+        };
+        Ok(Some(String::from_utf8_lossy(blob.content()).into_owned()))
+    }
+
+    /// Read many files at once (missing ones map to `None`).
+    pub fn read_all<'a>(&self, paths: impl IntoIterator<Item = &'a str>) -> anyhow::Result<HashMap<String, Option<String>>> {
+        let mut out = HashMap::new();
+        for p in paths {
+            if !out.contains_key(p) {
+                out.insert(p.to_string(), self.read(p)?);
+            }
+        }
+        Ok(out)
+    }
+
+    /// Every blob path in the tree, sorted.
+    pub fn list_files(&self) -> anyhow::Result<Vec<String>> {
+        let tree = self.repo.find_tree(self.tree_id)?;
+        let mut files = Vec::new();
+        tree.walk(git2::TreeWalkMode::PreOrder, |root, entry| {
+            if entry.kind() == Some(git2::ObjectType::Blob) {
+                files.push(format!("{root}{}", entry.name().unwrap_or("")));
+            }
+            git2::TreeWalkResult::Ok
+        })?;
+        files.sort();
+        Ok(files)
+    }
+}

@@ -1,0 +1,32 @@
+//! Stage 5: the committee that reviews every candidate of an issue.
+//!
+//! A [`Committee`] reads an [`IssueBundle`] (the task and every prepared candidate, so
+//! members can compare candidates) and writes one [`Review`] per candidate. The embedded
+//! default is the [`offline`] committee; the LLM committee speaks to real model servers.
+
+pub mod offline;
+
+use crate::types::{Candidate, Context, PatchView, Review, Task};
+
+/// A candidate with its rebuilt code and context: everything a reviewer needs.
+#[derive(Debug, Clone)]
+pub struct Prepared {
+    pub candidate: Candidate,
+    pub view: PatchView,
+    pub context: Context,
+}
+
+/// One issue with all of its candidates.
+#[derive(Debug, Clone)]
+pub struct IssueBundle {
+    pub task: Task,
+    pub candidates: Vec<Prepared>,
+}
+
+/// Anything that can score the candidates of an issue.
+pub trait Committee: Send + Sync {
+    /// Short name shown in reports and stored with each review.
+    fn name(&self) -> String;
+    /// One review per candidate, in the bundle's order.
+    fn review(&self, bundle: &IssueBundle) -> anyhow::Result<Vec<Review>>;
+}

@@ -1,0 +1,259 @@
+//! The core types every stage shares: a [`Candidate`] patch for a [`Task`], the
+//! [`PatchView`] rebuilt from the repository, the [`Context`] a reviewer reads, and the
+//! [`Review`] with its [`Score`] that the committee writes.
+//!
+//! Stages add behaviour in their own modules; they never invent parallel copies of these.
+
+use serde::{Deserialize, Serialize};
+use std::path::PathBuf;
+
+/// Where a piece of input came from, so that every message can point at it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct Origin {
+    pub path: PathBuf,
+    /// 1-based line in `path` for JSONL records.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub line: Option<usize>,
+}
+
+impl std::fmt::Display for Origin {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.line {
+            Some(line) => write!(f, "{}:{}", self.path.display(), line),
+            None => write!(f, "{}", self.path.display()),
+        }
+    }
+}
+
+/// One candidate fix for one issue, written by one agent.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Candidate {
+    pub instance_id: String,
+    /// The agent (SWE-bench `model_name_or_path`, or the folder/file name).
+    pub agent: String,
+    /// The unified diff, exactly as the agent wrote it. Empty means "no candidate".
+    pub patch: String,
+    /// Known outcome, when the input carries one (e.g. SWE-bench `resolved`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resolved: Option<bool>,
+    #[serde(default)]
+    pub origin: Origin,
+}
+
+impl Candidate {
+    /// True when the agent produced no patch at all (kept and counted, never dropped).
+    pub fn is_empty(&self) -> bool {
+        self.patch.trim().is_empty()
+    }
+
+    /// Stable identifier `agent/instance_id` used in reports, caches and journals.
+    pub fn key(&self) -> String {
+        format!("{}/{}", self.agent, self.instance_id)
+    }
+}
+
+/// An issue to fix: a SWE-bench-style task record.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct Task {
+    pub instance_id: String,
+    /// `owner/name` on GitHub; empty for a plain-text issue.
+    #[serde(default)]
+    pub repo: String,
+    pub base_commit: String,
+    pub problem_statement: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hints_text: Option<String>,
+    /// The reference fix, if known (never shown to a committee).
+    #[serde(default, rename = "patch", skip_serializing_if = "Option::is_none")]
+    pub gold_patch: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub test_patch: Option<String>,
+}
+
+/// How one hunk of a candidate landed on the base code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "status", content = "by")]
+pub enum HunkStatus {
+    /// Context matched at the line the hunk names.
+    Exact,
+    /// Context matched exactly, this many lines away (what `git apply` accepts).
+    Offset(i64),
+    /// Matched only after ignoring whitespace or trimming context (what `patch --fuzz` would do).
+    Fuzzy,
+    /// Could not be placed.
+    Failed,
+}
+
+impl HunkStatus {
+    pub fn is_strict_ok(self) -> bool {
+        matches!(self, HunkStatus::Exact | HunkStatus::Offset(_))
+    }
+}
+
+/// How the whole patch applied.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Applies {
+    /// Every hunk applied the way `git apply` would.
+    Clean,
+    /// Applied, but only with fuzz on some hunk.
+    Fuzzy,
+    /// Some hunk or file could not be applied.
+    No,
+    /// The candidate is empty.
+    Empty,
+}
+
+impl Applies {
+    pub fn label(self) -> &'static str {
+        match self {
+            Applies::Clean => "yes",
+            Applies::Fuzzy => "fuzzy",
+            Applies::No => "no",
+            Applies::Empty => "empty",
+        }
+    }
+}
+
+/// A 1-based, inclusive line range.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct LineRange {
+    pub start: usize,
+    pub end: usize,
+}
+
+impl LineRange {
+    pub fn new(start: usize, end: usize) -> Self {
+        LineRange { start, end: end.max(start) }
+    }
+    pub fn overlaps(&self, other: &LineRange) -> bool {
+        self.start <= other.end && other.start <= self.end
+    }
+}
+
+/// One file of a candidate, before and after.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FileView {
+    /// Path after the patch (or before, for a deletion).
+    pub path: String,
+    /// Content at the base commit; `None` for a file the patch creates or that is missing.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub before: Option<String>,
+    /// Content after applying; `None` for a deletion or when the file could not be applied.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub after: Option<String>,
+    pub hunks: Vec<HunkStatus>,
+    /// Lines of `before` that the patch removes or edits around.
+    pub changed_before: Vec<LineRange>,
+    /// Lines of `after` that the patch adds.
+    pub changed_after: Vec<LineRange>,
+    /// Why the file failed, when it did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// A candidate rebuilt against the base commit.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PatchView {
+    pub applies: Applies,
+    pub files: Vec<FileView>,
+    /// Parse problem with the diff itself, if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    pub lines_added: usize,
+    pub lines_removed: usize,
+}
+
+impl PatchView {
+    pub fn paths(&self) -> Vec<&str> {
+        self.files.iter().map(|f| f.path.as_str()).collect()
+    }
+}
+
+/// What kind of code a context snippet is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SnippetKind {
+    Function,
+    Class,
+    Module,
+    Lines,
+}
+
+/// One piece of code shown to a reviewer, and why.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Snippet {
+    pub path: String,
+    pub kind: SnippetKind,
+    /// Qualified name, e.g. `Session.request`; empty for plain line windows.
+    pub name: String,
+    pub lines: LineRange,
+    pub text: String,
+    /// Why it is here: "edited by this patch", "mentioned in the issue", ...
+    pub reason: String,
+}
+
+/// The relevant context of a candidate.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct Context {
+    pub snippets: Vec<Snippet>,
+    /// Qualified names of the definitions the patch edits (`path::Class.method`).
+    pub edited: Vec<String>,
+    /// Parse errors the patch introduces (after minus before), per file.
+    pub new_parse_errors: usize,
+}
+
+/// A score on the rubric's 1–10 scale, with the signals that made it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Score {
+    pub value: f64,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub parts: Vec<(String, f64)>,
+}
+
+/// One stage of a committee member's written review.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Stage {
+    Issue,
+    Context,
+    Location,
+    Patch,
+    Conflicts,
+    Score,
+}
+
+impl Stage {
+    /// The order a reviewer writes in.
+    pub const ORDER: [Stage; 6] = [
+        Stage::Issue,
+        Stage::Context,
+        Stage::Location,
+        Stage::Patch,
+        Stage::Conflicts,
+        Stage::Score,
+    ];
+    pub fn name(self) -> &'static str {
+        match self {
+            Stage::Issue => "issue",
+            Stage::Context => "context",
+            Stage::Location => "location",
+            Stage::Patch => "patch",
+            Stage::Conflicts => "conflicts",
+            Stage::Score => "score",
+        }
+    }
+}
+
+/// The committee's verdict on one candidate.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Review {
+    /// `agent/instance_id`.
+    pub candidate: String,
+    pub committee: String,
+    pub score: Score,
+    /// One line a person reads in the table.
+    pub reason: String,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub explanations: Vec<(Stage, String)>,
+}
