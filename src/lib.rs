@@ -2,11 +2,12 @@
 //!
 //! The modules follow the pipeline:
 //! [`candidates`] → [`task`] / [`repo`] → [`patch`] → [`context`] → [`review`] →
-//! [`select`] → [`report`], wired together by [`pipeline`]. [`types`] holds the shared
+//! [`select`] → [`metrics`] → [`report`], wired together by [`pipeline`]. [`types`] holds the shared
 //! core types.
 
 pub mod candidates;
 pub mod context;
+pub mod metrics;
 pub mod patch;
 pub mod pipeline;
 pub mod repo;

@@ -75,7 +75,10 @@ fn trimmed(h: &Hunk, front: usize, back: usize) -> Option<Vec<Line>> {
         return None;
     }
     let lines = &h.lines[front..n - back];
-    let dropped_ok = h.lines[..front].iter().chain(&h.lines[n - back..]).all(|l| matches!(l, Line::Context(_)));
+    let dropped_ok = h.lines[..front]
+        .iter()
+        .chain(&h.lines[n - back..])
+        .all(|l| matches!(l, Line::Context(_)));
     if !dropped_ok || lines.iter().all(|l| matches!(l, Line::Context(_))) {
         return None;
     }
@@ -95,12 +98,20 @@ pub fn apply_file(fp: &FilePatch, before: &str, mode: Mode) -> Applied {
     let mut drift: i64 = 0;
     for h in &fp.hunks {
         // Old start is 1-based; a zero-length old range names the line *after* which to insert.
-        let anchor = if h.old_len == 0 { h.old_start } else { h.old_start.saturating_sub(1) };
+        let anchor = if h.old_len == 0 {
+            h.old_start
+        } else {
+            h.old_start.saturating_sub(1)
+        };
         let expected = (anchor as i64 + drift).max(0) as usize;
         let want: Vec<&str> = h.old_lines().collect();
         let mut placed: Option<(usize, Vec<Line>, HunkStatus)> = None;
         if let Some(p) = find(&file, &want, expected, cursor, false) {
-            let st = if p == anchor { HunkStatus::Exact } else { HunkStatus::Offset(p as i64 - anchor as i64) };
+            let st = if p == anchor {
+                HunkStatus::Exact
+            } else {
+                HunkStatus::Offset(p as i64 - anchor as i64)
+            };
             placed = Some((p, h.lines.clone(), st));
         } else if mode == Mode::Tolerant {
             if let Some(p) = find(&file, &want, expected, cursor, true) {
@@ -108,7 +119,9 @@ pub fn apply_file(fp: &FilePatch, before: &str, mode: Mode) -> Applied {
             } else {
                 'fuzz: for fuzz in 1..=2usize {
                     for (front, back) in [(fuzz, fuzz), (fuzz, 0), (0, fuzz)] {
-                        let Some(lines) = trimmed(h, front, back) else { continue };
+                        let Some(lines) = trimmed(h, front, back) else {
+                            continue;
+                        };
                         let want: Vec<&str> = lines
                             .iter()
                             .filter_map(|l| match l {
@@ -213,9 +226,13 @@ mod tests {
 
     #[test]
     fn whitespace_fuzz_only_when_tolerant() {
-        let fp = one("--- a/x\n+++ b/x\n@@ -1,2 +1,2 @@\n def f():\n-    return 1\n+    return 2\n");
+        let fp =
+            one("--- a/x\n+++ b/x\n@@ -1,2 +1,2 @@\n def f():\n-    return 1\n+    return 2\n");
         let before = "def f():  \n    return  1\n";
-        assert_eq!(apply_file(&fp, before, Mode::Strict).hunks, vec![HunkStatus::Failed]);
+        assert_eq!(
+            apply_file(&fp, before, Mode::Strict).hunks,
+            vec![HunkStatus::Failed]
+        );
         let r = apply_file(&fp, before, Mode::Tolerant);
         assert_eq!(r.hunks, vec![HunkStatus::Fuzzy]);
         assert_eq!(r.after.as_deref(), Some("def f():  \n    return 2\n"));
@@ -223,7 +240,8 @@ mod tests {
 
     #[test]
     fn new_file_and_no_newline() {
-        let fp = one("--- /dev/null\n+++ b/n\n@@ -0,0 +1,2 @@\n+x\n+y\n\\ No newline at end of file\n");
+        let fp =
+            one("--- /dev/null\n+++ b/n\n@@ -0,0 +1,2 @@\n+x\n+y\n\\ No newline at end of file\n");
         let r = apply_file(&fp, "", Mode::Strict);
         assert_eq!(r.after.as_deref(), Some("x\ny"));
         assert_eq!(r.changed_after, vec![LineRange::new(1, 2)]);

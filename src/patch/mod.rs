@@ -23,7 +23,13 @@ pub fn paths_needed(candidate: &Candidate) -> Vec<String> {
 /// Rebuild a candidate against base contents. Never fails: problems are recorded in the view.
 pub fn rebuild(candidate: &Candidate, base: &Files, mode: Mode) -> PatchView {
     if candidate.is_empty() {
-        return PatchView { applies: Applies::Empty, files: vec![], error: None, lines_added: 0, lines_removed: 0 };
+        return PatchView {
+            applies: Applies::Empty,
+            files: vec![],
+            error: None,
+            lines_added: 0,
+            lines_removed: 0,
+        };
     }
     let patch = match parse(&candidate.patch) {
         Ok(p) => p,
@@ -42,7 +48,10 @@ pub fn rebuild(candidate: &Candidate, base: &Files, mode: Mode) -> PatchView {
     for fp in &patch.files {
         added += fp.hunks.iter().map(|h| h.added()).sum::<usize>();
         removed += fp.hunks.iter().map(|h| h.removed()).sum::<usize>();
-        let before = fp.old_path.as_ref().and_then(|p| base.get(p).cloned().flatten());
+        let before = fp
+            .old_path
+            .as_ref()
+            .and_then(|p| base.get(p).cloned().flatten());
         let mut view = FileView {
             path: fp.path().to_string(),
             before: before.clone(),
@@ -60,7 +69,9 @@ pub fn rebuild(candidate: &Candidate, base: &Files, mode: Mode) -> PatchView {
         let exists_new = fp.is_new() && base.get(fp.path()).is_some_and(Option::is_some);
         match (&fp.old_path, &before) {
             (Some(p), None) => view.error = Some(format!("{p} does not exist at the base commit")),
-            (None, _) if exists_new => view.error = Some(format!("{} already exists at the base commit", fp.path())),
+            (None, _) if exists_new => {
+                view.error = Some(format!("{} already exists at the base commit", fp.path()))
+            }
             _ => {
                 let r = apply_file(fp, before.as_deref().unwrap_or(""), mode);
                 view.hunks = r.hunks;
@@ -79,14 +90,18 @@ pub fn rebuild(candidate: &Candidate, base: &Files, mode: Mode) -> PatchView {
                 view.after = if fp.is_delete() { None } else { r.after };
             }
         }
-        if fp.hunks.is_empty() && view.error.is_none() && !fp.is_new() && fp.old_path == fp.new_path {
+        if fp.hunks.is_empty() && view.error.is_none() && !fp.is_new() && fp.old_path == fp.new_path
+        {
             // Header-only entry (mode change): content unchanged.
             view.after = view.before.clone();
         }
         files.push(view);
     }
     let any_failed = files.iter().any(|f| f.error.is_some());
-    let any_fuzzy = files.iter().flat_map(|f| &f.hunks).any(|h| *h == HunkStatus::Fuzzy);
+    let any_fuzzy = files
+        .iter()
+        .flat_map(|f| &f.hunks)
+        .any(|h| *h == HunkStatus::Fuzzy);
     let applies = if any_failed {
         Applies::No
     } else if any_fuzzy {
@@ -94,7 +109,13 @@ pub fn rebuild(candidate: &Candidate, base: &Files, mode: Mode) -> PatchView {
     } else {
         Applies::Clean
     };
-    PatchView { applies, files, error: None, lines_added: added, lines_removed: removed }
+    PatchView {
+        applies,
+        files,
+        error: None,
+        lines_added: added,
+        lines_removed: removed,
+    }
 }
 
 #[cfg(test)]
@@ -115,14 +136,29 @@ mod tests {
     fn rebuild_reports_each_outcome() {
         let mut base = Files::new();
         base.insert("m.py".into(), Some("a\nb\n".into()));
-        let ok = rebuild(&cand("--- a/m.py\n+++ b/m.py\n@@ -1,2 +1,2 @@\n a\n-b\n+c\n"), &base, Mode::Tolerant);
+        let ok = rebuild(
+            &cand("--- a/m.py\n+++ b/m.py\n@@ -1,2 +1,2 @@\n a\n-b\n+c\n"),
+            &base,
+            Mode::Tolerant,
+        );
         assert_eq!(ok.applies, Applies::Clean);
         assert_eq!(ok.files[0].after.as_deref(), Some("a\nc\n"));
         assert_eq!((ok.lines_added, ok.lines_removed), (1, 1));
-        let missing = rebuild(&cand("--- a/n.py\n+++ b/n.py\n@@ -1 +1 @@\n-a\n+b\n"), &base, Mode::Tolerant);
+        let missing = rebuild(
+            &cand("--- a/n.py\n+++ b/n.py\n@@ -1 +1 @@\n-a\n+b\n"),
+            &base,
+            Mode::Tolerant,
+        );
         assert_eq!(missing.applies, Applies::No);
-        assert!(missing.files[0].error.as_ref().unwrap().contains("does not exist"));
-        assert_eq!(rebuild(&cand(""), &base, Mode::Tolerant).applies, Applies::Empty);
+        assert!(missing.files[0]
+            .error
+            .as_ref()
+            .unwrap()
+            .contains("does not exist"));
+        assert_eq!(
+            rebuild(&cand(""), &base, Mode::Tolerant).applies,
+            Applies::Empty
+        );
         let garbage = rebuild(&cand("hello"), &base, Mode::Tolerant);
         assert!(garbage.error.is_some());
     }

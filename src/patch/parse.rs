@@ -51,10 +51,16 @@ impl Hunk {
         })
     }
     pub fn added(&self) -> usize {
-        self.lines.iter().filter(|l| matches!(l, Line::Add(_))).count()
+        self.lines
+            .iter()
+            .filter(|l| matches!(l, Line::Add(_)))
+            .count()
     }
     pub fn removed(&self) -> usize {
-        self.lines.iter().filter(|l| matches!(l, Line::Remove(_))).count()
+        self.lines
+            .iter()
+            .filter(|l| matches!(l, Line::Remove(_)))
+            .count()
     }
 }
 
@@ -73,7 +79,10 @@ pub struct FilePatch {
 impl FilePatch {
     /// The path that names this file in reports: the new path, or the old one for deletions.
     pub fn path(&self) -> &str {
-        self.new_path.as_deref().or(self.old_path.as_deref()).unwrap_or("")
+        self.new_path
+            .as_deref()
+            .or(self.old_path.as_deref())
+            .unwrap_or("")
     }
     pub fn is_new(&self) -> bool {
         self.old_path.is_none()
@@ -159,7 +168,10 @@ pub fn parse(text: &str) -> Result<Patch, ParseError> {
             if let Some(f) = current.take() {
                 patch.files.push(f);
             }
-            let mut f = FilePatch { header_line: i + 1, ..FilePatch::default() };
+            let mut f = FilePatch {
+                header_line: i + 1,
+                ..FilePatch::default()
+            };
             // `a/x b/x`: split at " b/" when possible.
             if let Some(pos) = rest.rfind(" b/") {
                 f.old_path = strip_prefix_path(&rest[..pos]);
@@ -175,12 +187,17 @@ pub fn parse(text: &str) -> Result<Patch, ParseError> {
         if line.starts_with("--- ") && next.is_some_and(|n| n.starts_with("+++ ")) {
             let old = strip_prefix_path(&line[4..]);
             let new = strip_prefix_path(&next.unwrap()[4..]);
-            let reuse = current.as_ref().is_some_and(|f| f.hunks.is_empty() && !f.binary);
+            let reuse = current
+                .as_ref()
+                .is_some_and(|f| f.hunks.is_empty() && !f.binary);
             if !reuse {
                 if let Some(f) = current.take() {
                     patch.files.push(f);
                 }
-                current = Some(FilePatch { header_line: i + 1, ..FilePatch::default() });
+                current = Some(FilePatch {
+                    header_line: i + 1,
+                    ..FilePatch::default()
+                });
             }
             let f = current.as_mut().unwrap();
             f.old_path = old;
@@ -198,17 +215,24 @@ pub fn parse(text: &str) -> Result<Patch, ParseError> {
                     f.old_path = Some(p.trim().to_string());
                 } else if let Some(p) = line.strip_prefix("rename to ") {
                     f.new_path = Some(p.trim().to_string());
-                } else if line.starts_with("Binary files ") || line.starts_with("GIT binary patch") {
+                } else if line.starts_with("Binary files ") || line.starts_with("GIT binary patch")
+                {
                     f.binary = true;
                 }
             }
         }
         if line.starts_with("@@") {
             let Some((os, ol, ns, nl, section)) = parse_hunk_header(line) else {
-                return Err(ParseError { line: i + 1, message: format!("malformed hunk header `{line}`") });
+                return Err(ParseError {
+                    line: i + 1,
+                    message: format!("malformed hunk header `{line}`"),
+                });
             };
             let Some(f) = current.as_mut() else {
-                return Err(ParseError { line: i + 1, message: "hunk before any file header (--- a/... +++ b/...)".into() });
+                return Err(ParseError {
+                    line: i + 1,
+                    message: "hunk before any file header (--- a/... +++ b/...)".into(),
+                });
             };
             let mut hunk = Hunk {
                 old_start: os,
@@ -286,7 +310,10 @@ pub fn parse(text: &str) -> Result<Patch, ParseError> {
         patch.files.push(f);
     }
     if patch.files.is_empty() {
-        return Err(ParseError { line: 1, message: "no file header found: this is not a unified diff".into() });
+        return Err(ParseError {
+            line: 1,
+            message: "no file header found: this is not a unified diff".into(),
+        });
     }
     Ok(patch)
 }
@@ -314,7 +341,10 @@ mod tests {
         assert_eq!(f.path(), "pkg/m.py");
         assert_eq!(f.hunks.len(), 1);
         let h = &f.hunks[0];
-        assert_eq!((h.old_start, h.old_len, h.new_start, h.new_len), (1, 3, 1, 3));
+        assert_eq!(
+            (h.old_start, h.old_len, h.new_start, h.new_len),
+            (1, 3, 1, 3)
+        );
         assert_eq!(h.section, "def f():");
         assert_eq!(h.lines[1], Line::Remove("b\n".into()));
         assert!(!h.count_mismatch);
