@@ -7,6 +7,7 @@
 
 pub mod candidates;
 pub mod context;
+pub mod generate;
 pub mod metrics;
 pub mod patch;
 pub mod pipeline;

@@ -1,0 +1,127 @@
+//! The one thing the generator needs from a language model: complete a prompt.
+//!
+//! [`Model`] is deliberately tiny so that any client (the committee's LLM client, a local
+//! server, a test double) plugs in with a few lines. [`Scripted`] is the test double: it answers
+//! from a script, in order or by matching prompt content, and records every call.
+
+use anyhow::bail;
+use std::sync::Mutex;
+
+/// Ask a language model for one completion.
+pub trait Model: Send + Sync {
+    /// Complete `prompt` under the `system` message at `temperature`; returns the reply text.
+    fn complete(&self, system: &str, prompt: &str, temperature: f64) -> anyhow::Result<String>;
+}
+
+impl<M: Model + ?Sized> Model for &M {
+    fn complete(&self, system: &str, prompt: &str, temperature: f64) -> anyhow::Result<String> {
+        (**self).complete(system, prompt, temperature)
+    }
+}
+
+/// One call a [`Scripted`] model received.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Call {
+    pub system: String,
+    pub prompt: String,
+    pub temperature: f64,
+}
+
+#[derive(Debug, Clone)]
+struct Rule {
+    /// Reply only when the prompt contains this text (`None`: any prompt).
+    when: Option<String>,
+    reply: String,
+    /// Stay in the script after answering (otherwise used once).
+    sticky: bool,
+}
+
+/// A scripted fake model for tests: the first unused rule whose `when` text occurs in the
+/// prompt answers; a rule without `when` answers any prompt. Rules are used once unless
+/// added with [`Scripted::always`].
+#[derive(Debug, Default)]
+pub struct Scripted {
+    rules: Mutex<Vec<Rule>>,
+    calls: Mutex<Vec<Call>>,
+}
+
+impl Scripted {
+    pub fn new() -> Scripted {
+        Scripted::default()
+    }
+
+    /// Answer the next prompt (whatever it says) with `reply`, once.
+    pub fn then(self, reply: impl Into<String>) -> Scripted {
+        self.push(None, reply.into(), false)
+    }
+
+    /// Answer the next prompt that contains `needle` with `reply`, once.
+    pub fn when(self, needle: impl Into<String>, reply: impl Into<String>) -> Scripted {
+        self.push(Some(needle.into()), reply.into(), false)
+    }
+
+    /// Answer every prompt containing `needle` with `reply`.
+    pub fn always(self, needle: impl Into<String>, reply: impl Into<String>) -> Scripted {
+        self.push(Some(needle.into()), reply.into(), true)
+    }
+
+    fn push(self, when: Option<String>, reply: String, sticky: bool) -> Scripted {
+        self.rules
+            .lock()
+            .expect("script lock")
+            .push(Rule { when, reply, sticky });
+        self
+    }
+
+    /// Every call so far, in order.
+    pub fn calls(&self) -> Vec<Call> {
+        self.calls.lock().expect("calls lock").clone()
+    }
+}
+
+impl Model for Scripted {
+    fn complete(&self, system: &str, prompt: &str, temperature: f64) -> anyhow::Result<String> {
+        self.calls.lock().expect("calls lock").push(Call {
+            system: system.to_string(),
+            prompt: prompt.to_string(),
+            temperature,
+        });
+        let mut rules = self.rules.lock().expect("script lock");
+        let found = rules
+            .iter()
+            .position(|r| match &r.when {
+                None => true,
+                Some(w) => prompt.contains(w.as_str()),
+            });
+        let Some(i) = found else {
+            let head: String = prompt.chars().take(160).collect();
+            bail!("scripted model has no reply left for a prompt starting: {head:?}");
+        };
+        let reply = rules[i].reply.clone();
+        if !rules[i].sticky {
+            rules.remove(i);
+        }
+        Ok(reply)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn order_matching_and_exhaustion() {
+        let m = Scripted::new()
+            .when("files", "a.py")
+            .then("first")
+            .always("ping", "pong");
+        assert_eq!(m.complete("s", "anything", 0.0).unwrap(), "first");
+        assert_eq!(m.complete("s", "which files?", 0.2).unwrap(), "a.py");
+        assert_eq!(m.complete("s", "ping", 0.0).unwrap(), "pong");
+        assert_eq!(m.complete("s", "ping again", 0.0).unwrap(), "pong");
+        let err = m.complete("s", "other", 0.0).unwrap_err().to_string();
+        assert!(err.contains("no reply left"), "{err}");
+        assert_eq!(m.calls().len(), 5);
+        assert_eq!(m.calls()[1].temperature, 0.2);
+    }
+}

@@ -1,0 +1,4 @@
+//! `dei generate`: the built-in candidate generator.
+
+pub mod llm;
+pub mod schematic;
