@@ -1,4 +1,5 @@
 //! `dei generate`: the built-in candidate generator.
 
+pub mod bm25;
 pub mod llm;
 pub mod schematic;
