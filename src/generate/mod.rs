@@ -5,3 +5,4 @@ pub mod diff;
 pub mod edit;
 pub mod llm;
 pub mod schematic;
+pub mod validate;
