@@ -28,7 +28,10 @@ fn tune_half(id: &str) -> bool {
 fn rates(insts: &[&Inst], w: &Weights, k: usize) -> (f64, f64) {
     let (mut any, mut all) = (0usize, 0usize);
     for i in insts {
-        let top: Vec<String> = rank_signals(&i.signals, k, w).into_iter().map(|x| x.0).collect();
+        let top: Vec<String> = rank_signals(&i.signals, k, w)
+            .into_iter()
+            .map(|x| x.0)
+            .collect();
         any += i.gold.iter().any(|g| top.contains(g)) as usize;
         all += i.gold.iter().all(|g| top.contains(g)) as usize;
     }
@@ -38,7 +41,12 @@ fn rates(insts: &[&Inst], w: &Weights, k: usize) -> (f64, f64) {
 
 fn main() -> anyhow::Result<()> {
     let args: Vec<String> = std::env::args().collect();
-    let opt = |name: &str| args.iter().position(|a| a == name).and_then(|i| args.get(i + 1)).cloned();
+    let opt = |name: &str| {
+        args.iter()
+            .position(|a| a == name)
+            .and_then(|i| args.get(i + 1))
+            .cloned()
+    };
     let data = PathBuf::from(opt("--data").unwrap_or_else(|| {
         ["../shared/data", "../../shared/data"]
             .into_iter()
@@ -47,7 +55,9 @@ fn main() -> anyhow::Result<()> {
             .into()
     }));
     let repos = PathBuf::from(opt("--repos").unwrap_or_else(|| "/work/.mirror".into()));
-    let limit: usize = opt("--limit").and_then(|s| s.parse().ok()).unwrap_or(usize::MAX);
+    let limit: usize = opt("--limit")
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(usize::MAX);
     let tasks = data.join("swebench_lite/test.jsonl");
     let file = std::fs::File::open(&tasks)
         .map_err(|e| anyhow::anyhow!("cannot read {}: {e} (pass --data DIR)", tasks.display()))?;
@@ -74,15 +84,29 @@ fn main() -> anyhow::Result<()> {
         let snap = Snapshot::open(&path, &task.base_commit)?;
         let loc = Localizer::from_snapshot(&snap)?;
         let signals = loc.signals(&task.problem_statement, 50);
-        eprintln!("{:>4} {:<40} {:.1}s", insts.len() + 1, task.instance_id, start.elapsed().as_secs_f64());
-        insts.push(Inst { id: task.instance_id, repo: task.repo, gold, signals });
+        eprintln!(
+            "{:>4} {:<40} {:.1}s",
+            insts.len() + 1,
+            task.instance_id,
+            start.elapsed().as_secs_f64()
+        );
+        insts.push(Inst {
+            id: task.instance_id,
+            repo: task.repo,
+            gold,
+            signals,
+        });
     }
     let tune: Vec<&Inst> = insts.iter().filter(|i| tune_half(&i.id)).collect();
     let test: Vec<&Inst> = insts.iter().filter(|i| !tune_half(&i.id)).collect();
     let mut best = (Weights::BM25_ONLY, -1.0);
     for path in [0.0, 0.25, 0.5, 1.0, 2.0] {
         for defs in [0.0, 0.25, 0.5, 1.0, 2.0] {
-            let w = Weights { bm25: 1.0, path, defs };
+            let w = Weights {
+                bm25: 1.0,
+                path,
+                defs,
+            };
             let (any, all) = rates(&tune, &w, 5);
             if any + all > best.1 {
                 best = (w, any + all);
@@ -90,12 +114,29 @@ fn main() -> anyhow::Result<()> {
         }
     }
     let tuned = best.0;
-    println!("instances: {} ({} tune half, {} report half) from {:?}", insts.len(), tune.len(), test.len(), per_repo);
+    println!(
+        "instances: {} ({} tune half, {} report half) from {:?}",
+        insts.len(),
+        tune.len(),
+        test.len(),
+        per_repo
+    );
     println!("skipped (repository not available): {skipped:?}");
     println!("tuned weights (on tune half, top-5 any+all): {tuned:?}");
-    println!("{:<26} {:>6} {:>10} {:>10} {:>10} {:>10}", "weights", "half", "top1 any", "top5 any", "top5 all", "top10 any");
-    for (label, w) in [("bm25 only", Weights::BM25_ONLY), ("default", Weights::default()), ("tuned", tuned)] {
-        for (half, set) in [("tune", &tune), ("report", &test), ("all", &insts.iter().collect::<Vec<_>>())] {
+    println!(
+        "{:<26} {:>6} {:>10} {:>10} {:>10} {:>10}",
+        "weights", "half", "top1 any", "top5 any", "top5 all", "top10 any"
+    );
+    for (label, w) in [
+        ("bm25 only", Weights::BM25_ONLY),
+        ("default", Weights::default()),
+        ("tuned", tuned),
+    ] {
+        for (half, set) in [
+            ("tune", &tune),
+            ("report", &test),
+            ("all", &insts.iter().collect::<Vec<_>>()),
+        ] {
             let (a1, _) = rates(set, &w, 1);
             let (a5, l5) = rates(set, &w, 5);
             let (a10, _) = rates(set, &w, 10);
@@ -108,9 +149,14 @@ fn main() -> anyhow::Result<()> {
     }
     for (r, v) in by_repo {
         let (a5, l5) = rates(&v, &Weights::default(), 5);
-        println!("  default weights, {r:<22} n={:<3} top5 any {a5:.1}%  all {l5:.1}%", v.len());
+        println!(
+            "  default weights, {r:<22} n={:<3} top5 any {a5:.1}%  all {l5:.1}%",
+            v.len()
+        );
     }
-    println!("SuperCoder2.0 reports 84.33% file-level top-5 on all of SWE-bench Lite (with an LLM).");
+    println!(
+        "SuperCoder2.0 reports 84.33% file-level top-5 on all of SWE-bench Lite (with an LLM)."
+    );
     println!("elapsed {:.1}s", start.elapsed().as_secs_f64());
     Ok(())
 }

@@ -15,7 +15,10 @@ pub fn test_command() -> Option<String> {
     if !py.status.success() {
         return None;
     }
-    let has_pytest = Command::new("python3").args(["-c", "import pytest"]).output().is_ok_and(|o| o.status.success());
+    let has_pytest = Command::new("python3")
+        .args(["-c", "import pytest"])
+        .output()
+        .is_ok_and(|o| o.status.success());
     Some(if has_pytest {
         "python3 -m pytest -q -p no:cacheprovider tests".to_string()
     } else {
@@ -30,7 +33,12 @@ fn materialize_writes_the_base_tree() {
     materialize(&repo, BASE, dir.path()).unwrap();
     let words = std::fs::read_to_string(dir.path().join("textkit/words.py")).unwrap();
     assert!(words.contains("def word_count(text):"));
-    assert!(materialize(&repo, "0000000000000000000000000000000000000bad", dir.path()).is_err());
+    assert!(materialize(
+        &repo,
+        "0000000000000000000000000000000000000bad",
+        dir.path()
+    )
+    .is_err());
 }
 
 #[test]
@@ -52,15 +60,36 @@ fn drops_a_candidate_that_breaks_a_passing_test() {
     let repo = common::example_repo();
     let v = Validator::new(&repo, BASE, &cmd, Duration::from_secs(60));
     let base = v.baseline().unwrap();
-    assert!(base.passed, "example tests should pass on the base commit: {}", base.output);
-    let before = std::fs::read_to_string(common::root().join("examples/textkit/textkit/words.py")).unwrap();
-    let good = before.replace("    if not text:\n        return 0\n    return len(text.split(\" \"))", "    return len(text.split())");
+    assert!(
+        base.passed,
+        "example tests should pass on the base commit: {}",
+        base.output
+    );
+    let before =
+        std::fs::read_to_string(common::root().join("examples/textkit/textkit/words.py")).unwrap();
+    let good = before.replace(
+        "    if not text:\n        return 0\n    return len(text.split(\" \"))",
+        "    return len(text.split())",
+    );
     assert_ne!(good, before);
-    let bad = before.replace("return len(text.split(\" \"))", "return len(text.split(\" \")) + 1");
-    let fe = |after: String| vec![FileEdit { path: "textkit/words.py".into(), before: Some(before.clone()), after }];
+    let bad = before.replace(
+        "return len(text.split(\" \"))",
+        "return len(text.split(\" \")) + 1",
+    );
+    let fe = |after: String| {
+        vec![FileEdit {
+            path: "textkit/words.py".into(),
+            before: Some(before.clone()),
+            after,
+        }]
+    };
     assert!(matches!(v.check(&fe(good)).unwrap(), Verdict::Keep(_)));
     match v.check(&fe(bad)).unwrap() {
-        Verdict::Breaks(run) => assert!(run.output.contains("AssertionError") || run.output.contains("assert"), "{}", run.output),
+        Verdict::Breaks(run) => assert!(
+            run.output.contains("AssertionError") || run.output.contains("assert"),
+            "{}",
+            run.output
+        ),
         other => panic!("expected the breaking candidate to be dropped, got {other:?}"),
     }
 }

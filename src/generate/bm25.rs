@@ -24,10 +24,11 @@ pub struct Chunk {
 const STOP: &[&str] = &[
     "the", "an", "is", "are", "was", "be", "to", "of", "and", "or", "in", "on", "at", "it", "its",
     "this", "that", "for", "with", "as", "by", "from", "if", "else", "elif", "not", "no", "self",
-    "def", "return", "import", "class", "none", "true", "false", "pass", "but", "we", "can", "should",
-    "would", "when", "then", "there", "here", "have", "has", "do", "does", "so", "also", "use", "used",
-    "using", "will", "which", "what", "how", "all", "any", "some", "one", "py", "me", "my", "you",
-    "get", "set", "in", "try", "except", "raise", "lambda", "yield", "while", "cls", "args", "kwargs",
+    "def", "return", "import", "class", "none", "true", "false", "pass", "but", "we", "can",
+    "should", "would", "when", "then", "there", "here", "have", "has", "do", "does", "so", "also",
+    "use", "used", "using", "will", "which", "what", "how", "all", "any", "some", "one", "py",
+    "me", "my", "you", "get", "set", "in", "try", "except", "raise", "lambda", "yield", "while",
+    "cls", "args", "kwargs",
 ];
 
 fn stop(w: &str) -> bool {
@@ -101,7 +102,9 @@ pub fn chunks_of(path: &str, source: &str) -> Vec<Chunk> {
         match it.kind {
             SnippetKind::Function => {
                 let nested = funcs.iter().any(|f| {
-                    f.depth < it.depth && f.lines.start <= it.lines.start && it.lines.end <= f.lines.end
+                    f.depth < it.depth
+                        && f.lines.start <= it.lines.start
+                        && it.lines.end <= f.lines.end
                 });
                 if !nested {
                     out.push(Chunk {
@@ -117,10 +120,15 @@ pub fn chunks_of(path: &str, source: &str) -> Vec<Chunk> {
                 let first_child = sch
                     .items
                     .iter()
-                    .filter(|c| c.depth == it.depth + 1 && it.lines.start < c.lines.start && c.lines.end <= it.lines.end)
+                    .filter(|c| {
+                        c.depth == it.depth + 1
+                            && it.lines.start < c.lines.start
+                            && c.lines.end <= it.lines.end
+                    })
                     .map(|c| c.lines.start)
                     .min();
-                let end = first_child.map_or(it.lines.end, |s| s.saturating_sub(1).max(it.lines.start));
+                let end =
+                    first_child.map_or(it.lines.end, |s| s.saturating_sub(1).max(it.lines.start));
                 let r = LineRange::new(it.lines.start, end);
                 out.push(Chunk {
                     path: path.into(),
@@ -194,7 +202,9 @@ impl Bm25 {
                 }
             }
         }
-        Ok(Bm25::from_files(files.iter().map(|(p, t)| (p.as_str(), t.as_str()))))
+        Ok(Bm25::from_files(
+            files.iter().map(|(p, t)| (p.as_str(), t.as_str())),
+        ))
     }
 
     fn add(&mut self, chunk: Chunk) {
@@ -230,7 +240,9 @@ impl Bm25 {
         let nd = self.chunks.len() as f64;
         let mut scores: HashMap<u32, f64> = HashMap::new();
         for t in &q {
-            let Some(post) = self.postings.get(t) else { continue };
+            let Some(post) = self.postings.get(t) else {
+                continue;
+            };
             let df = post.len() as f64;
             let idf = ((nd - df + 0.5) / (df + 0.5) + 1.0).ln();
             for &(id, tf) in post {
@@ -271,7 +283,10 @@ mod tests {
     fn identifiers_split() {
         assert_eq!(split_identifier("HTTPAdapter"), ["HTTP", "Adapter"]);
         assert_eq!(split_identifier("get_full_url"), ["get", "full", "url"]);
-        assert_eq!(split_identifier("parseURL2json"), ["parse", "URL", "2", "json"]);
+        assert_eq!(
+            split_identifier("parseURL2json"),
+            ["parse", "URL", "2", "json"]
+        );
         let t = tokenize("The HTTPAdapter.send() fails; see get_full_url");
         assert!(t.contains(&"httpadapter".to_string()));
         assert!(t.contains(&"adapter".to_string()));
@@ -284,8 +299,16 @@ mod tests {
     fn chunks_and_ranking() {
         let a = "import re\n\nclass Adapter:\n    \"\"\"Sends.\"\"\"\n    retries = 3\n\n    def send(self, request):\n        def inner():\n            return 1\n        return request.url\n\n\ndef proxy_headers(proxy):\n    return {'Proxy-Authorization': proxy}\n";
         let b = "def word_count(text):\n    return len(text.split())\n";
-        let idx = Bm25::from_files([("pkg/adapters.py", a), ("pkg/words.py", b), ("README.md", "x")]);
-        let names: Vec<_> = idx.chunks.iter().map(|c| (c.kind, c.name.as_str())).collect();
+        let idx = Bm25::from_files([
+            ("pkg/adapters.py", a),
+            ("pkg/words.py", b),
+            ("README.md", "x"),
+        ]);
+        let names: Vec<_> = idx
+            .chunks
+            .iter()
+            .map(|c| (c.kind, c.name.as_str()))
+            .collect();
         assert_eq!(
             names,
             [

@@ -13,8 +13,16 @@ pub fn unified(path: &str, before: Option<&str>, after: Option<&str>) -> String 
         return String::new();
     }
     let mut out = format!("diff --git a/{path} b/{path}\n");
-    let old_name = if before.is_some() { format!("a/{path}") } else { "/dev/null".to_string() };
-    let new_name = if after.is_some() { format!("b/{path}") } else { "/dev/null".to_string() };
+    let old_name = if before.is_some() {
+        format!("a/{path}")
+    } else {
+        "/dev/null".to_string()
+    };
+    let new_name = if after.is_some() {
+        format!("b/{path}")
+    } else {
+        "/dev/null".to_string()
+    };
     if before.is_none() {
         out.push_str("new file mode 100644\n");
     } else if after.is_none() {
@@ -65,9 +73,16 @@ pub fn verify(diff: &str, edits: &[FileEdit]) -> anyhow::Result<()> {
         );
     }
     for e in edits {
-        let got = view.files.iter().find(|f| f.path == e.path).and_then(|f| f.after.as_deref());
+        let got = view
+            .files
+            .iter()
+            .find(|f| f.path == e.path)
+            .and_then(|f| f.after.as_deref());
         if got != Some(e.after.as_str()) {
-            bail!("generated diff for {} does not rebuild the edited file exactly", e.path);
+            bail!(
+                "generated diff for {} does not rebuild the edited file exactly",
+                e.path
+            );
         }
     }
     Ok(())
@@ -78,25 +93,47 @@ mod tests {
     use super::*;
 
     fn fe(path: &str, before: Option<&str>, after: &str) -> FileEdit {
-        FileEdit { path: path.into(), before: before.map(str::to_string), after: after.into() }
+        FileEdit {
+            path: path.into(),
+            before: before.map(str::to_string),
+            after: after.into(),
+        }
     }
 
     #[test]
     fn round_trips() {
         let edits = vec![
-            fe("a.py", Some("x = 1\ny = 2\nz = 3\n"), "x = 1\ny = 20\nz = 3\n"),
+            fe(
+                "a.py",
+                Some("x = 1\ny = 2\nz = 3\n"),
+                "x = 1\ny = 20\nz = 3\n",
+            ),
             fe("crlf.py", Some("a\r\nb\r\n"), "a\r\nB\r\nc\r\n"),
             fe("nonl.py", Some("a\nb"), "a\nc"),
             fe("new/file.py", None, "print(1)\n"),
         ];
         let d = patch_of(&edits);
-        assert!(d.starts_with("diff --git a/a.py b/a.py\n--- a/a.py\n+++ b/a.py\n@@"), "{d}");
+        assert!(
+            d.starts_with("diff --git a/a.py b/a.py\n--- a/a.py\n+++ b/a.py\n@@"),
+            "{d}"
+        );
         assert!(d.contains("--- /dev/null\n+++ b/new/file.py\n"), "{d}");
         verify(&d, &edits).unwrap();
-        let wrong = vec![fe("a.py", Some("x = 1\ny = 2\nz = 3\n"), "something else\n")];
-        let one = unified("a.py", Some("x = 1\ny = 2\nz = 3\n"), Some("x = 1\ny = 20\nz = 3\n"));
+        let wrong = vec![fe(
+            "a.py",
+            Some("x = 1\ny = 2\nz = 3\n"),
+            "something else\n",
+        )];
+        let one = unified(
+            "a.py",
+            Some("x = 1\ny = 2\nz = 3\n"),
+            Some("x = 1\ny = 20\nz = 3\n"),
+        );
         verify(&one, &edits[..1]).unwrap();
-        assert!(verify(&one, &wrong).unwrap_err().to_string().contains("exactly"));
+        assert!(verify(&one, &wrong)
+            .unwrap_err()
+            .to_string()
+            .contains("exactly"));
         assert_eq!(unified("a.py", Some("same"), Some("same")), "");
     }
 }

@@ -35,12 +35,35 @@ pub struct Block {
 #[derive(Debug, Clone, PartialEq)]
 pub enum EditError {
     /// The reply's blocks are malformed.
-    Format { line: usize, why: String },
-    MissingFile { path: String },
-    NoMatch { path: String, block: usize, best: f64, near: Option<LineRange> },
-    Ambiguous { path: String, block: usize, how: String, spans: Vec<LineRange> },
-    UnknownDef { path: String, name: String },
-    Syntax { path: String, line: usize, column: usize, text: String },
+    Format {
+        line: usize,
+        why: String,
+    },
+    MissingFile {
+        path: String,
+    },
+    NoMatch {
+        path: String,
+        block: usize,
+        best: f64,
+        near: Option<LineRange>,
+    },
+    Ambiguous {
+        path: String,
+        block: usize,
+        how: String,
+        spans: Vec<LineRange>,
+    },
+    UnknownDef {
+        path: String,
+        name: String,
+    },
+    Syntax {
+        path: String,
+        line: usize,
+        column: usize,
+        text: String,
+    },
 }
 
 impl fmt::Display for EditError {
@@ -48,9 +71,17 @@ impl fmt::Display for EditError {
         match self {
             EditError::Format { line, why } => write!(f, "reply line {line}: {why}"),
             EditError::MissingFile { path } => {
-                write!(f, "{path} does not exist; use an existing path or an empty SEARCH to create it")
+                write!(
+                    f,
+                    "{path} does not exist; use an existing path or an empty SEARCH to create it"
+                )
             }
-            EditError::NoMatch { path, block, best, near } => {
+            EditError::NoMatch {
+                path,
+                block,
+                best,
+                near,
+            } => {
                 write!(f, "block {block}: the SEARCH text is not in {path}")?;
                 match near {
                     Some(r) => write!(
@@ -61,16 +92,31 @@ impl fmt::Display for EditError {
                     None => write!(f, "; copy the lines exactly"),
                 }
             }
-            EditError::Ambiguous { path, block, how, spans } => {
-                let s: Vec<String> = spans.iter().map(|r| format!("{}-{}", r.start, r.end)).collect();
+            EditError::Ambiguous {
+                path,
+                block,
+                how,
+                spans,
+            } => {
+                let s: Vec<String> = spans
+                    .iter()
+                    .map(|r| format!("{}-{}", r.start, r.end))
+                    .collect();
                 write!(
                     f,
                     "block {block}: the SEARCH text matches {path} {how} at lines {}; include more surrounding lines so it names one place",
                     s.join(" and ")
                 )
             }
-            EditError::UnknownDef { path, name } => write!(f, "{path} has no class or function `{name}`"),
-            EditError::Syntax { path, line, column, text } => write!(
+            EditError::UnknownDef { path, name } => {
+                write!(f, "{path} has no class or function `{name}`")
+            }
+            EditError::Syntax {
+                path,
+                line,
+                column,
+                text,
+            } => write!(
                 f,
                 "the edit leaves {path} with a syntax error at line {line}, column {column}: `{}`",
                 text.trim_end()
@@ -95,9 +141,15 @@ fn clean_path(line: &str) -> Option<String> {
         .or_else(|| t.strip_prefix("path:"))
         .unwrap_or(t);
     let t = t.trim().trim_matches(['`', '*', ':', '"', '\'']).trim();
-    let word = t.split_whitespace().rev().find(|w| w.contains('.') || w.contains('/'))?;
+    let word = t
+        .split_whitespace()
+        .rev()
+        .find(|w| w.contains('.') || w.contains('/'))?;
     let w = word.trim_matches(['`', '*', ':', '"', '\'', '(', ')']);
-    let w = w.strip_prefix("a/").or_else(|| w.strip_prefix("b/")).unwrap_or(w);
+    let w = w
+        .strip_prefix("a/")
+        .or_else(|| w.strip_prefix("b/"))
+        .unwrap_or(w);
     let w = w.strip_prefix("./").unwrap_or(w);
     (!w.is_empty()).then(|| w.to_string())
 }
@@ -118,34 +170,58 @@ pub fn parse_blocks(reply: &str) -> Result<Vec<Block>, EditError> {
                 .or_else(|| blocks.last().map(|b: &Block| b.path.clone()))
                 .ok_or_else(|| EditError::Format {
                     line: marker,
-                    why: "no file path before `<<<<<<< SEARCH`; put the path on the line above".into(),
+                    why: "no file path before `<<<<<<< SEARCH`; put the path on the line above"
+                        .into(),
                 })?;
             let mut search = Vec::new();
             let mut replace = Vec::new();
             let mut j = i + 1;
             while j < lines.len() && lines[j].trim() != "=======" {
-                if is_marker(lines[j], "<<<<<<<", "SEARCH") || is_marker(lines[j], ">>>>>>>", "REPLACE") {
-                    return Err(EditError::Format { line: j + 1, why: "expected `=======` before this marker".into() });
+                if is_marker(lines[j], "<<<<<<<", "SEARCH")
+                    || is_marker(lines[j], ">>>>>>>", "REPLACE")
+                {
+                    return Err(EditError::Format {
+                        line: j + 1,
+                        why: "expected `=======` before this marker".into(),
+                    });
                 }
                 search.push(lines[j]);
                 j += 1;
             }
             if j == lines.len() {
-                return Err(EditError::Format { line: marker, why: "block has no `=======` line".into() });
+                return Err(EditError::Format {
+                    line: marker,
+                    why: "block has no `=======` line".into(),
+                });
             }
             j += 1;
             while j < lines.len() && !is_marker(lines[j], ">>>>>>>", "REPLACE") {
                 if is_marker(lines[j], "<<<<<<<", "SEARCH") {
-                    return Err(EditError::Format { line: j + 1, why: "expected `>>>>>>> REPLACE` before this marker".into() });
+                    return Err(EditError::Format {
+                        line: j + 1,
+                        why: "expected `>>>>>>> REPLACE` before this marker".into(),
+                    });
                 }
                 replace.push(lines[j]);
                 j += 1;
             }
             if j == lines.len() {
-                return Err(EditError::Format { line: marker, why: "block has no `>>>>>>> REPLACE` line".into() });
+                return Err(EditError::Format {
+                    line: marker,
+                    why: "block has no `>>>>>>> REPLACE` line".into(),
+                });
             }
-            let join = |v: &[&str]| v.iter().map(|l| format!("{}\n", l.trim_end_matches('\r'))).collect::<String>();
-            blocks.push(Block { path, search: join(&search), replace: join(&replace), reply_line: marker });
+            let join = |v: &[&str]| {
+                v.iter()
+                    .map(|l| format!("{}\n", l.trim_end_matches('\r')))
+                    .collect::<String>()
+            };
+            blocks.push(Block {
+                path,
+                search: join(&search),
+                replace: join(&replace),
+                reply_line: marker,
+            });
             last_text = None;
             i = j + 1;
             continue;
@@ -171,9 +247,16 @@ impl Text {
     fn new(s: &str) -> Text {
         let crlf = s.matches("\r\n").count();
         let lf = s.matches('\n').count();
-        let eol = if crlf > 0 && crlf * 2 >= lf { "\r\n" } else { "\n" };
+        let eol = if crlf > 0 && crlf * 2 >= lf {
+            "\r\n"
+        } else {
+            "\n"
+        };
         Text {
-            lines: s.lines().map(|l| l.trim_end_matches('\r').to_string()).collect(),
+            lines: s
+                .lines()
+                .map(|l| l.trim_end_matches('\r').to_string())
+                .collect(),
             eol,
             final_newline: s.is_empty() || s.ends_with('\n'),
         }
@@ -200,7 +283,11 @@ fn reindent(lines: &[String], from: &str, to: &str) -> Vec<String> {
     if from == to {
         return lines.to_vec();
     }
-    let unit = to.chars().next().or_else(|| from.chars().next()).unwrap_or(' ');
+    let unit = to
+        .chars()
+        .next()
+        .or_else(|| from.chars().next())
+        .unwrap_or(' ');
     let delta = to.chars().count() as i64 - from.chars().count() as i64;
     lines
         .iter()
@@ -242,7 +329,12 @@ fn to_range(start: usize, end: usize) -> LineRange {
 
 /// Find the span of `file` that `search` (both without line terminators) names.
 /// `path`/`block` only label errors.
-pub fn find_span(file: &[String], search: &[String], path: &str, block: usize) -> Result<Span, EditError> {
+pub fn find_span(
+    file: &[String],
+    search: &[String],
+    path: &str,
+    block: usize,
+) -> Result<Span, EditError> {
     let n = search.len();
     let tie = |how: &str, starts: Vec<(usize, usize)>| EditError::Ambiguous {
         path: path.into(),
@@ -251,26 +343,57 @@ pub fn find_span(file: &[String], search: &[String], path: &str, block: usize) -
         spans: starts.into_iter().map(|(s, e)| to_range(s, e)).collect(),
     };
     if n == 0 || n > file.len() + 2 {
-        return Err(EditError::NoMatch { path: path.into(), block, best: 0.0, near: None });
+        return Err(EditError::NoMatch {
+            path: path.into(),
+            block,
+            best: 0.0,
+            near: None,
+        });
     }
     // 1. Exact lines.
     if n <= file.len() {
-        let hits: Vec<usize> = (0..=file.len() - n).filter(|&p| file[p..p + n] == *search).collect();
+        let hits: Vec<usize> = (0..=file.len() - n)
+            .filter(|&p| file[p..p + n] == *search)
+            .collect();
         match hits.len() {
-            1 => return Ok(Span { start: hits[0], end: hits[0] + n, how: Placement::Exact }),
+            1 => {
+                return Ok(Span {
+                    start: hits[0],
+                    end: hits[0] + n,
+                    how: Placement::Exact,
+                })
+            }
             0 => {}
-            _ => return Err(tie("exactly", hits.into_iter().map(|p| (p, p + n)).collect())),
+            _ => {
+                return Err(tie(
+                    "exactly",
+                    hits.into_iter().map(|p| (p, p + n)).collect(),
+                ))
+            }
         }
     }
     // 2. Same lines ignoring whitespace.
     let fnorm: Vec<String> = file.iter().map(|l| norm(l)).collect();
     let snorm: Vec<String> = search.iter().map(|l| norm(l)).collect();
     if n <= file.len() {
-        let hits: Vec<usize> = (0..=file.len() - n).filter(|&p| fnorm[p..p + n] == *snorm).collect();
+        let hits: Vec<usize> = (0..=file.len() - n)
+            .filter(|&p| fnorm[p..p + n] == *snorm)
+            .collect();
         match hits.len() {
-            1 => return Ok(Span { start: hits[0], end: hits[0] + n, how: Placement::Whitespace }),
+            1 => {
+                return Ok(Span {
+                    start: hits[0],
+                    end: hits[0] + n,
+                    how: Placement::Whitespace,
+                })
+            }
             0 => {}
-            _ => return Err(tie("ignoring whitespace", hits.into_iter().map(|p| (p, p + n)).collect())),
+            _ => {
+                return Err(tie(
+                    "ignoring whitespace",
+                    hits.into_iter().map(|p| (p, p + n)).collect(),
+                ))
+            }
         }
     }
     // 3. Most similar span, allowing a couple of missing or extra lines.
@@ -313,20 +436,37 @@ pub fn find_span(file: &[String], search: &[String], path: &str, block: usize) -
     }
     scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
     let Some(&(best, s, e)) = scored.first() else {
-        return Err(EditError::NoMatch { path: path.into(), block, best: 0.0, near: None });
+        return Err(EditError::NoMatch {
+            path: path.into(),
+            block,
+            best: 0.0,
+            near: None,
+        });
     };
     if best < SIMILARITY_THRESHOLD {
-        return Err(EditError::NoMatch { path: path.into(), block, best, near: Some(to_range(s, e)) });
+        return Err(EditError::NoMatch {
+            path: path.into(),
+            block,
+            best,
+            near: Some(to_range(s, e)),
+        });
     }
     if let Some(&(second, s2, e2)) = scored.iter().find(|(_, a, b)| *b <= s || *a >= e) {
         if best - second < TIE_MARGIN {
             return Err(tie(
                 &format!("equally well (similarity {best:.2} and {second:.2})"),
-                vec![(s.min(s2), if s < s2 { e } else { e2 }), (s.max(s2), if s < s2 { e2 } else { e })],
+                vec![
+                    (s.min(s2), if s < s2 { e } else { e2 }),
+                    (s.max(s2), if s < s2 { e2 } else { e }),
+                ],
             ));
         }
     }
-    Ok(Span { start: s, end: e, how: Placement::Similar(best) })
+    Ok(Span {
+        start: s,
+        end: e,
+        how: Placement::Similar(best),
+    })
 }
 
 fn trim_blank(v: &mut Vec<String>) -> (usize, usize) {
@@ -339,14 +479,27 @@ fn trim_blank(v: &mut Vec<String>) -> (usize, usize) {
 
 /// Apply one block to `content` (the file's current text; `None` when it does not exist).
 /// Returns the new text and how the SEARCH text was placed (`None` for a new file).
-pub fn apply_block(content: Option<&str>, b: &Block, index: usize) -> Result<(String, Option<Placement>), EditError> {
+pub fn apply_block(
+    content: Option<&str>,
+    b: &Block,
+    index: usize,
+) -> Result<(String, Option<Placement>), EditError> {
     let mut search: Vec<String> = b.search.lines().map(str::to_string).collect();
     let mut replace: Vec<String> = b.replace.lines().map(str::to_string).collect();
     let (lead, trail) = trim_blank(&mut search);
     // Drop as many blank edge lines from the replacement as were dropped from the search.
-    let rl = replace.iter().take_while(|l| l.trim().is_empty()).count().min(lead);
+    let rl = replace
+        .iter()
+        .take_while(|l| l.trim().is_empty())
+        .count()
+        .min(lead);
     replace.drain(..rl);
-    let rt = replace.iter().rev().take_while(|l| l.trim().is_empty()).count().min(trail);
+    let rt = replace
+        .iter()
+        .rev()
+        .take_while(|l| l.trim().is_empty())
+        .count()
+        .min(trail);
     replace.truncate(replace.len() - rt);
     let Some(content) = content else {
         if search.is_empty() {
@@ -355,7 +508,9 @@ pub fn apply_block(content: Option<&str>, b: &Block, index: usize) -> Result<(St
             t.final_newline = true;
             return Ok((t.render(), None));
         }
-        return Err(EditError::MissingFile { path: b.path.clone() });
+        return Err(EditError::MissingFile {
+            path: b.path.clone(),
+        });
     };
     let mut text = Text::new(content);
     if search.is_empty() {
@@ -366,11 +521,18 @@ pub fn apply_block(content: Option<&str>, b: &Block, index: usize) -> Result<(St
         }
         return Err(EditError::Format {
             line: b.reply_line,
-            why: format!("empty SEARCH for the existing file {}; quote the lines to replace", b.path),
+            why: format!(
+                "empty SEARCH for the existing file {}; quote the lines to replace",
+                b.path
+            ),
         });
     }
     let span = find_span(&text.lines, &search, &b.path, index)?;
-    let from = search.iter().find(|l| !l.trim().is_empty()).map_or("", |l| indent_of(l)).to_string();
+    let from = search
+        .iter()
+        .find(|l| !l.trim().is_empty())
+        .map_or("", |l| indent_of(l))
+        .to_string();
     let to = text.lines[span.start..span.end]
         .iter()
         .find(|l| !l.trim().is_empty())
@@ -426,7 +588,12 @@ pub fn check_syntax(path: &str, before: Option<&str>, after: &str) -> Result<(),
         return Ok(());
     }
     let (line, column, text) = first_syntax_error(after).unwrap_or((1, 1, String::new()));
-    Err(EditError::Syntax { path: path.into(), line, column, text })
+    Err(EditError::Syntax {
+        path: path.into(),
+        line,
+        column,
+        text,
+    })
 }
 
 /// One file changed by an edit.
@@ -439,19 +606,30 @@ pub struct FileEdit {
 
 /// Apply blocks in order (several may touch one file), then check every touched file parses.
 /// `read` gives a file's base content (`None`: not in the repository).
-pub fn apply_blocks(blocks: &[Block], read: impl Fn(&str) -> Option<String>) -> Result<Vec<FileEdit>, EditError> {
+pub fn apply_blocks(
+    blocks: &[Block],
+    read: impl Fn(&str) -> Option<String>,
+) -> Result<Vec<FileEdit>, EditError> {
     let mut out: Vec<FileEdit> = Vec::new();
     for (i, b) in blocks.iter().enumerate() {
         let pos = match out.iter().position(|f| f.path == b.path) {
             Some(p) => p,
             None => {
                 let before = read(&b.path);
-                out.push(FileEdit { path: b.path.clone(), after: before.clone().unwrap_or_default(), before });
+                out.push(FileEdit {
+                    path: b.path.clone(),
+                    after: before.clone().unwrap_or_default(),
+                    before,
+                });
                 out.len() - 1
             }
         };
         let f = &mut out[pos];
-        let current = if f.before.is_none() && f.after.is_empty() { None } else { Some(f.after.as_str()) };
+        let current = if f.before.is_none() && f.after.is_empty() {
+            None
+        } else {
+            Some(f.after.as_str())
+        };
         let (after, _) = apply_block(current, b, i + 1)?;
         f.after = after;
     }
@@ -468,10 +646,21 @@ pub fn replace_lines(source: &str, range: LineRange, code: &str) -> String {
     let mut text = Text::new(source);
     let start = range.start.saturating_sub(1).min(text.lines.len());
     let end = range.end.min(text.lines.len()).max(start);
-    let mut new: Vec<String> = code.lines().map(|l| l.trim_end_matches('\r').to_string()).collect();
+    let mut new: Vec<String> = code
+        .lines()
+        .map(|l| l.trim_end_matches('\r').to_string())
+        .collect();
     trim_blank(&mut new);
-    let from = new.iter().find(|l| !l.trim().is_empty()).map_or("", |l| indent_of(l)).to_string();
-    let to = text.lines[start..end].iter().find(|l| !l.trim().is_empty()).map_or("", |l| indent_of(l)).to_string();
+    let from = new
+        .iter()
+        .find(|l| !l.trim().is_empty())
+        .map_or("", |l| indent_of(l))
+        .to_string();
+    let to = text.lines[start..end]
+        .iter()
+        .find(|l| !l.trim().is_empty())
+        .map_or("", |l| indent_of(l))
+        .to_string();
     let new = reindent(&new, &from, &to);
     text.lines.splice(start..end, new);
     text.render()
@@ -481,9 +670,10 @@ pub fn replace_lines(source: &str, range: LineRange, code: &str) -> String {
 /// `code`, spliced over its tree-sitter span (decorators included), then check it parses.
 pub fn rewrite_def(path: &str, source: &str, name: &str, code: &str) -> Result<String, EditError> {
     let sch = schematic(path, source);
-    let item = sch
-        .find(name)
-        .ok_or_else(|| EditError::UnknownDef { path: path.into(), name: name.into() })?;
+    let item = sch.find(name).ok_or_else(|| EditError::UnknownDef {
+        path: path.into(),
+        name: name.into(),
+    })?;
     let after = replace_lines(source, item.lines, code);
     check_syntax(path, Some(source), &after)?;
     Ok(after)
@@ -513,11 +703,23 @@ mod tests {
     #[test]
     fn rewrite_def_and_lines() {
         let src = "import os\n\nclass A:\n    @staticmethod\n    def f(x):\n        return x\n\n    def g(self):\n        pass\n";
-        let new = rewrite_def("m.py", src, "A.f", "@staticmethod\ndef f(x):\n    return x + 1\n").unwrap();
+        let new = rewrite_def(
+            "m.py",
+            src,
+            "A.f",
+            "@staticmethod\ndef f(x):\n    return x + 1\n",
+        )
+        .unwrap();
         assert_eq!(new, "import os\n\nclass A:\n    @staticmethod\n    def f(x):\n        return x + 1\n\n    def g(self):\n        pass\n");
         let err = rewrite_def("m.py", src, "A.f", "def f(x:\n    return 1\n").unwrap_err();
         assert!(matches!(err, EditError::Syntax { line: 4, .. }), "{err}");
-        assert!(matches!(rewrite_def("m.py", src, "nope", "x"), Err(EditError::UnknownDef { .. })));
-        assert_eq!(replace_lines(src, LineRange::new(1, 1), "import sys\n"), src.replacen("os", "sys", 1));
+        assert!(matches!(
+            rewrite_def("m.py", src, "nope", "x"),
+            Err(EditError::UnknownDef { .. })
+        ));
+        assert_eq!(
+            replace_lines(src, LineRange::new(1, 1), "import sys\n"),
+            src.replacen("os", "sys", 1)
+        );
     }
 }

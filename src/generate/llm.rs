@@ -66,10 +66,11 @@ impl Scripted {
     }
 
     fn push(self, when: Option<String>, reply: String, sticky: bool) -> Scripted {
-        self.rules
-            .lock()
-            .expect("script lock")
-            .push(Rule { when, reply, sticky });
+        self.rules.lock().expect("script lock").push(Rule {
+            when,
+            reply,
+            sticky,
+        });
         self
     }
 
@@ -87,12 +88,10 @@ impl Model for Scripted {
             temperature,
         });
         let mut rules = self.rules.lock().expect("script lock");
-        let found = rules
-            .iter()
-            .position(|r| match &r.when {
-                None => true,
-                Some(w) => prompt.contains(w.as_str()),
-            });
+        let found = rules.iter().position(|r| match &r.when {
+            None => true,
+            Some(w) => prompt.contains(w.as_str()),
+        });
         let Some(i) = found else {
             let head: String = prompt.chars().take(160).collect();
             bail!("scripted model has no reply left for a prompt starting: {head:?}");

@@ -22,12 +22,20 @@ pub struct Weights {
 
 impl Default for Weights {
     fn default() -> Self {
-        Weights { bm25: 1.0, path: 0.5, defs: 0.5 }
+        Weights {
+            bm25: 1.0,
+            path: 0.5,
+            defs: 0.5,
+        }
     }
 }
 
 impl Weights {
-    pub const BM25_ONLY: Weights = Weights { bm25: 1.0, path: 0.0, defs: 0.0 };
+    pub const BM25_ONLY: Weights = Weights {
+        bm25: 1.0,
+        path: 0.0,
+        defs: 0.0,
+    };
 }
 
 /// The signals for one file.
@@ -57,7 +65,12 @@ impl Localizer {
         let mut names: HashMap<String, HashSet<String>> = HashMap::new();
         for c in &index.chunks {
             let set = names.entry(c.path.clone()).or_default();
-            if let Some(last) = c.name.rsplit('.').next().filter(|n| !n.is_empty() && !n.starts_with("__")) {
+            if let Some(last) = c
+                .name
+                .rsplit('.')
+                .next()
+                .filter(|n| !n.is_empty() && !n.starts_with("__"))
+            {
                 set.insert(last.to_string());
             }
         }
@@ -66,7 +79,9 @@ impl Localizer {
 
     /// Index a snapshot's Python files, leaving tests out.
     pub fn from_snapshot(snap: &Snapshot) -> anyhow::Result<Localizer> {
-        Ok(Localizer::new(Bm25::from_snapshot(snap, |p| is_python(p) && !is_test_path(p))?))
+        Ok(Localizer::new(Bm25::from_snapshot(snap, |p| {
+            is_python(p) && !is_test_path(p)
+        })?))
     }
 
     /// Signals for the `pool` best files by BM25 and every file the issue names.
@@ -97,17 +112,24 @@ impl Localizer {
             if !seen.insert(p.to_string()) {
                 return;
             }
-            let module = p.trim_end_matches(".pyi").trim_end_matches(".py").trim_end_matches("/__init__");
+            let module = p
+                .trim_end_matches(".pyi")
+                .trim_end_matches(".py")
+                .trim_end_matches("/__init__");
             let dotted = module.replace('/', ".");
             let stem = module.rsplit('/').next().unwrap_or(module);
-            let path_hit = if issue.contains(p) || (dotted.contains('.') && issue.contains(&dotted)) {
+            let path_hit = if issue.contains(p) || (dotted.contains('.') && issue.contains(&dotted))
+            {
                 1.0
             } else if stem.len() >= 4 && words.contains(stem) {
                 0.5
             } else {
                 0.0
             };
-            let defs = self.names.get(p).map_or(0, |n| mentions.iter().filter(|m| n.contains(*m)).count());
+            let defs = self
+                .names
+                .get(p)
+                .map_or(0, |n| mentions.iter().filter(|m| n.contains(*m)).count());
             out.push(FileSignals {
                 path: p.to_string(),
                 bm25: best.get(p).copied().unwrap_or(0.0),
@@ -140,7 +162,10 @@ impl Localizer {
 
 /// Rank precomputed signals (ties broken by path, so the order is reproducible).
 pub fn rank_signals(signals: &[FileSignals], n: usize, w: &Weights) -> Vec<(String, f64)> {
-    let mut v: Vec<(String, f64)> = signals.iter().map(|s| (s.path.clone(), s.score(w))).collect();
+    let mut v: Vec<(String, f64)> = signals
+        .iter()
+        .map(|s| (s.path.clone(), s.score(w)))
+        .collect();
     v.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
     v.truncate(n);
     v
@@ -155,13 +180,25 @@ mod tests {
         let a = "def proxy_headers(proxy):\n    '''Headers for a proxy, with proxy auth and proxy url.'''\n    return {'proxy': proxy}\n";
         let b = "def resolve_redirects(resp):\n    return resp\n";
         let c = "class Session:\n    def send(self):\n        pass\n";
-        let loc = Localizer::new(Bm25::from_files([("pkg/adapters.py", a), ("pkg/sessions.py", b), ("pkg/other.py", c)]));
+        let loc = Localizer::new(Bm25::from_files([
+            ("pkg/adapters.py", a),
+            ("pkg/sessions.py", b),
+            ("pkg/other.py", c),
+        ]));
         let issue = "proxy proxy proxy: Session.resolve_redirects loses the proxy";
         let sig = loc.signals(issue, 10);
         let get = |p: &str| sig.iter().find(|s| s.path == p).unwrap().clone();
         assert!(get("pkg/sessions.py").defs > 0.0 && get("pkg/adapters.py").defs == 0.0);
         assert!(get("pkg/other.py").defs > 0.0, "Session is defined there");
-        let mixed = loc.rank(issue, 3, &Weights { bm25: 1.0, path: 0.5, defs: 2.0 });
+        let mixed = loc.rank(
+            issue,
+            3,
+            &Weights {
+                bm25: 1.0,
+                path: 0.5,
+                defs: 2.0,
+            },
+        );
         assert_eq!(mixed[0].0, "pkg/sessions.py");
         let sig = loc.signals("see pkg.other for details", 10);
         let other = sig.iter().find(|s| s.path == "pkg/other.py").unwrap();

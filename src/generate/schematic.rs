@@ -114,9 +114,8 @@ pub fn schematic(path: &str, source: &str) -> Schematic {
             child_scope.push(name);
             let body = node.child_by_field_name("body");
             let header_end = body.map_or(node.end_byte(), |b| b.start_byte());
-            let signature = collapse(
-                std::str::from_utf8(&src[node.start_byte()..header_end]).unwrap_or(""),
-            );
+            let signature =
+                collapse(std::str::from_utf8(&src[node.start_byte()..header_end]).unwrap_or(""));
             let (span, decorators) = match node.parent() {
                 Some(p) if p.kind() == "decorated_definition" => {
                     let mut c = p.walk();
@@ -198,7 +197,8 @@ impl Schematic {
 /// Test files, which a fix for an issue rarely edits.
 pub fn is_test_path(path: &str) -> bool {
     let file = path.rsplit('/').next().unwrap_or(path);
-    path.split('/').any(|c| c == "tests" || c == "test" || c == "testing")
+    path.split('/')
+        .any(|c| c == "tests" || c == "test" || c == "testing")
         || file.starts_with("test_")
         || file.ends_with("_test.py")
         || file == "conftest.py"
@@ -221,7 +221,11 @@ pub fn file_map(paths: &[String], per_dir: usize, with_tests: bool) -> String {
     }
     let mut out = String::new();
     for (dir, files) in &dirs {
-        let depth = if dir.is_empty() { 0 } else { dir.matches('/').count() + 1 };
+        let depth = if dir.is_empty() {
+            0
+        } else {
+            dir.matches('/').count() + 1
+        };
         if !dir.is_empty() {
             let _ = writeln!(out, "{}{dir}/", "  ".repeat(depth - 1));
         }
@@ -246,18 +250,27 @@ mod tests {
     fn items_signatures_docs_and_top_level() {
         let s = schematic("pkg/s.py", SRC);
         let names: Vec<_> = s.items.iter().map(|i| i.name.as_str()).collect();
-        assert_eq!(names, ["Session", "Session.url", "Session.request", "helper"]);
+        assert_eq!(
+            names,
+            ["Session", "Session.url", "Session.request", "helper"]
+        );
         let req = s.find("request").unwrap();
         assert_eq!(req.signature, "def request(self, method, url=None):");
         assert_eq!(req.doc.as_deref(), Some("Send it."));
         let url = s.find("Session.url").unwrap();
         assert_eq!(url.decorators, ["@property"]);
         assert_eq!(url.lines, LineRange::new(13, 15));
-        assert_eq!(s.find("Session").unwrap().doc.as_deref(), Some("A session."));
+        assert_eq!(
+            s.find("Session").unwrap().doc.as_deref(),
+            Some("A session.")
+        );
         assert_eq!(s.top_level, [LineRange::new(1, 4), LineRange::new(26, 26)]);
         assert_eq!(s.errors, 0);
         let text = s.render(100);
-        assert!(text.contains("    def url(self) -> str:  [L13-15]"), "{text}");
+        assert!(
+            text.contains("    def url(self) -> str:  [L13-15]"),
+            "{text}"
+        );
         let short = s.render(6);
         assert!(!short.contains("def url"), "{short}");
         assert!(short.contains("class Session(Base):"));
@@ -265,10 +278,17 @@ mod tests {
 
     #[test]
     fn map_trims_tests_and_big_folders() {
-        let paths: Vec<String> = ["a/x.py", "a/y.py", "a/z.py", "a/tests/test_x.py", "setup.py", "README.md"]
-            .iter()
-            .map(|s| s.to_string())
-            .collect();
+        let paths: Vec<String> = [
+            "a/x.py",
+            "a/y.py",
+            "a/z.py",
+            "a/tests/test_x.py",
+            "setup.py",
+            "README.md",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
         let m = file_map(&paths, 2, false);
         assert_eq!(m, "setup.py\na/\n  x.py\n  y.py\n  ... (1 more)\n");
         assert!(file_map(&paths, 9, true).contains("test_x.py"));

@@ -15,12 +15,23 @@ pub const OUTPUT_TAIL: usize = 4000;
 
 /// Write the tree of `commit` in `repo` (a clone or bare git dir) into `dest`.
 pub fn materialize(repo: &Path, commit: &str, dest: &Path) -> anyhow::Result<()> {
-    let r = git2::Repository::open(repo)
-        .map_err(|e| anyhow::anyhow!("{} is not a git repository: {}", repo.display(), e.message()))?;
+    let r = git2::Repository::open(repo).map_err(|e| {
+        anyhow::anyhow!(
+            "{} is not a git repository: {}",
+            repo.display(),
+            e.message()
+        )
+    })?;
     let c = r
         .revparse_single(commit)
         .and_then(|o| o.peel_to_commit())
-        .map_err(|e| anyhow::anyhow!("commit {commit} is not in {}: {}", repo.display(), e.message()))?;
+        .map_err(|e| {
+            anyhow::anyhow!(
+                "commit {commit} is not in {}: {}",
+                repo.display(),
+                e.message()
+            )
+        })?;
     let tree = c.tree()?;
     let mut failure: Option<anyhow::Error> = None;
     tree.walk(git2::TreeWalkMode::PreOrder, |root, entry| {
@@ -99,7 +110,9 @@ pub fn run_command(dir: &Path, command: &str, timeout: Duration) -> anyhow::Resu
         cmd.process_group(0);
     }
     let start = Instant::now();
-    let mut child = cmd.spawn().with_context(|| format!("cannot run test command `{command}`"))?;
+    let mut child = cmd
+        .spawn()
+        .with_context(|| format!("cannot run test command `{command}`"))?;
     let (status, timed_out) = loop {
         if let Some(st) = child.try_wait()? {
             break (Some(st), false);
@@ -115,10 +128,14 @@ pub fn run_command(dir: &Path, command: &str, timeout: Duration) -> anyhow::Resu
         }
         std::thread::sleep(Duration::from_millis(25));
     };
-    let output = String::from_utf8_lossy(&std::fs::read(&log_path).unwrap_or_default()).into_owned();
+    let output =
+        String::from_utf8_lossy(&std::fs::read(&log_path).unwrap_or_default()).into_owned();
     let mut output = tail(&output, OUTPUT_TAIL);
     if timed_out {
-        output.push_str(&format!("\n[dei: test command killed after {:.0}s]\n", timeout.as_secs_f64()));
+        output.push_str(&format!(
+            "\n[dei: test command killed after {:.0}s]\n",
+            timeout.as_secs_f64()
+        ));
     }
     Ok(TestRun {
         passed: status.is_some_and(|s| s.success()),
@@ -166,14 +183,18 @@ impl Validator {
             .context("cannot make a temporary worktree")?;
         materialize(&self.repo, &self.commit, dir.path())?;
         for e in edits {
-            if e.path.split('/').any(|c| c == ".." ) || e.path.starts_with('/') {
-                bail!("refusing to write {} outside the temporary worktree", e.path);
+            if e.path.split('/').any(|c| c == "..") || e.path.starts_with('/') {
+                bail!(
+                    "refusing to write {} outside the temporary worktree",
+                    e.path
+                );
             }
             let p = dir.path().join(&e.path);
             if let Some(parent) = p.parent() {
                 std::fs::create_dir_all(parent)?;
             }
-            std::fs::write(&p, &e.after).with_context(|| format!("cannot write {}", p.display()))?;
+            std::fs::write(&p, &e.after)
+                .with_context(|| format!("cannot write {}", p.display()))?;
         }
         run_command(dir.path(), &self.command, self.timeout)
     }

@@ -1,0 +1,263 @@
+//! The three strategies with a scripted model on the example repository: each produces a
+//! patch that applies cleanly and parses; validation drops a breaking candidate and retries.
+
+mod common;
+
+use dei::generate::llm::Scripted;
+use dei::generate::validate::Validator;
+use dei::generate::{
+    predictions, run_strategy, to_jsonl, ChainOfContext, Generated, Hierarchical, Repo,
+    SearchReplace, Strategy,
+};
+use dei::patch::{rebuild, Files, Mode};
+use dei::repo::Snapshot;
+use dei::types::{Applies, Candidate, Task};
+use std::time::Duration;
+
+const BASE: &str = "f63f25d43ac69806ecd91a0971c38da78fc72775";
+
+fn task() -> Task {
+    let line = std::fs::read_to_string(common::root().join("examples/tasks.jsonl")).unwrap();
+    serde_json::from_str(line.lines().next().unwrap()).unwrap()
+}
+
+/// Rebuild a generated patch strictly against the base commit; return the new words.py.
+fn check_applies(snap: &Snapshot, g: &Generated) -> String {
+    let mut base = Files::new();
+    for p in dei::patch::paths_needed(&Candidate {
+        instance_id: "i".into(),
+        agent: g.agent.clone(),
+        patch: g.patch.clone(),
+        resolved: None,
+        origin: Default::default(),
+    }) {
+        base.insert(p.clone(), snap.read(&p).unwrap());
+    }
+    let cand = Candidate {
+        instance_id: "i".into(),
+        agent: g.agent.clone(),
+        patch: g.patch.clone(),
+        resolved: None,
+        origin: Default::default(),
+    };
+    let view = rebuild(&cand, &base, Mode::Strict);
+    assert_eq!(view.applies, Applies::Clean, "{}\n{view:?}", g.patch);
+    let f = view
+        .files
+        .iter()
+        .find(|f| f.path == "textkit/words.py")
+        .expect("edits words.py");
+    let after = f.after.clone().unwrap();
+    assert_eq!(dei::context::PyIndex::new(&after).errors, 0, "{after}");
+    after
+}
+
+const GOOD_DEF: &str = "### textkit/words.py::word_count\n```python\ndef word_count(text):\n    \"\"\"Return the number of words in ``text``.\"\"\"\n    return len(text.split())\n```\n";
+
+#[test]
+fn hierarchical_rewrites_whole_functions_with_k_samples() {
+    let repo_path = common::example_repo();
+    let snap = Snapshot::open(&repo_path, BASE).unwrap();
+    let repo = Repo::new(&snap).unwrap();
+    let model = Scripted::new()
+        .when("List at most", "The bug is here:\n- `textkit/words.py`\n- nothing/else.py\n")
+        .when("Name the classes", "textkit/words.py::word_count\n")
+        .when("Rewrite every target", GOOD_DEF)
+        // Sample 2 first breaks the syntax, then fixes it after the feedback.
+        .when("Rewrite every target", "### textkit/words.py::word_count\n```python\ndef word_count(text:\n    return 0\n```\n")
+        .when("It was rejected", "### textkit/words.py::word_count\n```python\ndef word_count(text):\n    return len([w for w in text.split() if w])\n```\n")
+        // Sample 3 repeats sample 1: deduplicated.
+        .when("Rewrite every target", GOOD_DEF);
+    let s = Hierarchical::default();
+    let gens = s.generate(&task(), &repo, &model, None).unwrap();
+    assert_eq!(gens.len(), 2, "{gens:#?}");
+    assert_eq!(gens[0].agent, "dei-gen-hierarchical");
+    assert_eq!(gens[1].agent, "dei-gen-hierarchical-k2");
+    let a = check_applies(&snap, &gens[0]);
+    assert!(
+        a.contains("    return len(text.split())\n")
+            && !a.contains("return len(text.split(\" \"))"),
+        "{a}"
+    );
+    assert!(a.contains("def capitalize_words"), "other definitions stay");
+    let b = check_applies(&snap, &gens[1]);
+    assert!(b.contains("if w])"), "{b}");
+    let calls = model.calls();
+    let temps: Vec<f64> = calls
+        .iter()
+        .filter(|c| c.prompt.contains("Rewrite every target"))
+        .map(|c| c.temperature)
+        .collect();
+    assert_eq!(temps, [0.0, 0.4, 0.4, 0.8]);
+    assert!(
+        calls[1].prompt.contains("def word_count(text):  [L4-"),
+        "schematic shown: {}",
+        calls[1].prompt.replace("\n", "\n")
+    );
+    let fb = calls
+        .iter()
+        .find(|c| c.prompt.contains("It was rejected"))
+        .unwrap();
+    assert!(
+        fb.prompt.contains("syntax error at line 4"),
+        "{}",
+        fb.prompt
+    );
+}
+
+#[test]
+fn search_replace_feeds_a_failed_match_back_once() {
+    let repo_path = common::example_repo();
+    let snap = Snapshot::open(&repo_path, BASE).unwrap();
+    let repo = Repo::new(&snap).unwrap();
+    let model = Scripted::new()
+        .then("textkit/words.py\n<<<<<<< SEARCH\n    count_all_the_things(text, mode='fast')\n=======\n    pass\n>>>>>>> REPLACE\n")
+        // Second try: indentation dropped by the model; the matcher re-indents.
+        .when("It was rejected", "Fix:\n\ntextkit/words.py\n```python\n<<<<<<< SEARCH\nif not text:\n    return 0\nreturn len(text.split(\" \"))\n=======\nreturn len(text.split())\n>>>>>>> REPLACE\n```\n");
+    let s = SearchReplace::default();
+    let gens = s.generate(&task(), &repo, &model, None).unwrap();
+    assert_eq!(gens.len(), 1);
+    assert_eq!(gens[0].agent, "dei-gen-search-replace");
+    let after = check_applies(&snap, &gens[0]);
+    assert!(after.contains("    \"\"\"Return the number of words in ``text``.\"\"\"\n    return len(text.split())\n\n"), "{after}");
+    let calls = model.calls();
+    assert_eq!(calls.len(), 2);
+    assert!(
+        calls[0].prompt.contains("def word_count(text):"),
+        "BM25 context shows the function"
+    );
+    assert!(
+        calls[1].prompt.contains("is not in textkit/words.py"),
+        "{}",
+        calls[1].prompt
+    );
+}
+
+#[test]
+fn search_replace_gives_up_after_one_retry() {
+    let repo_path = common::example_repo();
+    let snap = Snapshot::open(&repo_path, BASE).unwrap();
+    let repo = Repo::new(&snap).unwrap();
+    let bad = "textkit/words.py\n<<<<<<< SEARCH\n    nothing_like_this()\n=======\n    pass\n>>>>>>> REPLACE\n";
+    let model = Scripted::new().then(bad).then(bad).then(bad);
+    let err = SearchReplace::default()
+        .generate(&task(), &repo, &model, None)
+        .unwrap_err();
+    assert!(err.to_string().contains("rejected twice"), "{err}");
+    assert_eq!(model.calls().len(), 2);
+}
+
+#[test]
+fn chain_of_context_retrieves_verifies_then_edits() {
+    let repo_path = common::example_repo();
+    let snap = Snapshot::open(&repo_path, BASE).unwrap();
+    let repo = Repo::new(&snap).unwrap();
+    let model = Scripted::new()
+        .when("Step 1 of", "RETRIEVE function word_count\nRETRIEVE file textkit/cli.py\nRETRIEVE class NoSuchThing\n")
+        .when("Step 2 of", "The CLI is not relevant.\nDROP 4\n")
+        .when("Step 3 of", "ANALYSIS: word_count splits on a single space, so runs of whitespace produce empty words; use str.split().")
+        .when("Root-cause analysis", "textkit/words.py\n<<<<<<< SEARCH\n    return len(text.split(\" \"))\n=======\n    return len(text.split())\n>>>>>>> REPLACE\n");
+    let s = ChainOfContext::default();
+    let a = s
+        .explore(
+            &task(),
+            &repo,
+            &Scripted::new()
+                .when(
+                    "Step 1 of",
+                    "RETRIEVE function word_count\nRETRIEVE file textkit/cli.py\n",
+                )
+                .when("Step 2 of", "DROP 4\n")
+                .when("Step 3 of", "ANALYSIS: single-space split."),
+            None,
+        )
+        .unwrap();
+    assert_eq!(a.steps, 3);
+    assert!(a.analysis.contains("single-space"));
+    assert!(
+        !a.kept.iter().any(|i| i.label.contains("cli.py")),
+        "{:?}",
+        a.kept
+    );
+    assert!(a.kept.iter().any(|i| i.text.contains("def word_count")));
+    let gens = s.generate(&task(), &repo, &model, None).unwrap();
+    assert_eq!(gens[0].agent, "dei-gen-chain-of-context");
+    let after = check_applies(&snap, &gens[0]);
+    assert!(after.contains("return len(text.split())"));
+    let calls = model.calls();
+    assert!(
+        calls[1].prompt.contains("nothing named `NoSuchThing`"),
+        "{}",
+        calls[1].prompt
+    );
+    assert!(
+        calls[1].prompt.contains("file textkit/cli.py"),
+        "retrieved file is shown"
+    );
+    let last = calls.last().unwrap();
+    assert!(last
+        .prompt
+        .contains("runs of whitespace produce empty words"));
+    assert!(
+        !last.prompt.contains("file textkit/cli.py"),
+        "dropped item is not shown"
+    );
+}
+
+#[test]
+fn chain_of_context_stops_at_the_step_budget() {
+    let repo_path = common::example_repo();
+    let snap = Snapshot::open(&repo_path, BASE).unwrap();
+    let repo = Repo::new(&snap).unwrap();
+    let model = Scripted::new().always("Step", "RETRIEVE function capitalize_words\n");
+    let s = ChainOfContext {
+        max_steps: 3,
+        ..Default::default()
+    };
+    let a = s.explore(&task(), &repo, &model, None).unwrap();
+    assert_eq!(model.calls().len(), 3);
+    assert!(a.analysis.is_empty());
+}
+
+#[test]
+fn validation_drops_breaking_candidate_and_retries_with_output() {
+    let Some(cmd) = test_command() else {
+        common::skip("python3 is not available to run the example's tests");
+        return;
+    };
+    let repo_path = common::example_repo();
+    let snap = Snapshot::open(&repo_path, BASE).unwrap();
+    let repo = Repo::new(&snap).unwrap();
+    let model = Scripted::new()
+        .then("textkit/words.py\n<<<<<<< SEARCH\n    return len(text.split(\" \"))\n=======\n    return len(text.split()) + 1\n>>>>>>> REPLACE\n")
+        .when("<test_output>", "textkit/words.py\n<<<<<<< SEARCH\n    return len(text.split(\" \"))\n=======\n    return len(text.split())\n>>>>>>> REPLACE\n");
+    let v = Validator::new(&repo_path, BASE, &cmd, Duration::from_secs(60));
+    let t = task();
+    let out = run_strategy(&SearchReplace::default(), &t, &repo, &model, Some(&v));
+    assert_eq!(out.kept.len(), 1, "{:?}", out.notes);
+    assert!(
+        out.notes.iter().any(|n| n.contains("dropped")),
+        "{:?}",
+        out.notes
+    );
+    assert!(out.kept[0]
+        .patch
+        .contains("+    return len(text.split())\n"));
+    let preds = predictions(&t, &[out]);
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("gen.jsonl");
+    std::fs::write(&file, to_jsonl(&preds)).unwrap();
+    let loaded = dei::candidates::load(&[file]).unwrap();
+    assert!(loaded.problems.is_empty(), "{:?}", loaded.problems);
+    assert_eq!(loaded.candidates.len(), 1);
+    assert_eq!(loaded.candidates[0].agent, "dei-gen-search-replace");
+    assert_eq!(loaded.candidates[0].instance_id, "example__textkit-1");
+}
+
+fn test_command() -> Option<String> {
+    let ok = std::process::Command::new("python3")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    ok.then(|| "python3 -c \"import sys; sys.path[:0] = ['.', 'tests']; import test_words as t; [getattr(t, n)() for n in dir(t) if n.startswith('test_')]\"".to_string())
+}
