@@ -75,7 +75,7 @@ fn missing_and_misspelt_lines_still_land() {
     );
     let (out, how) = apply_block(Some(SRC), &b, 1).unwrap();
     match how {
-        Some(Placement::Similar(r)) => assert!(r >= 0.8 && r < 1.0, "{r}"),
+        Some(Placement::Similar(r)) => assert!((0.8..1.0).contains(&r), "{r}"),
         other => panic!("expected a similarity placement, got {other:?}"),
     }
     assert!(out.contains("with open(path, encoding='utf-8') as fh:\n            data = fh.read()\n        return data.strip()\n\n    def close"), "{out}");

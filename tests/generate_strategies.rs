@@ -92,7 +92,7 @@ fn hierarchical_rewrites_whole_functions_with_k_samples() {
     assert!(
         calls[1].prompt.contains("def word_count(text):  [L4-"),
         "schematic shown: {}",
-        calls[1].prompt.replace("\n", "\n")
+        calls[1].prompt
     );
     let fb = calls
         .iter()
