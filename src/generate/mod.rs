@@ -172,19 +172,6 @@ fn edits_with_feedback(
     }
 }
 
-fn numbered(text: &str, range: LineRange) -> String {
-    let mut out = String::new();
-    for (i, l) in text
-        .lines()
-        .enumerate()
-        .skip(range.start - 1)
-        .take(range.end + 1 - range.start)
-    {
-        let _ = writeln!(out, "{:>5} {l}", i + 1);
-    }
-    out
-}
-
 // ---------------------------------------------------------------------------------------------
 // Strategy 1
 
@@ -384,16 +371,8 @@ impl Strategy for Hierarchical {
             );
         }
         let mut code = String::new();
-        for (t, r, _) in &spans {
-            let _ = write!(
-                code,
-                "### {}\n```python\n{}```\n\n",
-                t.label(),
-                numbered(&sources[t.path()], *r)
-                    .lines()
-                    .map(|l| format!("{}\n", l.get(6..).unwrap_or("")))
-                    .collect::<String>()
-            );
+        for (t, _, text) in &spans {
+            let _ = write!(code, "### {}\n```python\n{text}```\n\n", t.label());
         }
         let ask = format!(
             "{}\nCode to rewrite:\n\n{code}Rewrite every target completely to fix the issue. For each, write `### <target>` exactly as above, then one ```python block with the whole new definition (or lines). Keep unchanged code as it is.",
