@@ -4,7 +4,7 @@
 //!   cargo bench --bench localize -- [--data ../shared/data] [--repos /work/.mirror] [--limit N]
 //!
 //! Weights are tuned on one half of the instances (hash split of instance_id) and reported on
-//! both halves; the `Default` weights in `localize.rs` are the ones this prints as tuned.
+//! both halves; the `Default` weights in `localize.rs` are the ones this run tuned.
 
 use dei::generate::localize::{rank_signals, FileSignals, Localizer, Weights};
 use dei::repo::{find_in_repos_dir, Snapshot};

@@ -8,8 +8,9 @@ use crate::context::issue_mentions;
 use crate::repo::Snapshot;
 use std::collections::{HashMap, HashSet};
 
-/// How the signals combine. `Default` holds the weights fitted on the tuning half of
-/// SWE-bench Lite (see README, "Generating candidates").
+/// How the signals combine. `Default` holds the weights fitted on the tuning half (hash split)
+/// of the available SWE-bench Lite instances by `cargo bench --bench localize`; [`Weights::PRIOR`]
+/// are the weights set by hand before any measurement.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Weights {
     /// The file's best chunk score, relative to the best chunk overall.
