@@ -66,7 +66,11 @@ fn eval_json(extra: &[&str]) -> Value {
 fn hand_table_curves_without_selection() {
     let v = eval_json(&[]);
     assert_eq!(v["instances"], 5);
-    assert_vec(&curve_col(&v, "given", "union"), &[60.0, 80.0, 80.0], "union");
+    assert_vec(
+        &curve_col(&v, "given", "union"),
+        &[60.0, 80.0, 80.0],
+        "union",
+    );
     assert_vec(
         &curve_col(&v, "given", "intersect"),
         &[60.0, 40.0, 20.0],
@@ -84,7 +88,10 @@ fn hand_table_curves_without_selection() {
     // Inputs: missing and empty candidates are counted, and the bogus label is said.
     let agents = v["agents"].as_array().unwrap();
     let get = |i: usize, k: &str| agents[i][k].as_u64().unwrap();
-    assert_eq!((get(0, "missing"), get(1, "missing"), get(2, "missing")), (1, 1, 2));
+    assert_eq!(
+        (get(0, "missing"), get(1, "missing"), get(2, "missing")),
+        (1, 1, 2)
+    );
     assert_eq!(get(1, "empty"), 1);
     assert_eq!(get(1, "resolved_without_candidate"), 1);
 
@@ -110,7 +117,10 @@ fn hand_table_curves_without_selection() {
         g["union_minus_average"]["value"].as_f64().unwrap(),
         80.0 - 800.0 / 15.0
     ));
-    assert!(close(g["union_minus_intersect"]["value"].as_f64().unwrap(), 60.0));
+    assert!(close(
+        g["union_minus_intersect"]["value"].as_f64().unwrap(),
+        60.0
+    ));
     assert_eq!(g["unsolved"], 1);
     // Intervals bracket the point estimate.
     let ci = g["union"]["ci"].as_array().unwrap();
@@ -120,7 +130,11 @@ fn hand_table_curves_without_selection() {
 
 #[test]
 fn hand_table_n_at_k_with_ties_in_every_selection_format() {
-    for file in ["hand/scores.jsonl", "hand/scores.csv", "hand/rank_results.jsonl"] {
+    for file in [
+        "hand/scores.jsonl",
+        "hand/scores.csv",
+        "hand/rank_results.jsonl",
+    ] {
         let f = fx(file);
         let v = eval_json(&["--scores", &f]);
         assert_vec(
@@ -130,7 +144,11 @@ fn hand_table_n_at_k_with_ties_in_every_selection_format() {
         );
         assert_vec(&curve_col(&v, "given", "ties"), &[0.0, 3.0, 3.0], "ties");
         // Selection never changes the oracle curves.
-        assert_vec(&curve_col(&v, "given", "union"), &[60.0, 80.0, 80.0], "union");
+        assert_vec(
+            &curve_col(&v, "given", "union"),
+            &[60.0, 80.0, 80.0],
+            "union",
+        );
     }
 }
 
@@ -208,7 +226,11 @@ fn random_orders_average_and_are_seeded() {
     let c = &r.curves[0];
     assert_eq!(c.shuffles, Some(3000));
     // Union@1 over uniformly random first agents: (50 + 25 + 50)/3.
-    assert!((c.points[0].union - 125.0 / 3.0).abs() < 1.5, "{:?}", c.points[0]);
+    assert!(
+        (c.points[0].union - 125.0 / 3.0).abs() < 1.5,
+        "{:?}",
+        c.points[0]
+    );
     // At k = K every order gives the same committee.
     assert!(close(c.points[2].union, 75.0));
     assert!(close(c.points[2].intersect, 25.0));
@@ -248,19 +270,29 @@ fn clear_errors_for_bad_input() {
     let out = dei(&["eval", &cands, "--agents", "A,Z"]);
     assert!(!out.status.success());
     let e = stderr(&out);
-    assert!(e.contains("unknown agent `Z`") && e.contains("A, B, C"), "{e}");
+    assert!(
+        e.contains("unknown agent `Z`") && e.contains("A, B, C"),
+        "{e}"
+    );
 
     let bad = fx("labels/bad_matrix.csv");
     let out = dei(&["eval", "--labels", &bad]);
     assert!(!out.status.success());
     let e = stderr(&out);
-    assert!(e.contains("bad_matrix.csv") && e.contains("line 3") && e.contains("beta"), "{e}");
+    assert!(
+        e.contains("bad_matrix.csv") && e.contains("line 3") && e.contains("beta"),
+        "{e}"
+    );
 
     // An agent without any labels.
     let preds = fx("labels/run-a/all_preds.jsonl");
     let out = dei(&["eval", &preds]);
     assert!(!out.status.success());
-    assert!(stderr(&out).contains("has no resolved labels"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("has no resolved labels"),
+        "{}",
+        stderr(&out)
+    );
 
     let out = dei(&["eval", &cands, "--scores", "/no/such/scores.jsonl"]);
     assert!(!out.status.success());
