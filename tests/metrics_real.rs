@@ -116,10 +116,10 @@ fn lite_candidates_all_runs() {
     );
     // Jaccard is symmetric with ones on the diagonal (for agents that resolve something).
     let j = &r.diversity.jaccard;
-    for a in 0..j.len() {
-        assert_eq!(j[a][a], Some(1.0));
-        for b in 0..j.len() {
-            assert_eq!(j[a][b], j[b][a]);
+    for (a, row) in j.iter().enumerate() {
+        assert_eq!(row[a], Some(1.0));
+        for (b, v) in row.iter().enumerate() {
+            assert_eq!(*v, j[b][a]);
         }
     }
     // The HTML report of real data stays self-contained.
