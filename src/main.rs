@@ -21,6 +21,8 @@ struct Cli {
 enum Command {
     /// Rank the candidate patches for one issue.
     Rank(RankArgs),
+    /// Measure diversity (Union/Intersect/Average@k) and a selection (n@k) over many issues.
+    Eval(EvalArgs),
 }
 
 #[derive(Args)]
@@ -86,10 +88,99 @@ fn rank(args: RankArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
+#[derive(Args)]
+struct EvalArgs {
+    /// Candidates, as for `dei rank` (their `resolved` fields are labels).
+    candidates: Vec<PathBuf>,
+    /// Resolved labels: results.json/report.json, a runs map, a 0/1 matrix CSV, or rows; AGENT=FILE names the agent.
+    #[arg(long = "labels", value_name = "[AGENT=]FILE")]
+    labels: Vec<String>,
+    /// The instance universe: SWE-bench task records or a list of ids (default: every instance named in the inputs).
+    #[arg(long)]
+    tasks: Option<PathBuf>,
+    /// Agents to evaluate, in this order (comma-separated); default: all, in natural order.
+    #[arg(long, value_delimiter = ',')]
+    agents: Option<Vec<String>>,
+    /// The committee's selection: `dei rank --json` output (one, a list, or JSONL) or {instance_id, agent, score} rows/CSV.
+    #[arg(long)]
+    scores: Option<PathBuf>,
+    /// Report n@k for a baseline instead of a selection: random (equals Average@k) or random-nonempty.
+    #[arg(long, conflicts_with = "scores")]
+    baseline: Option<dei::metrics::table::Baseline>,
+    /// Keep only instances that have committee scores.
+    #[arg(long, requires = "scores")]
+    scored_only: bool,
+    /// Orders for the curves: given, natural (order of generation), random (comma-separated).
+    #[arg(long, value_delimiter = ',', default_value = "given,random")]
+    order: Vec<dei::metrics::orders::OrderKind>,
+    /// Random orders to average over.
+    #[arg(long, default_value_t = 100)]
+    shuffles: usize,
+    /// Seed for random orders and the bootstrap.
+    #[arg(long, default_value_t = 42)]
+    seed: u64,
+    /// n of n@k.
+    #[arg(long, default_value_t = 1)]
+    top_n: usize,
+    /// Bootstrap resamples over instances (0: no intervals).
+    #[arg(long, default_value_t = 1000)]
+    bootstrap: usize,
+    /// Coverage of the bootstrap intervals.
+    #[arg(long, default_value_t = 0.95)]
+    confidence: f64,
+    /// Write the machine-readable report to this file ("-" for stdout).
+    #[arg(long)]
+    json: Option<PathBuf>,
+    /// Write a self-contained HTML report with plots to this file.
+    #[arg(long)]
+    html: Option<PathBuf>,
+}
+
+fn eval(args: EvalArgs) -> anyhow::Result<()> {
+    use dei::metrics::{bootstrap::Bootstrap, eval, html, text};
+    let req = eval::EvalRequest {
+        candidates: args.candidates,
+        labels: args.labels,
+        tasks: args.tasks,
+        agents: args.agents,
+        scores: args.scores,
+        baseline: args.baseline,
+        scored_only: args.scored_only,
+        options: eval::Options {
+            orders: args.order,
+            shuffles: args.shuffles,
+            seed: args.seed,
+            top_n: args.top_n,
+            bootstrap: Bootstrap {
+                resamples: args.bootstrap,
+                seed: args.seed,
+                level: args.confidence,
+            },
+        },
+    };
+    let report = eval::run(&req)?;
+    let write = |p: &std::path::Path, s: String| {
+        std::fs::write(p, s).map_err(|e| anyhow::anyhow!("cannot write {}: {e}", p.display()))
+    };
+    if let Some(p) = args.html.as_deref() {
+        write(p, html::report(&report))?;
+    }
+    match args.json.as_deref() {
+        Some(p) if p.as_os_str() == "-" => println!("{}", serde_json::to_string_pretty(&report)?),
+        Some(p) => {
+            write(p, serde_json::to_string_pretty(&report)?)?;
+            print!("{}", text::table(&report));
+        }
+        None => print!("{}", text::table(&report)),
+    }
+    Ok(())
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Rank(a) => rank(a),
+        Command::Eval(a) => eval(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -9,6 +9,21 @@
 //!   expected value over the tied candidates, never as a lucky first pick.
 //!
 //! A missing, empty or unscored candidate is unresolved and is never preferred to a scored one.
+//!
+//! Around these definitions: [`labels`] reads resolved labels, [`selection`] the committee's
+//! scores, [`table`] joins them with the candidates, [`orders`] orders the agents,
+//! [`diversity`] and [`eval`] compute the study, [`bootstrap`] its intervals, and [`text`] /
+//! [`html`] write it out.
+
+pub mod bootstrap;
+pub mod diversity;
+pub mod eval;
+pub mod html;
+pub mod labels;
+pub mod orders;
+pub mod selection;
+pub mod table;
+pub mod text;
 
 /// One candidate slot of one instance, as the metrics see it.
 #[derive(Debug, Clone, Copy, PartialEq)]

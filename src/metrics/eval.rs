@@ -1,0 +1,349 @@
+//! `dei eval`: curves of Union@k, Intersect@k, Average@k and n@k as agents join in a stated
+//! order, plus the diversity study, from candidates, labels and an optional selection.
+
+use super::bootstrap::{intervals, Bootstrap};
+use super::diversity::{diversity, Diversity};
+use super::labels;
+use super::orders::{natural_order, random_orders, OrderKind};
+use super::selection;
+use super::table::{self, AgentInputs, Baseline, Table};
+use super::{n_at_k, Slot};
+use std::path::PathBuf;
+
+/// How to compute the curves.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Options {
+    pub orders: Vec<OrderKind>,
+    /// Random orders to average over.
+    pub shuffles: usize,
+    /// Seed of the random orders.
+    pub seed: u64,
+    /// n of n@k (the committee may submit its top n).
+    pub top_n: usize,
+    pub bootstrap: Bootstrap,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            orders: vec![OrderKind::Given, OrderKind::Random],
+            shuffles: 100,
+            seed: 42,
+            top_n: 1,
+            bootstrap: Bootstrap::default(),
+        }
+    }
+}
+
+/// A `dei eval` run, as the command line gives it.
+#[derive(Debug, Clone, Default)]
+pub struct EvalRequest {
+    pub candidates: Vec<PathBuf>,
+    /// `FILE` or `AGENT=FILE`.
+    pub labels: Vec<String>,
+    pub tasks: Option<PathBuf>,
+    pub agents: Option<Vec<String>>,
+    pub scores: Option<PathBuf>,
+    pub baseline: Option<Baseline>,
+    pub scored_only: bool,
+    pub options: Options,
+}
+
+/// Per-instance values of the four metrics at each k: `[k-1][instance]`.
+#[derive(Debug, Clone, Default)]
+pub struct Series {
+    pub union: Vec<Vec<f64>>,
+    pub intersect: Vec<Vec<f64>>,
+    pub average: Vec<Vec<f64>>,
+    pub n_at_k: Vec<Vec<f64>>,
+    /// 1 where the pick fell in a tie of two or more (mean over orders for random).
+    pub ties: Vec<Vec<f64>>,
+}
+
+impl Series {
+    fn zeros(k: usize, n: usize) -> Series {
+        let z = vec![vec![0.0; n]; k];
+        Series {
+            union: z.clone(),
+            intersect: z.clone(),
+            average: z.clone(),
+            n_at_k: z.clone(),
+            ties: z,
+        }
+    }
+
+    fn add_scaled(&mut self, o: &Series, w: f64) {
+        for (a, b) in [
+            (&mut self.union, &o.union),
+            (&mut self.intersect, &o.intersect),
+            (&mut self.average, &o.average),
+            (&mut self.n_at_k, &o.n_at_k),
+            (&mut self.ties, &o.ties),
+        ] {
+            for (ra, rb) in a.iter_mut().zip(b) {
+                for (x, y) in ra.iter_mut().zip(rb) {
+                    *x += w * y;
+                }
+            }
+        }
+    }
+}
+
+/// The per-instance series for agents added in `order` (column indices).
+pub fn series(t: &Table, order: &[usize], top_n: usize) -> Series {
+    let k = order.len();
+    let n = t.instances.len();
+    let mut s = Series::zeros(k, n);
+    let mut slots = Vec::with_capacity(k);
+    for i in 0..n {
+        slots.clear();
+        for (j, &a) in order.iter().enumerate() {
+            slots.push(Slot::new(t.score[i][a], t.resolved[i][a]));
+            let prefix = &slots[..=j];
+            let solved = prefix.iter().filter(|x| x.resolved).count();
+            s.union[j][i] = (solved > 0) as u8 as f64;
+            s.intersect[j][i] = (solved == j + 1) as u8 as f64;
+            s.average[j][i] = solved as f64 / (j + 1) as f64;
+            if t.has_selection {
+                let (v, tie) = n_at_k(prefix, top_n);
+                s.n_at_k[j][i] = v;
+                s.ties[j][i] = (tie > 1) as u8 as f64;
+            }
+        }
+    }
+    s
+}
+
+/// One point of a curve, in percent of the instances.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Point {
+    pub k: usize,
+    pub union: f64,
+    pub intersect: f64,
+    pub average: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub n_at_k: Option<f64>,
+    /// Instances whose pick fell in a tie (mean over orders for random orders).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ties: Option<f64>,
+    pub union_minus_average: f64,
+    pub union_minus_intersect: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ci: Option<PointCi>,
+}
+
+/// Bootstrap intervals of a point, in percent.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct PointCi {
+    pub union: (f64, f64),
+    pub intersect: (f64, f64),
+    pub average: (f64, f64),
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub n_at_k: Option<(f64, f64)>,
+    pub union_minus_average: (f64, f64),
+    pub union_minus_intersect: (f64, f64),
+}
+
+/// The four curves for one order.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Curve {
+    pub order: OrderKind,
+    /// The agents in the order they join; `None` for random orders.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub agents: Option<Vec<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub shuffles: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub seed: Option<u64>,
+    pub points: Vec<Point>,
+}
+
+fn mean(v: &[f64]) -> f64 {
+    100.0 * v.iter().sum::<f64>() / v.len().max(1) as f64
+}
+
+fn pct((a, b): (f64, f64)) -> (f64, f64) {
+    (100.0 * a, 100.0 * b)
+}
+
+fn curve_from(t: &Table, s: &Series, boot: &Bootstrap) -> Vec<Point> {
+    let k = s.union.len();
+    let mut all: Vec<Vec<f64>> = Vec::with_capacity(k * 6);
+    for j in 0..k {
+        let ua: Vec<f64> = s.union[j]
+            .iter()
+            .zip(&s.average[j])
+            .map(|(u, a)| u - a)
+            .collect();
+        let ui: Vec<f64> = s.union[j]
+            .iter()
+            .zip(&s.intersect[j])
+            .map(|(u, i)| u - i)
+            .collect();
+        all.extend([
+            s.union[j].clone(),
+            s.intersect[j].clone(),
+            s.average[j].clone(),
+            s.n_at_k[j].clone(),
+            ua,
+            ui,
+        ]);
+    }
+    let cis = intervals(&all, boot);
+    (0..k)
+        .map(|j| {
+            let b = 6 * j;
+            Point {
+                k: j + 1,
+                union: mean(&all[b]),
+                intersect: mean(&all[b + 1]),
+                average: mean(&all[b + 2]),
+                n_at_k: t.has_selection.then(|| mean(&all[b + 3])),
+                ties: t.has_selection.then(|| s.ties[j].iter().sum::<f64>()),
+                union_minus_average: mean(&all[b + 4]),
+                union_minus_intersect: mean(&all[b + 5]),
+                ci: cis.as_ref().map(|c| PointCi {
+                    union: pct(c[b]),
+                    intersect: pct(c[b + 1]),
+                    average: pct(c[b + 2]),
+                    n_at_k: t.has_selection.then(|| pct(c[b + 3])),
+                    union_minus_average: pct(c[b + 4]),
+                    union_minus_intersect: pct(c[b + 5]),
+                }),
+            }
+        })
+        .collect()
+}
+
+/// The curve for one kind of order.
+pub fn curve(t: &Table, kind: OrderKind, opts: &Options) -> Curve {
+    let k = t.agents.len();
+    match kind {
+        OrderKind::Given | OrderKind::Natural => {
+            let order: Vec<usize> = if kind == OrderKind::Given {
+                (0..k).collect()
+            } else {
+                natural_order(&t.agents)
+            };
+            let s = series(t, &order, opts.top_n);
+            Curve {
+                order: kind,
+                agents: Some(order.iter().map(|&a| t.agents[a].clone()).collect()),
+                shuffles: None,
+                seed: None,
+                points: curve_from(t, &s, &opts.bootstrap),
+            }
+        }
+        OrderKind::Random => {
+            let r = opts.shuffles.max(1);
+            let mut acc = Series::zeros(k, t.instances.len());
+            for order in random_orders(k, r, opts.seed) {
+                acc.add_scaled(&series(t, &order, opts.top_n), 1.0 / r as f64);
+            }
+            Curve {
+                order: kind,
+                agents: None,
+                shuffles: Some(r),
+                seed: Some(opts.seed),
+                points: curve_from(t, &acc, &opts.bootstrap),
+            }
+        }
+    }
+}
+
+/// Everything `dei eval` reports.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct EvalReport {
+    /// Rates are percent of `instances`.
+    pub unit: &'static str,
+    pub instances: usize,
+    pub universe: String,
+    pub agents: Vec<AgentInputs>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub selection: Option<String>,
+    pub top_n: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bootstrap: Option<Bootstrap>,
+    pub notes: Vec<String>,
+    pub diversity: Diversity,
+    pub curves: Vec<Curve>,
+}
+
+/// Evaluate a built table.
+pub fn evaluate(t: &Table, opts: &Options) -> EvalReport {
+    let mut orders = opts.orders.clone();
+    orders.dedup();
+    EvalReport {
+        unit: "percent of instances",
+        instances: t.instances.len(),
+        universe: t.universe_source.clone(),
+        agents: t.inputs.clone(),
+        selection: t.selection_source.clone(),
+        top_n: opts.top_n,
+        bootstrap: (opts.bootstrap.resamples > 0).then_some(opts.bootstrap),
+        notes: t.notes.clone(),
+        diversity: diversity(t, &opts.bootstrap),
+        curves: orders.into_iter().map(|o| curve(t, o, opts)).collect(),
+    }
+}
+
+/// Load the inputs of a request into a table.
+pub fn load_table(req: &EvalRequest) -> anyhow::Result<Table> {
+    let loaded = if req.candidates.is_empty() {
+        crate::candidates::Loaded::default()
+    } else {
+        crate::candidates::load(&req.candidates)?
+    };
+    let mut files = Vec::new();
+    for arg in &req.labels {
+        let (agent, path) = labels::parse_label_arg(arg);
+        if !path.exists() {
+            anyhow::bail!(
+                "labels file {} does not exist\n  hint: --labels FILE or --labels AGENT=FILE",
+                path.display()
+            );
+        }
+        files.push(labels::load(&path, agent.as_deref())?);
+    }
+    let universe = match &req.tasks {
+        Some(p) => {
+            let ids = labels::load_instance_ids(p)?;
+            let source = format!("{} ({} instances)", p.display(), ids.len());
+            Some((ids, source))
+        }
+        None => None,
+    };
+    let sel = match &req.scores {
+        Some(p) => Some(selection::load(p)?),
+        None => None,
+    };
+    let mut t = table::build(&table::Sources {
+        candidates: &loaded,
+        labels: &files,
+        universe,
+        agents: req.agents.as_deref(),
+        selection: sel.as_ref(),
+        baseline: req.baseline,
+        scored_only: req.scored_only,
+    })?;
+    if !loaded.problems.is_empty() {
+        t.notes.push(format!(
+            "{} input problem(s) while loading candidates were skipped (first: {})",
+            loaded.problems.len(),
+            loaded.problems[0]
+        ));
+    }
+    Ok(t)
+}
+
+/// Run `dei eval`.
+pub fn run(req: &EvalRequest) -> anyhow::Result<EvalReport> {
+    if req.options.top_n == 0 {
+        anyhow::bail!("--top-n must be at least 1");
+    }
+    if !(0.0..1.0).contains(&req.options.bootstrap.level) {
+        anyhow::bail!("--confidence must be between 0 and 1 (e.g. 0.95)");
+    }
+    let t = load_table(req)?;
+    Ok(evaluate(&t, &req.options))
+}

@@ -1,0 +1,594 @@
+//! The instances × agents table every metric reads: who resolved what, and the committee's
+//! score of each candidate. Built from candidates, label files and an optional selection,
+//! with every gap in the inputs counted and said.
+
+use super::labels::LabelFile;
+use super::orders::natural_cmp;
+use super::selection::Selection;
+use crate::candidates::Loaded;
+use crate::types::Candidate;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::path::{Path, PathBuf};
+
+/// Whether an agent produced a candidate for an instance.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Presence {
+    Present,
+    /// An empty patch (counts as unresolved).
+    Empty,
+    /// No candidate at all (counts as unresolved).
+    Missing,
+    /// The agent comes from labels only; nothing is known about its candidates.
+    Unknown,
+}
+
+/// A baseline selection when no committee scores are given.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Baseline {
+    /// A uniformly random pick among all k slots: n@k equals Average@k.
+    Random,
+    /// A uniformly random pick among the non-empty candidates.
+    RandomNonEmpty,
+}
+
+impl std::str::FromStr for Baseline {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "random" => Ok(Baseline::Random),
+            "random-nonempty" | "nonempty" => Ok(Baseline::RandomNonEmpty),
+            other => Err(format!(
+                "unknown baseline `{other}`; use random or random-nonempty"
+            )),
+        }
+    }
+}
+
+/// What went into the table and what was missing, per agent.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+pub struct AgentInputs {
+    pub name: String,
+    /// The agent's name in the candidates, when it differs from `name`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub candidate_name: Option<String>,
+    /// Where its labels came from.
+    pub label_sources: Vec<String>,
+    pub candidates: usize,
+    pub empty: usize,
+    /// Instances of the universe without a candidate (only for agents with candidates).
+    pub missing: usize,
+    /// Non-empty candidates without any label (counted unresolved).
+    pub unlabeled: usize,
+    /// Labels saying "resolved" where the agent has no (or an empty) candidate; counted unresolved.
+    pub resolved_without_candidate: usize,
+    /// Label files disagreeing with each other or with a row's `resolved` field (the first file wins).
+    pub label_conflicts: usize,
+    /// Instances with a committee score.
+    pub scored: usize,
+}
+
+/// The table, and everything worth saying about how it was built.
+#[derive(Debug, Clone, Default)]
+pub struct Table {
+    pub instances: Vec<String>,
+    pub agents: Vec<String>,
+    /// `resolved[i][a]`.
+    pub resolved: Vec<Vec<bool>>,
+    /// `score[i][a]`: the committee's score, `None` when unscored.
+    pub score: Vec<Vec<Option<f64>>>,
+    pub presence: Vec<Vec<Presence>>,
+    pub inputs: Vec<AgentInputs>,
+    /// Where the instance universe came from.
+    pub universe_source: String,
+    /// Human-readable notes about the inputs (ignored rows, unknown agents, ...).
+    pub notes: Vec<String>,
+    /// Whether a selection (or baseline) gives scores.
+    pub has_selection: bool,
+    pub selection_source: Option<String>,
+}
+
+impl Table {
+    /// A table from plain rows (for tests and programmatic use).
+    pub fn from_rows(
+        instances: Vec<String>,
+        agents: Vec<String>,
+        resolved: Vec<Vec<bool>>,
+        score: Option<Vec<Vec<Option<f64>>>>,
+    ) -> Table {
+        let n = instances.len();
+        let k = agents.len();
+        let has_selection = score.is_some();
+        Table {
+            presence: vec![vec![Presence::Unknown; k]; n],
+            score: score.unwrap_or_else(|| vec![vec![None; k]; n]),
+            inputs: agents
+                .iter()
+                .map(|a| AgentInputs {
+                    name: a.clone(),
+                    ..AgentInputs::default()
+                })
+                .collect(),
+            instances,
+            agents,
+            resolved,
+            universe_source: "rows".into(),
+            notes: Vec::new(),
+            has_selection,
+            selection_source: None,
+        }
+    }
+
+    /// Columns `cols` of the table, in that order (for a sub-committee).
+    pub fn select_agents(&self, cols: &[usize]) -> Table {
+        let pick = |row: &Vec<bool>| cols.iter().map(|&c| row[c]).collect::<Vec<_>>();
+        Table {
+            instances: self.instances.clone(),
+            agents: cols.iter().map(|&c| self.agents[c].clone()).collect(),
+            resolved: self.resolved.iter().map(pick).collect(),
+            score: self
+                .score
+                .iter()
+                .map(|r| cols.iter().map(|&c| r[c]).collect())
+                .collect(),
+            presence: self
+                .presence
+                .iter()
+                .map(|r| cols.iter().map(|&c| r[c]).collect())
+                .collect(),
+            inputs: cols.iter().map(|&c| self.inputs[c].clone()).collect(),
+            universe_source: self.universe_source.clone(),
+            notes: self.notes.clone(),
+            has_selection: self.has_selection,
+            selection_source: self.selection_source.clone(),
+        }
+    }
+}
+
+/// Everything the table is built from.
+pub struct Sources<'a> {
+    pub candidates: &'a Loaded,
+    pub labels: &'a [LabelFile],
+    /// The instance universe (`--tasks`), when given.
+    pub universe: Option<(Vec<String>, String)>,
+    /// Agents to keep, in order (`--agents`); all agents in natural order when `None`.
+    pub agents: Option<&'a [String]>,
+    pub selection: Option<&'a Selection>,
+    pub baseline: Option<Baseline>,
+    /// Keep only instances with at least one committee score.
+    pub scored_only: bool,
+}
+
+/// One agent while building: names it answers to, where its data comes from.
+#[derive(Default)]
+struct Agent {
+    name: String,
+    candidate_name: Option<String>,
+    aliases: BTreeSet<String>,
+    /// Folders its candidates were read from, when those files hold only this agent.
+    folders: BTreeSet<PathBuf>,
+    /// (label file index, agent index in that file)
+    labels: Vec<(usize, usize)>,
+}
+
+struct Registry {
+    agents: Vec<Agent>,
+}
+
+impl Registry {
+    /// Find an agent by its name or an alias. `Err` lists the candidates when ambiguous.
+    fn find(&self, name: &str) -> Result<Option<usize>, Vec<String>> {
+        if let Some(i) = self.agents.iter().position(|a| a.name == name) {
+            return Ok(Some(i));
+        }
+        let hits: Vec<usize> = (0..self.agents.len())
+            .filter(|&i| self.agents[i].aliases.contains(name))
+            .collect();
+        match hits.len() {
+            0 => Ok(None),
+            1 => Ok(Some(hits[0])),
+            _ => Err(hits.iter().map(|&i| self.agents[i].name.clone()).collect()),
+        }
+    }
+}
+
+fn generic_stem(path: &Path) -> bool {
+    matches!(
+        path.file_stem().and_then(|s| s.to_str()),
+        Some("all_preds" | "preds" | "predictions" | "output" | "outputs")
+    )
+}
+
+/// Build the table from inputs.
+pub fn build(src: &Sources) -> anyhow::Result<Table> {
+    let mut notes = Vec::new();
+    let mut reg = Registry { agents: Vec::new() };
+
+    // Agents from candidates, with the names people know them by.
+    let mut by_origin: BTreeMap<&Path, BTreeSet<&str>> = BTreeMap::new();
+    for c in &src.candidates.candidates {
+        by_origin
+            .entry(c.origin.path.as_path())
+            .or_default()
+            .insert(c.agent.as_str());
+    }
+    for c in &src.candidates.candidates {
+        let idx = match reg.agents.iter().position(|a| a.name == c.agent) {
+            Some(i) => i,
+            None => {
+                reg.agents.push(Agent {
+                    name: c.agent.clone(),
+                    ..Agent::default()
+                });
+                reg.agents.len() - 1
+            }
+        };
+        let a = &mut reg.agents[idx];
+        if let Some((_, suffix)) = c.agent.rsplit_once('@') {
+            a.aliases.insert(suffix.to_string());
+        }
+        let origin = c.origin.path.as_path();
+        if by_origin.get(origin).is_some_and(|s| s.len() == 1) {
+            if let Some(parent) = origin.parent() {
+                a.folders.insert(parent.to_path_buf());
+                if generic_stem(origin) {
+                    if let Some(f) = parent.file_name().and_then(|f| f.to_str()) {
+                        a.aliases.insert(f.to_string());
+                    }
+                }
+            }
+            if let Some(stem) = origin.file_stem().and_then(|s| s.to_str()) {
+                if !generic_stem(origin) {
+                    a.aliases.insert(stem.to_string());
+                }
+            }
+        }
+    }
+
+    // Agents from label files.
+    for (fi, file) in src.labels.iter().enumerate() {
+        for (ai, (name, _)) in file.agents.iter().enumerate() {
+            let mut hit = None;
+            if file.agent_from_path && file.agents.len() == 1 {
+                // A results.json beside a predictions file labels that file's agent.
+                let folder = file.path.parent().unwrap_or(Path::new(""));
+                let same: Vec<usize> = (0..reg.agents.len())
+                    .filter(|&i| reg.agents[i].folders.contains(folder))
+                    .collect();
+                if same.len() == 1 {
+                    hit = Some(same[0]);
+                }
+            }
+            if hit.is_none() {
+                hit = reg.find(name).map_err(|many| {
+                    anyhow::anyhow!(
+                        "{}: label agent `{name}` matches several candidate agents ({})\n  hint: name it explicitly with --labels AGENT={}",
+                        file.path.display(),
+                        many.join(", "),
+                        file.path.display()
+                    )
+                })?;
+            }
+            let idx = match hit {
+                Some(i) => i,
+                None => {
+                    reg.agents.push(Agent {
+                        name: name.clone(),
+                        ..Agent::default()
+                    });
+                    reg.agents.len() - 1
+                }
+            };
+            reg.agents[idx].aliases.insert(name.clone());
+            reg.agents[idx].labels.push((fi, ai));
+        }
+    }
+    if reg.agents.is_empty() {
+        anyhow::bail!(
+            "no agents found: pass candidates (with `resolved` fields) and/or --labels FILE"
+        );
+    }
+
+    // Which agents, in which order, under which display names.
+    let mut chosen: Vec<(usize, String)> = Vec::new();
+    match src.agents {
+        Some(list) => {
+            for name in list {
+                let idx = reg
+                    .find(name)
+                    .map_err(|many| {
+                        anyhow::anyhow!(
+                            "--agents: `{name}` matches several agents: {}; use the full name",
+                            many.join(", ")
+                        )
+                    })?
+                    .ok_or_else(|| {
+                        let mut known: Vec<&str> =
+                            reg.agents.iter().map(|a| a.name.as_str()).collect();
+                        known.sort_by(|a, b| natural_cmp(a, b));
+                        anyhow::anyhow!(
+                            "--agents: unknown agent `{name}`\n  hint: known agents: {}",
+                            known.join(", ")
+                        )
+                    })?;
+                if chosen.iter().any(|(i, _)| *i == idx) {
+                    anyhow::bail!("--agents: `{name}` is listed twice");
+                }
+                chosen.push((idx, name.clone()));
+            }
+        }
+        None => {
+            let mut all: Vec<usize> = (0..reg.agents.len()).collect();
+            all.sort_by(|&a, &b| natural_cmp(&reg.agents[a].name, &reg.agents[b].name));
+            chosen = all
+                .into_iter()
+                .map(|i| (i, reg.agents[i].name.clone()))
+                .collect();
+        }
+    }
+    for (idx, display) in &chosen {
+        let a = &mut reg.agents[*idx];
+        if *display != a.name {
+            a.candidate_name = Some(a.name.clone());
+        }
+    }
+
+    // The instance universe.
+    let (mut instances, mut universe_source) = match &src.universe {
+        Some((ids, source)) => (ids.clone(), source.clone()),
+        None => {
+            let mut set: BTreeSet<String> = BTreeSet::new();
+            for c in &src.candidates.candidates {
+                set.insert(c.instance_id.clone());
+            }
+            for f in src.labels {
+                set.extend(f.instances.iter().cloned());
+                for (_, l) in &f.agents {
+                    set.extend(l.resolved.iter().cloned());
+                    set.extend(l.labeled.iter().flatten().cloned());
+                }
+            }
+            let mut v: Vec<String> = set.into_iter().collect();
+            v.sort_by(|a, b| natural_cmp(a, b));
+            (
+                v,
+                "every instance named by the candidates and labels (pass --tasks to fix it)"
+                    .to_string(),
+            )
+        }
+    };
+    if src.scored_only {
+        match src.selection {
+            Some(sel) => {
+                let scored = sel.instances();
+                let before = instances.len();
+                instances.retain(|i| scored.contains(i.as_str()));
+                universe_source = format!(
+                    "{universe_source}; only the {} of {before} instances with committee scores",
+                    instances.len()
+                );
+            }
+            None => anyhow::bail!("--scored-only needs a selection (--scores FILE)"),
+        }
+    }
+    if instances.is_empty() {
+        anyhow::bail!("no instances to evaluate (the universe is empty)");
+    }
+    let universe: HashMap<&str, usize> = instances
+        .iter()
+        .enumerate()
+        .map(|(i, s)| (s.as_str(), i))
+        .collect();
+
+    // Candidates per (instance, agent).
+    let n = instances.len();
+    let k = chosen.len();
+    let col_of: HashMap<&str, usize> = chosen
+        .iter()
+        .enumerate()
+        .map(|(col, (idx, _))| (reg.agents[*idx].name.as_str(), col))
+        .collect();
+    let mut cand: Vec<Vec<Option<&Candidate>>> = vec![vec![None; k]; n];
+    let mut outside = 0usize;
+    let mut duplicates = 0usize;
+    let mut has_cands = vec![false; k];
+    for c in &src.candidates.candidates {
+        let Some(&col) = col_of.get(c.agent.as_str()) else {
+            continue;
+        };
+        has_cands[col] = true;
+        let Some(&row) = universe.get(c.instance_id.as_str()) else {
+            outside += 1;
+            continue;
+        };
+        if cand[row][col].is_some() {
+            duplicates += 1;
+        } else {
+            cand[row][col] = Some(c);
+        }
+    }
+    if outside > 0 {
+        notes.push(format!(
+            "{outside} candidate(s) of the chosen agents are for instances outside the universe; ignored"
+        ));
+    }
+    if duplicates > 0 {
+        notes.push(format!(
+            "{duplicates} duplicate candidate(s) for the same (instance, agent); the first was kept"
+        ));
+    }
+
+    // Labels and presence.
+    let mut resolved = vec![vec![false; k]; n];
+    let mut presence = vec![vec![Presence::Unknown; k]; n];
+    let mut inputs: Vec<AgentInputs> = Vec::with_capacity(k);
+    for (col, (idx, display)) in chosen.iter().enumerate() {
+        let a = &reg.agents[*idx];
+        let mut info = AgentInputs {
+            name: display.clone(),
+            candidate_name: a.candidate_name.clone(),
+            label_sources: a
+                .labels
+                .iter()
+                .map(|(fi, _)| {
+                    let f = &src.labels[*fi];
+                    format!("{} ({})", f.path.display(), f.format)
+                })
+                .collect(),
+            ..AgentInputs::default()
+        };
+        let row_labels = (0..n).any(|r| cand[r][col].is_some_and(|c| c.resolved.is_some()));
+        if a.labels.is_empty() && !row_labels {
+            anyhow::bail!(
+                "agent `{display}` has no resolved labels\n  hint: give its candidates a `resolved` field, or pass --labels with its results.json / report.json (or --labels {display}=FILE)"
+            );
+        }
+        if row_labels {
+            info.label_sources
+                .push("`resolved` field of its candidates".into());
+        }
+        for row in 0..n {
+            let id = instances[row].as_str();
+            let mut label: Option<bool> = None;
+            for (fi, ai) in &a.labels {
+                if let Some(v) = src.labels[*fi].agents[*ai].1.get(id) {
+                    match label {
+                        None => label = Some(v),
+                        Some(prev) if prev != v => info.label_conflicts += 1,
+                        _ => {}
+                    }
+                }
+            }
+            let c = cand[row][col];
+            if let Some(v) = c.and_then(|c| c.resolved) {
+                match label {
+                    None => label = Some(v),
+                    Some(prev) if prev != v => info.label_conflicts += 1,
+                    _ => {}
+                }
+            }
+            let (p, r) = if has_cands[col] {
+                match c {
+                    None => {
+                        info.missing += 1;
+                        (Presence::Missing, false)
+                    }
+                    Some(c) if c.is_empty() => {
+                        info.candidates += 1;
+                        info.empty += 1;
+                        (Presence::Empty, false)
+                    }
+                    Some(_) => {
+                        info.candidates += 1;
+                        if label.is_none() {
+                            info.unlabeled += 1;
+                        }
+                        (Presence::Present, label == Some(true))
+                    }
+                }
+            } else {
+                (Presence::Unknown, label == Some(true))
+            };
+            if label == Some(true) && !r {
+                info.resolved_without_candidate += 1;
+            }
+            presence[row][col] = p;
+            resolved[row][col] = r;
+        }
+        inputs.push(info);
+    }
+
+    // Scores.
+    let mut score = vec![vec![None; k]; n];
+    let mut has_selection = false;
+    let mut selection_source = None;
+    if let Some(sel) = src.selection {
+        has_selection = true;
+        selection_source = Some(sel.path.display().to_string());
+        let mut unknown: BTreeSet<String> = BTreeSet::new();
+        let mut cache: HashMap<&str, Option<usize>> = HashMap::new();
+        let mut outside = 0usize;
+        for ((inst, agent), &s) in &sel.scores {
+            let col = *cache.entry(agent.as_str()).or_insert_with(|| {
+                reg.find(agent)
+                    .ok()
+                    .flatten()
+                    .and_then(|i| chosen.iter().position(|(c, _)| *c == i))
+            });
+            let Some(col) = col else {
+                if reg.find(agent).ok().flatten().is_none() {
+                    unknown.insert(agent.clone());
+                }
+                continue;
+            };
+            match universe.get(inst.as_str()) {
+                Some(&row) => score[row][col] = Some(s),
+                None => outside += 1,
+            }
+        }
+        if !unknown.is_empty() {
+            notes.push(format!(
+                "selection {}: {} agent name(s) match no agent and were ignored: {}",
+                sel.path.display(),
+                unknown.len(),
+                unknown
+                    .iter()
+                    .take(5)
+                    .cloned()
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
+        }
+        if outside > 0 {
+            notes.push(format!(
+                "selection: {outside} score(s) for instances outside the universe; ignored"
+            ));
+        }
+        if sel.duplicates > 0 {
+            notes.push(format!(
+                "selection: {} (instance, agent) pair(s) scored more than once; the last score was kept",
+                sel.duplicates
+            ));
+        }
+        let unscored = (0..n)
+            .filter(|&r| score[r].iter().all(Option::is_none))
+            .count();
+        if unscored > 0 {
+            notes.push(format!(
+                "selection: {unscored} of {n} instances have no committee score; their pick is a uniformly random one (pass --scored-only to drop them)"
+            ));
+        }
+    } else if let Some(b) = src.baseline {
+        has_selection = true;
+        selection_source = Some(match b {
+            Baseline::Random => "baseline: uniformly random slot (equals Average@k)".into(),
+            Baseline::RandomNonEmpty => "baseline: uniformly random non-empty candidate".into(),
+        });
+        for row in 0..n {
+            for col in 0..k {
+                score[row][col] = match (b, presence[row][col]) {
+                    (Baseline::Random, _) => Some(0.0),
+                    (Baseline::RandomNonEmpty, Presence::Present | Presence::Unknown) => Some(0.0),
+                    (Baseline::RandomNonEmpty, _) => None,
+                };
+            }
+        }
+    }
+    for (col, info) in inputs.iter_mut().enumerate() {
+        info.scored = (0..n).filter(|&r| score[r][col].is_some()).count();
+    }
+
+    Ok(Table {
+        instances,
+        agents: chosen.into_iter().map(|(_, d)| d).collect(),
+        resolved,
+        score,
+        presence,
+        inputs,
+        universe_source,
+        notes,
+        has_selection,
+        selection_source,
+    })
+}
