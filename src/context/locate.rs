@@ -257,6 +257,8 @@ pub struct Weights {
     pub test_factor: f64,
     /// Function level: the issue names the function.
     pub fn_mention: f64,
+    /// Function level: a class the issue names is a part of the function's name (`_print_Sum`).
+    pub fn_part_mention: f64,
     /// Function level: a traceback frame inside the function.
     pub fn_frame: f64,
     /// Function level: normalised BM25 over the function's own code.
@@ -276,9 +278,10 @@ impl Default for Weights {
             frame: 1.5,
             test_factor: 0.3,
             fn_mention: 1.0,
+            fn_part_mention: 0.8,
             fn_frame: 1.5,
             fn_bm25: 1.0,
-            fn_file: 0.7,
+            fn_file: 1.5,
         }
     }
 }
@@ -537,6 +540,12 @@ pub fn locate_functions(issue: &str, repo: &RepoFiles, files: &[FileHit], opts: 
         let mut s = w.fn_bm25 * bs + w.fn_file * u.prior;
         if refs.names(&u.hit.name) {
             s += w.fn_mention;
+        } else {
+            // `_print_Sum`, `_eval_rewrite_as_Heaviside`: a named class as a part of the name.
+            let short = u.hit.name.rsplit('.').next().unwrap_or(&u.hit.name);
+            if short.split('_').any(|p| p.len() >= 3 && p.chars().next().is_some_and(char::is_uppercase) && refs.mentions.iter().any(|m| m == p)) {
+                s += w.fn_part_mention;
+            }
         }
         for (k, f) in refs.frames.iter().rev().enumerate() {
             if f.line >= u.hit.lines.start
