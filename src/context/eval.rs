@@ -101,14 +101,15 @@ pub struct EvalReport {
 }
 
 fn load_candidates(path: &PathBuf) -> anyhow::Result<HashMap<String, Vec<Candidate>>> {
-    let text = std::fs::read_to_string(path).map_err(|e| anyhow::anyhow!("cannot read {}: {e}", path.display()))?;
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| anyhow::anyhow!("cannot read {}: {e}", path.display()))?;
     let mut out: HashMap<String, Vec<Candidate>> = HashMap::new();
     for (i, line) in text.lines().enumerate() {
         if line.trim().is_empty() {
             continue;
         }
-        let v: serde_json::Value =
-            serde_json::from_str(line).map_err(|e| anyhow::anyhow!("{}:{}: not JSON: {e}", path.display(), i + 1))?;
+        let v: serde_json::Value = serde_json::from_str(line)
+            .map_err(|e| anyhow::anyhow!("{}:{}: not JSON: {e}", path.display(), i + 1))?;
         let id = v["instance_id"].as_str().unwrap_or_default().to_string();
         out.entry(id.clone()).or_default().push(Candidate {
             instance_id: id,
@@ -124,7 +125,10 @@ fn load_candidates(path: &PathBuf) -> anyhow::Result<HashMap<String, Vec<Candida
 fn rebuild_all(snap: &Snapshot, cands: &[Candidate]) -> anyhow::Result<Vec<PatchView>> {
     let needed: Vec<String> = cands.iter().flat_map(patch::paths_needed).collect();
     let base = snap.read_all(needed.iter().map(String::as_str))?;
-    Ok(cands.iter().map(|c| patch::rebuild(c, &base, Mode::Tolerant)).collect())
+    Ok(cands
+        .iter()
+        .map(|c| patch::rebuild(c, &base, Mode::Tolerant))
+        .collect())
 }
 
 fn pct(n: usize, d: usize) -> f64 {
@@ -183,7 +187,12 @@ pub fn run(opts: &EvalOptions, mut progress: impl FnMut(&str)) -> anyhow::Result
         let ms = t0.elapsed().as_secs_f64() * 1e3;
         locate_ms += ms;
         let top5: Vec<String> = loc.files.iter().take(5).map(|f| f.path.clone()).collect();
-        let top10: Vec<String> = loc.functions.iter().take(10).map(|f| format!("{}::{}", f.path, f.name)).collect();
+        let top10: Vec<String> = loc
+            .functions
+            .iter()
+            .take(10)
+            .map(|f| format!("{}::{}", f.path, f.name))
+            .collect();
         let fa = gold_files.iter().any(|g| top5.contains(g));
         let fl = !gold_files.is_empty() && gold_files.iter().all(|g| top5.contains(g));
         any5 += fa as usize;
@@ -204,14 +213,21 @@ pub fn run(opts: &EvalOptions, mut progress: impl FnMut(&str)) -> anyhow::Result
             let views = rebuild_all(&snap, cands)?;
             let refs = IssueRefs::new(&t.problem_statement);
             let others: Vec<&PatchView> = views.iter().collect();
-            let rel = Related { refs: Some(&refs), others: &others, repo: Some(&files) };
+            let rel = Related {
+                refs: Some(&refs),
+                others: &others,
+                repo: Some(&files),
+            };
             let t1 = Instant::now();
             for v in &views {
                 let _ = build_with(v, t, opts.budget, &rel);
             }
             cold_ms += t1.elapsed().as_secs_f64() * 1e3;
             let t2 = Instant::now();
-            let ctxs: Vec<_> = views.iter().map(|v| build_with(v, t, opts.budget, &rel)).collect();
+            let ctxs: Vec<_> = views
+                .iter()
+                .map(|v| build_with(v, t, opts.budget, &rel))
+                .collect();
             warm_ms += t2.elapsed().as_secs_f64() * 1e3;
             for c in &ctxs {
                 tok_sum += c.tokens;
@@ -249,7 +265,11 @@ pub fn run(opts: &EvalOptions, mut progress: impl FnMut(&str)) -> anyhow::Result
     rep.fn_instances = fn_n;
     rep.fn_any10 = pct(fany, fn_n);
     rep.fn_all10 = pct(fall, fn_n);
-    rep.mean_locate_ms = if rep.instances > 0 { locate_ms / rep.instances as f64 } else { 0.0 };
+    rep.mean_locate_ms = if rep.instances > 0 {
+        locate_ms / rep.instances as f64
+    } else {
+        0.0
+    };
     if rep.candidates > 0 {
         rep.mean_context_tokens = tok_sum as f64 / rep.candidates as f64;
         rep.cold_ms_per_candidate = cold_ms / rep.candidates as f64;
@@ -260,7 +280,11 @@ pub fn run(opts: &EvalOptions, mut progress: impl FnMut(&str)) -> anyhow::Result
 
 /// The report as a few lines of text.
 pub fn summary(r: &EvalReport) -> String {
-    let skipped: Vec<String> = r.skipped_no_repo.iter().map(|(k, v)| format!("{k} {v}")).collect();
+    let skipped: Vec<String> = r
+        .skipped_no_repo
+        .iter()
+        .map(|(k, v)| format!("{k} {v}"))
+        .collect();
     format!(
         "split {}: {} instances (skipped, no repository: {})\n\
          issue-only file top-5: any gold file {:.2}%  all gold files {:.2}%\n\

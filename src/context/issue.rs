@@ -24,7 +24,9 @@ pub struct IssueRefs {
     pub frames: Vec<Frame>,
 }
 
-const FILE_EXTS: [&str; 12] = [".py", ".pyi", ".cfg", ".toml", ".rst", ".txt", ".ini", ".json", ".yaml", ".yml", ".c", ".pyx"];
+const FILE_EXTS: [&str; 12] = [
+    ".py", ".pyi", ".cfg", ".toml", ".rst", ".txt", ".ini", ".json", ".yaml", ".yml", ".c", ".pyx",
+];
 
 fn is_ident_char(c: char) -> bool {
     c.is_alphanumeric() || c == '_'
@@ -50,9 +52,14 @@ pub fn mentions(text: &str) -> Vec<String> {
                 continue;
             }
             let interesting = word.contains('_')
-                || (w.chars().skip(1).any(|c| c.is_uppercase()) && w.chars().any(|c| c.is_lowercase()))
-                || (w.chars().next().is_some_and(char::is_uppercase) && w.chars().any(|c| c.is_lowercase()) && (dotted || in_code))
-                || (called && w.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit()))
+                || (w.chars().skip(1).any(|c| c.is_uppercase())
+                    && w.chars().any(|c| c.is_lowercase()))
+                || (w.chars().next().is_some_and(char::is_uppercase)
+                    && w.chars().any(|c| c.is_lowercase())
+                    && (dotted || in_code))
+                || (called
+                    && w.chars()
+                        .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit()))
                 || (in_code && w.chars().all(|c| c.is_ascii_alphanumeric()))
                 || (dotted && !looks_like_prose_dot(raw));
             if interesting {
@@ -66,7 +73,10 @@ pub fn mentions(text: &str) -> Vec<String> {
 fn looks_like_prose_dot(raw: &str) -> bool {
     // "e.g", "i.e", "etc." and version numbers are not code.
     let l = raw.to_ascii_lowercase();
-    l == "e.g" || l == "i.e" || raw.split('.').any(|p| p.is_empty()) || raw.chars().next().is_some_and(|c| c.is_ascii_digit())
+    l == "e.g"
+        || l == "i.e"
+        || raw.split('.').any(|p| p.is_empty())
+        || raw.chars().next().is_some_and(|c| c.is_ascii_digit())
 }
 
 /// Words made of identifier characters and dots, with their byte offsets.
@@ -107,15 +117,29 @@ pub fn frames(text: &str) -> Vec<Frame> {
         let Some(lpos) = rest.find("line ") else {
             continue;
         };
-        let digits: String = rest[lpos + 5..].chars().take_while(|c| c.is_ascii_digit()).collect();
+        let digits: String = rest[lpos + 5..]
+            .chars()
+            .take_while(|c| c.is_ascii_digit())
+            .collect();
         let Ok(line_no) = digits.parse::<usize>() else {
             continue;
         };
         let function = rest
             .find(", in ")
-            .map(|p| rest[p + 5..].trim().split(|c: char| c.is_whitespace()).next().unwrap_or("").to_string())
+            .map(|p| {
+                rest[p + 5..]
+                    .trim()
+                    .split(|c: char| c.is_whitespace())
+                    .next()
+                    .unwrap_or("")
+                    .to_string()
+            })
             .unwrap_or_default();
-        out.push(Frame { file, line: line_no, function });
+        out.push(Frame {
+            file,
+            line: line_no,
+            function,
+        });
     }
     out
 }
@@ -129,7 +153,9 @@ pub fn paths(text: &str) -> Vec<String> {
         if w.len() < 4 || w.starts_with("http") || w.contains("://") {
             continue;
         }
-        let has_ext = FILE_EXTS.iter().any(|e| w.ends_with(e) && w.len() > e.len());
+        let has_ext = FILE_EXTS
+            .iter()
+            .any(|e| w.ends_with(e) && w.len() > e.len());
         if has_ext && w.chars().all(|c| is_ident_char(c) || "./-\\".contains(c)) {
             let w = w.replace('\\', "/");
             if !out.contains(&w) {
@@ -146,7 +172,11 @@ pub fn dotted(text: &str) -> Vec<String> {
     for (_, w) in split_words(text) {
         if w.contains('.')
             && !looks_like_prose_dot(w)
-            && w.split('.').all(|p| p.chars().next().is_some_and(|c| c.is_alphabetic() || c == '_'))
+            && w.split('.').all(|p| {
+                p.chars()
+                    .next()
+                    .is_some_and(|c| c.is_alphabetic() || c == '_')
+            })
             && !FILE_EXTS.iter().any(|e| w.ends_with(e))
             && !out.iter().any(|o| o == w)
         {
@@ -158,30 +188,45 @@ pub fn dotted(text: &str) -> Vec<String> {
 
 impl IssueRefs {
     pub fn new(text: &str) -> IssueRefs {
-        IssueRefs { mentions: mentions(text), paths: paths(text), dotted: dotted(text), frames: frames(text) }
+        IssueRefs {
+            mentions: mentions(text),
+            paths: paths(text),
+            dotted: dotted(text),
+            frames: frames(text),
+        }
     }
 
     /// True when `name` (short or qualified) is named in the issue.
     pub fn names(&self, qualified: &str) -> bool {
         let short = qualified.rsplit('.').next().unwrap_or(qualified);
-        self.mentions.iter().any(|m| m == short || m == qualified) || self.dotted.iter().any(|d| d.ends_with(qualified))
+        self.mentions.iter().any(|m| m == short || m == qualified)
+            || self.dotted.iter().any(|d| d.ends_with(qualified))
     }
 }
 
 /// The repository path a written path (absolute, site-packages, relative) refers to, if any
 /// of `files` ends with it; the longest matching suffix wins.
-pub fn resolve_path<'a>(written: &str, files: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+pub fn resolve_path<'a>(
+    written: &str,
+    files: impl IntoIterator<Item = &'a str>,
+) -> Option<&'a str> {
     let written = written.replace('\\', "/");
     let parts: Vec<&str> = written.split('/').filter(|p| !p.is_empty()).collect();
     let mut best: Option<(&str, usize)> = None;
     for f in files {
         let fp: Vec<&str> = f.split('/').collect();
-        let n = fp.iter().rev().zip(parts.iter().rev()).take_while(|(a, b)| a == b).count();
-        if n > 0 && best.is_none_or(|(_, b)| n > b || (n == b && f.len() < best.map(|x| x.0.len()).unwrap_or(0))) {
+        let n = fp
+            .iter()
+            .rev()
+            .zip(parts.iter().rev())
+            .take_while(|(a, b)| a == b)
+            .count();
+        if n > 0 && best.map_or(true, |(bf, b)| n > b || (n == b && f.len() < bf.len())) {
             best = Some((f, n));
         }
     }
-    best.filter(|(_, n)| *n >= 2 || parts.len() == 1).map(|(f, _)| f)
+    best.filter(|(_, n)| *n >= 2 || parts.len() == 1)
+        .map(|(f, _)| f)
 }
 
 #[cfg(test)]
@@ -198,7 +243,10 @@ mod tests {
         assert!(!m.contains(&"simple".to_string()));
         assert!(!m.contains(&"The".to_string()));
         let m = mentions("e.g. version 1.2.3 works; calling latex(x) and `simplify` fails");
-        assert!(m.contains(&"latex".to_string()) && m.contains(&"simplify".to_string()), "{m:?}");
+        assert!(
+            m.contains(&"latex".to_string()) && m.contains(&"simplify".to_string()),
+            "{m:?}"
+        );
         assert!(!m.iter().any(|w| w == "e" || w == "g"));
     }
 
@@ -207,10 +255,24 @@ mod tests {
         let t = "Traceback (most recent call last):\n  File \"/usr/lib/python3/site-packages/requests/sessions.py\", line 455, in request\n    resp = self.send(prep, **send_kwargs)\n  File \"x.py\", line 3, in <module>\nValueError";
         let f = frames(t);
         assert_eq!(f.len(), 2);
-        assert_eq!(f[0], Frame { file: "/usr/lib/python3/site-packages/requests/sessions.py".into(), line: 455, function: "request".into() });
+        assert_eq!(
+            f[0],
+            Frame {
+                file: "/usr/lib/python3/site-packages/requests/sessions.py".into(),
+                line: 455,
+                function: "request".into()
+            }
+        );
         assert_eq!(f[1].function, "<module>");
-        let files = ["requests/sessions.py", "tests/test_sessions.py", "docs/sessions.py"];
-        assert_eq!(resolve_path(&f[0].file, files), Some("requests/sessions.py"));
+        let files = [
+            "requests/sessions.py",
+            "tests/test_sessions.py",
+            "docs/sessions.py",
+        ];
+        assert_eq!(
+            resolve_path(&f[0].file, files),
+            Some("requests/sessions.py")
+        );
         assert_eq!(resolve_path("x.py", files), None);
     }
 

@@ -45,7 +45,11 @@ pub struct RepoFile {
 
 impl RepoFile {
     pub fn new(path: String, text: Arc<str>) -> RepoFile {
-        RepoFile { path, text, terms: OnceLock::new() }
+        RepoFile {
+            path,
+            text,
+            terms: OnceLock::new(),
+        }
     }
 
     /// The file's terms (computed once, cached by content across snapshots).
@@ -89,9 +93,20 @@ impl RepoFiles {
 
     /// From `(path, text)` pairs (tests, or files already in memory).
     pub fn from_pairs(pairs: Vec<(String, String)>) -> RepoFiles {
-        let files: Vec<RepoFile> = pairs.into_iter().map(|(p, t)| RepoFile::new(p, Arc::from(t))).collect();
-        let by_path = files.iter().enumerate().map(|(i, f)| (f.path.clone(), i)).collect();
-        RepoFiles { files, by_path, defs: OnceLock::new() }
+        let files: Vec<RepoFile> = pairs
+            .into_iter()
+            .map(|(p, t)| RepoFile::new(p, Arc::from(t)))
+            .collect();
+        let by_path = files
+            .iter()
+            .enumerate()
+            .map(|(i, f)| (f.path.clone(), i))
+            .collect();
+        RepoFiles {
+            files,
+            by_path,
+            defs: OnceLock::new(),
+        }
     }
 
     pub fn get(&self, path: &str) -> Option<&RepoFile> {
@@ -142,9 +157,10 @@ impl RepoFiles {
 }
 
 const STOP: [&str; 40] = [
-    "the", "and", "for", "that", "this", "with", "not", "but", "are", "was", "have", "from", "when", "what", "which",
-    "should", "would", "could", "can", "there", "their", "then", "than", "will", "been", "into", "some", "also", "here",
-    "use", "using", "used", "get", "set", "self", "none", "true", "false", "return", "def",
+    "the", "and", "for", "that", "this", "with", "not", "but", "are", "was", "have", "from",
+    "when", "what", "which", "should", "would", "could", "can", "there", "their", "then", "than",
+    "will", "been", "into", "some", "also", "here", "use", "using", "used", "get", "set", "self",
+    "none", "true", "false", "return", "def",
 ];
 
 fn is_stop(t: &str) -> bool {
@@ -165,7 +181,8 @@ pub fn split_terms(word: &str, out: &mut Vec<String>) {
         for (i, &c) in chars.iter().enumerate() {
             let boundary = i > 0
                 && c.is_uppercase()
-                && (chars[i - 1].is_lowercase() || chars.get(i + 1).is_some_and(|n| n.is_lowercase()));
+                && (chars[i - 1].is_lowercase()
+                    || chars.get(i + 1).is_some_and(|n| n.is_lowercase()));
             if boundary && !cur.is_empty() {
                 parts.push(std::mem::take(&mut cur));
             }
@@ -220,9 +237,15 @@ fn file_terms(text: &str) -> Arc<FileTerms> {
     }
     for line in text.lines() {
         let l = line.trim_start();
-        let rest = l.strip_prefix("def ").or_else(|| l.strip_prefix("class ")).or_else(|| l.strip_prefix("async def "));
+        let rest = l
+            .strip_prefix("def ")
+            .or_else(|| l.strip_prefix("class "))
+            .or_else(|| l.strip_prefix("async def "));
         if let Some(rest) = rest {
-            let name: String = rest.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
+            let name: String = rest
+                .chars()
+                .take_while(|c| c.is_alphanumeric() || *c == '_')
+                .collect();
             if !name.is_empty() {
                 ft.def_names.push(name);
             }
@@ -302,7 +325,14 @@ pub struct LocateOptions {
 
 impl Default for LocateOptions {
     fn default() -> Self {
-        LocateOptions { function_files: 5, top_functions: 20, top_files: 20, weights: Weights::default(), k1: 1.2, b: 0.75 }
+        LocateOptions {
+            function_files: 5,
+            top_functions: 20,
+            top_files: 20,
+            weights: Weights::default(),
+            k1: 1.2,
+            b: 0.75,
+        }
     }
 }
 
@@ -341,12 +371,29 @@ pub fn is_auxiliary(path: &str) -> bool {
         || name.ends_with("_test.py")
         || name == "conftest.py"
         || p.split('/').any(|seg| {
-            matches!(seg, "tests" | "test" | "testing" | "doc" | "docs" | "examples" | "example" | "benchmarks" | "bench" | "scripts")
+            matches!(
+                seg,
+                "tests"
+                    | "test"
+                    | "testing"
+                    | "doc"
+                    | "docs"
+                    | "examples"
+                    | "example"
+                    | "benchmarks"
+                    | "bench"
+                    | "scripts"
+            )
         })
 }
 
 /// BM25 scores of `query` terms over documents given as term maps.
-fn bm25<'a>(query: &HashMap<String, f64>, docs: &[(&'a HashMap<String, u32>, u32)], k1: f64, b: f64) -> Vec<f64> {
+fn bm25(
+    query: &HashMap<String, f64>,
+    docs: &[(&HashMap<String, u32>, u32)],
+    k1: f64,
+    b: f64,
+) -> Vec<f64> {
     let n = docs.len().max(1) as f64;
     let avg = docs.iter().map(|(_, l)| *l as f64).sum::<f64>() / n;
     let avg = avg.max(1.0);
@@ -399,7 +446,11 @@ pub fn locate_files(issue: &str, repo: &RepoFiles, opts: &LocateOptions) -> Vec<
     let w = &opts.weights;
     let refs = IssueRefs::new(issue);
     let q = query_terms(issue);
-    let docs: Vec<(&HashMap<String, u32>, u32)> = repo.files.iter().map(|f| (&f.terms().terms, f.terms().len)).collect();
+    let docs: Vec<(&HashMap<String, u32>, u32)> = repo
+        .files
+        .iter()
+        .map(|f| (&f.terms().terms, f.terms().len))
+        .collect();
     let mut content = bm25(&q, &docs, opts.k1, opts.b);
     normalise(&mut content);
     let path_terms: Vec<HashMap<String, u32>> = repo
@@ -413,12 +464,17 @@ pub fn locate_files(issue: &str, repo: &RepoFiles, opts: &LocateOptions) -> Vec<
             m
         })
         .collect();
-    let pdocs: Vec<(&HashMap<String, u32>, u32)> = path_terms.iter().map(|m| (m, m.values().sum::<u32>())).collect();
+    let pdocs: Vec<(&HashMap<String, u32>, u32)> = path_terms
+        .iter()
+        .map(|m| (m, m.values().sum::<u32>()))
+        .collect();
     let mut path_score = bm25(&q, &pdocs, opts.k1, opts.b);
     normalise(&mut path_score);
 
     let n = repo.files.len();
-    let mut score: Vec<f64> = (0..n).map(|i| w.bm25 * content[i] + w.path_bm25 * path_score[i]).collect();
+    let mut score: Vec<f64> = (0..n)
+        .map(|i| w.bm25 * content[i] + w.path_bm25 * path_score[i])
+        .collect();
     let mut why: Vec<Vec<String>> = vec![Vec::new(); n];
 
     // Definitions the issue names, weighted by how specific the name is.
@@ -471,15 +527,28 @@ pub fn locate_files(issue: &str, repo: &RepoFiles, opts: &LocateOptions) -> Vec<
     }
     let mut hits: Vec<FileHit> = (0..n)
         .filter(|&i| score[i] > 0.0)
-        .map(|i| FileHit { path: repo.files[i].path.clone(), score: score[i], why: std::mem::take(&mut why[i]) })
+        .map(|i| FileHit {
+            path: repo.files[i].path.clone(),
+            score: score[i],
+            why: std::mem::take(&mut why[i]),
+        })
         .collect();
-    hits.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.path.cmp(&b.path)));
+    hits.sort_by(|a, b| {
+        b.score
+            .total_cmp(&a.score)
+            .then_with(|| a.path.cmp(&b.path))
+    });
     hits.truncate(opts.top_files.max(opts.function_files));
     hits
 }
 
 /// Rank the definitions of the best files.
-pub fn locate_functions(issue: &str, repo: &RepoFiles, files: &[FileHit], opts: &LocateOptions) -> Vec<FuncHit> {
+pub fn locate_functions(
+    issue: &str,
+    repo: &RepoFiles,
+    files: &[FileHit],
+    opts: &LocateOptions,
+) -> Vec<FuncHit> {
     let w = &opts.weights;
     let refs = IssueRefs::new(issue);
     let q = query_terms(issue);
@@ -493,14 +562,16 @@ pub fn locate_functions(issue: &str, repo: &RepoFiles, files: &[FileHit], opts: 
     }
     let mut units: Vec<Unit> = Vec::new();
     for fh in &top {
-        let Some(rf) = repo.get(&fh.path) else { continue };
+        let Some(rf) = repo.get(&fh.path) else {
+            continue;
+        };
         let idx = rf.index();
         let lines: Vec<&str> = rf.text.lines().collect();
         // Each line belongs to its innermost definition.
         let mut owner: Vec<Option<usize>> = vec![None; lines.len() + 1];
         for (di, d) in idx.defs.iter().enumerate() {
-            for l in d.lines.start..=d.lines.end.min(lines.len()) {
-                owner[l] = Some(di);
+            for o in &mut owner[d.lines.start..=d.lines.end.min(lines.len())] {
+                *o = Some(di);
             }
         }
         let mut per_def: Vec<HashMap<String, u32>> = vec![HashMap::new(); idx.defs.len()];
@@ -525,7 +596,13 @@ pub fn locate_functions(issue: &str, repo: &RepoFiles, files: &[FileHit], opts: 
                 lens[di] += 2;
             }
             units.push(Unit {
-                hit: FuncHit { path: fh.path.clone(), name: d.name.clone(), kind: d.kind, lines: d.lines, score: 0.0 },
+                hit: FuncHit {
+                    path: fh.path.clone(),
+                    name: d.name.clone(),
+                    kind: d.kind,
+                    lines: d.lines,
+                    score: 0.0,
+                },
                 terms,
                 len: lens[di],
                 prior: fh.score / best_file,
@@ -543,7 +620,11 @@ pub fn locate_functions(issue: &str, repo: &RepoFiles, files: &[FileHit], opts: 
         } else {
             // `_print_Sum`, `_eval_rewrite_as_Heaviside`: a named class as a part of the name.
             let short = u.hit.name.rsplit('.').next().unwrap_or(&u.hit.name);
-            if short.split('_').any(|p| p.len() >= 3 && p.chars().next().is_some_and(char::is_uppercase) && refs.mentions.iter().any(|m| m == p)) {
+            if short.split('_').any(|p| {
+                p.len() >= 3
+                    && p.chars().next().is_some_and(char::is_uppercase)
+                    && refs.mentions.iter().any(|m| m == p)
+            }) {
                 s += w.fn_part_mention;
             }
         }
@@ -560,7 +641,12 @@ pub fn locate_functions(issue: &str, repo: &RepoFiles, files: &[FileHit], opts: 
         hit.score = s;
         out.push(hit);
     }
-    out.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.path.cmp(&b.path)).then(a.lines.start.cmp(&b.lines.start)));
+    out.sort_by(|a, b| {
+        b.score
+            .total_cmp(&a.score)
+            .then_with(|| a.path.cmp(&b.path))
+            .then(a.lines.start.cmp(&b.lines.start))
+    });
     out.truncate(opts.top_functions);
     out
 }
@@ -591,15 +677,27 @@ mod tests {
         let mut v = Vec::new();
         split_terms("HTTPAdapter_send_now", &mut v);
         assert!(v.contains(&"httpadapter_send_now".to_string()));
-        assert!(v.contains(&"http".to_string()) && v.contains(&"adapter".to_string()) && v.contains(&"send".to_string()));
+        assert!(
+            v.contains(&"http".to_string())
+                && v.contains(&"adapter".to_string())
+                && v.contains(&"send".to_string())
+        );
     }
 
     #[test]
     fn named_definition_ranks_its_file_first_and_tests_last() {
         let r = repo();
-        let loc = locate("parse_header_links returns wrong links for empty header", &r, &LocateOptions::default());
+        let loc = locate(
+            "parse_header_links returns wrong links for empty header",
+            &r,
+            &LocateOptions::default(),
+        );
         assert_eq!(loc.files[0].path, "pkg/utils.py", "{:?}", loc.files);
-        let test_pos = loc.files.iter().position(|f| f.path.starts_with("tests/")).unwrap();
+        let test_pos = loc
+            .files
+            .iter()
+            .position(|f| f.path.starts_with("tests/"))
+            .unwrap();
         assert!(test_pos > 0);
         assert_eq!(loc.functions[0].name, "parse_header_links");
     }
@@ -611,13 +709,21 @@ mod tests {
         let loc = locate(issue, &r, &LocateOptions::default());
         assert_eq!(loc.files[0].path, "pkg/sessions.py");
         assert!(loc.files[0].why.iter().any(|w| w == "traceback frame"));
-        assert_eq!(loc.functions[0].name, "Session.request", "{:?}", loc.functions);
+        assert_eq!(
+            loc.functions[0].name, "Session.request",
+            "{:?}",
+            loc.functions
+        );
     }
 
     #[test]
     fn module_file_resolves_dotted_names() {
         let r = repo();
-        assert_eq!(r.module_file("pkg.models.Response").map(|i| r.files[i].path.as_str()), Some("pkg/models.py"));
+        assert_eq!(
+            r.module_file("pkg.models.Response")
+                .map(|i| r.files[i].path.as_str()),
+            Some("pkg/models.py")
+        );
         assert_eq!(r.files_defining("Response").len(), 1);
     }
 }

@@ -80,11 +80,26 @@ struct Builder<'a> {
 }
 
 fn window(range: LineRange, pad: usize, max_line: usize) -> LineRange {
-    LineRange::new(range.start.saturating_sub(pad).max(1), (range.end + pad).min(max_line.max(1)))
+    LineRange::new(
+        range.start.saturating_sub(pad).max(1),
+        (range.end + pad).min(max_line.max(1)),
+    )
 }
 
-fn def_snippet(path: &str, src: &str, d: &Def, reason: String, score: f64, after: bool, focus: Option<LineRange>) -> Snippet {
-    let max = if score >= REQUIRED { MAX_EDIT_LINES } else { MAX_RELATED_LINES };
+fn def_snippet(
+    path: &str,
+    src: &str,
+    d: &Def,
+    reason: String,
+    score: f64,
+    after: bool,
+    focus: Option<LineRange>,
+) -> Snippet {
+    let max = if score >= REQUIRED {
+        MAX_EDIT_LINES
+    } else {
+        MAX_RELATED_LINES
+    };
     let len = d.lines.end + 1 - d.lines.start;
     let lines = if len <= max {
         d.lines
@@ -110,7 +125,15 @@ fn def_snippet(path: &str, src: &str, d: &Def, reason: String, score: f64, after
     }
 }
 
-fn line_snippet(path: &str, src: &str, lines: LineRange, kind: SnippetKind, reason: String, score: f64, after: bool) -> Snippet {
+fn line_snippet(
+    path: &str,
+    src: &str,
+    lines: LineRange,
+    kind: SnippetKind,
+    reason: String,
+    score: f64,
+    after: bool,
+) -> Snippet {
     Snippet {
         path: path.to_string(),
         kind,
@@ -137,13 +160,19 @@ pub fn edited_units(view: &PatchView) -> Vec<(String, String, LineRange)> {
                     Some(d) => (d.name.clone(), d.lines),
                     None => ("<module>".to_string(), window(*r, WINDOW, idx.line_count)),
                 };
-                if !out.iter().any(|(p, n, l)| p == &f.path && n == &name && (n != "<module>" || l.overlaps(&lines))) {
+                if !out.iter().any(|(p, n, l)| {
+                    p == &f.path && n == &name && (n != "<module>" || l.overlaps(&lines))
+                }) {
                     out.push((f.path.clone(), name, lines));
                 }
             }
         } else {
             for r in &f.changed_before {
-                out.push((f.path.clone(), String::new(), window(*r, WINDOW, before.lines().count())));
+                out.push((
+                    f.path.clone(),
+                    String::new(),
+                    window(*r, WINDOW, before.lines().count()),
+                ));
             }
         }
     }
@@ -157,10 +186,23 @@ impl Builder<'_> {
 
     /// Definitions named `name` visible from `path`: same file, then the touched files, then
     /// the import's module, then a unique definer elsewhere in the repository.
-    fn resolve(&self, view: &PatchView, path: &str, idx: &PyIndex, name: &str) -> Option<(String, Arc<str>, Def)> {
+    fn resolve(
+        &self,
+        view: &PatchView,
+        path: &str,
+        idx: &PyIndex,
+        name: &str,
+    ) -> Option<(String, Arc<str>, Def)> {
         let f = view.files.iter().find(|f| f.path == path)?;
-        if let Some(d) = idx.defs_named(name).find(|d| d.depth == 0 || d.kind == SnippetKind::Function) {
-            return Some((path.to_string(), Arc::from(f.before.as_deref().unwrap_or("")), d.clone()));
+        if let Some(d) = idx
+            .defs_named(name)
+            .find(|d| d.depth == 0 || d.kind == SnippetKind::Function)
+        {
+            return Some((
+                path.to_string(),
+                Arc::from(f.before.as_deref().unwrap_or("")),
+                d.clone(),
+            ));
         }
         for g in &view.files {
             if g.path == path || !is_python(&g.path) {
@@ -218,7 +260,9 @@ fn resolve_relative(path: &str, module: &str) -> String {
 }
 
 fn is_generic_name(name: &str) -> bool {
-    name.len() < 3 || (name.starts_with("__") && name.ends_with("__")) || matches!(name, "get" | "run" | "main" | "call" | "copy")
+    name.len() < 3
+        || (name.starts_with("__") && name.ends_with("__"))
+        || matches!(name, "get" | "run" | "main" | "call" | "copy")
 }
 
 /// Build the context of one candidate within `budget` tokens, drawing on the issue, the other
@@ -233,7 +277,11 @@ pub fn build_with(view: &PatchView, task: &Task, budget: usize, rel: &Related) -
         }
     };
     let mut ctx = Context::default();
-    let mut b = Builder { cands: Vec::new(), rel, edited_defs: Vec::new() };
+    let mut b = Builder {
+        cands: Vec::new(),
+        rel,
+        edited_defs: Vec::new(),
+    };
 
     // What the other candidates edit: (path, name) → how many of them.
     let mut other_edits: HashMap<(String, String), (usize, LineRange)> = HashMap::new();
@@ -243,7 +291,14 @@ pub fn build_with(view: &PatchView, task: &Task, budget: usize, rel: &Related) -
         }
         let mut seen = std::collections::HashSet::new();
         for (p, n, l) in edited_units(o) {
-            let key = (p.clone(), if n.is_empty() || n == "<module>" { format!("{n}@{}", l.start) } else { n });
+            let key = (
+                p.clone(),
+                if n.is_empty() || n == "<module>" {
+                    format!("{n}@{}", l.start)
+                } else {
+                    n
+                },
+            );
             if seen.insert(key.clone()) {
                 other_edits.entry(key).or_insert((0, l)).0 += 1;
             }
@@ -252,7 +307,10 @@ pub fn build_with(view: &PatchView, task: &Task, budget: usize, rel: &Related) -
     let others_on = |path: &str, name: &str, lines: LineRange| -> usize {
         other_edits
             .iter()
-            .filter(|((p, n), (_, l))| p == path && (n == name || (name.is_empty() || name == "<module>") && l.overlaps(&lines)))
+            .filter(|((p, n), (_, l))| {
+                p == path
+                    && (n == name || (name.is_empty() || name == "<module>") && l.overlaps(&lines))
+            })
             .map(|(_, (c, _))| *c)
             .sum()
     };
@@ -273,13 +331,29 @@ pub fn build_with(view: &PatchView, task: &Task, budget: usize, rel: &Related) -
                 let w = window(*r, WINDOW, n_before);
                 ctx.edited.push(format!("{}:{}", f.path, r.start));
                 let k = others_on(&f.path, "", w);
-                b.add(line_snippet(&f.path, before, w, SnippetKind::Lines, with_others("lines edited by this patch", k), REQUIRED, false));
+                b.add(line_snippet(
+                    &f.path,
+                    before,
+                    w,
+                    SnippetKind::Lines,
+                    with_others("lines edited by this patch", k),
+                    REQUIRED,
+                    false,
+                ));
             }
             if let Some(a) = after {
                 let n_after = a.lines().count();
                 for r in &f.changed_after {
                     let w = window(*r, WINDOW, n_after);
-                    b.add(line_snippet(&f.path, a, w, SnippetKind::Lines, "the same lines after the patch".into(), 900.0, true));
+                    b.add(line_snippet(
+                        &f.path,
+                        a,
+                        w,
+                        SnippetKind::Lines,
+                        "the same lines after the patch".into(),
+                        900.0,
+                        true,
+                    ));
                 }
             }
             continue;
@@ -287,17 +361,28 @@ pub fn build_with(view: &PatchView, task: &Task, budget: usize, rel: &Related) -
         let idx_before = python::index(before);
         let idx_after = after.map(python::index);
         if let Some(ia) = &idx_after {
-            let extra = ia.errors.len().saturating_sub(if f.before.is_some() { idx_before.errors.len() } else { 0 });
+            let extra = ia.errors.len().saturating_sub(if f.before.is_some() {
+                idx_before.errors.len()
+            } else {
+                0
+            });
             if extra > 0 {
                 ctx.new_parse_errors += extra;
                 let known: Vec<&str> = before.lines().collect();
                 for e in ia.errors.iter().take(10) {
                     // Skip errors on lines the base already had with an error at the same text.
                     let line_text = after.and_then(|a| a.lines().nth(e.line - 1)).unwrap_or("");
-                    if idx_before.errors.iter().any(|be| known.get(be.line - 1) == Some(&line_text)) {
+                    if idx_before
+                        .errors
+                        .iter()
+                        .any(|be| known.get(be.line - 1) == Some(&line_text))
+                    {
                         continue;
                     }
-                    ctx.parse_errors.push(ParseErrorPos { path: f.path.clone(), ..e.clone() });
+                    ctx.parse_errors.push(ParseErrorPos {
+                        path: f.path.clone(),
+                        ..e.clone()
+                    });
                 }
             }
         }
@@ -314,7 +399,15 @@ pub fn build_with(view: &PatchView, task: &Task, budget: usize, rel: &Related) -
                         b.edited_defs.push((f.path.clone(), d.name.clone()));
                     }
                     let k = others_on(&f.path, &d.name, d.lines);
-                    b.add(def_snippet(&f.path, before, d, with_others("edited by this patch", k), REQUIRED, false, Some(*r)));
+                    b.add(def_snippet(
+                        &f.path,
+                        before,
+                        d,
+                        with_others("edited by this patch", k),
+                        REQUIRED,
+                        false,
+                        Some(*r),
+                    ));
                 }
                 None => {
                     let name = format!("{}::<module>", f.path);
@@ -323,7 +416,15 @@ pub fn build_with(view: &PatchView, task: &Task, budget: usize, rel: &Related) -
                     }
                     let w = window(*r, WINDOW, idx_before.line_count);
                     let k = others_on(&f.path, "<module>", w);
-                    b.add(line_snippet(&f.path, before, w, SnippetKind::Module, with_others("module-level code edited by this patch", k), REQUIRED, false));
+                    b.add(line_snippet(
+                        &f.path,
+                        before,
+                        w,
+                        SnippetKind::Module,
+                        with_others("module-level code edited by this patch", k),
+                        REQUIRED,
+                        false,
+                    ));
                 }
             }
         }
@@ -332,12 +433,32 @@ pub fn build_with(view: &PatchView, task: &Task, budget: usize, rel: &Related) -
             for r in &f.changed_after {
                 match ia.innermost(*r) {
                     Some(d) => {
-                        let reason = if f.before.is_none() { "added by this patch (new file)" } else { "after the patch" };
-                        b.add(def_snippet(&f.path, a, d, reason.into(), if f.before.is_none() { REQUIRED } else { 900.0 }, true, Some(*r)));
+                        let reason = if f.before.is_none() {
+                            "added by this patch (new file)"
+                        } else {
+                            "after the patch"
+                        };
+                        b.add(def_snippet(
+                            &f.path,
+                            a,
+                            d,
+                            reason.into(),
+                            if f.before.is_none() { REQUIRED } else { 900.0 },
+                            true,
+                            Some(*r),
+                        ));
                     }
                     None => {
                         let w = window(*r, WINDOW, ia.line_count);
-                        b.add(line_snippet(&f.path, a, w, SnippetKind::Module, "module-level code after the patch".into(), 900.0, true));
+                        b.add(line_snippet(
+                            &f.path,
+                            a,
+                            w,
+                            SnippetKind::Module,
+                            "module-level code after the patch".into(),
+                            900.0,
+                            true,
+                        ));
                     }
                 }
             }
@@ -347,13 +468,21 @@ pub fn build_with(view: &PatchView, task: &Task, budget: usize, rel: &Related) -
     // Related code.
     let edited = b.edited_defs.clone();
     for (path, name) in &edited {
-        let Some(f) = view.files.iter().find(|f| &f.path == path) else { continue };
+        let Some(f) = view.files.iter().find(|f| &f.path == path) else {
+            continue;
+        };
         let before = f.before.as_deref().unwrap_or("");
         let idx = python::index(before);
-        let Some(di) = idx.defs.iter().position(|d| &d.name == name) else { continue };
+        let Some(di) = idx.defs.iter().position(|d| &d.name == name) else {
+            continue;
+        };
         let d = idx.defs[di].clone();
         // Callees (in the code before and after).
-        let mut callees: Vec<String> = idx.callees_in(d.lines).into_iter().map(String::from).collect();
+        let mut callees: Vec<String> = idx
+            .callees_in(d.lines)
+            .into_iter()
+            .map(String::from)
+            .collect();
         if let Some(a) = f.after.as_deref() {
             let ia = python::index(a);
             if let Some(da) = ia.defs.iter().find(|x| x.name == d.name) {
@@ -373,7 +502,15 @@ pub fn build_with(view: &PatchView, task: &Task, budget: usize, rel: &Related) -
                     continue;
                 }
                 let score = if p == *path { 60.0 } else { 52.0 };
-                b.add(def_snippet(&p, &src, &cd, format!("called by edited `{}`", d.short()), score, false, None));
+                b.add(def_snippet(
+                    &p,
+                    &src,
+                    &cd,
+                    format!("called by edited `{}`", d.short()),
+                    score,
+                    false,
+                    None,
+                ));
             }
         }
         // Base classes of the edited class or of the method's class.
@@ -391,7 +528,15 @@ pub fn build_with(view: &PatchView, task: &Task, budget: usize, rel: &Related) -
                     continue;
                 }
                 if let Some((p, src, bd)) = b.resolve(view, path, &idx, &short) {
-                    b.add(def_snippet(&p, &src, &bd, format!("base class of `{}`", idx.defs[ci].name), 55.0, false, None));
+                    b.add(def_snippet(
+                        &p,
+                        &src,
+                        &bd,
+                        format!("base class of `{}`", idx.defs[ci].name),
+                        55.0,
+                        false,
+                        None,
+                    ));
                 }
             }
         }
@@ -404,8 +549,24 @@ pub fn build_with(view: &PatchView, task: &Task, budget: usize, rel: &Related) -
                     continue;
                 }
                 match c.def {
-                    Some(ci) => b.add(def_snippet(path, before, &idx.defs[ci], format!("calls edited `{short}`"), 50.0 - n as f64, false, Some(LineRange::new(c.line, c.line)))),
-                    None => b.add(line_snippet(path, before, window(LineRange::new(c.line, c.line), 2, idx.line_count), SnippetKind::Module, format!("calls edited `{short}`"), 45.0 - n as f64, false)),
+                    Some(ci) => b.add(def_snippet(
+                        path,
+                        before,
+                        &idx.defs[ci],
+                        format!("calls edited `{short}`"),
+                        50.0 - n as f64,
+                        false,
+                        Some(LineRange::new(c.line, c.line)),
+                    )),
+                    None => b.add(line_snippet(
+                        path,
+                        before,
+                        window(LineRange::new(c.line, c.line), 2, idx.line_count),
+                        SnippetKind::Module,
+                        format!("calls edited `{short}`"),
+                        45.0 - n as f64,
+                        false,
+                    )),
                 }
                 n += 1;
                 if n >= 4 {
@@ -416,7 +577,10 @@ pub fn build_with(view: &PatchView, task: &Task, budget: usize, rel: &Related) -
                 let mut found = 0;
                 let mut scanned = 0;
                 for rf in &repo.files {
-                    if rf.path == *path || view.files.iter().any(|g| g.path == rf.path) || locate::is_auxiliary(&rf.path) {
+                    if rf.path == *path
+                        || view.files.iter().any(|g| g.path == rf.path)
+                        || locate::is_auxiliary(&rf.path)
+                    {
                         continue;
                     }
                     if !rf.text.contains(short.as_str()) {
@@ -430,8 +594,24 @@ pub fn build_with(view: &PatchView, task: &Task, budget: usize, rel: &Related) -
                     let first = ri.calls_to(&short).next().cloned();
                     if let Some(c) = first {
                         let s = match c.def {
-                            Some(ci) => def_snippet(&rf.path, &rf.text, &ri.defs[ci], format!("calls edited `{short}`"), 35.0 - found as f64, false, Some(LineRange::new(c.line, c.line))),
-                            None => line_snippet(&rf.path, &rf.text, window(LineRange::new(c.line, c.line), 2, ri.line_count), SnippetKind::Module, format!("calls edited `{short}`"), 33.0 - found as f64, false),
+                            Some(ci) => def_snippet(
+                                &rf.path,
+                                &rf.text,
+                                &ri.defs[ci],
+                                format!("calls edited `{short}`"),
+                                35.0 - found as f64,
+                                false,
+                                Some(LineRange::new(c.line, c.line)),
+                            ),
+                            None => line_snippet(
+                                &rf.path,
+                                &rf.text,
+                                window(LineRange::new(c.line, c.line), 2, ri.line_count),
+                                SnippetKind::Module,
+                                format!("calls edited `{short}`"),
+                                33.0 - found as f64,
+                                false,
+                            ),
                         };
                         b.add(s);
                         found += 1;
@@ -452,40 +632,75 @@ pub fn build_with(view: &PatchView, task: &Task, budget: usize, rel: &Related) -
             break;
         }
         let touched: Vec<&str> = view.files.iter().map(|f| f.path.as_str()).collect();
-        let (path, src): (String, Arc<str>) = if let Some(p) = issue::resolve_path(&fr.file, touched.iter().copied()) {
-            let f = view.files.iter().find(|f| f.path == p).expect("touched path");
-            match f.before.as_deref() {
-                Some(s) => (p.to_string(), Arc::from(s)),
-                None => continue,
-            }
-        } else if let Some(repo) = rel.repo {
-            match issue::resolve_path(&fr.file, repo.paths()).and_then(|p| repo.get(p)) {
-                Some(rf) => (rf.path.clone(), rf.text.clone()),
-                None => continue,
-            }
-        } else {
-            continue;
-        };
+        let (path, src): (String, Arc<str>) =
+            if let Some(p) = issue::resolve_path(&fr.file, touched.iter().copied()) {
+                let f = view
+                    .files
+                    .iter()
+                    .find(|f| f.path == p)
+                    .expect("touched path");
+                match f.before.as_deref() {
+                    Some(s) => (p.to_string(), Arc::from(s)),
+                    None => continue,
+                }
+            } else if let Some(repo) = rel.repo {
+                match issue::resolve_path(&fr.file, repo.paths()).and_then(|p| repo.get(p)) {
+                    Some(rf) => (rf.path.clone(), rf.text.clone()),
+                    None => continue,
+                }
+            } else {
+                continue;
+            };
         if !is_python(&path) {
             continue;
         }
         let idx = python::index(&src);
         let at = LineRange::new(fr.line, fr.line);
         match idx.innermost(at) {
-            Some(d) => b.add(def_snippet(&path, &src, d, format!("traceback frame (line {}) in the issue", fr.line), score, false, Some(at))),
-            None => b.add(line_snippet(&path, &src, window(at, 3, idx.line_count), SnippetKind::Module, "traceback frame in the issue".into(), score, false)),
+            Some(d) => b.add(def_snippet(
+                &path,
+                &src,
+                d,
+                format!("traceback frame (line {}) in the issue", fr.line),
+                score,
+                false,
+                Some(at),
+            )),
+            None => b.add(line_snippet(
+                &path,
+                &src,
+                window(at, 3, idx.line_count),
+                SnippetKind::Module,
+                "traceback frame in the issue".into(),
+                score,
+                false,
+            )),
         }
     }
     for f in &view.files {
         if !is_python(&f.path) {
             continue;
         }
-        let Some(before) = f.before.as_deref() else { continue };
+        let Some(before) = f.before.as_deref() else {
+            continue;
+        };
         let idx = python::index(before);
         for d in &idx.defs {
             if refs.names(&d.name) {
-                let score = if d.kind == SnippetKind::Function { 70.0 } else { 62.0 };
-                b.add(def_snippet(&f.path, before, d, "named in the issue".into(), score, false, None));
+                let score = if d.kind == SnippetKind::Function {
+                    70.0
+                } else {
+                    62.0
+                };
+                b.add(def_snippet(
+                    &f.path,
+                    before,
+                    d,
+                    "named in the issue".into(),
+                    score,
+                    false,
+                    None,
+                ));
             }
         }
     }
@@ -503,7 +718,15 @@ pub fn build_with(view: &PatchView, task: &Task, budget: usize, rel: &Related) -
                 let ri = rf.index();
                 let first = ri.defs_named(m).next().cloned();
                 if let Some(d) = first {
-                    b.add(def_snippet(&rf.path, &rf.text, &d, "named in the issue".into(), 42.0, false, None));
+                    b.add(def_snippet(
+                        &rf.path,
+                        &rf.text,
+                        &d,
+                        "named in the issue".into(),
+                        42.0,
+                        false,
+                        None,
+                    ));
                 }
             }
         }
@@ -513,7 +736,12 @@ pub fn build_with(view: &PatchView, task: &Task, budget: usize, rel: &Related) -
     let mut others: Vec<_> = other_edits.into_iter().collect();
     others.sort_by(|a, b| b.1 .0.cmp(&a.1 .0).then_with(|| a.0.cmp(&b.0)));
     for ((path, name), (count, lines)) in others {
-        if edited.iter().any(|(p, n)| *p == path && *n == name) || ctx.edited.iter().any(|e| e == &format!("{path}:{}", lines.start)) {
+        if edited.iter().any(|(p, n)| *p == path && *n == name)
+            || ctx
+                .edited
+                .iter()
+                .any(|e| e == &format!("{path}:{}", lines.start))
+        {
             continue;
         }
         let src: Option<Arc<str>> = rel
@@ -532,7 +760,15 @@ pub fn build_with(view: &PatchView, task: &Task, budget: usize, rel: &Related) -
                 b.add(def_snippet(&path, &src, d, reason, score, false, None));
             }
         } else {
-            b.add(line_snippet(&path, &src, lines, SnippetKind::Lines, reason, score, false));
+            b.add(line_snippet(
+                &path,
+                &src,
+                lines,
+                SnippetKind::Lines,
+                reason,
+                score,
+                false,
+            ));
         }
     }
 
@@ -547,14 +783,40 @@ fn select(ctx: &mut Context, mut cands: Vec<Snippet>, budget: usize) {
     order.sort_by(|&a, &b| {
         let ra = cands[a].score >= REQUIRED;
         let rb = cands[b].score >= REQUIRED;
-        rb.cmp(&ra).then_with(|| if ra && rb { a.cmp(&b) } else { cands[b].score.total_cmp(&cands[a].score).then(a.cmp(&b)) })
+        rb.cmp(&ra).then_with(|| {
+            if ra && rb {
+                a.cmp(&b)
+            } else {
+                cands[b].score.total_cmp(&cands[a].score).then(a.cmp(&b))
+            }
+        })
     });
     let mut used = 0usize;
     let mut kept: Vec<Snippet> = Vec::new();
     for i in order {
-        let s = std::mem::replace(&mut cands[i], line_snippet("", "", LineRange::new(1, 1), SnippetKind::Lines, String::new(), 0.0, false));
+        let s = std::mem::replace(
+            &mut cands[i],
+            line_snippet(
+                "",
+                "",
+                LineRange::new(1, 1),
+                SnippetKind::Lines,
+                String::new(),
+                0.0,
+                false,
+            ),
+        );
         // Skip what is already shown: same side, same file, contained in a kept snippet.
-        if kept.iter().any(|k| k.path == s.path && k.after == s.after && k.lines.start <= s.lines.start && s.lines.end <= k.lines.end) {
+        if let Some(k) = kept.iter_mut().find(|k| {
+            k.path == s.path
+                && k.after == s.after
+                && k.lines.start <= s.lines.start
+                && s.lines.end <= k.lines.end
+        }) {
+            // Already shown: keep the extra reason when it says something new.
+            if s.score < REQUIRED && !k.reason.contains(&s.reason) && k.reason.len() < 200 {
+                k.reason = format!("{}; {}", k.reason, s.reason);
+            }
             continue;
         }
         let t = tokens(&render_snippet(&s));
@@ -572,10 +834,18 @@ fn select(ctx: &mut Context, mut cands: Vec<Snippet>, budget: usize) {
 /// One snippet as a text block: a header with path, lines, name and reason, then numbered lines.
 pub fn render_snippet(s: &Snippet) -> String {
     let mut out = String::with_capacity(s.text.len() + s.text.len() / 4 + 80);
-    let label = if s.name.is_empty() { String::new() } else { format!(" {}", s.name) };
+    let label = if s.name.is_empty() {
+        String::new()
+    } else {
+        format!(" {}", s.name)
+    };
     let side = if s.after { " [after patch]" } else { "" };
-    out.push_str(&format!("### {}:{}-{}{}{} ({})\n", s.path, s.lines.start, s.lines.end, label, side, s.reason));
-    let whole_def = !s.signature.is_empty() && s.text.trim_start().starts_with(['d', 'c', '@', 'a']);
+    out.push_str(&format!(
+        "### {}:{}-{}{}{} ({})\n",
+        s.path, s.lines.start, s.lines.end, label, side, s.reason
+    ));
+    let whole_def =
+        !s.signature.is_empty() && s.text.trim_start().starts_with(['d', 'c', '@', 'a']);
     if !s.signature.is_empty() && !whole_def {
         out.push_str(&format!("# in: {}\n", s.signature));
     }

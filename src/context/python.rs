@@ -128,7 +128,9 @@ fn docstring(body: Option<tree_sitter::Node>, src: &str) -> Option<String> {
         return None;
     }
     let raw = text(s, src);
-    let inner = raw.trim_start_matches(|c: char| c.is_ascii_alphabetic()).trim_matches(|c| c == '"' || c == '\'');
+    let inner = raw
+        .trim_start_matches(|c: char| c.is_ascii_alphabetic())
+        .trim_matches(|c| c == '"' || c == '\'');
     let line = inner.lines().map(str::trim).find(|l| !l.is_empty())?;
     Some(one_line(line, 200))
 }
@@ -136,14 +138,18 @@ fn docstring(body: Option<tree_sitter::Node>, src: &str) -> Option<String> {
 impl PyIndex {
     /// Parse and index `source` (not cached; see [`index`]).
     pub fn new(source: &str) -> PyIndex {
-        let mut idx = PyIndex { line_count: source.lines().count(), ..PyIndex::default() };
+        let mut idx = PyIndex {
+            line_count: source.lines().count(),
+            ..PyIndex::default()
+        };
         let Some(tree) = parse(source) else {
             return idx;
         };
         let root = tree.root_node();
         idx.module_doc = docstring(Some(root), source);
         // (node, enclosing def index, qualified scope)
-        let mut stack: Vec<(tree_sitter::Node, Option<usize>, Arc<Vec<String>>)> = vec![(root, None, Arc::new(vec![]))];
+        let mut stack: Vec<(tree_sitter::Node, Option<usize>, Arc<Vec<String>>)> =
+            vec![(root, None, Arc::new(vec![]))];
         let mut cursor = root.walk();
         while let Some((node, encl, scope)) = stack.pop() {
             let kind = node.kind();
@@ -153,7 +159,11 @@ impl PyIndex {
                     path: String::new(),
                     line: p.row + 1,
                     column: p.column + 1,
-                    kind: if node.is_missing() { format!("MISSING {kind}") } else { "ERROR".into() },
+                    kind: if node.is_missing() {
+                        format!("MISSING {kind}")
+                    } else {
+                        "ERROR".into()
+                    },
                 });
             }
             let mut child_encl = encl;
@@ -161,7 +171,11 @@ impl PyIndex {
             match kind {
                 "function_definition" | "class_definition" => {
                     let is_class = kind == "class_definition";
-                    let name = node.child_by_field_name("name").map(|n| text(n, source)).unwrap_or("?").to_string();
+                    let name = node
+                        .child_by_field_name("name")
+                        .map(|n| text(n, source))
+                        .unwrap_or("?")
+                        .to_string();
                     let mut q = (*scope).clone();
                     q.push(name);
                     let span_node = match node.parent() {
@@ -186,9 +200,16 @@ impl PyIndex {
                         Vec::new()
                     };
                     idx.defs.push(Def {
-                        kind: if is_class { SnippetKind::Class } else { SnippetKind::Function },
+                        kind: if is_class {
+                            SnippetKind::Class
+                        } else {
+                            SnippetKind::Function
+                        },
                         name: q.join("."),
-                        lines: LineRange::new(span_node.start_position().row + 1, span_node.end_position().row + 1),
+                        lines: LineRange::new(
+                            span_node.start_position().row + 1,
+                            span_node.end_position().row + 1,
+                        ),
                         depth: scope.len(),
                         signature: one_line(header, 300),
                         doc: docstring(body, source),
@@ -201,7 +222,10 @@ impl PyIndex {
                 "call" => {
                     if let Some(f) = node.child_by_field_name("function") {
                         let name = match f.kind() {
-                            "attribute" => f.child_by_field_name("attribute").map(|a| text(a, source)).unwrap_or(""),
+                            "attribute" => f
+                                .child_by_field_name("attribute")
+                                .map(|a| text(a, source))
+                                .unwrap_or(""),
                             "identifier" => text(f, source),
                             _ => "",
                         };
@@ -218,7 +242,10 @@ impl PyIndex {
                 "import_statement" | "import_from_statement" => idx.add_import(node, source),
                 "identifier" => {
                     let line = node.start_position().row + 1;
-                    let lines = idx.idents.entry(text(node, source).to_string()).or_default();
+                    let lines = idx
+                        .idents
+                        .entry(text(node, source).to_string())
+                        .or_default();
                     if lines.last() != Some(&line) {
                         lines.push(line);
                     }
@@ -243,13 +270,19 @@ impl PyIndex {
 
     fn add_import(&mut self, node: tree_sitter::Node, src: &str) {
         let line = node.start_position().row + 1;
-        let module = node.child_by_field_name("module_name").map(|m| text(m, src).to_string());
+        let module = node
+            .child_by_field_name("module_name")
+            .map(|m| text(m, src).to_string());
         let mut c = node.walk();
         for n in node.children_by_field_name("name", &mut c) {
             let (name, alias) = match n.kind() {
                 "aliased_import" => (
-                    n.child_by_field_name("name").map(|x| text(x, src)).unwrap_or(""),
-                    n.child_by_field_name("alias").map(|x| text(x, src)).unwrap_or(""),
+                    n.child_by_field_name("name")
+                        .map(|x| text(x, src))
+                        .unwrap_or(""),
+                    n.child_by_field_name("alias")
+                        .map(|x| text(x, src))
+                        .unwrap_or(""),
                 ),
                 _ => (text(n, src), text(n, src)),
             };
@@ -263,15 +296,27 @@ impl PyIndex {
                 None => self.imports.push(Import {
                     module: name.to_string(),
                     name: None,
-                    alias: if n.kind() == "aliased_import" { alias } else { name.split('.').next().unwrap_or(name) }.to_string(),
+                    alias: if n.kind() == "aliased_import" {
+                        alias
+                    } else {
+                        name.split('.').next().unwrap_or(name)
+                    }
+                    .to_string(),
                     line,
                 }),
             }
         }
-        if node.kind() == "import_from_statement" && self.imports.last().is_none_or(|i| i.line != line) {
+        if node.kind() == "import_from_statement"
+            && self.imports.last().map_or(true, |i| i.line != line)
+        {
             // `from m import *`
             if let Some(m) = module {
-                self.imports.push(Import { module: m, name: Some("*".into()), alias: "*".into(), line });
+                self.imports.push(Import {
+                    module: m,
+                    name: Some("*".into()),
+                    alias: "*".into(),
+                    line,
+                });
             }
         }
     }
@@ -298,7 +343,9 @@ impl PyIndex {
 
     /// Definitions whose short name is `name`.
     pub fn defs_named<'a>(&'a self, name: &'a str) -> impl Iterator<Item = &'a Def> + 'a {
-        self.defs.iter().filter(move |d| d.short() == name || d.name == name)
+        self.defs
+            .iter()
+            .filter(move |d| d.short() == name || d.name == name)
     }
 
     /// Call sites whose callee's last identifier is `name`.
@@ -393,7 +440,11 @@ mod tests {
         let aliases: Vec<_> = idx.imports.iter().map(|i| i.alias.as_str()).collect();
         assert_eq!(aliases, vec!["p", "sys", "helper", "o"]);
         assert_eq!(idx.imports[3].name.as_deref(), Some("other"));
-        let calls: Vec<_> = idx.calls.iter().map(|c| (c.name.as_str(), c.line, c.def)).collect();
+        let calls: Vec<_> = idx
+            .calls
+            .iter()
+            .map(|c| (c.name.as_str(), c.line, c.def))
+            .collect();
         assert_eq!(calls, vec![("helper", 12, Some(1)), ("get", 12, Some(1))]);
         assert_eq!(idx.idents.get("helper").unwrap(), &vec![3, 12]);
     }
