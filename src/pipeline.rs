@@ -84,16 +84,31 @@ pub fn prepare(
 ) -> anyhow::Result<Vec<Prepared>> {
     let needed: Vec<String> = cands.iter().flat_map(patch::paths_needed).collect();
     let base: Files = snapshot.read_all(needed.iter().map(String::as_str))?;
+    let views: Vec<_> = cands
+        .par_iter()
+        .map(|candidate| patch::rebuild(candidate, &base, mode))
+        .collect();
+    // Context sees the other candidates and the repository's Python files.
+    let repo_files = context::locate::RepoFiles::from_snapshot(snapshot)?;
+    let refs = context::IssueRefs::new(&task.problem_statement);
+    let others: Vec<&crate::types::PatchView> = views.iter().collect();
+    let related = context::Related {
+        refs: Some(&refs),
+        others: &others,
+        repo: Some(&repo_files),
+    };
+    let contexts: Vec<_> = views
+        .par_iter()
+        .map(|view| context::build_with(view, task, budget, &related))
+        .collect();
     Ok(cands
-        .into_par_iter()
-        .map(|candidate| {
-            let view = patch::rebuild(&candidate, &base, mode);
-            let context = context::build(&view, task, budget);
-            Prepared {
-                candidate,
-                view,
-                context,
-            }
+        .into_iter()
+        .zip(views)
+        .zip(contexts)
+        .map(|((candidate, view), context)| Prepared {
+            candidate,
+            view,
+            context,
         })
         .collect())
 }

@@ -194,6 +194,29 @@ pub struct Snippet {
     pub text: String,
     /// Why it is here: "edited by this patch", "mentioned in the issue", ...
     pub reason: String,
+    /// Header of the definition (`def f(x) -> int`), when it is one.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub signature: String,
+    /// First line of the definition's docstring.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub doc: Option<String>,
+    /// True when `text` is from the patched file rather than the base commit.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub after: bool,
+    /// Relevance used to rank and trim (higher first).
+    #[serde(default)]
+    pub score: f64,
+}
+
+/// Where tree-sitter found an ERROR or MISSING node.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct ParseErrorPos {
+    pub path: String,
+    /// 1-based line and column.
+    pub line: usize,
+    pub column: usize,
+    /// `ERROR` or `MISSING <kind>`.
+    pub kind: String,
 }
 
 /// The relevant context of a candidate.
@@ -204,6 +227,15 @@ pub struct Context {
     pub edited: Vec<String>,
     /// Parse errors the patch introduces (after minus before), per file.
     pub new_parse_errors: usize,
+    /// Positions of the ERROR/MISSING nodes in the patched files that have more errors than before.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub parse_errors: Vec<ParseErrorPos>,
+    /// Estimated tokens of the rendered snippets.
+    #[serde(default)]
+    pub tokens: usize,
+    /// Related snippets left out to stay within the token budget.
+    #[serde(default)]
+    pub dropped: usize,
 }
 
 /// A score on the rubric's 1–10 scale, with the signals that made it.

@@ -1,22 +1,80 @@
-//! Python definitions with tree-sitter: functions and classes with qualified names.
+//! Python source index with tree-sitter: definitions with qualified names, spans, signature
+//! and docstring; imports; call sites; identifier uses; and ERROR/MISSING positions.
+//!
+//! Indexes are cached by content hash ([`index`]), so a file shared by many candidates or
+//! many runs is parsed once.
 
-use crate::types::{LineRange, SnippetKind};
+use crate::types::{LineRange, ParseErrorPos, SnippetKind};
+use std::collections::HashMap;
+use std::hash::{Hash, Hasher};
+use std::sync::{Arc, Mutex, OnceLock};
 
+/// A function, method or class.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Def {
     pub kind: SnippetKind,
     /// Qualified name: `Class.method`, `outer.inner`.
     pub name: String,
+    /// Span including decorators.
     pub lines: LineRange,
+    /// Nesting depth (0 = top level).
     pub depth: usize,
+    /// Header text up to the colon, on one line (`def f(x, y=1) -> int`).
+    pub signature: String,
+    /// First line of the docstring, if any.
+    pub doc: Option<String>,
+    /// Base classes (text of each argument of a class header).
+    pub bases: Vec<String>,
+    /// Index of the enclosing definition in [`PyIndex::defs`].
+    pub parent: Option<usize>,
 }
 
-/// The definitions and error count of one Python file.
+impl Def {
+    /// The last segment of the qualified name.
+    pub fn short(&self) -> &str {
+        self.name.rsplit('.').next().unwrap_or(&self.name)
+    }
+}
+
+/// One `import` or `from ... import` binding.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Import {
+    /// Module as written (`os.path`, `.utils`).
+    pub module: String,
+    /// Imported name for `from m import name`; `None` for `import m`.
+    pub name: Option<String>,
+    /// Local name the import binds.
+    pub alias: String,
+    pub line: usize,
+}
+
+/// One call site.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Call {
+    /// Text of the called expression (`self.get`, `os.path.join`, `f`), truncated to 80 chars.
+    pub callee: String,
+    /// Last identifier of the callee (`get`, `join`, `f`).
+    pub name: String,
+    pub line: usize,
+    /// Innermost enclosing definition (index into [`PyIndex::defs`]).
+    pub def: Option<usize>,
+}
+
+/// The index of one Python file.
 #[derive(Debug, Clone, Default)]
 pub struct PyIndex {
+    /// Definitions sorted by start line, outer before inner.
     pub defs: Vec<Def>,
-    /// Number of ERROR/MISSING nodes tree-sitter found.
-    pub errors: usize,
+    pub imports: Vec<Import>,
+    pub calls: Vec<Call>,
+    /// Identifier → the (deduplicated, sorted) lines where it is used.
+    pub idents: HashMap<String, Vec<usize>>,
+    /// Module docstring (first line).
+    pub module_doc: Option<String>,
+    /// Number of lines in the file.
+    pub line_count: usize,
+    /// ERROR and MISSING nodes, in source order.
+    pub errors: Vec<ParseErrorPos>,
 }
 
 thread_local! {
@@ -36,63 +94,318 @@ pub fn parse(source: &str) -> Option<tree_sitter::Tree> {
     })
 }
 
+fn text<'a>(node: tree_sitter::Node, src: &'a str) -> &'a str {
+    node.utf8_text(src.as_bytes()).unwrap_or("")
+}
+
+fn one_line(s: &str, max: usize) -> String {
+    let mut out = String::with_capacity(s.len().min(max));
+    let mut last_space = false;
+    for c in s.chars() {
+        let c = if c.is_whitespace() { ' ' } else { c };
+        if c == ' ' && last_space {
+            continue;
+        }
+        last_space = c == ' ';
+        out.push(c);
+        if out.len() >= max {
+            out.push('…');
+            break;
+        }
+    }
+    out.trim().to_string()
+}
+
+/// The docstring of a body block: the first statement when it is a string.
+fn docstring(body: Option<tree_sitter::Node>, src: &str) -> Option<String> {
+    let body = body?;
+    let first = body.named_child(0)?;
+    if first.kind() != "expression_statement" {
+        return None;
+    }
+    let s = first.named_child(0)?;
+    if s.kind() != "string" {
+        return None;
+    }
+    let raw = text(s, src);
+    let inner = raw
+        .trim_start_matches(|c: char| c.is_ascii_alphabetic())
+        .trim_matches(|c| c == '"' || c == '\'');
+    let line = inner.lines().map(str::trim).find(|l| !l.is_empty())?;
+    Some(one_line(line, 200))
+}
+
 impl PyIndex {
+    /// Parse and index `source` (not cached; see [`index`]).
     pub fn new(source: &str) -> PyIndex {
-        let Some(tree) = parse(source) else {
-            return PyIndex::default();
+        let mut idx = PyIndex {
+            line_count: source.lines().count(),
+            ..PyIndex::default()
         };
-        let mut idx = PyIndex::default();
-        let mut stack: Vec<(tree_sitter::Node, Vec<String>)> = vec![(tree.root_node(), vec![])];
-        while let Some((node, scope)) = stack.pop() {
+        let Some(tree) = parse(source) else {
+            return idx;
+        };
+        let root = tree.root_node();
+        idx.module_doc = docstring(Some(root), source);
+        // (node, enclosing def index, qualified scope)
+        let mut stack: Vec<(tree_sitter::Node, Option<usize>, Arc<Vec<String>>)> =
+            vec![(root, None, Arc::new(vec![]))];
+        let mut cursor = root.walk();
+        while let Some((node, encl, scope)) = stack.pop() {
+            let kind = node.kind();
             if node.is_error() || node.is_missing() {
-                idx.errors += 1;
-            }
-            let kind = match node.kind() {
-                "function_definition" => Some(SnippetKind::Function),
-                "class_definition" => Some(SnippetKind::Class),
-                _ => None,
-            };
-            let mut child_scope = scope.clone();
-            if let Some(kind) = kind {
-                let name = node
-                    .child_by_field_name("name")
-                    .and_then(|n| n.utf8_text(source.as_bytes()).ok())
-                    .unwrap_or("?")
-                    .to_string();
-                child_scope.push(name);
-                // Include decorators in the span.
-                let span_node = match node.parent() {
-                    Some(p) if p.kind() == "decorated_definition" => p,
-                    _ => node,
-                };
-                idx.defs.push(Def {
-                    kind,
-                    name: child_scope.join("."),
-                    lines: LineRange::new(
-                        span_node.start_position().row + 1,
-                        span_node.end_position().row + 1,
-                    ),
-                    depth: scope.len(),
+                let p = node.start_position();
+                idx.errors.push(ParseErrorPos {
+                    path: String::new(),
+                    line: p.row + 1,
+                    column: p.column + 1,
+                    kind: if node.is_missing() {
+                        format!("MISSING {kind}")
+                    } else {
+                        "ERROR".into()
+                    },
                 });
             }
-            if node.has_error() || kind.is_some() || node.child_count() > 0 {
-                let mut cursor = node.walk();
-                for child in node.children(&mut cursor) {
-                    stack.push((child, child_scope.clone()));
+            let mut child_encl = encl;
+            let mut child_scope = scope.clone();
+            match kind {
+                "function_definition" | "class_definition" => {
+                    let is_class = kind == "class_definition";
+                    let name = node
+                        .child_by_field_name("name")
+                        .map(|n| text(n, source))
+                        .unwrap_or("?")
+                        .to_string();
+                    let mut q = (*scope).clone();
+                    q.push(name);
+                    let span_node = match node.parent() {
+                        Some(p) if p.kind() == "decorated_definition" => p,
+                        _ => node,
+                    };
+                    let body = node.child_by_field_name("body");
+                    let header_end = body.map(|b| b.start_byte()).unwrap_or(node.end_byte());
+                    let header = source.get(node.start_byte()..header_end).unwrap_or("");
+                    let header = header.trim_end().trim_end_matches(':');
+                    let bases = if is_class {
+                        node.child_by_field_name("superclasses")
+                            .map(|a| {
+                                let mut c = a.walk();
+                                a.named_children(&mut c)
+                                    .filter(|n| n.kind() != "keyword_argument")
+                                    .map(|n| text(n, source).to_string())
+                                    .collect()
+                            })
+                            .unwrap_or_default()
+                    } else {
+                        Vec::new()
+                    };
+                    idx.defs.push(Def {
+                        kind: if is_class {
+                            SnippetKind::Class
+                        } else {
+                            SnippetKind::Function
+                        },
+                        name: q.join("."),
+                        lines: LineRange::new(
+                            span_node.start_position().row + 1,
+                            span_node.end_position().row + 1,
+                        ),
+                        depth: scope.len(),
+                        signature: one_line(header, 300),
+                        doc: docstring(body, source),
+                        bases,
+                        parent: encl,
+                    });
+                    child_encl = Some(idx.defs.len() - 1);
+                    child_scope = Arc::new(q);
                 }
+                "call" => {
+                    if let Some(f) = node.child_by_field_name("function") {
+                        let name = match f.kind() {
+                            "attribute" => f
+                                .child_by_field_name("attribute")
+                                .map(|a| text(a, source))
+                                .unwrap_or(""),
+                            "identifier" => text(f, source),
+                            _ => "",
+                        };
+                        if !name.is_empty() {
+                            idx.calls.push(Call {
+                                callee: one_line(text(f, source), 80),
+                                name: name.to_string(),
+                                line: node.start_position().row + 1,
+                                def: encl,
+                            });
+                        }
+                    }
+                }
+                "import_statement" | "import_from_statement" => idx.add_import(node, source),
+                "identifier" => {
+                    let line = node.start_position().row + 1;
+                    let lines = idx
+                        .idents
+                        .entry(text(node, source).to_string())
+                        .or_default();
+                    if lines.last() != Some(&line) {
+                        lines.push(line);
+                    }
+                }
+                _ => {}
+            }
+            // Push children in reverse so they pop in source order.
+            let start = stack.len();
+            for child in node.children(&mut cursor) {
+                stack.push((child, child_encl, child_scope.clone()));
+            }
+            stack[start..].reverse();
+        }
+        // The walk is pre-order in source order, so `defs` is already sorted by start line with
+        // parents before children, and `parent` indices stay valid.
+        for lines in idx.idents.values_mut() {
+            lines.sort_unstable();
+            lines.dedup();
+        }
+        idx
+    }
+
+    fn add_import(&mut self, node: tree_sitter::Node, src: &str) {
+        let line = node.start_position().row + 1;
+        let module = node
+            .child_by_field_name("module_name")
+            .map(|m| text(m, src).to_string());
+        let mut c = node.walk();
+        for n in node.children_by_field_name("name", &mut c) {
+            let (name, alias) = match n.kind() {
+                "aliased_import" => (
+                    n.child_by_field_name("name")
+                        .map(|x| text(x, src))
+                        .unwrap_or(""),
+                    n.child_by_field_name("alias")
+                        .map(|x| text(x, src))
+                        .unwrap_or(""),
+                ),
+                _ => (text(n, src), text(n, src)),
+            };
+            match &module {
+                Some(m) => self.imports.push(Import {
+                    module: m.clone(),
+                    name: Some(name.to_string()),
+                    alias: alias.to_string(),
+                    line,
+                }),
+                None => self.imports.push(Import {
+                    module: name.to_string(),
+                    name: None,
+                    alias: if n.kind() == "aliased_import" {
+                        alias
+                    } else {
+                        name.split('.').next().unwrap_or(name)
+                    }
+                    .to_string(),
+                    line,
+                }),
             }
         }
-        idx.defs.sort_by_key(|d| (d.lines.start, d.depth));
-        idx
+        if node.kind() == "import_from_statement"
+            && self.imports.last().map_or(true, |i| i.line != line)
+        {
+            // `from m import *`
+            if let Some(m) = module {
+                self.imports.push(Import {
+                    module: m,
+                    name: Some("*".into()),
+                    alias: "*".into(),
+                    line,
+                });
+            }
+        }
     }
 
     /// The innermost definition that contains all of `range`.
     pub fn innermost(&self, range: LineRange) -> Option<&Def> {
+        self.innermost_index(range).map(|i| &self.defs[i])
+    }
+
+    /// Index of the innermost definition that contains all of `range`.
+    pub fn innermost_index(&self, range: LineRange) -> Option<usize> {
         self.defs
             .iter()
-            .filter(|d| d.lines.start <= range.start && range.end <= d.lines.end)
-            .max_by_key(|d| d.depth)
+            .enumerate()
+            .filter(|(_, d)| d.lines.start <= range.start && range.end <= d.lines.end)
+            .max_by_key(|(_, d)| d.depth)
+            .map(|(i, _)| i)
     }
+
+    /// The innermost function (not class) containing `range`, or else the innermost class.
+    pub fn enclosing_unit(&self, range: LineRange) -> Option<&Def> {
+        self.innermost(range)
+    }
+
+    /// Definitions whose short name is `name`.
+    pub fn defs_named<'a>(&'a self, name: &'a str) -> impl Iterator<Item = &'a Def> + 'a {
+        self.defs
+            .iter()
+            .filter(move |d| d.short() == name || d.name == name)
+    }
+
+    /// Call sites whose callee's last identifier is `name`.
+    pub fn calls_to<'a>(&'a self, name: &'a str) -> impl Iterator<Item = &'a Call> + 'a {
+        self.calls.iter().filter(move |c| c.name == name)
+    }
+
+    /// Distinct callee names called inside `range`.
+    pub fn callees_in(&self, range: LineRange) -> Vec<&str> {
+        let mut out: Vec<&str> = Vec::new();
+        for c in &self.calls {
+            if range.start <= c.line && c.line <= range.end && !out.contains(&c.name.as_str()) {
+                out.push(&c.name);
+            }
+        }
+        out
+    }
+
+    /// Number of ERROR/MISSING nodes.
+    pub fn error_count(&self) -> usize {
+        self.errors.len()
+    }
+}
+
+fn content_key(source: &str) -> (u64, usize) {
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    source.hash(&mut h);
+    (h.finish(), source.len())
+}
+
+type Cache = Mutex<HashMap<(u64, usize), Arc<PyIndex>>>;
+
+fn cache() -> &'static Cache {
+    static CACHE: OnceLock<Cache> = OnceLock::new();
+    CACHE.get_or_init(|| Mutex::new(HashMap::new()))
+}
+
+/// Most indexes kept in the process-wide cache before it is cleared.
+const CACHE_LIMIT: usize = 20_000;
+
+/// The index of `source`, parsed once per distinct content (process-wide cache, keyed by a
+/// hash of the content and its length, so the same blob at many commits is parsed once).
+pub fn index(source: &str) -> Arc<PyIndex> {
+    let key = content_key(source);
+    if let Some(hit) = cache().lock().ok().and_then(|c| c.get(&key).cloned()) {
+        return hit;
+    }
+    let idx = Arc::new(PyIndex::new(source));
+    if let Ok(mut c) = cache().lock() {
+        if c.len() >= CACHE_LIMIT {
+            c.clear();
+        }
+        c.insert(key, idx.clone());
+    }
+    idx
+}
+
+/// Number of indexes in the process-wide cache.
+pub fn cache_len() -> usize {
+    cache().lock().map(|c| c.len()).unwrap_or(0)
 }
 
 #[cfg(test)]
@@ -105,14 +418,48 @@ mod tests {
         let idx = PyIndex::new(src);
         let names: Vec<_> = idx.defs.iter().map(|d| d.name.as_str()).collect();
         assert_eq!(names, vec!["A", "A.f", "g"]);
-        assert_eq!(idx.errors, 0);
+        assert!(idx.errors.is_empty());
         assert_eq!(idx.innermost(LineRange::new(6, 6)).unwrap().name, "A.f");
         assert_eq!(idx.defs[1].lines, LineRange::new(4, 6));
         assert!(idx.innermost(LineRange::new(1, 1)).is_none());
     }
 
     #[test]
-    fn counts_errors() {
-        assert!(PyIndex::new("def f(:\n  return\n").errors > 0);
+    fn signature_doc_bases_imports_calls() {
+        let src = "\"\"\"Mod doc.\"\"\"\nimport os.path as p, sys\nfrom .util import (helper, other as o)\n\nclass B(Base, metaclass=M):\n    '''Class doc.\n\n    more'''\n    def m(self,\n          x=1) -> int:\n        \"\"\"Method doc.\"\"\"\n        return helper(self.get(x))\n";
+        let idx = PyIndex::new(src);
+        assert_eq!(idx.module_doc.as_deref(), Some("Mod doc."));
+        let b = &idx.defs[0];
+        assert_eq!(b.bases, vec!["Base"]);
+        assert_eq!(b.doc.as_deref(), Some("Class doc."));
+        let m = &idx.defs[1];
+        assert_eq!(m.name, "B.m");
+        assert_eq!(m.signature, "def m(self, x=1) -> int");
+        assert_eq!(m.doc.as_deref(), Some("Method doc."));
+        assert_eq!(m.parent, Some(0));
+        let aliases: Vec<_> = idx.imports.iter().map(|i| i.alias.as_str()).collect();
+        assert_eq!(aliases, vec!["p", "sys", "helper", "o"]);
+        assert_eq!(idx.imports[3].name.as_deref(), Some("other"));
+        let calls: Vec<_> = idx
+            .calls
+            .iter()
+            .map(|c| (c.name.as_str(), c.line, c.def))
+            .collect();
+        assert_eq!(calls, vec![("helper", 12, Some(1)), ("get", 12, Some(1))]);
+        assert_eq!(idx.idents.get("helper").unwrap(), &vec![3, 12]);
+    }
+
+    #[test]
+    fn error_positions() {
+        let idx = PyIndex::new("def f():\n    return 1\n\ndef g(:\n  return\n");
+        assert!(!idx.errors.is_empty());
+        assert!(idx.errors.iter().all(|e| e.line >= 4), "{:?}", idx.errors);
+    }
+
+    #[test]
+    fn cache_returns_same_index() {
+        let a = index("def cached_fn():\n    pass\n");
+        let b = index("def cached_fn():\n    pass\n");
+        assert!(Arc::ptr_eq(&a, &b));
     }
 }

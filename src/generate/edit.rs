@@ -543,51 +543,17 @@ pub fn apply_block(
     Ok((text.render(), Some(span.how)))
 }
 
-/// Position and text of the first syntax error tree-sitter finds, if any.
-pub fn first_syntax_error(source: &str) -> Option<(usize, usize, String)> {
-    let tree = python::parse(source)?;
-    let mut stack = vec![tree.root_node()];
-    let mut found: Option<tree_sitter::Node> = None;
-    while let Some(n) = stack.pop() {
-        if n.is_error() || n.is_missing() {
-            if found.is_none_or_earlier(n) {
-                found = Some(n);
-            }
-            continue;
-        }
-        if n.has_error() {
-            let mut c = n.walk();
-            stack.extend(n.children(&mut c));
-        }
-    }
-    let n = found?;
-    let p = n.start_position();
-    let line = source.lines().nth(p.row).unwrap_or("").to_string();
-    Some((p.row + 1, p.column + 1, line))
-}
-
-trait Earlier {
-    fn is_none_or_earlier(&self, n: tree_sitter::Node) -> bool;
-}
-impl Earlier for Option<tree_sitter::Node<'_>> {
-    fn is_none_or_earlier(&self, n: tree_sitter::Node) -> bool {
-        match self {
-            None => true,
-            Some(f) => n.start_byte() < f.start_byte(),
-        }
-    }
-}
-
 /// Refuse `after` when it has more parse errors than `before` (Python files only).
 pub fn check_syntax(path: &str, before: Option<&str>, after: &str) -> Result<(), EditError> {
     if !is_python(path) {
         return Ok(());
     }
-    let errs = |s: &str| python::PyIndex::new(s).errors;
-    if errs(after) <= before.map_or(0, errs) {
+    let index = python::PyIndex::new(after);
+    if index.error_count() <= before.map_or(0, |b| python::PyIndex::new(b).error_count()) {
         return Ok(());
     }
-    let (line, column, text) = first_syntax_error(after).unwrap_or((1, 1, String::new()));
+    let (line, column) = index.errors.iter().map(|e| (e.line, e.column)).min().unwrap_or((1, 1));
+    let text = after.lines().nth(line - 1).unwrap_or("").to_string();
     Err(EditError::Syntax {
         path: path.into(),
         line,

@@ -1,0 +1,309 @@
+//! `dei bench context`: measure issue-only localization and candidate context on SWE-bench
+//! Lite tasks whose repositories are available.
+//!
+//! Definitions (per instance; instances whose repository is missing are skipped and counted):
+//! - *gold files*: the files the gold patch edits; *gold functions*: the innermost function or
+//!   class around each line the gold patch edits (module-level edits are not functions).
+//! - file top-5 **any**: at least one gold file is among the 5 best files of [`locate`];
+//!   file top-5 **all**: every gold file is. Function top-10 any/all likewise over the 10 best
+//!   functions, counted over the instances with at least one gold function.
+//! - Context size: `Context::tokens` of every candidate in `lite_candidates.jsonl`, built with
+//!   [`build_with`] (other candidates and the repository as related input).
+//! - Time: the second (warm-cache) build of every candidate context, per candidate.
+//!
+//! Instances are split in halves by the first byte of SHA-256(instance_id): even = `tune`,
+//! odd = `report`.
+
+use super::locate::{locate, LocateOptions, RepoFiles};
+use super::{build_with, edited_units, IssueRefs, Related};
+use crate::patch::{self, Mode};
+use crate::repo::{self, Snapshot};
+use crate::task;
+use crate::types::{Candidate, PatchView, Task};
+use sha2::{Digest, Sha256};
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::time::Instant;
+
+/// Which instances to evaluate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Split {
+    All,
+    Tune,
+    Report,
+}
+
+impl std::str::FromStr for Split {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "all" => Ok(Split::All),
+            "tune" => Ok(Split::Tune),
+            "report" => Ok(Split::Report),
+            _ => Err(format!("unknown split `{s}` (all, tune, report)")),
+        }
+    }
+}
+
+/// The half an instance belongs to.
+pub fn half(instance_id: &str) -> Split {
+    if Sha256::digest(instance_id.as_bytes())[0] % 2 == 0 {
+        Split::Tune
+    } else {
+        Split::Report
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct EvalOptions {
+    pub tasks: PathBuf,
+    /// Folder of repositories (`owner+name/repo`, `owner__name`, ...).
+    pub repos: PathBuf,
+    /// Candidate pool (`lite_candidates.jsonl`); `None` skips the context measurements.
+    pub candidates: Option<PathBuf>,
+    pub split: Split,
+    pub limit: Option<usize>,
+    pub budget: usize,
+    pub locate: LocateOptions,
+}
+
+/// Per-instance outcome.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct InstanceResult {
+    pub instance_id: String,
+    pub gold_files: Vec<String>,
+    pub gold_functions: Vec<String>,
+    pub top_files: Vec<String>,
+    pub file_any5: bool,
+    pub file_all5: bool,
+    pub fn_any10: Option<bool>,
+    pub fn_all10: Option<bool>,
+    pub locate_ms: f64,
+}
+
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct EvalReport {
+    pub split: String,
+    pub instances: usize,
+    pub skipped_no_repo: HashMap<String, usize>,
+    pub file_any5: f64,
+    pub file_all5: f64,
+    pub fn_instances: usize,
+    pub fn_any10: f64,
+    pub fn_all10: f64,
+    pub mean_locate_ms: f64,
+    pub candidates: usize,
+    pub mean_context_tokens: f64,
+    pub max_context_tokens: usize,
+    pub cold_ms_per_candidate: f64,
+    pub warm_ms_per_candidate: f64,
+    pub per_instance: Vec<InstanceResult>,
+}
+
+fn load_candidates(path: &PathBuf) -> anyhow::Result<HashMap<String, Vec<Candidate>>> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| anyhow::anyhow!("cannot read {}: {e}", path.display()))?;
+    let mut out: HashMap<String, Vec<Candidate>> = HashMap::new();
+    for (i, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let v: serde_json::Value = serde_json::from_str(line)
+            .map_err(|e| anyhow::anyhow!("{}:{}: not JSON: {e}", path.display(), i + 1))?;
+        let id = v["instance_id"].as_str().unwrap_or_default().to_string();
+        out.entry(id.clone()).or_default().push(Candidate {
+            instance_id: id,
+            agent: v["run"].as_str().unwrap_or("?").to_string(),
+            patch: v["model_patch"].as_str().unwrap_or_default().to_string(),
+            resolved: v["resolved"].as_bool(),
+            origin: Default::default(),
+        });
+    }
+    Ok(out)
+}
+
+fn rebuild_all(snap: &Snapshot, cands: &[Candidate]) -> anyhow::Result<Vec<PatchView>> {
+    let needed: Vec<String> = cands.iter().flat_map(patch::paths_needed).collect();
+    let base = snap.read_all(needed.iter().map(String::as_str))?;
+    Ok(cands
+        .iter()
+        .map(|c| patch::rebuild(c, &base, Mode::Tolerant))
+        .collect())
+}
+
+fn pct(n: usize, d: usize) -> f64 {
+    if d == 0 {
+        0.0
+    } else {
+        100.0 * n as f64 / d as f64
+    }
+}
+
+/// Run the evaluation; `progress` receives one line per instance.
+pub fn run(opts: &EvalOptions, mut progress: impl FnMut(&str)) -> anyhow::Result<EvalReport> {
+    let tasks: Vec<Task> = task::load_tasks(&opts.tasks)?;
+    let pool = match &opts.candidates {
+        Some(p) => load_candidates(p)?,
+        None => HashMap::new(),
+    };
+    let mut rep = EvalReport {
+        split: format!("{:?}", opts.split).to_lowercase(),
+        ..EvalReport::default()
+    };
+    let (mut any5, mut all5, mut fany, mut fall, mut fn_n) = (0, 0, 0, 0, 0);
+    let (mut tok_sum, mut cold_ms, mut warm_ms) = (0usize, 0.0, 0.0);
+    let mut locate_ms = 0.0;
+    for t in &tasks {
+        if opts.split != Split::All && half(&t.instance_id) != opts.split {
+            continue;
+        }
+        if opts.limit.is_some_and(|l| rep.instances >= l) {
+            break;
+        }
+        let Some(repo_path) = repo::find_in_repos_dir(&opts.repos, &t.repo) else {
+            *rep.skipped_no_repo.entry(t.repo.clone()).or_insert(0) += 1;
+            continue;
+        };
+        let snap = Snapshot::open(&repo_path, &t.base_commit)?;
+        let files = RepoFiles::from_snapshot(&snap)?;
+        // Gold.
+        let gold = Candidate {
+            instance_id: t.instance_id.clone(),
+            agent: "gold".into(),
+            patch: t.gold_patch.clone().unwrap_or_default(),
+            resolved: Some(true),
+            origin: Default::default(),
+        };
+        let gview = &rebuild_all(&snap, std::slice::from_ref(&gold))?[0];
+        let gold_files: Vec<String> = gview.paths().into_iter().map(String::from).collect();
+        let gold_fns: Vec<String> = edited_units(gview)
+            .into_iter()
+            .filter(|(_, n, _)| !n.is_empty() && n != "<module>")
+            .map(|(p, n, _)| format!("{p}::{n}"))
+            .collect();
+        // Issue-only localization.
+        let t0 = Instant::now();
+        let loc = locate(&t.problem_statement, &files, &opts.locate);
+        let ms = t0.elapsed().as_secs_f64() * 1e3;
+        locate_ms += ms;
+        let top5: Vec<String> = loc.files.iter().take(5).map(|f| f.path.clone()).collect();
+        let top10: Vec<String> = loc
+            .functions
+            .iter()
+            .take(10)
+            .map(|f| format!("{}::{}", f.path, f.name))
+            .collect();
+        let fa = gold_files.iter().any(|g| top5.contains(g));
+        let fl = !gold_files.is_empty() && gold_files.iter().all(|g| top5.contains(g));
+        any5 += fa as usize;
+        all5 += fl as usize;
+        let (fnany, fnall) = if gold_fns.is_empty() {
+            (None, None)
+        } else {
+            fn_n += 1;
+            let a = gold_fns.iter().any(|g| top10.contains(g));
+            let l = gold_fns.iter().all(|g| top10.contains(g));
+            fany += a as usize;
+            fall += l as usize;
+            (Some(a), Some(l))
+        };
+        // Candidate contexts.
+        let mut ncand = 0;
+        if let Some(cands) = pool.get(&t.instance_id) {
+            let views = rebuild_all(&snap, cands)?;
+            let refs = IssueRefs::new(&t.problem_statement);
+            let others: Vec<&PatchView> = views.iter().collect();
+            let rel = Related {
+                refs: Some(&refs),
+                others: &others,
+                repo: Some(&files),
+            };
+            let t1 = Instant::now();
+            for v in &views {
+                let _ = build_with(v, t, opts.budget, &rel);
+            }
+            cold_ms += t1.elapsed().as_secs_f64() * 1e3;
+            let t2 = Instant::now();
+            let ctxs: Vec<_> = views
+                .iter()
+                .map(|v| build_with(v, t, opts.budget, &rel))
+                .collect();
+            warm_ms += t2.elapsed().as_secs_f64() * 1e3;
+            for c in &ctxs {
+                tok_sum += c.tokens;
+                rep.max_context_tokens = rep.max_context_tokens.max(c.tokens);
+            }
+            ncand = ctxs.len();
+            rep.candidates += ncand;
+        }
+        rep.instances += 1;
+        progress(&format!(
+            "{:<32} files {}/{} any5={} all5={} fn={} locate {:.0} ms, {} candidates",
+            t.instance_id,
+            gold_files.iter().filter(|g| top5.contains(g)).count(),
+            gold_files.len(),
+            fa as u8,
+            fl as u8,
+            fnany.map(|b| (b as u8).to_string()).unwrap_or("-".into()),
+            ms,
+            ncand
+        ));
+        rep.per_instance.push(InstanceResult {
+            instance_id: t.instance_id.clone(),
+            gold_files,
+            gold_functions: gold_fns,
+            top_files: top5,
+            file_any5: fa,
+            file_all5: fl,
+            fn_any10: fnany,
+            fn_all10: fnall,
+            locate_ms: ms,
+        });
+    }
+    rep.file_any5 = pct(any5, rep.instances);
+    rep.file_all5 = pct(all5, rep.instances);
+    rep.fn_instances = fn_n;
+    rep.fn_any10 = pct(fany, fn_n);
+    rep.fn_all10 = pct(fall, fn_n);
+    rep.mean_locate_ms = if rep.instances > 0 {
+        locate_ms / rep.instances as f64
+    } else {
+        0.0
+    };
+    if rep.candidates > 0 {
+        rep.mean_context_tokens = tok_sum as f64 / rep.candidates as f64;
+        rep.cold_ms_per_candidate = cold_ms / rep.candidates as f64;
+        rep.warm_ms_per_candidate = warm_ms / rep.candidates as f64;
+    }
+    Ok(rep)
+}
+
+/// The report as a few lines of text.
+pub fn summary(r: &EvalReport) -> String {
+    let skipped: Vec<String> = r
+        .skipped_no_repo
+        .iter()
+        .map(|(k, v)| format!("{k} {v}"))
+        .collect();
+    format!(
+        "split {}: {} instances (skipped, no repository: {})\n\
+         issue-only file top-5: any gold file {:.2}%  all gold files {:.2}%\n\
+         issue-only function top-10 ({} instances with a gold function): any {:.2}%  all {:.2}%\n\
+         locate: {:.1} ms per issue\n\
+         candidate contexts: {} candidates, mean {:.0} tokens (max {}), build {:.2} ms cold, {:.2} ms warm per candidate\n",
+        r.split,
+        r.instances,
+        if skipped.is_empty() { "none".into() } else { skipped.join(", ") },
+        r.file_any5,
+        r.file_all5,
+        r.fn_instances,
+        r.fn_any10,
+        r.fn_all10,
+        r.mean_locate_ms,
+        r.candidates,
+        r.mean_context_tokens,
+        r.max_context_tokens,
+        r.cold_ms_per_candidate,
+        r.warm_ms_per_candidate
+    )
+}

@@ -1,0 +1,285 @@
+//! What an issue text names: code identifiers, file paths, dotted module paths, and
+//! Python stack-trace frames (`File "x.py", line N, in f`).
+
+/// One frame of a Python traceback quoted in the issue.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Frame {
+    /// Path as written (absolute, site-packages, or relative).
+    pub file: String,
+    pub line: usize,
+    /// Function name (`<module>` for top-level code).
+    pub function: String,
+}
+
+/// Everything code-like an issue text names, extracted once per issue.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct IssueRefs {
+    /// Identifiers (snake_case, CamelCase, dotted parts, `name(` calls).
+    pub mentions: Vec<String>,
+    /// File paths (`a/b.py`, `setup.cfg`) as written.
+    pub paths: Vec<String>,
+    /// Dotted names with at least one dot (`sympy.core.basic`, `Session.request`).
+    pub dotted: Vec<String>,
+    /// Traceback frames in order (innermost last).
+    pub frames: Vec<Frame>,
+}
+
+const FILE_EXTS: [&str; 12] = [
+    ".py", ".pyi", ".cfg", ".toml", ".rst", ".txt", ".ini", ".json", ".yaml", ".yml", ".c", ".pyx",
+];
+
+fn is_ident_char(c: char) -> bool {
+    c.is_alphanumeric() || c == '_'
+}
+
+/// Identifiers the issue text names (words with `_`, CamelCase, dotted parts, and call-like `name(`).
+pub fn mentions(text: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let bytes = text.as_bytes();
+    let push = |w: &str, out: &mut Vec<String>| {
+        if !out.iter().any(|o| o == w) {
+            out.push(w.to_string());
+        }
+    };
+    for (start, raw) in split_words(text) {
+        let end = start + raw.len();
+        let called = bytes.get(end) == Some(&b'(');
+        let in_code = start > 0 && bytes[start - 1] == b'`';
+        let dotted = raw.contains('.');
+        for word in raw.split('.') {
+            let w = word.trim_matches('_');
+            if w.len() < 3 || w.chars().next().is_some_and(|c| c.is_ascii_digit()) {
+                continue;
+            }
+            let interesting = word.contains('_')
+                || (w.chars().skip(1).any(|c| c.is_uppercase())
+                    && w.chars().any(|c| c.is_lowercase()))
+                || (w.chars().next().is_some_and(char::is_uppercase)
+                    && w.chars().any(|c| c.is_lowercase())
+                    && (dotted || in_code))
+                || (called
+                    && w.chars()
+                        .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit()))
+                || (in_code && w.chars().all(|c| c.is_ascii_alphanumeric()))
+                || (dotted && !looks_like_prose_dot(raw));
+            if interesting {
+                push(word, &mut out);
+            }
+        }
+    }
+    out
+}
+
+fn looks_like_prose_dot(raw: &str) -> bool {
+    // "e.g", "i.e", "etc." and version numbers are not code.
+    let l = raw.to_ascii_lowercase();
+    l == "e.g"
+        || l == "i.e"
+        || raw.split('.').any(|p| p.is_empty())
+        || raw.chars().next().is_some_and(|c| c.is_ascii_digit())
+}
+
+/// Words made of identifier characters and dots, with their byte offsets.
+fn split_words(text: &str) -> Vec<(usize, &str)> {
+    let mut out = Vec::new();
+    let mut start = None;
+    for (i, c) in text.char_indices() {
+        let part = is_ident_char(c) || c == '.';
+        match (part, start) {
+            (true, None) => start = Some(i),
+            (false, Some(s)) => {
+                out.push((s, text[s..i].trim_end_matches('.')));
+                start = None;
+            }
+            _ => {}
+        }
+    }
+    if let Some(s) = start {
+        out.push((s, text[s..].trim_end_matches('.')));
+    }
+    out.retain(|(_, w)| !w.is_empty());
+    out
+}
+
+/// Traceback frames `File "path", line N, in func`.
+pub fn frames(text: &str) -> Vec<Frame> {
+    let mut out = Vec::new();
+    for line in text.lines() {
+        let Some(pos) = line.find("File \"") else {
+            continue;
+        };
+        let rest = &line[pos + 6..];
+        let Some(q) = rest.find('"') else {
+            continue;
+        };
+        let file = rest[..q].to_string();
+        let rest = &rest[q + 1..];
+        let Some(lpos) = rest.find("line ") else {
+            continue;
+        };
+        let digits: String = rest[lpos + 5..]
+            .chars()
+            .take_while(|c| c.is_ascii_digit())
+            .collect();
+        let Ok(line_no) = digits.parse::<usize>() else {
+            continue;
+        };
+        let function = rest
+            .find(", in ")
+            .map(|p| {
+                rest[p + 5..]
+                    .trim()
+                    .split(|c: char| c.is_whitespace())
+                    .next()
+                    .unwrap_or("")
+                    .to_string()
+            })
+            .unwrap_or_default();
+        out.push(Frame {
+            file,
+            line: line_no,
+            function,
+        });
+    }
+    out
+}
+
+/// File paths named in the text (tokens with a `/` or a known extension).
+pub fn paths(text: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for raw in text.split(|c: char| c.is_whitespace() || "\"'`()[]{}<>,;:=".contains(c)) {
+        let w = raw.trim_matches(|c: char| c == '.' || c == '/' || c == '\\');
+        let w = w.trim_start_matches("a/").trim_start_matches("b/");
+        if w.len() < 4 || w.starts_with("http") || w.contains("://") {
+            continue;
+        }
+        let has_ext = FILE_EXTS
+            .iter()
+            .any(|e| w.ends_with(e) && w.len() > e.len());
+        if has_ext && w.chars().all(|c| is_ident_char(c) || "./-\\".contains(c)) {
+            let w = w.replace('\\', "/");
+            if !out.contains(&w) {
+                out.push(w);
+            }
+        }
+    }
+    out
+}
+
+/// Dotted identifiers (`pkg.mod.name`), which may name a module or an attribute.
+pub fn dotted(text: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for (_, w) in split_words(text) {
+        if w.contains('.')
+            && !looks_like_prose_dot(w)
+            && w.split('.').all(|p| {
+                p.chars()
+                    .next()
+                    .is_some_and(|c| c.is_alphabetic() || c == '_')
+            })
+            && !FILE_EXTS.iter().any(|e| w.ends_with(e))
+            && !out.iter().any(|o| o == w)
+        {
+            out.push(w.to_string());
+        }
+    }
+    out
+}
+
+impl IssueRefs {
+    pub fn new(text: &str) -> IssueRefs {
+        IssueRefs {
+            mentions: mentions(text),
+            paths: paths(text),
+            dotted: dotted(text),
+            frames: frames(text),
+        }
+    }
+
+    /// True when `name` (short or qualified) is named in the issue.
+    pub fn names(&self, qualified: &str) -> bool {
+        let short = qualified.rsplit('.').next().unwrap_or(qualified);
+        self.mentions.iter().any(|m| m == short || m == qualified)
+            || self.dotted.iter().any(|d| d.ends_with(qualified))
+    }
+}
+
+/// The repository path a written path (absolute, site-packages, relative) refers to, if any
+/// of `files` ends with it; the longest matching suffix wins.
+pub fn resolve_path<'a>(
+    written: &str,
+    files: impl IntoIterator<Item = &'a str>,
+) -> Option<&'a str> {
+    let written = written.replace('\\', "/");
+    let parts: Vec<&str> = written.split('/').filter(|p| !p.is_empty()).collect();
+    let mut best: Option<(&str, usize)> = None;
+    for f in files {
+        let fp: Vec<&str> = f.split('/').collect();
+        let n = fp
+            .iter()
+            .rev()
+            .zip(parts.iter().rev())
+            .take_while(|(a, b)| a == b)
+            .count();
+        if n > 0 && best.map_or(true, |(bf, b)| n > b || (n == b && f.len() < bf.len())) {
+            best = Some((f, n));
+        }
+    }
+    best.filter(|(_, n)| *n >= 2 || parts.len() == 1)
+        .map(|(f, _)| f)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mentions_pick_code_names() {
+        let m = mentions("Calling `Session.resolve_redirects` breaks; see parse_url() and HTTPAdapter. The fix is simple.");
+        assert!(m.contains(&"resolve_redirects".to_string()));
+        assert!(m.contains(&"Session".to_string()));
+        assert!(m.contains(&"parse_url".to_string()));
+        assert!(m.contains(&"HTTPAdapter".to_string()));
+        assert!(!m.contains(&"simple".to_string()));
+        assert!(!m.contains(&"The".to_string()));
+        let m = mentions("e.g. version 1.2.3 works; calling latex(x) and `simplify` fails");
+        assert!(
+            m.contains(&"latex".to_string()) && m.contains(&"simplify".to_string()),
+            "{m:?}"
+        );
+        assert!(!m.iter().any(|w| w == "e" || w == "g"));
+    }
+
+    #[test]
+    fn stack_frames() {
+        let t = "Traceback (most recent call last):\n  File \"/usr/lib/python3/site-packages/requests/sessions.py\", line 455, in request\n    resp = self.send(prep, **send_kwargs)\n  File \"x.py\", line 3, in <module>\nValueError";
+        let f = frames(t);
+        assert_eq!(f.len(), 2);
+        assert_eq!(
+            f[0],
+            Frame {
+                file: "/usr/lib/python3/site-packages/requests/sessions.py".into(),
+                line: 455,
+                function: "request".into()
+            }
+        );
+        assert_eq!(f[1].function, "<module>");
+        let files = [
+            "requests/sessions.py",
+            "tests/test_sessions.py",
+            "docs/sessions.py",
+        ];
+        assert_eq!(
+            resolve_path(&f[0].file, files),
+            Some("requests/sessions.py")
+        );
+        assert_eq!(resolve_path("x.py", files), None);
+    }
+
+    #[test]
+    fn paths_and_dotted() {
+        let t = "In `sympy/printing/latex.py` (and setup.cfg), sympy.core.basic.Basic fails. Version 1.2.";
+        assert_eq!(paths(t), vec!["sympy/printing/latex.py", "setup.cfg"]);
+        assert_eq!(dotted(t), vec!["sympy.core.basic.Basic"]);
+    }
+}

@@ -1,0 +1,729 @@
+//! Issue-only localization: from the issue text and a repository snapshot, rank the files
+//! and then the functions a fix most likely edits.
+//!
+//! Files are scored by BM25 of the issue's terms over each file's identifiers and path, plus
+//! exact evidence: traceback frames that resolve to the file, the file's path or dotted module
+//! named in the issue, and definitions the issue names (weighted by how few files define that
+//! name). Functions are then ranked inside the best files by BM25 over their own code and
+//! docstring, names the issue mentions, and traceback frames that fall inside them.
+//!
+//! ```no_run
+//! # fn main() -> anyhow::Result<()> {
+//! use dei::context::locate::{locate, LocateOptions, RepoFiles};
+//! let snap = dei::repo::Snapshot::open("repo.git".as_ref(), "HEAD")?;
+//! let repo = RepoFiles::from_snapshot(&snap)?;
+//! let loc = locate("TypeError in Session.request ...", &repo, &LocateOptions::default());
+//! for f in loc.files.iter().take(5) { println!("{} {:.2}", f.path, f.score); }
+//! # Ok(()) }
+//! ```
+
+use super::issue::{resolve_path, IssueRefs};
+use super::python;
+use crate::repo::Snapshot;
+use crate::types::{LineRange, SnippetKind};
+use std::collections::{HashMap, HashSet};
+use std::hash::{Hash, Hasher};
+use std::sync::{Arc, Mutex, OnceLock};
+
+/// Terms of one file, cached by content.
+#[derive(Debug, Default)]
+pub struct FileTerms {
+    /// Term → count over the file's identifiers (split and lowercased).
+    pub terms: HashMap<String, u32>,
+    pub len: u32,
+    /// Names of `def`/`class` statements (found by line scan, no parse).
+    pub def_names: Vec<String>,
+}
+
+/// One source file at the snapshot.
+#[derive(Debug)]
+pub struct RepoFile {
+    pub path: String,
+    pub text: Arc<str>,
+    terms: OnceLock<Arc<FileTerms>>,
+}
+
+impl RepoFile {
+    pub fn new(path: String, text: Arc<str>) -> RepoFile {
+        RepoFile {
+            path,
+            text,
+            terms: OnceLock::new(),
+        }
+    }
+
+    /// The file's terms (computed once, cached by content across snapshots).
+    pub fn terms(&self) -> &FileTerms {
+        self.terms.get_or_init(|| file_terms(&self.text))
+    }
+
+    /// Its tree-sitter index (cached by content).
+    pub fn index(&self) -> Arc<python::PyIndex> {
+        python::index(&self.text)
+    }
+}
+
+/// The source files of a repository at one commit, shareable across threads.
+#[derive(Debug, Default)]
+pub struct RepoFiles {
+    pub files: Vec<RepoFile>,
+    by_path: HashMap<String, usize>,
+    defs: OnceLock<HashMap<String, Vec<usize>>>,
+}
+
+/// Largest file read into a [`RepoFiles`] (bigger ones are generated data, not code to read).
+pub const MAX_FILE_BYTES: usize = 1 << 20;
+
+impl RepoFiles {
+    /// Every `.py` file of the snapshot (up to [`MAX_FILE_BYTES`] each).
+    pub fn from_snapshot(snap: &Snapshot) -> anyhow::Result<RepoFiles> {
+        let mut files = Vec::new();
+        for path in snap.list_files()? {
+            if !(path.ends_with(".py") || path.ends_with(".pyi")) {
+                continue;
+            }
+            if let Some(text) = snap.read(&path)? {
+                if text.len() <= MAX_FILE_BYTES {
+                    files.push((path, text));
+                }
+            }
+        }
+        Ok(RepoFiles::from_pairs(files))
+    }
+
+    /// From `(path, text)` pairs (tests, or files already in memory).
+    pub fn from_pairs(pairs: Vec<(String, String)>) -> RepoFiles {
+        let files: Vec<RepoFile> = pairs
+            .into_iter()
+            .map(|(p, t)| RepoFile::new(p, Arc::from(t)))
+            .collect();
+        let by_path = files
+            .iter()
+            .enumerate()
+            .map(|(i, f)| (f.path.clone(), i))
+            .collect();
+        RepoFiles {
+            files,
+            by_path,
+            defs: OnceLock::new(),
+        }
+    }
+
+    pub fn get(&self, path: &str) -> Option<&RepoFile> {
+        self.by_path.get(path).map(|&i| &self.files[i])
+    }
+
+    pub fn paths(&self) -> impl Iterator<Item = &str> {
+        self.files.iter().map(|f| f.path.as_str())
+    }
+
+    /// Files that define (`def`/`class`) a name.
+    pub fn files_defining(&self, name: &str) -> &[usize] {
+        let map = self.defs.get_or_init(|| {
+            let mut m: HashMap<String, Vec<usize>> = HashMap::new();
+            for (i, f) in self.files.iter().enumerate() {
+                for d in &f.terms().def_names {
+                    let v = m.entry(d.clone()).or_default();
+                    if v.last() != Some(&i) {
+                        v.push(i);
+                    }
+                }
+            }
+            m
+        });
+        map.get(name).map(Vec::as_slice).unwrap_or(&[])
+    }
+
+    /// The file a dotted module path names (`pkg.mod` → `pkg/mod.py` or `pkg/mod/__init__.py`),
+    /// trying shorter prefixes for `pkg.mod.attr`.
+    pub fn module_file(&self, dotted: &str) -> Option<usize> {
+        let parts: Vec<&str> = dotted.split('.').collect();
+        for n in (1..=parts.len()).rev() {
+            let base = parts[..n].join("/");
+            for cand in [format!("{base}.py"), format!("{base}/__init__.py")] {
+                if let Some(&i) = self.by_path.get(&cand) {
+                    return Some(i);
+                }
+                // Packages under src/ or lib/.
+                for pre in ["src/", "lib/"] {
+                    if let Some(&i) = self.by_path.get(&format!("{pre}{cand}")) {
+                        return Some(i);
+                    }
+                }
+            }
+        }
+        None
+    }
+}
+
+const STOP: [&str; 40] = [
+    "the", "and", "for", "that", "this", "with", "not", "but", "are", "was", "have", "from",
+    "when", "what", "which", "should", "would", "could", "can", "there", "their", "then", "than",
+    "will", "been", "into", "some", "also", "here", "use", "using", "used", "get", "set", "self",
+    "none", "true", "false", "return", "def",
+];
+
+fn is_stop(t: &str) -> bool {
+    t.len() < 2 || t.len() > 40 || t.chars().all(|c| c.is_ascii_digit()) || STOP.contains(&t)
+}
+
+/// Split an identifier into lowercase terms: the whole word plus its snake_case and CamelCase parts.
+pub fn split_terms(word: &str, out: &mut Vec<String>) {
+    let lower = word.to_lowercase();
+    let lw = lower.trim_matches('_');
+    if !is_stop(lw) {
+        out.push(lw.to_string());
+    }
+    let mut parts: Vec<String> = Vec::new();
+    for piece in word.split('_').filter(|p| !p.is_empty()) {
+        let mut cur = String::new();
+        let chars: Vec<char> = piece.chars().collect();
+        for (i, &c) in chars.iter().enumerate() {
+            let boundary = i > 0
+                && c.is_uppercase()
+                && (chars[i - 1].is_lowercase()
+                    || chars.get(i + 1).is_some_and(|n| n.is_lowercase()));
+            if boundary && !cur.is_empty() {
+                parts.push(std::mem::take(&mut cur));
+            }
+            cur.extend(c.to_lowercase());
+        }
+        if !cur.is_empty() {
+            parts.push(cur);
+        }
+    }
+    if parts.len() > 1 {
+        for p in parts {
+            if !is_stop(&p) && p != lw {
+                out.push(p);
+            }
+        }
+    }
+}
+
+/// Terms of a text: identifiers split into parts, lowercased, stop words dropped.
+pub fn tokenize(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for w in text.split(|c: char| !(c.is_alphanumeric() || c == '_')) {
+        if !w.is_empty() {
+            split_terms(w, &mut out);
+        }
+    }
+    out
+}
+
+fn content_key(text: &str) -> (u64, usize) {
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    text.hash(&mut h);
+    (h.finish(), text.len())
+}
+
+type TermCache = Mutex<HashMap<(u64, usize), Arc<FileTerms>>>;
+
+fn term_cache() -> &'static TermCache {
+    static C: OnceLock<TermCache> = OnceLock::new();
+    C.get_or_init(|| Mutex::new(HashMap::new()))
+}
+
+fn file_terms(text: &str) -> Arc<FileTerms> {
+    let key = content_key(text);
+    if let Some(hit) = term_cache().lock().ok().and_then(|c| c.get(&key).cloned()) {
+        return hit;
+    }
+    let mut ft = FileTerms::default();
+    for t in tokenize(text) {
+        *ft.terms.entry(t).or_insert(0) += 1;
+        ft.len += 1;
+    }
+    for line in text.lines() {
+        let l = line.trim_start();
+        let rest = l
+            .strip_prefix("def ")
+            .or_else(|| l.strip_prefix("class "))
+            .or_else(|| l.strip_prefix("async def "));
+        if let Some(rest) = rest {
+            let name: String = rest
+                .chars()
+                .take_while(|c| c.is_alphanumeric() || *c == '_')
+                .collect();
+            if !name.is_empty() {
+                ft.def_names.push(name);
+            }
+        }
+    }
+    let ft = Arc::new(ft);
+    if let Ok(mut c) = term_cache().lock() {
+        if c.len() > 200_000 {
+            c.clear();
+        }
+        c.insert(key, ft.clone());
+    }
+    ft
+}
+
+/// Tunable weights of the localizer.
+#[derive(Debug, Clone)]
+pub struct Weights {
+    /// BM25 of the issue over the file, normalised to the best file (0..1).
+    pub bm25: f64,
+    /// BM25 of the issue over the file path alone, normalised.
+    pub path_bm25: f64,
+    /// A definition the issue names, times its inverse file frequency (0..1).
+    pub def_mention: f64,
+    /// The file's path named in the issue.
+    pub path_mention: f64,
+    /// The file's dotted module named in the issue.
+    pub module_mention: f64,
+    /// A traceback frame in the file (the innermost repository frame gets the full weight).
+    pub frame: f64,
+    /// Multiplier for tests, docs, examples and benchmarks.
+    pub test_factor: f64,
+    /// Function level: the issue names the function.
+    pub fn_mention: f64,
+    /// Function level: a class the issue names is a part of the function's name (`_print_Sum`).
+    pub fn_part_mention: f64,
+    /// Function level: a traceback frame inside the function.
+    pub fn_frame: f64,
+    /// Function level: normalised BM25 over the function's own code.
+    pub fn_bm25: f64,
+    /// Function level: the file's normalised score.
+    pub fn_file: f64,
+}
+
+impl Default for Weights {
+    fn default() -> Self {
+        Weights {
+            bm25: 1.0,
+            path_bm25: 0.5,
+            def_mention: 1.0,
+            path_mention: 1.5,
+            module_mention: 0.6,
+            frame: 1.5,
+            test_factor: 0.3,
+            fn_mention: 1.0,
+            fn_part_mention: 0.8,
+            fn_frame: 1.5,
+            fn_bm25: 1.0,
+            fn_file: 1.5,
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct LocateOptions {
+    /// Files whose functions are ranked.
+    pub function_files: usize,
+    /// Functions returned.
+    pub top_functions: usize,
+    /// Files returned.
+    pub top_files: usize,
+    pub weights: Weights,
+    /// BM25 parameters.
+    pub k1: f64,
+    pub b: f64,
+}
+
+impl Default for LocateOptions {
+    fn default() -> Self {
+        LocateOptions {
+            function_files: 5,
+            top_functions: 20,
+            top_files: 20,
+            weights: Weights::default(),
+            k1: 1.2,
+            b: 0.75,
+        }
+    }
+}
+
+/// A ranked file.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FileHit {
+    pub path: String,
+    pub score: f64,
+    /// Evidence, for reports: "frame", "path", "defines `x`", "bm25".
+    pub why: Vec<String>,
+}
+
+/// A ranked function, method or class.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FuncHit {
+    pub path: String,
+    /// Qualified name (`Class.method`).
+    pub name: String,
+    pub kind: SnippetKind,
+    pub lines: LineRange,
+    pub score: f64,
+}
+
+/// Result of issue-only localization, best first.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Localization {
+    pub files: Vec<FileHit>,
+    pub functions: Vec<FuncHit>,
+}
+
+/// True for tests, docs, examples, benchmarks and similar files a fix rarely edits.
+pub fn is_auxiliary(path: &str) -> bool {
+    let p = path.to_ascii_lowercase();
+    let name = p.rsplit('/').next().unwrap_or(&p);
+    name.starts_with("test_")
+        || name.ends_with("_test.py")
+        || name == "conftest.py"
+        || p.split('/').any(|seg| {
+            matches!(
+                seg,
+                "tests"
+                    | "test"
+                    | "testing"
+                    | "doc"
+                    | "docs"
+                    | "examples"
+                    | "example"
+                    | "benchmarks"
+                    | "bench"
+                    | "scripts"
+            )
+        })
+}
+
+/// BM25 scores of `query` terms over documents given as term maps.
+fn bm25(
+    query: &HashMap<String, f64>,
+    docs: &[(&HashMap<String, u32>, u32)],
+    k1: f64,
+    b: f64,
+) -> Vec<f64> {
+    let n = docs.len().max(1) as f64;
+    let avg = docs.iter().map(|(_, l)| *l as f64).sum::<f64>() / n;
+    let avg = avg.max(1.0);
+    let mut df: HashMap<&str, f64> = HashMap::new();
+    for (terms, _) in docs {
+        for q in query.keys() {
+            if terms.contains_key(q) {
+                *df.entry(q.as_str()).or_insert(0.0) += 1.0;
+            }
+        }
+    }
+    docs.iter()
+        .map(|(terms, len)| {
+            let mut s = 0.0;
+            for (q, qw) in query {
+                let Some(&tf) = terms.get(q) else { continue };
+                let d = df.get(q.as_str()).copied().unwrap_or(0.0);
+                let idf = ((n - d + 0.5) / (d + 0.5) + 1.0).ln();
+                let tf = tf as f64;
+                s += qw * idf * tf * (k1 + 1.0) / (tf + k1 * (1.0 - b + b * (*len as f64) / avg));
+            }
+            s
+        })
+        .collect()
+}
+
+fn query_terms(issue: &str) -> HashMap<String, f64> {
+    let mut q: HashMap<String, f64> = HashMap::new();
+    for t in tokenize(issue) {
+        *q.entry(t).or_insert(0.0) += 1.0;
+    }
+    // Dampen repeated terms.
+    for v in q.values_mut() {
+        *v = 1.0 + v.ln();
+    }
+    q
+}
+
+fn normalise(v: &mut [f64]) {
+    let max = v.iter().cloned().fold(0.0, f64::max);
+    if max > 0.0 {
+        for x in v.iter_mut() {
+            *x /= max;
+        }
+    }
+}
+
+/// Rank the repository's files for an issue.
+pub fn locate_files(issue: &str, repo: &RepoFiles, opts: &LocateOptions) -> Vec<FileHit> {
+    let w = &opts.weights;
+    let refs = IssueRefs::new(issue);
+    let q = query_terms(issue);
+    let docs: Vec<(&HashMap<String, u32>, u32)> = repo
+        .files
+        .iter()
+        .map(|f| (&f.terms().terms, f.terms().len))
+        .collect();
+    let mut content = bm25(&q, &docs, opts.k1, opts.b);
+    normalise(&mut content);
+    let path_terms: Vec<HashMap<String, u32>> = repo
+        .files
+        .iter()
+        .map(|f| {
+            let mut m = HashMap::new();
+            for t in tokenize(&f.path.replace(".py", "")) {
+                *m.entry(t).or_insert(0) += 1;
+            }
+            m
+        })
+        .collect();
+    let pdocs: Vec<(&HashMap<String, u32>, u32)> = path_terms
+        .iter()
+        .map(|m| (m, m.values().sum::<u32>()))
+        .collect();
+    let mut path_score = bm25(&q, &pdocs, opts.k1, opts.b);
+    normalise(&mut path_score);
+
+    let n = repo.files.len();
+    let mut score: Vec<f64> = (0..n)
+        .map(|i| w.bm25 * content[i] + w.path_bm25 * path_score[i])
+        .collect();
+    let mut why: Vec<Vec<String>> = vec![Vec::new(); n];
+
+    // Definitions the issue names, weighted by how specific the name is.
+    let nfiles = n.max(1) as f64;
+    for m in &refs.mentions {
+        let defining = repo.files_defining(m);
+        if defining.is_empty() {
+            continue;
+        }
+        let idf = ((nfiles + 1.0) / defining.len() as f64).ln() / (nfiles + 1.0).ln();
+        for &i in defining {
+            score[i] += w.def_mention * idf;
+            why[i].push(format!("defines `{m}`"));
+        }
+    }
+    // Paths and modules the issue names.
+    for p in &refs.paths {
+        if let Some(f) = resolve_path(p, repo.paths()) {
+            let i = repo.by_path[f];
+            score[i] += w.path_mention;
+            why[i].push("path named".into());
+        }
+    }
+    for d in &refs.dotted {
+        if let Some(i) = repo.module_file(d) {
+            // `pkg` alone (a top-level __init__) says little.
+            if d.contains('.') {
+                score[i] += w.module_mention;
+                why[i].push(format!("module `{d}`"));
+            }
+        }
+    }
+    // Traceback frames: the innermost repository frame counts most.
+    let resolved: Vec<usize> = refs
+        .frames
+        .iter()
+        .filter_map(|f| resolve_path(&f.file, repo.paths()).map(|p| repo.by_path[p]))
+        .collect();
+    let mut seen = HashSet::new();
+    for (k, &i) in resolved.iter().rev().enumerate() {
+        if seen.insert(i) {
+            score[i] += w.frame / (1.0 + k as f64 * 0.5);
+            why[i].push("traceback frame".into());
+        }
+    }
+    for (i, f) in repo.files.iter().enumerate() {
+        if is_auxiliary(&f.path) {
+            score[i] *= w.test_factor;
+        }
+    }
+    let mut hits: Vec<FileHit> = (0..n)
+        .filter(|&i| score[i] > 0.0)
+        .map(|i| FileHit {
+            path: repo.files[i].path.clone(),
+            score: score[i],
+            why: std::mem::take(&mut why[i]),
+        })
+        .collect();
+    hits.sort_by(|a, b| {
+        b.score
+            .total_cmp(&a.score)
+            .then_with(|| a.path.cmp(&b.path))
+    });
+    hits.truncate(opts.top_files.max(opts.function_files));
+    hits
+}
+
+/// Rank the definitions of the best files.
+pub fn locate_functions(
+    issue: &str,
+    repo: &RepoFiles,
+    files: &[FileHit],
+    opts: &LocateOptions,
+) -> Vec<FuncHit> {
+    let w = &opts.weights;
+    let refs = IssueRefs::new(issue);
+    let q = query_terms(issue);
+    let top = files.iter().take(opts.function_files).collect::<Vec<_>>();
+    let best_file = top.first().map(|f| f.score).unwrap_or(1.0).max(1e-9);
+    struct Unit {
+        hit: FuncHit,
+        terms: HashMap<String, u32>,
+        len: u32,
+        prior: f64,
+    }
+    let mut units: Vec<Unit> = Vec::new();
+    for fh in &top {
+        let Some(rf) = repo.get(&fh.path) else {
+            continue;
+        };
+        let idx = rf.index();
+        let lines: Vec<&str> = rf.text.lines().collect();
+        // Each line belongs to its innermost definition.
+        let mut owner: Vec<Option<usize>> = vec![None; lines.len() + 1];
+        for (di, d) in idx.defs.iter().enumerate() {
+            for o in &mut owner[d.lines.start..=d.lines.end.min(lines.len())] {
+                *o = Some(di);
+            }
+        }
+        let mut per_def: Vec<HashMap<String, u32>> = vec![HashMap::new(); idx.defs.len()];
+        let mut lens = vec![0u32; idx.defs.len()];
+        for (l, text) in lines.iter().enumerate() {
+            if let Some(di) = owner[l + 1] {
+                for t in tokenize(text) {
+                    *per_def[di].entry(t).or_insert(0) += 1;
+                    lens[di] += 1;
+                }
+            }
+        }
+        for (di, d) in idx.defs.iter().enumerate() {
+            let mut terms = std::mem::take(&mut per_def[di]);
+            let mut extra = Vec::new();
+            split_terms(d.short(), &mut extra);
+            if let Some(doc) = &d.doc {
+                extra.extend(tokenize(doc));
+            }
+            for t in extra {
+                *terms.entry(t).or_insert(0) += 2;
+                lens[di] += 2;
+            }
+            units.push(Unit {
+                hit: FuncHit {
+                    path: fh.path.clone(),
+                    name: d.name.clone(),
+                    kind: d.kind,
+                    lines: d.lines,
+                    score: 0.0,
+                },
+                terms,
+                len: lens[di],
+                prior: fh.score / best_file,
+            });
+        }
+    }
+    let docs: Vec<(&HashMap<String, u32>, u32)> = units.iter().map(|u| (&u.terms, u.len)).collect();
+    let mut b = bm25(&q, &docs, opts.k1, opts.b);
+    normalise(&mut b);
+    let mut out: Vec<FuncHit> = Vec::with_capacity(units.len());
+    for (u, bs) in units.into_iter().zip(b) {
+        let mut s = w.fn_bm25 * bs + w.fn_file * u.prior;
+        if refs.names(&u.hit.name) {
+            s += w.fn_mention;
+        } else {
+            // `_print_Sum`, `_eval_rewrite_as_Heaviside`: a named class as a part of the name.
+            let short = u.hit.name.rsplit('.').next().unwrap_or(&u.hit.name);
+            if short.split('_').any(|p| {
+                p.len() >= 3
+                    && p.chars().next().is_some_and(char::is_uppercase)
+                    && refs.mentions.iter().any(|m| m == p)
+            }) {
+                s += w.fn_part_mention;
+            }
+        }
+        for (k, f) in refs.frames.iter().rev().enumerate() {
+            if f.line >= u.hit.lines.start
+                && f.line <= u.hit.lines.end
+                && resolve_path(&f.file, [u.hit.path.as_str()]).is_some()
+            {
+                s += w.fn_frame / (1.0 + k as f64 * 0.5);
+                break;
+            }
+        }
+        let mut hit = u.hit;
+        hit.score = s;
+        out.push(hit);
+    }
+    out.sort_by(|a, b| {
+        b.score
+            .total_cmp(&a.score)
+            .then_with(|| a.path.cmp(&b.path))
+            .then(a.lines.start.cmp(&b.lines.start))
+    });
+    out.truncate(opts.top_functions);
+    out
+}
+
+/// Rank files, then the functions of the best files, for an issue.
+pub fn locate(issue: &str, repo: &RepoFiles, opts: &LocateOptions) -> Localization {
+    let mut files = locate_files(issue, repo, opts);
+    let functions = locate_functions(issue, repo, &files, opts);
+    files.truncate(opts.top_files);
+    Localization { files, functions }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn repo() -> RepoFiles {
+        RepoFiles::from_pairs(vec![
+            ("pkg/sessions.py".into(), "class Session:\n    def request(self, method, url):\n        return self.send(method)\n\n    def send(self, r):\n        \"\"\"Send a prepared request.\"\"\"\n        return adapter(r)\n".into()),
+            ("pkg/utils.py".into(), "def parse_header_links(value):\n    \"\"\"Return a list of parsed link headers.\"\"\"\n    links = []\n    return links\n".into()),
+            ("pkg/models.py".into(), "class Response:\n    def json(self):\n        return decode(self.text)\n".into()),
+            ("tests/test_utils.py".into(), "def test_parse_header_links():\n    parse_header_links('x')\n".into()),
+        ])
+    }
+
+    #[test]
+    fn split_terms_handles_case_styles() {
+        let mut v = Vec::new();
+        split_terms("HTTPAdapter_send_now", &mut v);
+        assert!(v.contains(&"httpadapter_send_now".to_string()));
+        assert!(
+            v.contains(&"http".to_string())
+                && v.contains(&"adapter".to_string())
+                && v.contains(&"send".to_string())
+        );
+    }
+
+    #[test]
+    fn named_definition_ranks_its_file_first_and_tests_last() {
+        let r = repo();
+        let loc = locate(
+            "parse_header_links returns wrong links for empty header",
+            &r,
+            &LocateOptions::default(),
+        );
+        assert_eq!(loc.files[0].path, "pkg/utils.py", "{:?}", loc.files);
+        let test_pos = loc
+            .files
+            .iter()
+            .position(|f| f.path.starts_with("tests/"))
+            .unwrap();
+        assert!(test_pos > 0);
+        assert_eq!(loc.functions[0].name, "parse_header_links");
+    }
+
+    #[test]
+    fn traceback_frames_point_at_file_and_function() {
+        let r = repo();
+        let issue = "Crash:\nTraceback (most recent call last):\n  File \"/site-packages/pkg/sessions.py\", line 3, in request\n    return self.send(method)\nKeyError";
+        let loc = locate(issue, &r, &LocateOptions::default());
+        assert_eq!(loc.files[0].path, "pkg/sessions.py");
+        assert!(loc.files[0].why.iter().any(|w| w == "traceback frame"));
+        assert_eq!(
+            loc.functions[0].name, "Session.request",
+            "{:?}",
+            loc.functions
+        );
+    }
+
+    #[test]
+    fn module_file_resolves_dotted_names() {
+        let r = repo();
+        assert_eq!(
+            r.module_file("pkg.models.Response")
+                .map(|i| r.files[i].path.as_str()),
+            Some("pkg/models.py")
+        );
+        assert_eq!(r.files_defining("Response").len(), 1);
+    }
+}
