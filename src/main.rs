@@ -21,6 +21,57 @@ struct Cli {
 enum Command {
     /// Rank the candidate patches for one issue.
     Rank(RankArgs),
+    /// Measurements (hidden): `dei bench offline`.
+    #[command(hide = true, subcommand)]
+    Bench(BenchCmd),
+}
+
+#[derive(Subcommand)]
+enum BenchCmd {
+    /// n@k of the offline committee on SWE-bench Lite candidates.
+    Offline(BenchOfflineArgs),
+}
+
+#[derive(Args)]
+struct BenchOfflineArgs {
+    /// Folder with lite_candidates.jsonl and swebench_lite/test.jsonl.
+    #[arg(long, default_value = "../shared/data")]
+    data: PathBuf,
+    /// Folder of repositories; instances without one use text-only signals.
+    #[arg(long, env = "DEI_REPOS")]
+    repos: Option<PathBuf>,
+    /// Offline weights (JSON); the hand-set defaults when absent.
+    #[arg(long)]
+    weights: Option<PathBuf>,
+    /// Fit weights on the fit half and report them on the held-out half.
+    #[arg(long)]
+    fit: bool,
+    /// Write the fitted weights to this file.
+    #[arg(long, requires = "fit")]
+    save_weights: Option<PathBuf>,
+    /// Picks per instance (n of n@k).
+    #[arg(long, default_value_t = 1)]
+    n: usize,
+    /// Write the report as JSON to this file.
+    #[arg(long)]
+    json: Option<PathBuf>,
+}
+
+fn bench_offline(a: BenchOfflineArgs) -> anyhow::Result<()> {
+    let weights = match &a.weights {
+        Some(p) => dei::review::offline::eval::load_weights(p)?,
+        None => Default::default(),
+    };
+    let req = dei::review::offline::eval::BenchRequest { data: a.data, repos: a.repos, weights, fit: a.fit, n: a.n };
+    let report = dei::review::offline::eval::run(&req)?;
+    print!("{}", dei::review::offline::eval::table(&report));
+    if let (Some(p), Some(w)) = (&a.save_weights, &report.fitted) {
+        std::fs::write(p, serde_json::to_string_pretty(w)? + "\n").map_err(|e| anyhow::anyhow!("cannot write {}: {e}", p.display()))?;
+    }
+    if let Some(p) = &a.json {
+        std::fs::write(p, serde_json::to_string_pretty(&report)?).map_err(|e| anyhow::anyhow!("cannot write {}: {e}", p.display()))?;
+    }
+    Ok(())
 }
 
 #[derive(Args)]
@@ -90,6 +141,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Rank(a) => rank(a),
+        Command::Bench(BenchCmd::Offline(a)) => bench_offline(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
