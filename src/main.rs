@@ -62,14 +62,22 @@ fn bench_offline(a: BenchOfflineArgs) -> anyhow::Result<()> {
         Some(p) => dei::review::offline::eval::load_weights(p)?,
         None => Default::default(),
     };
-    let req = dei::review::offline::eval::BenchRequest { data: a.data, repos: a.repos, weights, fit: a.fit, n: a.n };
+    let req = dei::review::offline::eval::BenchRequest {
+        data: a.data,
+        repos: a.repos,
+        weights,
+        fit: a.fit,
+        n: a.n,
+    };
     let report = dei::review::offline::eval::run(&req)?;
     print!("{}", dei::review::offline::eval::table(&report));
     if let (Some(p), Some(w)) = (&a.save_weights, &report.fitted) {
-        std::fs::write(p, serde_json::to_string_pretty(w)? + "\n").map_err(|e| anyhow::anyhow!("cannot write {}: {e}", p.display()))?;
+        std::fs::write(p, serde_json::to_string_pretty(w)? + "\n")
+            .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", p.display()))?;
     }
     if let Some(p) = &a.json {
-        std::fs::write(p, serde_json::to_string_pretty(&report)?).map_err(|e| anyhow::anyhow!("cannot write {}: {e}", p.display()))?;
+        std::fs::write(p, serde_json::to_string_pretty(&report)?)
+            .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", p.display()))?;
     }
     Ok(())
 }

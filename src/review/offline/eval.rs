@@ -95,9 +95,24 @@ struct Row {
 }
 
 /// Load every instance with the candidates of `runs`.
-pub fn load(data: &Path, repos: Option<&Path>, runs: &BTreeSet<String>) -> anyhow::Result<Vec<Instance>> {
+pub fn load(
+    data: &Path,
+    repos: Option<&Path>,
+    runs: &BTreeSet<String>,
+) -> anyhow::Result<Vec<Instance>> {
+    load_where(data, repos, runs, &|_| true)
+}
+
+/// Load the instances whose task passes `keep` (e.g. a small sample in tests).
+pub fn load_where(
+    data: &Path,
+    repos: Option<&Path>,
+    runs: &BTreeSet<String>,
+    keep: &(dyn Fn(&Task) -> bool + Sync),
+) -> anyhow::Result<Vec<Instance>> {
     let tasks_path = data.join("swebench_lite/test.jsonl");
-    let tasks = crate::task::load_tasks(&tasks_path)?;
+    let mut tasks = crate::task::load_tasks(&tasks_path)?;
+    tasks.retain(|t| keep(t));
     let cands_path = data.join("lite_candidates.jsonl");
     let text = std::fs::read_to_string(&cands_path).with_context(|| {
         format!(
@@ -125,7 +140,10 @@ pub fn load(data: &Path, repos: Option<&Path>, runs: &BTreeSet<String>) -> anyho
                 line: Some(n + 1),
             },
         };
-        by_instance.entry(row.instance_id).or_default().push((c, row.resolved));
+        by_instance
+            .entry(row.instance_id)
+            .or_default()
+            .push((c, row.resolved));
     }
     tasks
         .into_par_iter()
@@ -152,12 +170,18 @@ fn prepare_instance(
         Some(path) => {
             let snap = Snapshot::open(&path, &task.base_commit)
                 .with_context(|| format!("instance {}", task.instance_id))?;
-            let needed: Vec<String> = cands.iter().flat_map(|(c, _)| patch::paths_needed(c)).collect();
+            let needed: Vec<String> = cands
+                .iter()
+                .flat_map(|(c, _)| patch::paths_needed(c))
+                .collect();
             let base = snap.read_all(needed.iter().map(String::as_str))?;
             for (c, resolved) in cands {
                 let view = patch::rebuild(&c, &base, Mode::Tolerant);
                 let ctx = crate::context::build(&view, &task, 4000);
-                runs.insert(c.agent.clone(), (features::from_rebuilt(&c, &view, &ctx), resolved));
+                runs.insert(
+                    c.agent.clone(),
+                    (features::from_rebuilt(&c, &view, &ctx), resolved),
+                );
             }
         }
         None => {
@@ -176,7 +200,10 @@ fn prepare_instance(
 
 /// The committee's slots for one instance: one per member, `missing` when the run has no row.
 pub fn slots(inst: &Instance, members: &[String], committee: &Offline) -> Vec<Slot> {
-    let present: Vec<&String> = members.iter().filter(|m| inst.runs.contains_key(*m)).collect();
+    let present: Vec<&String> = members
+        .iter()
+        .filter(|m| inst.runs.contains_key(*m))
+        .collect();
     let feats: Vec<Features> = present.iter().map(|m| inst.runs[*m].0.clone()).collect();
     let ev = Evidence::new(&inst.task, feats);
     let scores = committee.score(&ev);
@@ -229,7 +256,12 @@ pub fn figures(insts: &[&Instance], members: &[String], committee: &Offline, n: 
     }
 }
 
-fn objective(insts: &[&Instance], committees: &[(String, Vec<String>)], w: &Weights, n: usize) -> f64 {
+fn objective(
+    insts: &[&Instance],
+    committees: &[(String, Vec<String>)],
+    w: &Weights,
+    n: usize,
+) -> f64 {
     let c = Offline::new(w.clone());
     committees
         .iter()
@@ -244,9 +276,15 @@ fn objective(insts: &[&Instance], committees: &[(String, Vec<String>)], w: &Weig
 }
 
 /// Coordinate search over a small grid per weight, on `insts` only (the fit half).
-pub fn fit(insts: &[&Instance], committees: &[(String, Vec<String>)], start: &Weights, n: usize) -> Weights {
+pub fn fit(
+    insts: &[&Instance],
+    committees: &[(String, Vec<String>)],
+    start: &Weights,
+    n: usize,
+    with_prior: bool,
+) -> Weights {
     type Field = fn(&mut Weights) -> &mut f64;
-    let grid: Vec<(Field, Vec<f64>)> = vec![
+    let mut grid: Vec<(Field, Vec<f64>)> = vec![
         (|w| &mut w.agreement, vec![0.0, 1.0, 2.0, 4.0, 8.0]),
         (|w| &mut w.same_family, vec![0.0, 0.15, 0.3, 0.6, 1.0]),
         (|w| &mut w.file_named, vec![0.0, 0.25, 0.5, 1.0, 2.0]),
@@ -254,12 +292,20 @@ pub fn fit(insts: &[&Instance], committees: &[(String, Vec<String>)], start: &We
         (|w| &mut w.tests_only, vec![0.0, -1.0, -3.0]),
         (|w| &mut w.debug_print, vec![0.0, -0.25, -0.5, -1.0]),
         (|w| &mut w.large, vec![0.0, -0.25, -0.5, -1.0, -2.0]),
+        (|w| &mut w.small, vec![0.0, 0.25, 0.5, 1.0]),
         (|w| &mut w.scatter, vec![0.0, -0.25, -0.5, -1.0]),
+        (|w| &mut w.new_file, vec![0.0, -0.5, -1.0, -2.0]),
         (|w| &mut w.applies_fuzzy, vec![0.0, 1.0, 2.0]),
         (|w| &mut w.applies_no, vec![-1.0, -4.0, -8.0]),
         (|w| &mut w.parse_error, vec![0.0, -1.0, -3.0]),
     ];
     let mut best = start.clone();
+    if with_prior {
+        best.family_prior = family_rates(insts);
+    }
+    if with_prior {
+        grid.push((|w| &mut w.prior, vec![0.0, 2.0, 5.0, 10.0, 20.0]));
+    }
     let mut best_obj = objective(insts, committees, &best, n);
     for _round in 0..3 {
         let mut improved = false;
@@ -283,6 +329,28 @@ pub fn fit(insts: &[&Instance], committees: &[(String, Vec<String>)], start: &We
     best
 }
 
+/// Track record per family on `insts`: the family's resolve rate (over instances where it has
+/// a candidate) minus the mean over families, rounded to thousandths.
+pub fn family_rates(insts: &[&Instance]) -> BTreeMap<String, f64> {
+    let mut acc: BTreeMap<String, (usize, usize)> = BTreeMap::new();
+    for i in insts {
+        for (f, r) in i.runs.values() {
+            let e = acc.entry(f.family.clone()).or_default();
+            e.0 += 1;
+            e.1 += *r as usize;
+        }
+    }
+    let rates: BTreeMap<String, f64> = acc
+        .into_iter()
+        .map(|(k, (n, r))| (k, r as f64 / n.max(1) as f64))
+        .collect();
+    let mean = rates.values().sum::<f64>() / rates.len().max(1) as f64;
+    rates
+        .into_iter()
+        .map(|(k, v)| (k, super::agreement::milli(v - mean)))
+        .collect()
+}
+
 /// The whole report.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct BenchReport {
@@ -291,6 +359,7 @@ pub struct BenchReport {
     pub uncovered_repos: Vec<String>,
     pub rows: Vec<Row2>,
     pub fitted: Option<Weights>,
+    pub fitted_prior: Option<Weights>,
     pub weights: Weights,
 }
 
@@ -304,7 +373,10 @@ pub struct Row2 {
 
 pub fn run(req: &BenchRequest) -> anyhow::Result<BenchReport> {
     let committees = default_committees();
-    let runs: BTreeSet<String> = committees.iter().flat_map(|(_, m)| m.iter().cloned()).collect();
+    let runs: BTreeSet<String> = committees
+        .iter()
+        .flat_map(|(_, m)| m.iter().cloned())
+        .collect();
     let insts = load(&req.data, req.repos.as_deref(), &runs)?;
     let mut covered_repos = BTreeSet::new();
     let mut uncovered_repos = BTreeSet::new();
@@ -318,16 +390,35 @@ pub fn run(req: &BenchRequest) -> anyhow::Result<BenchReport> {
     let all: Vec<&Instance> = insts.iter().collect();
     let subsets: Vec<(&str, Vec<&Instance>)> = vec![
         ("all", all.clone()),
-        ("covered", all.iter().copied().filter(|i| i.covered).collect()),
-        ("text-only", all.iter().copied().filter(|i| !i.covered).collect()),
-        ("held-out", all.iter().copied().filter(|i| !i.fit_half).collect()),
-        ("held-out covered", all.iter().copied().filter(|i| !i.fit_half && i.covered).collect()),
+        (
+            "covered",
+            all.iter().copied().filter(|i| i.covered).collect(),
+        ),
+        (
+            "text-only",
+            all.iter().copied().filter(|i| !i.covered).collect(),
+        ),
+        ("fit", all.iter().copied().filter(|i| i.fit_half).collect()),
+        (
+            "held-out",
+            all.iter().copied().filter(|i| !i.fit_half).collect(),
+        ),
+        (
+            "held-out covered",
+            all.iter()
+                .copied()
+                .filter(|i| !i.fit_half && i.covered)
+                .collect(),
+        ),
     ];
     let default = Offline::new(req.weights.clone());
-    let fitted = req.fit.then(|| {
-        let fit_half: Vec<&Instance> = all.iter().copied().filter(|i| i.fit_half).collect();
-        fit(&fit_half, &committees, &req.weights, req.n)
-    });
+    let fit_half: Vec<&Instance> = all.iter().copied().filter(|i| i.fit_half).collect();
+    let fitted = req
+        .fit
+        .then(|| fit(&fit_half, &committees, &req.weights, req.n, false));
+    let fitted_prior = req
+        .fit
+        .then(|| fit(&fit_half, &committees, &req.weights, req.n, true));
     let mut rows = Vec::new();
     for (name, members) in &committees {
         for (subset, insts) in &subsets {
@@ -337,13 +428,15 @@ pub fn run(req: &BenchRequest) -> anyhow::Result<BenchReport> {
                 weights: "default".into(),
                 figures: figures(insts, members, &default, req.n),
             });
-            if let (Some(w), true) = (&fitted, subset.starts_with("held-out")) {
-                rows.push(Row2 {
-                    committee: name.clone(),
-                    subset: subset.to_string(),
-                    weights: "fitted".into(),
-                    figures: figures(insts, members, &Offline::new(w.clone()), req.n),
-                });
+            for (label, w) in [("fitted", &fitted), ("fit+prior", &fitted_prior)] {
+                if let (Some(w), true) = (w, *subset != "all") {
+                    rows.push(Row2 {
+                        committee: name.clone(),
+                        subset: subset.to_string(),
+                        weights: label.into(),
+                        figures: figures(insts, members, &Offline::new(w.clone()), req.n),
+                    });
+                }
             }
         }
     }
@@ -353,6 +446,7 @@ pub fn run(req: &BenchRequest) -> anyhow::Result<BenchReport> {
         uncovered_repos: uncovered_repos.into_iter().collect(),
         rows,
         fitted,
+        fitted_prior,
         weights: req.weights.clone(),
     })
 }
@@ -385,11 +479,13 @@ pub fn table(r: &BenchReport) -> String {
             f.ties
         ));
     }
-    if let Some(w) = &r.fitted {
-        out.push_str(&format!(
-            "\nfitted weights (fit half only): {}\n",
-            serde_json::to_string(w).unwrap_or_default()
-        ));
+    for (label, w) in [("fitted", &r.fitted), ("fit+prior", &r.fitted_prior)] {
+        if let Some(w) = w {
+            out.push_str(&format!(
+                "\n{label} weights (fit half only): {}\n",
+                serde_json::to_string(w).unwrap_or_default()
+            ));
+        }
     }
     out
 }

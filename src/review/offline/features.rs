@@ -38,6 +38,8 @@ pub struct Features {
     pub tests_only: bool,
     /// Added lines that print or stop in a debugger, outside test files.
     pub debug_lines: usize,
+    /// Files the patch creates outside test folders (often a stray reproduction script).
+    pub new_files: usize,
 }
 
 impl Features {
@@ -81,7 +83,8 @@ pub fn family_of(agent: &str) -> String {
 
 fn strip_run_suffix(s: &str) -> &str {
     let digits = s.trim_end_matches(|c: char| c.is_ascii_digit());
-    if digits.len() < s.len() {
+    // A run number has one or two digits (`-3`, `-run-12`); `-0125` is part of a model name.
+    if digits.len() < s.len() && s.len() - digits.len() <= 2 {
         let base = digits.trim_end_matches(['-', '.']);
         let base = base.strip_suffix("-run").unwrap_or(base);
         if base.len() < digits.len() && !base.is_empty() {
@@ -152,6 +155,9 @@ pub fn from_diff(candidate: &Candidate) -> Features {
         let path = fp.path().to_string();
         f.files.insert(path.clone());
         let test = is_test_path(&path);
+        if fp.is_new() && !test {
+            f.new_files += 1;
+        }
         let mut changed: Vec<String> = Vec::new();
         for h in &fp.hunks {
             f.hunks += 1;
@@ -208,7 +214,10 @@ mod tests {
     fn families_group_runs_of_one_agent() {
         assert_eq!(family_of("acr-v20240408_acr-run-3"), "acr-v20240408");
         assert_eq!(family_of("acr-v20240408_acr-val-sbfl"), "acr-v20240408");
-        assert_eq!(family_of("sweagent-gpt4-0125_cost_2_2"), "sweagent-gpt4-0125");
+        assert_eq!(
+            family_of("sweagent-gpt4-0125_cost_2_2"),
+            "sweagent-gpt4-0125"
+        );
         assert_eq!(family_of("20240604_CodeR"), "CodeR");
         assert_eq!(family_of("20240623_moatless_claude35sonnet"), "moatless");
         assert_eq!(family_of("careful-agent"), "careful-agent");

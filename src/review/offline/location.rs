@@ -40,7 +40,10 @@ impl Mentions {
             return true;
         }
         let base = path.rsplit('/').next().unwrap_or(path);
-        let generic = matches!(base, "__init__.py" | "utils.py" | "setup.py" | "conftest.py");
+        let generic = matches!(
+            base,
+            "__init__.py" | "utils.py" | "setup.py" | "conftest.py"
+        );
         !generic && base.contains('.') && self.idents_or_text(base)
     }
 
@@ -66,10 +69,7 @@ impl Mentions {
 
 /// `(a non-test edited file is named, an edited definition is named)`.
 pub fn location(f: &Features, m: &Mentions) -> (bool, bool) {
-    let file = f
-        .files
-        .iter()
-        .any(|p| !is_test_path(p) && m.names_file(p));
+    let file = f.files.iter().any(|p| !is_test_path(p) && m.names_file(p));
     let def = f
         .defs
         .iter()

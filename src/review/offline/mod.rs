@@ -20,7 +20,9 @@
 //! | agreement | `agreement · s/(1+s)`, `s` = [`agreement::support`] with same-family votes weighted `same_family` |
 //! | location | `file_named` + `def_named` |
 //! | smells | `tests_only`, `debug_print` |
-//! | shape | `large · largeness` + `scatter · scatter` ([`shape::shape`]) |
+//! | new files | `new_file` when it creates non-test files |
+//! | track record | `prior · family_prior[family]` (empty map by default) |
+//! | shape | `large · largeness` + `small · smallness` + `scatter · scatter` ([`shape::shape`]) |
 //!
 //! The score is `1 + 9·σ(raw / scale)` rounded to hundredths (kept within 1.01–10); an empty
 //! patch scores exactly 1. Ties are never broken: equal scores are reported as ties.
@@ -53,7 +55,16 @@ pub struct Weights {
     pub tests_only: f64,
     pub debug_print: f64,
     pub large: f64,
+    /// Bonus per halving of size below the others' median (0 by default).
+    pub small: f64,
     pub scatter: f64,
+    /// Part for creating new non-test files (0 by default).
+    pub new_file: f64,
+    /// Weight of the track-record prior (0 by default: no prior).
+    pub prior: f64,
+    /// Track record per agent family (resolve rate minus the mean), fitted on the fit half
+    /// by `dei bench offline --fit`; families not listed get 0.
+    pub family_prior: std::collections::BTreeMap<String, f64>,
     /// Raw-score units per step of the logistic squash onto 1–10.
     pub scale: f64,
 }
@@ -72,7 +83,11 @@ impl Default for Weights {
             tests_only: -3.0,
             debug_print: -0.5,
             large: -0.5,
+            small: 0.0,
             scatter: -0.5,
+            new_file: 0.0,
+            prior: 0.0,
+            family_prior: Default::default(),
             scale: 4.0,
         }
     }
@@ -117,19 +132,21 @@ pub struct Signals {
     pub file_named: bool,
     pub def_named: bool,
     pub largeness: f64,
+    pub smallness: f64,
     pub scatter: f64,
 }
 
 /// Compute the signals of candidate `i`.
 pub fn signals(ev: &Evidence, i: usize, same_family: f64) -> Signals {
     let (file_named, def_named) = location::location(&ev.feats[i], &ev.mentions);
-    let (largeness, scatter) = shape::shape(&ev.feats, i);
+    let (largeness, smallness, scatter) = shape::shape(&ev.feats, i);
     Signals {
         support: agreement::support(&ev.feats, &ev.sim, i, same_family),
         duplicates: agreement::duplicates(&ev.feats, i),
         file_named,
         def_named,
         largeness,
+        smallness,
         scatter,
     }
 }
@@ -227,8 +244,17 @@ impl Offline {
             part("debug output", w.debug_print);
             notes.push("adds debug output".into());
         }
+        if f.new_files > 0 {
+            part("creates new files", w.new_file);
+        }
+        if let Some(p) = w.family_prior.get(&f.family) {
+            part("track record of its family", w.prior * p);
+        }
         if s.largeness > 0.0 {
             part("large", w.large * s.largeness);
+        }
+        if s.smallness > 0.0 {
+            part("small", w.small * s.smallness);
         }
         if s.scatter > 0.0 {
             part("scattered", w.scatter * s.scatter);
