@@ -5,6 +5,7 @@
 //! [`select`] → [`metrics`] → [`report`], wired together by [`pipeline`]. [`types`] holds the shared
 //! core types.
 
+pub mod bench;
 pub mod candidates;
 pub mod context;
 pub mod generate;

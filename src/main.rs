@@ -25,53 +25,7 @@ enum Command {
     Eval(EvalArgs),
     /// Measure stages on real data (developer tool).
     #[command(hide = true, subcommand)]
-    Bench(BenchCommand),
-}
-
-#[derive(Subcommand)]
-enum BenchCommand {
-    /// Issue-only localization recall and candidate context size/time on SWE-bench Lite.
-    Context(BenchContextArgs),
-}
-
-#[derive(Args)]
-struct BenchContextArgs {
-    #[arg(long, default_value = "../shared/data/swebench_lite/test.jsonl")]
-    tasks: PathBuf,
-    #[arg(long, default_value = "/work/.mirror")]
-    repos: PathBuf,
-    /// Candidate pool; "none" skips the context measurements.
-    #[arg(long, default_value = "../shared/data/lite_candidates.jsonl")]
-    candidates: PathBuf,
-    /// all, tune or report (halves by SHA-256 of instance_id).
-    #[arg(long, default_value = "all")]
-    split: dei::context::eval::Split,
-    #[arg(long)]
-    limit: Option<usize>,
-    #[arg(long, default_value_t = 4000)]
-    context_tokens: usize,
-    /// Write per-instance results as JSON here.
-    #[arg(long)]
-    json: Option<PathBuf>,
-}
-
-fn bench_context(a: BenchContextArgs) -> anyhow::Result<()> {
-    let opts = dei::context::eval::EvalOptions {
-        tasks: a.tasks,
-        repos: a.repos,
-        candidates: (a.candidates.as_os_str() != "none").then_some(a.candidates),
-        split: a.split,
-        limit: a.limit,
-        budget: a.context_tokens,
-        locate: Default::default(),
-    };
-    let report = dei::context::eval::run(&opts, |line| eprintln!("{line}"))?;
-    if let Some(p) = a.json {
-        std::fs::write(&p, serde_json::to_string_pretty(&report)?)
-            .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", p.display()))?;
-    }
-    print!("{}", dei::context::eval::summary(&report));
-    Ok(())
+    Bench(dei::bench::BenchCommand),
 }
 
 #[derive(Args)]
@@ -230,7 +184,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Rank(a) => rank(a),
         Command::Eval(a) => eval(a),
-        Command::Bench(BenchCommand::Context(a)) => bench_context(a),
+        Command::Bench(b) => dei::bench::run(b),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

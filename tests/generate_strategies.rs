@@ -48,7 +48,11 @@ fn check_applies(snap: &Snapshot, g: &Generated) -> String {
         .find(|f| f.path == "textkit/words.py")
         .expect("edits words.py");
     let after = f.after.clone().unwrap();
-    assert_eq!(dei::context::PyIndex::new(&after).error_count(), 0, "{after}");
+    assert_eq!(
+        dei::context::PyIndex::new(&after).error_count(),
+        0,
+        "{after}"
+    );
     after
 }
 

@@ -552,7 +552,12 @@ pub fn check_syntax(path: &str, before: Option<&str>, after: &str) -> Result<(),
     if index.error_count() <= before.map_or(0, |b| python::PyIndex::new(b).error_count()) {
         return Ok(());
     }
-    let (line, column) = index.errors.iter().map(|e| (e.line, e.column)).min().unwrap_or((1, 1));
+    let (line, column) = index
+        .errors
+        .iter()
+        .map(|e| (e.line, e.column))
+        .min()
+        .unwrap_or((1, 1));
     let text = after.lines().nth(line - 1).unwrap_or("").to_string();
     Err(EditError::Syntax {
         path: path.into(),

@@ -1,0 +1,111 @@
+//! `dei bench …`: developer measurements of each stage on real data (hidden from `--help`).
+//! Each command prints a table and can write JSON; the figures go into issue notes.
+
+use clap::{Args, Subcommand};
+use std::path::PathBuf;
+
+/// Run one measurement.
+pub fn run(cmd: BenchCommand) -> anyhow::Result<()> {
+    match cmd {
+        BenchCommand::Context(a) => context(a),
+        BenchCommand::Offline(a) => offline(a),
+    }
+}
+
+#[derive(Subcommand)]
+pub enum BenchCommand {
+    /// Issue-only localization recall and candidate context size/time on SWE-bench Lite.
+    Context(BenchContextArgs),
+    /// n@k of the offline committee on SWE-bench Lite candidates.
+    Offline(BenchOfflineArgs),
+}
+
+#[derive(Args)]
+pub struct BenchContextArgs {
+    #[arg(long, default_value = "../shared/data/swebench_lite/test.jsonl")]
+    pub tasks: PathBuf,
+    #[arg(long, default_value = "/work/.mirror")]
+    pub repos: PathBuf,
+    /// Candidate pool; "none" skips the context measurements.
+    #[arg(long, default_value = "../shared/data/lite_candidates.jsonl")]
+    pub candidates: PathBuf,
+    /// all, tune or report (halves by SHA-256 of instance_id).
+    #[arg(long, default_value = "all")]
+    pub split: crate::context::eval::Split,
+    #[arg(long)]
+    pub limit: Option<usize>,
+    #[arg(long, default_value_t = 4000)]
+    pub context_tokens: usize,
+    /// Write per-instance results as JSON here.
+    #[arg(long)]
+    pub json: Option<PathBuf>,
+}
+
+fn context(a: BenchContextArgs) -> anyhow::Result<()> {
+    let opts = crate::context::eval::EvalOptions {
+        tasks: a.tasks,
+        repos: a.repos,
+        candidates: (a.candidates.as_os_str() != "none").then_some(a.candidates),
+        split: a.split,
+        limit: a.limit,
+        budget: a.context_tokens,
+        locate: Default::default(),
+    };
+    let report = crate::context::eval::run(&opts, |line| eprintln!("{line}"))?;
+    if let Some(p) = a.json {
+        std::fs::write(&p, serde_json::to_string_pretty(&report)?)
+            .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", p.display()))?;
+    }
+    print!("{}", crate::context::eval::summary(&report));
+    Ok(())
+}
+
+#[derive(Args)]
+pub struct BenchOfflineArgs {
+    /// Folder with lite_candidates.jsonl and swebench_lite/test.jsonl.
+    #[arg(long, default_value = "../shared/data")]
+    pub data: PathBuf,
+    /// Folder of repositories; instances without one use text-only signals.
+    #[arg(long, env = "DEI_REPOS")]
+    pub repos: Option<PathBuf>,
+    /// Offline weights (JSON); the hand-set defaults when absent.
+    #[arg(long)]
+    pub weights: Option<PathBuf>,
+    /// Fit weights on the fit half and report them on the held-out half.
+    #[arg(long)]
+    pub fit: bool,
+    /// Write the fitted weights to this file.
+    #[arg(long, requires = "fit")]
+    pub save_weights: Option<PathBuf>,
+    /// Picks per instance (n of n@k).
+    #[arg(long, default_value_t = 1)]
+    pub n: usize,
+    /// Write the report as JSON to this file.
+    #[arg(long)]
+    pub json: Option<PathBuf>,
+}
+
+fn offline(a: BenchOfflineArgs) -> anyhow::Result<()> {
+    let weights = match &a.weights {
+        Some(p) => crate::review::offline::eval::load_weights(p)?,
+        None => Default::default(),
+    };
+    let req = crate::review::offline::eval::BenchRequest {
+        data: a.data,
+        repos: a.repos,
+        weights,
+        fit: a.fit,
+        n: a.n,
+    };
+    let report = crate::review::offline::eval::run(&req)?;
+    print!("{}", crate::review::offline::eval::table(&report));
+    if let (Some(p), Some(w)) = (&a.save_weights, &report.fitted) {
+        std::fs::write(p, serde_json::to_string_pretty(w)? + "\n")
+            .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", p.display()))?;
+    }
+    if let Some(p) = &a.json {
+        std::fs::write(p, serde_json::to_string_pretty(&report)?)
+            .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", p.display()))?;
+    }
+    Ok(())
+}

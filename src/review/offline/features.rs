@@ -1,0 +1,258 @@
+//! What the offline committee reads from one candidate: facts taken from the diff text
+//! (always available) and, when the repository was read, from the rebuilt code.
+//!
+//! Everything here is a plain value so that each signal scorer can be tested on small
+//! hand-made inputs.
+
+use crate::patch::parse::{self, Line};
+use crate::types::{Applies, Candidate, Context, PatchView};
+use std::collections::BTreeSet;
+
+/// Facts about one candidate, independent of the other candidates.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Features {
+    /// The agent, and its family (see [`family_of`]).
+    pub agent: String,
+    pub family: String,
+    pub empty: bool,
+    /// The diff text could not be parsed at all.
+    pub unparsable: bool,
+    /// How it applied at the base commit; `None` when the repository was not read.
+    pub applies: Option<Applies>,
+    /// Parse errors the patch introduces; `None` when the repository was not read.
+    pub new_parse_errors: Option<usize>,
+    /// Duplicate key: every added/removed line, whitespace-collapsed, comments and blank
+    /// lines dropped, grouped by file in path order. Equal keys are duplicates.
+    pub key: String,
+    /// Changed lines as `path\u{1f}+text` / `path\u{1f}-text` (normalized as for `key`).
+    pub lines: BTreeSet<String>,
+    /// Files the patch touches.
+    pub files: BTreeSet<String>,
+    /// Definitions it edits, `path::name`: from the rebuilt code when available, else from
+    /// the hunk headers' section text (`@@ ... @@ def name(`).
+    pub defs: BTreeSet<String>,
+    pub lines_added: usize,
+    pub lines_removed: usize,
+    pub hunks: usize,
+    /// Every touched file is a test file.
+    pub tests_only: bool,
+    /// Added lines that print or stop in a debugger, outside test files.
+    pub debug_lines: usize,
+    /// Files the patch creates outside test folders (often a stray reproduction script).
+    pub new_files: usize,
+}
+
+impl Features {
+    /// Lines added plus removed.
+    pub fn size(&self) -> usize {
+        self.lines_added + self.lines_removed
+    }
+    /// The candidate changes nothing reviewable (empty, or no changed line survives normalization).
+    pub fn is_void(&self) -> bool {
+        self.empty || self.unparsable
+    }
+}
+
+/// The family of an agent: runs of one agent (same scaffold, other seeds or settings) share it,
+/// and agreement within a family counts less than agreement across families.
+///
+/// Rule: split the name at `_`; drop a leading 8-digit date token (`20240604_CodeR` → `CodeR`);
+/// the family is the first remaining token with a trailing `-run-N`/`-N` removed. So
+/// `acr-v20240408_acr-run-3` and `acr-v20240408_acr-val-only` → `acr-v20240408`,
+/// `sweagent-gpt4-0125_cost_2_2` → `sweagent-gpt4-0125`, `20240623_moatless_claude35sonnet` → `moatless`.
+pub fn family_of(agent: &str) -> String {
+    let mut tokens: Vec<&str> = agent.split('_').filter(|t| !t.is_empty()).collect();
+    if tokens.len() > 1 && tokens[0].len() == 8 && tokens[0].bytes().all(|b| b.is_ascii_digit()) {
+        tokens.remove(0);
+    }
+    let first = tokens.first().copied().unwrap_or(agent);
+    let mut fam = first.to_string();
+    loop {
+        let trimmed = strip_run_suffix(&fam);
+        if trimmed.len() == fam.len() {
+            break;
+        }
+        fam = trimmed.to_string();
+    }
+    if fam.is_empty() {
+        agent.to_string()
+    } else {
+        fam
+    }
+}
+
+fn strip_run_suffix(s: &str) -> &str {
+    let digits = s.trim_end_matches(|c: char| c.is_ascii_digit());
+    // A run number has one or two digits (`-3`, `-run-12`); `-0125` is part of a model name.
+    if digits.len() < s.len() && s.len() - digits.len() <= 2 {
+        let base = digits.trim_end_matches(['-', '.']);
+        let base = base.strip_suffix("-run").unwrap_or(base);
+        if base.len() < digits.len() && !base.is_empty() {
+            return base;
+        }
+    }
+    s
+}
+
+/// A path under a test folder or named like a test module.
+pub fn is_test_path(p: &str) -> bool {
+    p.split('/')
+        .any(|part| part == "tests" || part == "test" || part == "testing")
+        || p.rsplit('/').next().is_some_and(|f| {
+            f.starts_with("test_") || f.ends_with("_test.py") || f == "conftest.py"
+        })
+}
+
+/// Whitespace-collapsed text of a changed line; `None` for blank lines and comments.
+pub fn normalize_line(text: &str) -> Option<String> {
+    let k: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if k.is_empty() || k.starts_with('#') {
+        None
+    } else {
+        Some(k)
+    }
+}
+
+/// The definition named in a hunk header's section text (`def foo(`, `class Bar(`, `async def baz(`).
+pub fn section_def(section: &str) -> Option<String> {
+    let s = section.trim_start();
+    let rest = s
+        .strip_prefix("async def ")
+        .or_else(|| s.strip_prefix("def "))
+        .or_else(|| s.strip_prefix("class "))?;
+    let name: String = rest
+        .chars()
+        .take_while(|c| c.is_alphanumeric() || *c == '_')
+        .collect();
+    (!name.is_empty()).then_some(name)
+}
+
+fn is_debug_line(text: &str) -> bool {
+    let t = text.trim_start();
+    t.starts_with("print(")
+        || t.contains("pdb.set_trace")
+        || t.starts_with("breakpoint(")
+        || t.starts_with("import pdb")
+}
+
+/// Facts from the diff text alone (no repository needed).
+pub fn from_diff(candidate: &Candidate) -> Features {
+    let mut f = Features {
+        agent: candidate.agent.clone(),
+        family: family_of(&candidate.agent),
+        empty: candidate.is_empty(),
+        ..Features::default()
+    };
+    if f.empty {
+        return f;
+    }
+    let Ok(patch) = parse::parse(&candidate.patch) else {
+        f.unparsable = true;
+        return f;
+    };
+    let mut per_file: Vec<(String, Vec<String>)> = Vec::new();
+    for fp in &patch.files {
+        let path = fp.path().to_string();
+        f.files.insert(path.clone());
+        let test = is_test_path(&path);
+        if fp.is_new() && !test {
+            f.new_files += 1;
+        }
+        let mut changed: Vec<String> = Vec::new();
+        for h in &fp.hunks {
+            f.hunks += 1;
+            f.lines_added += h.added();
+            f.lines_removed += h.removed();
+            if let Some(d) = section_def(&h.section) {
+                f.defs.insert(format!("{path}::{d}"));
+            }
+            for l in &h.lines {
+                let (sign, text) = match l {
+                    Line::Add(t) => ('+', t),
+                    Line::Remove(t) => ('-', t),
+                    Line::Context(_) => continue,
+                };
+                if sign == '+' && !test && is_debug_line(text) {
+                    f.debug_lines += 1;
+                }
+                if let Some(n) = normalize_line(text) {
+                    f.lines.insert(format!("{path}\u{1f}{sign}{n}"));
+                    changed.push(format!("{sign}{n}"));
+                }
+            }
+        }
+        per_file.push((path, changed));
+    }
+    f.tests_only = !f.files.is_empty() && f.files.iter().all(|p| is_test_path(p));
+    per_file.sort();
+    f.key = per_file
+        .iter()
+        .filter(|(_, c)| !c.is_empty())
+        .map(|(p, c)| format!("{p}\n{}", c.join("\n")))
+        .collect::<Vec<_>>()
+        .join("\n\u{1e}");
+    f
+}
+
+/// Facts from the diff and the rebuilt code: adds how it applied, the parse errors it
+/// introduces, and the edited definitions found with tree-sitter (replacing the hunk-header guess).
+pub fn from_rebuilt(candidate: &Candidate, view: &PatchView, context: &Context) -> Features {
+    let mut f = from_diff(candidate);
+    f.applies = Some(view.applies);
+    f.new_parse_errors = Some(context.new_parse_errors);
+    if !context.edited.is_empty() {
+        f.defs = context.edited.iter().cloned().collect();
+    }
+    f
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn families_group_runs_of_one_agent() {
+        assert_eq!(family_of("acr-v20240408_acr-run-3"), "acr-v20240408");
+        assert_eq!(family_of("acr-v20240408_acr-val-sbfl"), "acr-v20240408");
+        assert_eq!(
+            family_of("sweagent-gpt4-0125_cost_2_2"),
+            "sweagent-gpt4-0125"
+        );
+        assert_eq!(family_of("20240604_CodeR"), "CodeR");
+        assert_eq!(family_of("20240623_moatless_claude35sonnet"), "moatless");
+        assert_eq!(family_of("careful-agent"), "careful-agent");
+        assert_eq!(family_of("agent-run-2"), "agent");
+        assert_eq!(family_of("agent-7"), "agent");
+        assert_ne!(family_of("alpha"), family_of("beta"));
+    }
+
+    #[test]
+    fn duplicates_share_a_key_despite_whitespace_and_comments() {
+        let c = |agent: &str, patch: &str| Candidate {
+            instance_id: "i".into(),
+            agent: agent.into(),
+            patch: patch.into(),
+            resolved: None,
+            origin: Default::default(),
+        };
+        let a = from_diff(&c(
+            "a",
+            "--- a/m.py\n+++ b/m.py\n@@ -1,2 +1,2 @@ def f(x):\n a\n-b\n+c  =  1\n",
+        ));
+        let b = from_diff(&c(
+            "b",
+            "--- a/m.py\n+++ b/m.py\n@@ -3,2 +3,3 @@\n a\n-b\n+c = 1\n+# why\n",
+        ));
+        assert_eq!(a.key, b.key);
+        assert!(a.defs.contains("m.py::f"));
+        assert_eq!((a.lines_added, a.lines_removed, a.hunks), (1, 1, 1));
+        let t = from_diff(&c(
+            "t",
+            "--- a/tests/test_m.py\n+++ b/tests/test_m.py\n@@ -1 +1 @@\n-x\n+print(1)\n",
+        ));
+        assert!(t.tests_only);
+        assert_eq!(t.debug_lines, 0, "prints in tests are not debug output");
+        let e = from_diff(&c("e", "  \n"));
+        assert!(e.empty && e.is_void());
+    }
+}

@@ -1,0 +1,297 @@
+//! The offline committee: ranks candidates with no model at all, from signals that are
+//! cheap, deterministic and explainable. Each signal is its own scorer:
+//!
+//! - [`features`]: facts about one candidate (how it applies, whether the code still parses,
+//!   its normalized change, files, definitions, size, test-only, debug prints);
+//! - [`agreement`]: how many agent *families* make the same or a similar change;
+//! - [`location`]: does it edit the files/definitions the issue (or its traceback) names;
+//! - [`shape`]: size and scatter relative to the other candidates.
+//!
+//! # Combination rule
+//!
+//! Each signal gives a part (weight × signal value, rounded to thousandths); the raw score is
+//! their sum, in integer thousandths, so equal evidence gives exactly equal raw scores whatever
+//! the input order:
+//!
+//! | part | value |
+//! |---|---|
+//! | applies | `applies_clean` / `applies_fuzzy` / `applies_no` (no part when the repository was not read) |
+//! | parses | `parse_error` when the patch adds syntax errors |
+//! | agreement | `agreement · s/(1+s)`, `s` = [`agreement::support`] with same-family votes weighted `same_family` |
+//! | location | `file_named` + `def_named` |
+//! | smells | `tests_only`, `debug_print` |
+//! | new files | `new_file` when it creates non-test files |
+//! | track record | `prior · family_prior[family]` (empty map by default) |
+//! | shape | `large · largeness` + `small · smallness` + `scatter · scatter` ([`shape::shape`]) |
+//!
+//! The score is `1 + 9·σ(raw / scale)` rounded to hundredths (kept within 1.01–10); an empty
+//! patch scores exactly 1. Ties are never broken: equal scores are reported as ties.
+
+pub mod agreement;
+pub mod eval;
+pub mod features;
+pub mod location;
+pub mod shape;
+
+use super::{Committee, IssueBundle};
+use crate::types::{Applies, Review, Score, Task};
+use features::Features;
+use location::Mentions;
+
+/// Signal weights (see the module docs for the rule). [`Weights::default`] is set by hand;
+/// `dei bench offline --fit` fits them on one half of the instances.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
+pub struct Weights {
+    pub applies_clean: f64,
+    pub applies_fuzzy: f64,
+    pub applies_no: f64,
+    pub parse_error: f64,
+    pub agreement: f64,
+    /// How much a vote from another run of the candidate's own family counts (0–1).
+    pub same_family: f64,
+    pub file_named: f64,
+    pub def_named: f64,
+    pub tests_only: f64,
+    pub debug_print: f64,
+    pub large: f64,
+    /// Bonus per halving of size below the others' median (0 by default).
+    pub small: f64,
+    pub scatter: f64,
+    /// Part for creating new non-test files (0 by default).
+    pub new_file: f64,
+    /// Weight of the track-record prior (0 by default: no prior).
+    pub prior: f64,
+    /// Track record per agent family (resolve rate minus the mean), fitted on the fit half
+    /// by `dei bench offline --fit`; families not listed get 0.
+    pub family_prior: std::collections::BTreeMap<String, f64>,
+    /// Raw-score units per step of the logistic squash onto 1–10.
+    pub scale: f64,
+}
+
+impl Default for Weights {
+    fn default() -> Self {
+        Weights {
+            applies_clean: 2.0,
+            applies_fuzzy: 1.0,
+            applies_no: -4.0,
+            parse_error: -3.0,
+            agreement: 4.0,
+            same_family: 0.3,
+            file_named: 0.5,
+            def_named: 0.5,
+            tests_only: -3.0,
+            debug_print: -0.5,
+            large: -0.5,
+            small: 0.0,
+            scatter: -0.5,
+            new_file: 0.0,
+            prior: 0.0,
+            family_prior: Default::default(),
+            scale: 4.0,
+        }
+    }
+}
+
+/// Everything the committee knows about one issue's candidates.
+#[derive(Debug, Clone)]
+pub struct Evidence {
+    pub feats: Vec<Features>,
+    /// Pairwise similarities ([`agreement::matrix`]).
+    pub sim: Vec<Vec<f64>>,
+    pub mentions: Mentions,
+}
+
+impl Evidence {
+    pub fn new(task: &Task, feats: Vec<Features>) -> Evidence {
+        let sim = agreement::matrix(&feats);
+        Evidence {
+            feats,
+            sim,
+            mentions: Mentions::new(&task.problem_statement),
+        }
+    }
+
+    /// From a bundle whose candidates were rebuilt against the repository.
+    pub fn from_bundle(bundle: &IssueBundle) -> Evidence {
+        let feats = bundle
+            .candidates
+            .iter()
+            .map(|p| features::from_rebuilt(&p.candidate, &p.view, &p.context))
+            .collect();
+        Evidence::new(&bundle.task, feats)
+    }
+}
+
+/// The raw signal values of one candidate, before weighting.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Signals {
+    pub support: f64,
+    /// Exact duplicates in other families / in its own family.
+    pub duplicates: (usize, usize),
+    pub file_named: bool,
+    pub def_named: bool,
+    pub largeness: f64,
+    pub smallness: f64,
+    pub scatter: f64,
+}
+
+/// Compute the signals of candidate `i`.
+pub fn signals(ev: &Evidence, i: usize, same_family: f64) -> Signals {
+    let (file_named, def_named) = location::location(&ev.feats[i], &ev.mentions);
+    let (largeness, smallness, scatter) = shape::shape(&ev.feats, i);
+    Signals {
+        support: agreement::support(&ev.feats, &ev.sim, i, same_family),
+        duplicates: agreement::duplicates(&ev.feats, i),
+        file_named,
+        def_named,
+        largeness,
+        smallness,
+        scatter,
+    }
+}
+
+/// The offline committee.
+#[derive(Debug, Clone, Default)]
+pub struct Offline {
+    pub weights: Weights,
+}
+
+fn milli_int(x: f64) -> i64 {
+    (x * 1000.0).round() as i64
+}
+
+impl Offline {
+    pub fn new(weights: Weights) -> Offline {
+        Offline { weights }
+    }
+
+    /// Score every candidate of the evidence: `(score, one-line reason)` in input order.
+    pub fn score(&self, ev: &Evidence) -> Vec<(Score, String)> {
+        (0..ev.feats.len()).map(|i| self.score_one(ev, i)).collect()
+    }
+
+    fn score_one(&self, ev: &Evidence, i: usize) -> (Score, String) {
+        let w = &self.weights;
+        let f = &ev.feats[i];
+        if f.empty {
+            return (
+                Score {
+                    value: 1.0,
+                    parts: vec![],
+                },
+                "no patch".into(),
+            );
+        }
+        let mut parts: Vec<(String, i64)> = Vec::new();
+        let mut notes: Vec<String> = Vec::new();
+        let mut part = |name: &str, v: f64| {
+            let m = milli_int(v);
+            if m != 0 {
+                parts.push((name.to_string(), m));
+            }
+        };
+        match (f.unparsable, f.applies) {
+            (true, _) => {
+                part("diff does not parse", w.applies_no);
+                notes.push("the diff does not parse".into());
+            }
+            (false, Some(Applies::Clean)) => part("applies", w.applies_clean),
+            (false, Some(Applies::Fuzzy)) => {
+                part("applies with fuzz", w.applies_fuzzy);
+                notes.push("applies only with fuzz".into());
+            }
+            (false, Some(Applies::No)) => {
+                part("does not apply", w.applies_no);
+                notes.push("does not apply".into());
+            }
+            (false, Some(Applies::Empty)) | (false, None) => {}
+        }
+        if f.new_parse_errors.unwrap_or(0) > 0 {
+            part("introduces syntax errors", w.parse_error);
+            notes.push(format!(
+                "{} new syntax error(s)",
+                f.new_parse_errors.unwrap_or(0)
+            ));
+        }
+        let s = signals(ev, i, w.same_family);
+        part(
+            "agreement",
+            w.agreement * agreement::milli(s.support / (1.0 + s.support)),
+        );
+        match s.duplicates {
+            (0, 0) if s.support < 0.5 => notes.push("little agreement from other agents".into()),
+            (0, 0) => notes.push(format!("similar to others (support {:.2})", s.support)),
+            (o, 0) => notes.push(format!("same change as {o} other agent(s)")),
+            (o, m) => notes.push(format!(
+                "same change as {o} other agent(s) and {m} run(s) of its own family"
+            )),
+        }
+        if s.file_named {
+            part("edits a file the issue names", w.file_named);
+        }
+        if s.def_named {
+            part("edits a definition the issue names", w.def_named);
+        }
+        if s.file_named || s.def_named {
+            notes.push("edits what the issue names".into());
+        }
+        if f.tests_only {
+            part("touches only tests", w.tests_only);
+            notes.push("touches only tests".into());
+        }
+        if f.debug_lines > 0 {
+            part("debug output", w.debug_print);
+            notes.push("adds debug output".into());
+        }
+        if f.new_files > 0 {
+            part("creates new files", w.new_file);
+        }
+        if let Some(p) = w.family_prior.get(&f.family) {
+            part("track record of its family", w.prior * p);
+        }
+        if s.largeness > 0.0 {
+            part("large", w.large * s.largeness);
+        }
+        if s.smallness > 0.0 {
+            part("small", w.small * s.smallness);
+        }
+        if s.scatter > 0.0 {
+            part("scattered", w.scatter * s.scatter);
+        }
+        if s.largeness >= 1.0 || s.scatter >= 1.0 {
+            notes.push("larger or more scattered than the others".into());
+        }
+        let raw: i64 = parts.iter().map(|(_, v)| v).sum();
+        let scale = if w.scale > 0.0 { w.scale } else { 1.0 };
+        let squashed = 1.0 + 9.0 / (1.0 + (-(raw as f64) / 1000.0 / scale).exp());
+        let value = ((squashed * 100.0).round() / 100.0).clamp(1.01, 10.0);
+        let parts = parts
+            .into_iter()
+            .map(|(n, v)| (n, v as f64 / 1000.0))
+            .collect();
+        (Score { value, parts }, notes.join("; "))
+    }
+}
+
+impl Committee for Offline {
+    fn name(&self) -> String {
+        "offline".into()
+    }
+
+    fn review(&self, bundle: &IssueBundle) -> anyhow::Result<Vec<Review>> {
+        let ev = Evidence::from_bundle(bundle);
+        Ok(self
+            .score(&ev)
+            .into_iter()
+            .zip(&bundle.candidates)
+            .map(|((score, reason), p)| Review {
+                candidate: p.candidate.key(),
+                committee: self.name(),
+                score,
+                reason,
+                explanations: vec![],
+            })
+            .collect())
+    }
+}

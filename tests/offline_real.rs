@@ -1,0 +1,86 @@
+//! The offline committee on a small sample of real SWE-bench Lite candidates (psf/requests).
+//! Skips, saying so, when ../shared/data is absent; without the repository it runs text-only.
+
+mod common;
+use dei::review::offline::eval;
+use dei::review::offline::Offline;
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+
+fn data() -> Option<PathBuf> {
+    common::shared_data().or_else(|| {
+        let p = PathBuf::from("/work/shared/data");
+        p.join("lite_candidates.jsonl").exists().then_some(p)
+    })
+}
+
+#[test]
+fn committee_figures_on_requests_sample() {
+    let Some(data) = data() else {
+        return common::skip("../shared/data not found");
+    };
+    let repos = common::real_repo("psf/requests").and_then(|p| {
+        // real_repo gives the repository; eval wants the folder of repositories.
+        let dir = p.parent()?.parent()?.to_path_buf();
+        dei::repo::find_in_repos_dir(&dir, "psf/requests").map(|_| dir)
+    });
+    if repos.is_none() {
+        eprintln!("note: psf/requests repository not found; running text-only signals");
+    }
+    let committees = eval::default_committees();
+    let runs: BTreeSet<String> = committees.iter().flat_map(|(_, m)| m.clone()).collect();
+    let insts = eval::load_where(&data, repos.as_deref(), &runs, &|t| {
+        t.repo == "psf/requests"
+    })
+    .expect("sample loads");
+    assert_eq!(
+        insts.len(),
+        6,
+        "SWE-bench Lite has 6 psf/requests instances"
+    );
+    assert_eq!(insts.iter().all(|i| i.covered), repos.is_some());
+    let refs: Vec<&eval::Instance> = insts.iter().collect();
+    let committee = Offline::default();
+    for (name, members) in &committees {
+        let f = eval::figures(&refs, members, &committee, 1);
+        assert_eq!(f.instances, 6);
+        assert!(f.n_at_k_pct <= f.union_pct + 1e-9, "{name}: {f:?}");
+        assert!(f.average_pct <= f.union_pct + 1e-9, "{name}: {f:?}");
+        assert!(f.best_member_pct <= f.union_pct + 1e-9, "{name}: {f:?}");
+        assert!(f.ties <= 6);
+        // Same input, same figures (no hidden randomness or order effects).
+        let again = eval::figures(&refs, members, &committee, 1);
+        assert_eq!(f.n_at_k_pct, again.n_at_k_pct);
+        // Reversing the members (input order) changes nothing either.
+        let rev: Vec<String> = members.iter().rev().cloned().collect();
+        let r = eval::figures(&refs, &rev, &committee, 1);
+        assert!(
+            (f.n_at_k_pct - r.n_at_k_pct).abs() < 1e-9,
+            "{name}: order effect"
+        );
+    }
+    // Every slot of a present, non-empty candidate is scored in 1..=10.
+    for i in &insts {
+        let s = eval::slots(i, &committees[0].1, &committee);
+        assert_eq!(s.len(), 4);
+        for slot in s.iter().filter(|s| s.score.is_some()) {
+            let v = slot.score.unwrap();
+            assert!((1.0..=10.0).contains(&v), "{v}");
+        }
+    }
+}
+
+#[test]
+fn split_is_deterministic_and_balanced() {
+    let Some(data) = data() else {
+        return common::skip("../shared/data not found");
+    };
+    let tasks = dei::task::load_tasks(&data.join("swebench_lite/test.jsonl")).unwrap();
+    let fit = tasks
+        .iter()
+        .filter(|t| eval::in_fit_half(&t.instance_id))
+        .count();
+    assert!((120..=180).contains(&fit), "fit half has {fit} of 300");
+    assert_eq!(eval::fnv1a(""), 0xcbf29ce484222325);
+    assert_eq!(eval::fnv1a("a"), 0xaf63dc4c8601ec8c);
+}

@@ -1,0 +1,193 @@
+//! The offline committee's signal scorers on small synthetic bundles.
+
+use dei::review::offline::features::{self, Features};
+use dei::review::offline::{agreement, location, shape, Evidence, Offline, Weights};
+use dei::types::{Applies, Candidate, Task};
+
+fn cand(agent: &str, patch: &str) -> Candidate {
+    Candidate {
+        instance_id: "x__y-1".into(),
+        agent: agent.into(),
+        patch: patch.into(),
+        resolved: None,
+        origin: Default::default(),
+    }
+}
+
+fn diff(path: &str, old: &str, new: &str) -> String {
+    format!("--- a/{path}\n+++ b/{path}\n@@ -1,2 +1,2 @@ def fix(x):\n ctx\n-{old}\n+{new}\n")
+}
+
+fn task(text: &str) -> Task {
+    Task {
+        instance_id: "x__y-1".into(),
+        problem_statement: text.into(),
+        ..Task::default()
+    }
+}
+
+fn feats(list: &[(&str, String)]) -> Vec<Features> {
+    list.iter()
+        .map(|(a, p)| {
+            let mut f = features::from_diff(&cand(a, p));
+            f.applies = Some(if f.empty {
+                Applies::Empty
+            } else {
+                Applies::Clean
+            });
+            f.new_parse_errors = Some(0);
+            f
+        })
+        .collect()
+}
+
+fn scores(w: Weights, text: &str, list: &[(&str, String)]) -> Vec<f64> {
+    let ev = Evidence::new(&task(text), feats(list));
+    Offline::new(w)
+        .score(&ev)
+        .into_iter()
+        .map(|(s, _)| s.value)
+        .collect()
+}
+
+#[test]
+fn cross_family_duplicates_beat_a_lone_candidate() {
+    let fix = diff("pkg/m.py", "return a", "return b");
+    let list = [
+        ("alpha_run-1", fix.clone()),
+        ("beta", fix.replace("return b", "return  b")),
+        ("gamma", diff("pkg/other.py", "x = 1", "x = 2")),
+    ];
+    let s = scores(Weights::default(), "nothing named", &list);
+    assert_eq!(s[0], s[1], "duplicates get exactly equal scores: {s:?}");
+    assert!(s[0] > s[2], "{s:?}");
+}
+
+#[test]
+fn same_family_duplicates_count_less_than_cross_family() {
+    let fix = diff("pkg/m.py", "return a", "return b");
+    let other = diff("pkg/n.py", "y = 1", "y = 2");
+    // Pair from one family vs pair from two families, each beside the same lone candidate.
+    let same = feats(&[
+        ("acr_run-1", fix.clone()),
+        ("acr_run-2", fix.clone()),
+        ("z", other.clone()),
+    ]);
+    let cross = feats(&[
+        ("acr_run-1", fix.clone()),
+        ("swe_run-2", fix.clone()),
+        ("z", other),
+    ]);
+    let m_same = agreement::matrix(&same);
+    let m_cross = agreement::matrix(&cross);
+    let s_same = agreement::support(&same, &m_same, 0, 0.3);
+    let s_cross = agreement::support(&cross, &m_cross, 0, 0.3);
+    assert!(s_same > 0.0 && s_cross > s_same, "{s_same} vs {s_cross}");
+    assert_eq!(agreement::duplicates(&same, 0), (0, 1));
+    assert_eq!(agreement::duplicates(&cross, 0), (1, 0));
+    // With no down-weighting the two cases are equal.
+    assert_eq!(
+        agreement::support(&same, &m_same, 0, 1.0),
+        agreement::support(&cross, &m_cross, 0, 1.0)
+    );
+}
+
+#[test]
+fn tests_only_and_debug_prints_are_penalized() {
+    let list = [
+        ("a", diff("pkg/m.py", "return a", "return b")),
+        (
+            "b",
+            diff("tests/test_m.py", "assert f() == 1", "assert f() == 2"),
+        ),
+        ("c", diff("pkg/m.py", "return a", "print(a)")),
+    ];
+    let w = Weights {
+        agreement: 0.0,
+        ..Weights::default()
+    };
+    let s = scores(w, "", &list);
+    assert!(s[0] > s[1], "tests-only penalized: {s:?}");
+    assert!(s[0] > s[2], "debug print penalized: {s:?}");
+}
+
+#[test]
+fn ties_stay_exact_whatever_the_order() {
+    let a = diff("pkg/m.py", "return a", "return b");
+    let b = diff("pkg/n.py", "y = 1", "y = 2");
+    let c = diff("pkg/o.py", "z = 1", "z = 2");
+    let one = scores(
+        Weights::default(),
+        "",
+        &[("a", a.clone()), ("b", b.clone()), ("c", c.clone())],
+    );
+    let two = scores(Weights::default(), "", &[("c", c), ("a", a), ("b", b)]);
+    assert_eq!(one[0], two[1]);
+    assert_eq!(one[1], two[2]);
+    assert_eq!(one[2], two[0]);
+    // Three equally lonely one-line candidates are a real tie.
+    assert_eq!(one[0], one[1]);
+    assert_eq!(one[1], one[2]);
+}
+
+#[test]
+fn empty_scores_lowest_and_not_applying_below_applying() {
+    let fix = diff("pkg/m.py", "return a", "return b");
+    let mut fs = feats(&[
+        ("a", fix.clone()),
+        ("b", fix.replace("return b", "return c")),
+        ("e", String::new()),
+    ]);
+    fs[1].applies = Some(Applies::No);
+    let ev = Evidence::new(&task(""), fs);
+    let s: Vec<f64> = Offline::default()
+        .score(&ev)
+        .into_iter()
+        .map(|(s, _)| s.value)
+        .collect();
+    assert!(s[0] > s[1] && s[1] > s[2], "{s:?}");
+    assert_eq!(s[2], 1.0);
+}
+
+#[test]
+fn location_evidence_from_issue_text_and_traceback() {
+    let text = "Traceback:\n  File \"/usr/lib/python3/site-packages/pkg/models.py\", line 3, in prepare_body\nValueError".to_string();
+    let m = location::Mentions::new(&text);
+    let f = features::from_diff(&cand(
+        "a",
+        "--- a/pkg/models.py\n+++ b/pkg/models.py\n@@ -1 +1 @@ def prepare_body(self):\n-a\n+b\n",
+    ));
+    assert_eq!(location::location(&f, &m), (true, true));
+    let g = features::from_diff(&cand("b", &diff("pkg/other.py", "a", "b")));
+    assert_eq!(location::location(&g, &m), (false, false));
+    let ev = Evidence::new(&task(&text), vec![f, g]);
+    let w = Weights {
+        agreement: 0.0,
+        ..Weights::default()
+    };
+    let s: Vec<f64> = Offline::new(w)
+        .score(&ev)
+        .into_iter()
+        .map(|(s, _)| s.value)
+        .collect();
+    assert!(s[0] > s[1], "edits what the issue names: {s:?}");
+}
+
+#[test]
+fn larger_and_scattered_than_the_others() {
+    let small = diff("pkg/m.py", "return a", "return b");
+    let big: String = format!(
+        "--- a/pkg/m.py\n+++ b/pkg/m.py\n@@ -1,1 +1,9 @@\n-return a\n{}--- a/pkg/n.py\n+++ b/pkg/n.py\n@@ -1 +1 @@\n-q\n+r\n--- a/pkg/o.py\n+++ b/pkg/o.py\n@@ -1 +1 @@\n-q\n+r\n",
+        (0..8).map(|i| format!("+line{i}\n")).collect::<String>()
+    );
+    let fs = feats(&[
+        ("a", small.clone()),
+        ("b", small.replace('b', "c")),
+        ("c", big),
+    ]);
+    let (large, smallness, scatter) = shape::shape(&fs, 2);
+    assert!(large >= 2.0, "{large}");
+    assert_eq!(smallness, 0.0);
+    assert_eq!(scatter, 2.0);
+    assert_eq!(shape::shape(&fs, 0).0, 0.0);
+}
