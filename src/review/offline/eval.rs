@@ -302,9 +302,8 @@ pub fn fit(
     let mut best = start.clone();
     if with_prior {
         best.family_prior = family_rates(insts);
-    }
-    if with_prior {
-        grid.push((|w| &mut w.prior, vec![0.0, 2.0, 5.0, 10.0, 20.0]));
+        best.agent_prior = agent_precision(insts);
+        grid.push((|w| &mut w.prior, vec![0.0, 2.0, 5.0, 10.0, 20.0, 50.0]));
     }
     let mut best_obj = objective(insts, committees, &best, n);
     for _round in 0..3 {
@@ -338,6 +337,30 @@ pub fn family_rates(insts: &[&Instance]) -> BTreeMap<String, f64> {
             let e = acc.entry(f.family.clone()).or_default();
             e.0 += 1;
             e.1 += *r as usize;
+        }
+    }
+    let rates: BTreeMap<String, f64> = acc
+        .into_iter()
+        .map(|(k, (n, r))| (k, r as f64 / n.max(1) as f64))
+        .collect();
+    let mean = rates.values().sum::<f64>() / rates.len().max(1) as f64;
+    rates
+        .into_iter()
+        .map(|(k, v)| (k, super::agreement::milli(v - mean)))
+        .collect()
+}
+
+/// Track record per agent on `insts`: resolved over non-empty candidates (how often its
+/// patch is right when it offers one) minus the mean over agents, rounded to thousandths.
+pub fn agent_precision(insts: &[&Instance]) -> BTreeMap<String, f64> {
+    let mut acc: BTreeMap<String, (usize, usize)> = BTreeMap::new();
+    for i in insts {
+        for (agent, (f, r)) in &i.runs {
+            if !f.empty {
+                let e = acc.entry(agent.clone()).or_default();
+                e.0 += 1;
+                e.1 += *r as usize;
+            }
         }
     }
     let rates: BTreeMap<String, f64> = acc

@@ -21,7 +21,7 @@
 //! | location | `file_named` + `def_named` |
 //! | smells | `tests_only`, `debug_print` |
 //! | new files | `new_file` when it creates non-test files |
-//! | track record | `prior · family_prior[family]` (empty map by default) |
+//! | track record | `prior · agent_prior[agent]`, else `prior · family_prior[family]` (empty maps by default) |
 //! | shape | `large · largeness` + `small · smallness` + `scatter · scatter` ([`shape::shape`]) |
 //!
 //! The score is `1 + 9·σ(raw / scale)` rounded to hundredths (kept within 1.01–10); an empty
@@ -65,6 +65,9 @@ pub struct Weights {
     /// Track record per agent family (resolve rate minus the mean), fitted on the fit half
     /// by `dei bench offline --fit`; families not listed get 0.
     pub family_prior: std::collections::BTreeMap<String, f64>,
+    /// Track record per agent (precision: resolved over non-empty candidates, minus the mean),
+    /// fitted on labelled instances; used before `family_prior`, agents not listed get none.
+    pub agent_prior: std::collections::BTreeMap<String, f64>,
     /// Raw-score units per step of the logistic squash onto 1–10.
     pub scale: f64,
 }
@@ -88,6 +91,7 @@ impl Default for Weights {
             new_file: 0.0,
             prior: 0.0,
             family_prior: Default::default(),
+            agent_prior: Default::default(),
             scale: 4.0,
         }
     }
@@ -247,7 +251,9 @@ impl Offline {
         if f.new_files > 0 {
             part("creates new files", w.new_file);
         }
-        if let Some(p) = w.family_prior.get(&f.family) {
+        if let Some(p) = w.agent_prior.get(&f.agent) {
+            part("track record of its agent", w.prior * p);
+        } else if let Some(p) = w.family_prior.get(&f.family) {
             part("track record of its family", w.prior * p);
         }
         if s.largeness > 0.0 {
