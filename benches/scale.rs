@@ -41,20 +41,31 @@ fn main() {
     let data = std::env::var_os("DEI_DATA")
         .map(PathBuf::from)
         .into_iter()
-        .chain([root.join("../shared/data"), PathBuf::from("/work/shared/data")])
+        .chain([
+            root.join("../shared/data"),
+            PathBuf::from("/work/shared/data"),
+        ])
         .find(|p| p.join("lite_candidates.jsonl").exists());
     let Some(data) = data else {
         eprintln!("SKIPPED: no lite_candidates.jsonl (set DEI_DATA to the shared data folder)");
         return;
     };
-    let repos = std::env::var_os("DEI_REPOS").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("/work/.mirror"));
+    let repos = std::env::var_os("DEI_REPOS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("/work/.mirror"));
     if !repos.exists() {
-        eprintln!("SKIPPED: no repositories at {} (set DEI_REPOS)", repos.display());
+        eprintln!(
+            "SKIPPED: no repositories at {} (set DEI_REPOS)",
+            repos.display()
+        );
         return;
     }
     let cands = data.join("lite_candidates.jsonl");
     let tasks = data.join("swebench_lite/test.jsonl");
-    let sample: usize = std::env::var("SCALE_SAMPLE").ok().and_then(|s| s.parse().ok()).unwrap_or(10);
+    let sample: usize = std::env::var("SCALE_SAMPLE")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(10);
     let committee = Offline::default();
     let peak_resettable = reset_peak();
 
@@ -69,7 +80,11 @@ fn main() {
     let base = status_kib("VmRSS:");
     let loaded = dei::candidates::load(std::slice::from_ref(&cands)).expect("load");
     let load_kib = status_kib("VmRSS:").saturating_sub(base);
-    assert_eq!(loaded.candidates.len(), n_index, "index and loader disagree");
+    assert_eq!(
+        loaded.candidates.len(),
+        n_index,
+        "index and loader disagree"
+    );
     drop(loaded);
 
     // The whole run.
@@ -97,12 +112,21 @@ fn main() {
     let per_issue_run = wall / s.finished.max(1) as f64;
 
     // Time baseline: pipeline::rank per issue, on the first `sample` ranked issues.
-    let ids: Vec<String> = s.rows.iter().filter(|r| r.status == "ok").take(sample).map(|r| r.instance_id.clone()).collect();
+    let ids: Vec<String> = s
+        .rows
+        .iter()
+        .filter(|r| r.status == "ok")
+        .take(sample)
+        .map(|r| r.instance_id.clone())
+        .collect();
     let t = Instant::now();
     for id in &ids {
         let rr = RankRequest {
             candidates: vec![cands.clone()],
-            issue: IssueSource::Tasks { file: tasks.clone(), id: id.clone() },
+            issue: IssueSource::Tasks {
+                file: tasks.clone(),
+                id: id.clone(),
+            },
             repo: None,
             repos: Some(repos.clone()),
             strict: false,
@@ -112,17 +136,52 @@ fn main() {
     }
     let per_issue_base = t.elapsed().as_secs_f64() / ids.len().max(1) as f64;
 
-    println!("scale: {} candidates over {} issues ({})", s.candidates, s.selected, cands.display());
+    println!(
+        "scale: {} candidates over {} issues ({})",
+        s.candidates,
+        s.selected,
+        cands.display()
+    );
     println!("  index build           {index_s:.2} s, +{:.1} MiB RSS (all patches loaded at once: +{:.1} MiB; ratio {:.2})", mib(index_kib), mib(load_kib), index_kib as f64 / load_kib.max(1) as f64);
     println!("  wall time             {wall:.2} s");
-    println!("  peak RSS              {:.1} MiB{}", mib(peak), if peak_resettable { "" } else { " (process peak; could not reset)" });
-    println!("  candidates/s          {:.0} (all {}), {:.0} (ranked {})", s.candidates as f64 / wall, s.candidates, s.candidates_ranked as f64 / wall, s.candidates_ranked);
-    println!("  issues ranked         {} ; errors {:?}", s.ranked, s.errors);
+    println!(
+        "  peak RSS              {:.1} MiB{}",
+        mib(peak),
+        if peak_resettable {
+            ""
+        } else {
+            " (process peak; could not reset)"
+        }
+    );
+    println!(
+        "  candidates/s          {:.0} (all {}), {:.0} (ranked {})",
+        s.candidates as f64 / wall,
+        s.candidates,
+        s.candidates_ranked as f64 / wall,
+        s.candidates_ranked
+    );
+    println!(
+        "  issues ranked         {} ; errors {:?}",
+        s.ranked, s.errors
+    );
     println!("  skipped, missing repo {:?}", s.missing_repos);
     println!("  candidate errors      {}", s.candidate_errors);
     if let (Some(c), Some(o)) = (s.top1_resolved, s.oracle) {
-        println!("  top-1 resolved        {c:.2} of {} labelled issues; oracle {o}", s.labelled);
+        println!(
+            "  top-1 resolved        {c:.2} of {} labelled issues; oracle {o}",
+            s.labelled
+        );
     }
-    println!("  per issue: runner {:.1} ms vs pipeline::rank {:.1} ms on {} issues (speedup x{:.1})", 1000.0 * per_issue_run, 1000.0 * per_issue_base, ids.len(), per_issue_base / per_issue_run.max(1e-9));
-    println!("  targets: whole set < 60 s: {}; < 1 GiB: {}", if wall < 60.0 { "met" } else { "NOT met" }, if peak < 1 << 20 { "met" } else { "NOT met" });
+    println!(
+        "  per issue: runner {:.1} ms vs pipeline::rank {:.1} ms on {} issues (speedup x{:.1})",
+        1000.0 * per_issue_run,
+        1000.0 * per_issue_base,
+        ids.len(),
+        per_issue_base / per_issue_run.max(1e-9)
+    );
+    println!(
+        "  targets: whole set < 60 s: {}; < 1 GiB: {}",
+        if wall < 60.0 { "met" } else { "NOT met" },
+        if peak < 1 << 20 { "met" } else { "NOT met" }
+    );
 }

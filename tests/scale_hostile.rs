@@ -30,16 +30,22 @@ fn make_repo(dir: &Path) -> PathBuf {
 
 /// A ~10 MB new-file patch, and a ~10 MB patch of hunks that match nothing.
 fn huge_records() -> String {
-    let mut new_file = String::from("--- /dev/null\n+++ b/pkg/generated.py\n@@ -0,0 +1,270000 @@\n");
+    let mut new_file =
+        String::from("--- /dev/null\n+++ b/pkg/generated.py\n@@ -0,0 +1,270000 @@\n");
     for i in 0..270_000 {
         new_file.push_str(&format!("+VALUE_{i:08} = {i} * 2 + 1  # padding\n"));
     }
     // 2,000 hunks of 100 lines that match nothing in pkg/core.py.
     let mut bad = String::new();
     for h in 0..2_000 {
-        bad.push_str(&format!("--- a/pkg/core.py\n+++ b/pkg/core.py\n@@ -{s},99 +{s},99 @@\n", s = 1 + h % 9));
+        bad.push_str(&format!(
+            "--- a/pkg/core.py\n+++ b/pkg/core.py\n@@ -{s},99 +{s},99 @@\n",
+            s = 1 + h % 9
+        ));
         for l in 0..98 {
-            bad.push_str(&format!(" context line {l} of hunk {h} with some padding text\n"));
+            bad.push_str(&format!(
+                " context line {l} of hunk {h} with some padding text\n"
+            ));
         }
         bad.push_str(&format!("-removed {h}\n+added {h}\n"));
     }
@@ -53,7 +59,16 @@ fn huge_records() -> String {
 fn errors_by_agent(outcome: &Value) -> BTreeMap<String, String> {
     outcome["candidate_errors"]
         .as_array()
-        .map(|a| a.iter().map(|e| (e["agent"].as_str().unwrap().to_string(), e["error"].as_str().unwrap().to_string())).collect())
+        .map(|a| {
+            a.iter()
+                .map(|e| {
+                    (
+                        e["agent"].as_str().unwrap().to_string(),
+                        e["error"].as_str().unwrap().to_string(),
+                    )
+                })
+                .collect()
+        })
         .unwrap_or_default()
 }
 
@@ -72,7 +87,15 @@ fn hostile_corpus_yields_per_candidate_errors_and_the_run_completes() {
 
     let out = dei_cmd()
         .current_dir(&cwd)
-        .args(["rank", s(&preds), "--tasks", s(&hostile().join("tasks.jsonl")), "--repos", s(&repos), "--all"])
+        .args([
+            "rank",
+            s(&preds),
+            "--tasks",
+            s(&hostile().join("tasks.jsonl")),
+            "--repos",
+            s(&repos),
+            "--all",
+        ])
         .args(["--run-dir", s(&run_dir), "--json", "-"])
         .output()
         .unwrap();
@@ -88,9 +111,20 @@ fn hostile_corpus_yields_per_candidate_errors_and_the_run_completes() {
         .map(|v| (v["instance_id"].as_str().unwrap().to_string(), v))
         .collect();
     let keys: Vec<&str> = outcomes.keys().map(String::as_str).collect();
-    assert_eq!(keys, ["hostile__repo-1", "hostile__repo-2", "hostile__repo-3", "nobody__nothing-1"]);
+    assert_eq!(
+        keys,
+        [
+            "hostile__repo-1",
+            "hostile__repo-2",
+            "hostile__repo-3",
+            "nobody__nothing-1"
+        ]
+    );
     assert_eq!(outcomes["hostile__repo-3"]["error_kind"], "missing_repo");
-    assert!(outcomes["hostile__repo-3"]["error"].as_str().unwrap().contains("django/django"));
+    assert!(outcomes["hostile__repo-3"]["error"]
+        .as_str()
+        .unwrap()
+        .contains("django/django"));
     assert_eq!(outcomes["nobody__nothing-1"]["error_kind"], "unknown_issue");
     assert_eq!(summary["ranked"], 2);
     assert_eq!(summary["missing_repos"]["django/django"], 1);
@@ -100,25 +134,59 @@ fn hostile_corpus_yields_per_candidate_errors_and_the_run_completes() {
     assert!(one["error_kind"].is_null(), "{one}");
     let errs = errors_by_agent(one);
     for agent in ["dotdot", "absolute", "rename-out", "nul-path"] {
-        assert!(errs.get(agent).is_some_and(|e| e.contains("unsafe path")), "{agent}: {:?}", errs.get(agent));
+        assert!(
+            errs.get(agent).is_some_and(|e| e.contains("unsafe path")),
+            "{agent}: {:?}",
+            errs.get(agent)
+        );
     }
     assert!(errs["binary"].contains("binary"), "{}", errs["binary"]);
-    assert!(errs["phantom"].contains("does not exist"), "{}", errs["phantom"]);
-    assert!(errs.contains_key("huge-bad") && errs.contains_key("overflow"), "{errs:?}");
+    assert!(
+        errs["phantom"].contains("does not exist"),
+        "{}",
+        errs["phantom"]
+    );
+    assert!(
+        errs.contains_key("huge-bad") && errs.contains_key("overflow"),
+        "{errs:?}"
+    );
     for fine in ["good", "twin", "huge-new", "crlf-on-lf", "exec", "empty"] {
-        assert!(!errs.contains_key(fine), "{fine} should rebuild: {:?}", errs.get(fine));
+        assert!(
+            !errs.contains_key(fine),
+            "{fine} should rebuild: {:?}",
+            errs.get(fine)
+        );
     }
     // Every candidate of issue 1 was ranked: 13 readable records + the 2 huge ones.
     let ranked = one["result"]["ranked"].as_array().unwrap();
-    let agents: Vec<&str> = ranked.iter().map(|r| r["agent"].as_str().unwrap()).collect();
+    let agents: Vec<&str> = ranked
+        .iter()
+        .map(|r| r["agent"].as_str().unwrap())
+        .collect();
     assert_eq!(ranked.len(), 15, "{agents:?}");
-    assert!(agents.contains(&"latin1"), "non-UTF-8 record should be recovered: {agents:?}");
+    assert!(
+        agents.contains(&"latin1"),
+        "non-UTF-8 record should be recovered: {agents:?}"
+    );
     let problems = one["problems"].as_array().unwrap();
-    assert!(problems.iter().any(|p| p.as_str().unwrap().contains("non-UTF-8")), "{problems:?}");
-    assert!(problems.iter().any(|p| p.as_str().unwrap().contains("must be a string")), "{problems:?}");
+    assert!(
+        problems
+            .iter()
+            .any(|p| p.as_str().unwrap().contains("non-UTF-8")),
+        "{problems:?}"
+    );
+    assert!(
+        problems
+            .iter()
+            .any(|p| p.as_str().unwrap().contains("must be a string")),
+        "{problems:?}"
+    );
     // The top pick is never a candidate that failed to rebuild.
     for top in one["top"].as_array().unwrap() {
-        assert!(!errs.contains_key(top.as_str().unwrap()), "top pick {top} has an error");
+        assert!(
+            !errs.contains_key(top.as_str().unwrap()),
+            "top pick {top} has an error"
+        );
     }
 
     // Issue 2: the CRLF patch lands on the CRLF file; prose and a far hunk fail.
@@ -127,23 +195,50 @@ fn hostile_corpus_yields_per_candidate_errors_and_the_run_completes() {
     assert!(!errs2.contains_key("crlf"), "{errs2:?}");
     assert!(errs2["prose"].contains("does not parse"), "{errs2:?}");
     assert!(errs2.contains_key("hunk-past-end"));
-    let crlf = two["result"]["ranked"].as_array().unwrap().iter().find(|r| r["agent"] == "crlf").unwrap();
+    let crlf = two["result"]["ranked"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["agent"] == "crlf")
+        .unwrap();
     assert_ne!(crlf["applies"], "no");
 
     // Lines that name no issue are input problems: torn, noid, deep nesting, binary garbage.
-    assert!(summary["input_problems"].as_u64().unwrap() >= 4, "{}", summary["input_problems"]);
+    assert!(
+        summary["input_problems"].as_u64().unwrap() >= 4,
+        "{}",
+        summary["input_problems"]
+    );
     assert!(err.contains("input problem"), "{err}");
 
     // Nothing written outside the run directory; nothing executed.
-    assert_eq!(std::fs::read_dir(&cwd).unwrap().count(), 0, "dei wrote into its working directory");
-    for p in [dir.path().join("escape.py"), dir.path().join("../escape.py"), dir.path().join("repos/core.py")] {
+    assert_eq!(
+        std::fs::read_dir(&cwd).unwrap().count(),
+        0,
+        "dei wrote into its working directory"
+    );
+    for p in [
+        dir.path().join("escape.py"),
+        dir.path().join("../escape.py"),
+        dir.path().join("repos/core.py"),
+    ] {
         assert!(!p.exists(), "{} was written", p.display());
     }
     assert!(!Path::new("/tmp/dei-hostile-absolute.py").exists());
-    assert!(!Path::new("/tmp/dei-hostile-executed").exists(), "candidate code was executed");
+    assert!(
+        !Path::new("/tmp/dei-hostile-executed").exists(),
+        "candidate code was executed"
+    );
     let repo = repos.join("hostile__repo");
-    assert_eq!(git(&repo, &["status", "--porcelain"]), "", "the repository was modified");
-    let mut names: Vec<String> = std::fs::read_dir(&run_dir).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
+    assert_eq!(
+        git(&repo, &["status", "--porcelain"]),
+        "",
+        "the repository was modified"
+    );
+    let mut names: Vec<String> = std::fs::read_dir(&run_dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
     names.sort();
     assert_eq!(names, ["journal.jsonl", "lock", "run.json", "summary.json"]);
 }

@@ -21,7 +21,12 @@ use std::path::{Path, PathBuf};
 #[derive(Debug)]
 enum Source {
     /// Bytes `offset..offset+len` of JSONL file `file` (1-based line `line`).
-    Line { file: usize, offset: u64, len: usize, line: usize },
+    Line {
+        file: usize,
+        offset: u64,
+        len: usize,
+        line: usize,
+    },
     /// A `.diff`/`.patch` file.
     Diff(PathBuf),
     /// Parsed from a whole JSON document.
@@ -48,7 +53,10 @@ pub struct Index {
 }
 
 fn extension(path: &Path) -> String {
-    path.extension().and_then(|e| e.to_str()).unwrap_or("").to_ascii_lowercase()
+    path.extension()
+        .and_then(|e| e.to_str())
+        .unwrap_or("")
+        .to_ascii_lowercase()
 }
 
 /// Parse one JSON line; bytes that are not UTF-8 are replaced (and said so) rather than
@@ -60,7 +68,9 @@ fn parse_line(bytes: &[u8]) -> Result<(Value, bool), String> {
             Ok(_) => Err(format!("malformed JSON ({e}); fix or delete this line")),
             Err(_) => serde_json::from_str::<Value>(&String::from_utf8_lossy(bytes))
                 .map(|v| (v, true))
-                .map_err(|e| format!("malformed JSON with non-UTF-8 bytes ({e}); fix or delete this line")),
+                .map_err(|e| {
+                    format!("malformed JSON with non-UTF-8 bytes ({e}); fix or delete this line")
+                }),
         },
     }
 }
@@ -100,7 +110,11 @@ impl Index {
             if path.is_dir() {
                 self.add_dir(&path)?;
             } else {
-                let agent = path.parent().and_then(|p| p.file_name()).and_then(|n| n.to_str()).map(str::to_string);
+                let agent = path
+                    .parent()
+                    .and_then(|p| p.file_name())
+                    .and_then(|n| n.to_str())
+                    .map(str::to_string);
                 self.add_file(&path, agent);
             }
         }
@@ -110,7 +124,11 @@ impl Index {
     fn add_file(&mut self, path: &Path, dir_agent: Option<String>) {
         match extension(path).as_str() {
             "diff" | "patch" => {
-                let id = path.file_stem().and_then(|s| s.to_str()).unwrap_or("").to_string();
+                let id = path
+                    .file_stem()
+                    .and_then(|s| s.to_str())
+                    .unwrap_or("")
+                    .to_string();
                 let entry = Entry {
                     agent: dir_agent.unwrap_or_else(|| "unknown".into()),
                     source_key: path.parent().map(Path::to_path_buf).unwrap_or_default(),
@@ -129,7 +147,11 @@ impl Index {
         match candidates::load(&[path.to_path_buf()]) {
             Ok(loaded) => {
                 for c in loaded.candidates {
-                    let entry = Entry { agent: c.agent.clone(), source_key: path.to_path_buf(), source: Source::Held(Box::new(c)) };
+                    let entry = Entry {
+                        agent: c.agent.clone(),
+                        source_key: path.to_path_buf(),
+                        source: Source::Held(Box::new(c)),
+                    };
                     let id = match &entry.source {
                         Source::Held(c) => c.instance_id.clone(),
                         _ => unreachable!(),
@@ -138,15 +160,31 @@ impl Index {
                 }
                 self.problems.extend(loaded.problems);
             }
-            Err(e) => self.problems.push(Problem { origin: Origin { path: path.to_path_buf(), line: None }, message: e.to_string() }),
+            Err(e) => self.problems.push(Problem {
+                origin: Origin {
+                    path: path.to_path_buf(),
+                    line: None,
+                },
+                message: e.to_string(),
+            }),
         }
     }
 
     fn add_jsonl(&mut self, path: &Path) {
-        let file_problem = |message: String| Problem { origin: Origin { path: path.to_path_buf(), line: None }, message };
+        let file_problem = |message: String| Problem {
+            origin: Origin {
+                path: path.to_path_buf(),
+                line: None,
+            },
+            message,
+        };
         let file = match File::open(path) {
             Ok(f) => f,
-            Err(e) => return self.problems.push(file_problem(format!("cannot read predictions file: {e}"))),
+            Err(e) => {
+                return self
+                    .problems
+                    .push(file_problem(format!("cannot read predictions file: {e}")))
+            }
         };
         let file_idx = self.files.len();
         self.files.push(path.to_path_buf());
@@ -162,7 +200,9 @@ impl Index {
                 Ok(0) => break,
                 Ok(n) => n,
                 Err(e) => {
-                    self.problems.push(file_problem(format!("read error after line {line_no}: {e}")));
+                    self.problems.push(file_problem(format!(
+                        "read error after line {line_no}: {e}"
+                    )));
                     break;
                 }
             };
@@ -173,7 +213,10 @@ impl Index {
             if text.is_empty() {
                 continue;
             }
-            let origin = Origin { path: path.to_path_buf(), line: Some(line_no) };
+            let origin = Origin {
+                path: path.to_path_buf(),
+                line: Some(line_no),
+            };
             let (value, lossy) = match parse_line(text) {
                 Ok(v) => v,
                 Err(message) => {
@@ -185,15 +228,23 @@ impl Index {
                 Ok(Some(c)) => {
                     good += 1;
                     if lossy {
-                        self.issue_problems.entry(c.instance_id.clone()).or_default().push(Problem {
-                            origin,
-                            message: format!("{}: non-UTF-8 bytes replaced by U+FFFD", c.agent),
-                        });
+                        self.issue_problems
+                            .entry(c.instance_id.clone())
+                            .or_default()
+                            .push(Problem {
+                                origin,
+                                message: format!("{}: non-UTF-8 bytes replaced by U+FFFD", c.agent),
+                            });
                     }
                     let entry = Entry {
                         agent: c.agent,
                         source_key: path.to_path_buf(),
-                        source: Source::Line { file: file_idx, offset: start, len: n, line: line_no },
+                        source: Source::Line {
+                            file: file_idx,
+                            offset: start,
+                            len: n,
+                            line: line_no,
+                        },
                     };
                     self.by_issue.entry(c.instance_id).or_default().push(entry);
                 }
@@ -201,7 +252,11 @@ impl Index {
                 Err(message) => {
                     let id = value.get("instance_id").and_then(Value::as_str);
                     match id {
-                        Some(id) => self.issue_problems.entry(id.to_string()).or_default().push(Problem { origin, message }),
+                        Some(id) => self
+                            .issue_problems
+                            .entry(id.to_string())
+                            .or_default()
+                            .push(Problem { origin, message }),
                         None => bad_lines.push(Problem { origin, message }),
                     }
                 }
@@ -209,7 +264,10 @@ impl Index {
         }
         // Same rule as the ordinary loader: a file with no usable record is "not predictions".
         if good == 0 && bad_lines.len() > 3 {
-            self.problems.push(file_problem(format!("not a predictions file ({} unusable lines); skipped", bad_lines.len())));
+            self.problems.push(file_problem(format!(
+                "not a predictions file ({} unusable lines); skipped",
+                bad_lines.len()
+            )));
         } else {
             self.problems.extend(bad_lines);
         }
@@ -219,12 +277,19 @@ impl Index {
     fn disambiguate(&mut self) {
         let mut sources: BTreeMap<String, BTreeSet<PathBuf>> = BTreeMap::new();
         for e in self.by_issue.values().flatten() {
-            sources.entry(e.agent.clone()).or_default().insert(e.source_key.clone());
+            sources
+                .entry(e.agent.clone())
+                .or_default()
+                .insert(e.source_key.clone());
         }
         for e in self.by_issue.values_mut().flatten() {
             if sources.get(&e.agent).is_some_and(|s| s.len() > 1) {
                 let renamed = if e.source_key.is_dir() {
-                    e.source_key.file_name().and_then(|n| n.to_str()).unwrap_or("unknown").to_string()
+                    e.source_key
+                        .file_name()
+                        .and_then(|n| n.to_str())
+                        .unwrap_or("unknown")
+                        .to_string()
                 } else {
                     candidates::file_agent(&e.source_key)
                 };
@@ -274,12 +339,19 @@ impl Index {
         (out, problems)
     }
 
-    fn read_entries(&self, entries: Vec<Entry>, mut problems: Vec<Problem>) -> (Vec<Candidate>, Vec<Problem>) {
+    fn read_entries(
+        &self,
+        entries: Vec<Entry>,
+        mut problems: Vec<Problem>,
+    ) -> (Vec<Candidate>, Vec<Problem>) {
         let mut out = Vec::new();
         let mut open: HashMap<usize, File> = HashMap::new();
         for e in entries {
             if let Source::Held(c) = e.source {
-                out.push(Candidate { agent: e.agent, ..*c });
+                out.push(Candidate {
+                    agent: e.agent,
+                    ..*c
+                });
                 continue;
             }
             match self.read_one(&e, &mut open) {
@@ -292,30 +364,71 @@ impl Index {
 
     fn read_one(&self, e: &Entry, open: &mut HashMap<usize, File>) -> Result<Candidate, Problem> {
         match &e.source {
-            Source::Held(c) => Ok(Candidate { agent: e.agent.clone(), ..(**c).clone() }),
+            Source::Held(c) => Ok(Candidate {
+                agent: e.agent.clone(),
+                ..(**c).clone()
+            }),
             Source::Diff(path) => {
-                let origin = Origin { path: path.clone(), line: None };
-                let bytes = std::fs::read(path).map_err(|err| Problem { origin: origin.clone(), message: format!("cannot read patch: {err}") })?;
-                let patch = String::from_utf8(bytes).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
-                let instance_id = path.file_stem().and_then(|s| s.to_str()).unwrap_or("").to_string();
-                Ok(Candidate { instance_id, agent: e.agent.clone(), patch, resolved: None, origin })
+                let origin = Origin {
+                    path: path.clone(),
+                    line: None,
+                };
+                let bytes = std::fs::read(path).map_err(|err| Problem {
+                    origin: origin.clone(),
+                    message: format!("cannot read patch: {err}"),
+                })?;
+                let patch = String::from_utf8(bytes)
+                    .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
+                let instance_id = path
+                    .file_stem()
+                    .and_then(|s| s.to_str())
+                    .unwrap_or("")
+                    .to_string();
+                Ok(Candidate {
+                    instance_id,
+                    agent: e.agent.clone(),
+                    patch,
+                    resolved: None,
+                    origin,
+                })
             }
-            Source::Line { file, offset, len, line } => {
+            Source::Line {
+                file,
+                offset,
+                len,
+                line,
+            } => {
                 let path = &self.files[*file];
-                let origin = Origin { path: path.clone(), line: Some(*line) };
-                let fail = |m: String| Problem { origin: origin.clone(), message: m };
+                let origin = Origin {
+                    path: path.clone(),
+                    line: Some(*line),
+                };
+                let fail = |m: String| Problem {
+                    origin: origin.clone(),
+                    message: m,
+                };
                 let f = match open.entry(*file) {
                     std::collections::hash_map::Entry::Occupied(o) => o.into_mut(),
-                    std::collections::hash_map::Entry::Vacant(v) => v.insert(File::open(path).map_err(|e| fail(format!("cannot reopen: {e}")))?),
+                    std::collections::hash_map::Entry::Vacant(v) => {
+                        v.insert(File::open(path).map_err(|e| fail(format!("cannot reopen: {e}")))?)
+                    }
                 };
                 let mut buf = vec![0u8; *len];
                 f.seek(SeekFrom::Start(*offset))
                     .and_then(|_| f.read_exact(&mut buf))
-                    .map_err(|e| fail(format!("cannot read record back ({e}); was the file changed during the run?")))?;
-                let (value, _) = parse_line(trim_ascii(&buf)).map_err(|m| fail(format!("record changed during the run: {m}")))?;
+                    .map_err(|e| {
+                        fail(format!(
+                            "cannot read record back ({e}); was the file changed during the run?"
+                        ))
+                    })?;
+                let (value, _) = parse_line(trim_ascii(&buf))
+                    .map_err(|m| fail(format!("record changed during the run: {m}")))?;
                 let fallback = candidates::file_agent(path);
                 match candidates::record(&value, &fallback, origin.clone()) {
-                    Ok(Some(c)) => Ok(Candidate { agent: e.agent.clone(), ..c }),
+                    Ok(Some(c)) => Ok(Candidate {
+                        agent: e.agent.clone(),
+                        ..c
+                    }),
                     Ok(None) => Err(fail("record is not a prediction".into())),
                     Err(m) => Err(fail(m)),
                 }
@@ -325,14 +438,22 @@ impl Index {
 }
 
 fn trim_ascii(b: &[u8]) -> &[u8] {
-    let start = b.iter().position(|c| !c.is_ascii_whitespace()).unwrap_or(b.len());
-    let end = b.iter().rposition(|c| !c.is_ascii_whitespace()).map_or(start, |e| e + 1);
+    let start = b
+        .iter()
+        .position(|c| !c.is_ascii_whitespace())
+        .unwrap_or(b.len());
+    let end = b
+        .iter()
+        .rposition(|c| !c.is_ascii_whitespace())
+        .map_or(start, |e| e + 1);
     &b[start..end.max(start)]
 }
 
 fn starts_with_bracket(path: &Path) -> bool {
     let mut head = [0u8; 256];
-    let n = File::open(path).and_then(|mut f| f.read(&mut head)).unwrap_or(0);
+    let n = File::open(path)
+        .and_then(|mut f| f.read(&mut head))
+        .unwrap_or(0);
     head[..n].iter().find(|c| !c.is_ascii_whitespace()) == Some(&b'[')
 }
 
@@ -351,10 +472,24 @@ mod tests {
     #[test]
     fn matches_the_ordinary_loader() {
         let dir = tempfile::tempdir().unwrap();
-        let rec = |id: &str, m: &str, p: &str| format!("{{\"instance_id\":\"{id}\",\"model_name_or_path\":\"{m}\",\"model_patch\":\"{p}\",\"resolved\":true}}\n");
-        write(dir.path(), "run-1/all_preds.jsonl", (rec("i-1", "gpt", "a") + &rec("i-2", "gpt", "b")).as_bytes());
-        write(dir.path(), "run-2/all_preds.jsonl", (rec("i-1", "gpt", "c") + "garbage\n").as_bytes());
-        write(dir.path(), "doc.json", br#"[{"instance_id":"i-2","model_patch":"d"}]"#);
+        let rec = |id: &str, m: &str, p: &str| {
+            format!("{{\"instance_id\":\"{id}\",\"model_name_or_path\":\"{m}\",\"model_patch\":\"{p}\",\"resolved\":true}}\n")
+        };
+        write(
+            dir.path(),
+            "run-1/all_preds.jsonl",
+            (rec("i-1", "gpt", "a") + &rec("i-2", "gpt", "b")).as_bytes(),
+        );
+        write(
+            dir.path(),
+            "run-2/all_preds.jsonl",
+            (rec("i-1", "gpt", "c") + "garbage\n").as_bytes(),
+        );
+        write(
+            dir.path(),
+            "doc.json",
+            br#"[{"instance_id":"i-2","model_patch":"d"}]"#,
+        );
         write(dir.path(), "agentX/i-1.diff", b"e");
         let paths = vec![dir.path().to_path_buf()];
         let loaded = candidates::load(&paths).unwrap();
@@ -362,11 +497,17 @@ mod tests {
         assert_eq!(index.len(), loaded.candidates.len());
         assert_eq!(index.problems.len(), loaded.problems.len());
         for id in ["i-1", "i-2"] {
-            let mut want: Vec<(String, String, Option<bool>)> =
-                loaded.for_issue(id).into_iter().map(|c| (c.agent, c.patch, c.resolved)).collect();
+            let mut want: Vec<(String, String, Option<bool>)> = loaded
+                .for_issue(id)
+                .into_iter()
+                .map(|c| (c.agent, c.patch, c.resolved))
+                .collect();
             let (got, problems) = index.take(id);
             assert!(problems.is_empty());
-            let mut got: Vec<_> = got.into_iter().map(|c| (c.agent, c.patch, c.resolved)).collect();
+            let mut got: Vec<_> = got
+                .into_iter()
+                .map(|c| (c.agent, c.patch, c.resolved))
+                .collect();
             want.sort();
             got.sort();
             assert_eq!(got, want, "{id}");
@@ -386,6 +527,8 @@ mod tests {
         let (cands, problems) = index.take("i-1");
         assert_eq!(cands[0].patch, "x\u{fffd}\u{fffd}y");
         assert_eq!(problems.len(), 2, "{problems:?}");
-        assert!(problems.iter().any(|p| p.message.contains("must be a string")));
+        assert!(problems
+            .iter()
+            .any(|p| p.message.contains("must be a string")));
     }
 }

@@ -38,23 +38,49 @@ impl Manifest {
     /// The first field that differs from `other`, as a sentence.
     pub fn difference(&self, other: &Manifest) -> Option<String> {
         if self.candidates != other.candidates {
-            let show = |m: &Manifest| m.candidates.iter().map(|(p, n)| format!("{} ({n} bytes)", p.display())).collect::<Vec<_>>().join(", ");
-            return Some(format!("candidates differ: {} vs {}", show(self), show(other)));
+            let show = |m: &Manifest| {
+                m.candidates
+                    .iter()
+                    .map(|(p, n)| format!("{} ({n} bytes)", p.display()))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            };
+            return Some(format!(
+                "candidates differ: {} vs {}",
+                show(self),
+                show(other)
+            ));
         }
         if self.tasks != other.tasks {
-            return Some(format!("tasks file differs: {} vs {}", self.tasks.display(), other.tasks.display()));
+            return Some(format!(
+                "tasks file differs: {} vs {}",
+                self.tasks.display(),
+                other.tasks.display()
+            ));
         }
         if self.strict != other.strict {
-            return Some(format!("--strict differs: {} vs {}", self.strict, other.strict));
+            return Some(format!(
+                "--strict differs: {} vs {}",
+                self.strict, other.strict
+            ));
         }
         if self.context_tokens != other.context_tokens {
-            return Some(format!("--context-tokens differs: {} vs {}", self.context_tokens, other.context_tokens));
+            return Some(format!(
+                "--context-tokens differs: {} vs {}",
+                self.context_tokens, other.context_tokens
+            ));
         }
         if self.committee != other.committee {
-            return Some(format!("committee differs: {} vs {}", self.committee, other.committee));
+            return Some(format!(
+                "committee differs: {} vs {}",
+                self.committee, other.committee
+            ));
         }
         if self.shard != other.shard {
-            return Some(format!("--shard differs: {:?} vs {:?}", self.shard, other.shard));
+            return Some(format!(
+                "--shard differs: {:?} vs {:?}",
+                self.shard, other.shard
+            ));
         }
         None
     }
@@ -69,7 +95,8 @@ pub struct RunLock {
 impl RunLock {
     /// Lock `dir`, or say which process holds it.
     pub fn acquire(dir: &Path) -> anyhow::Result<RunLock> {
-        std::fs::create_dir_all(dir).with_context(|| format!("cannot create run directory {}", dir.display()))?;
+        std::fs::create_dir_all(dir)
+            .with_context(|| format!("cannot create run directory {}", dir.display()))?;
         let path = dir.join(LOCK);
         let mut file = OpenOptions::new()
             .read(true)
@@ -101,7 +128,10 @@ pub fn check_manifest(dir: &Path, want: &Manifest) -> anyhow::Result<()> {
     match std::fs::read_to_string(&path) {
         Ok(text) => {
             let have: Manifest = serde_json::from_str(&text).with_context(|| {
-                format!("{} is not a dei run manifest\n  hint: use an empty or new --run-dir", path.display())
+                format!(
+                    "{} is not a dei run manifest\n  hint: use an empty or new --run-dir",
+                    path.display()
+                )
             })?;
             if let Some(diff) = have.difference(want) {
                 anyhow::bail!(
@@ -124,9 +154,14 @@ pub fn check_manifest(dir: &Path, want: &Manifest) -> anyhow::Result<()> {
 /// Read a manifest (for merging).
 pub fn read_manifest(dir: &Path) -> anyhow::Result<Manifest> {
     let path = dir.join(MANIFEST);
-    let text = std::fs::read_to_string(&path)
-        .with_context(|| format!("{} has no {MANIFEST}\n  hint: pass run directories made by `dei rank --run-dir`", dir.display()))?;
-    serde_json::from_str(&text).with_context(|| format!("{} is not a dei run manifest", path.display()))
+    let text = std::fs::read_to_string(&path).with_context(|| {
+        format!(
+            "{} has no {MANIFEST}\n  hint: pass run directories made by `dei rank --run-dir`",
+            dir.display()
+        )
+    })?;
+    serde_json::from_str(&text)
+        .with_context(|| format!("{} is not a dei run manifest", path.display()))
 }
 
 /// What was found in a journal file.
@@ -146,7 +181,12 @@ pub fn read_journal(path: &Path) -> anyhow::Result<JournalRead> {
     let bytes = match std::fs::read(path) {
         Ok(b) => b,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(JournalRead::default()),
-        Err(e) => return Err(anyhow::anyhow!("cannot read journal {}: {e}", path.display())),
+        Err(e) => {
+            return Err(anyhow::anyhow!(
+                "cannot read journal {}: {e}",
+                path.display()
+            ))
+        }
     };
     let mut out = JournalRead::default();
     let mut start = 0usize;

@@ -128,7 +128,14 @@ impl IssueOutcome {
         self.error_kind.is_none()
     }
 
-    fn failed(id: &str, repo: &str, kind: ErrorKind, error: String, candidates: usize, problems: Vec<Problem>) -> IssueOutcome {
+    fn failed(
+        id: &str,
+        repo: &str,
+        kind: ErrorKind,
+        error: String,
+        candidates: usize,
+        problems: Vec<Problem>,
+    ) -> IssueOutcome {
         IssueOutcome {
             instance_id: id.to_string(),
             repo: repo.to_string(),
@@ -146,11 +153,16 @@ impl IssueOutcome {
         }
     }
 
-    fn ranked(result: &RankResult, problems: &[Problem], elapsed_ms: u64) -> anyhow::Result<IssueOutcome> {
+    fn ranked(
+        result: &RankResult,
+        problems: &[Problem],
+        elapsed_ms: u64,
+    ) -> anyhow::Result<IssueOutcome> {
         let top: Vec<_> = result.ranked.iter().filter(|r| r.rank == 1).collect();
         let labelled = result.ranked.iter().any(|r| r.resolved.is_some());
-        let top_resolved = (labelled && !top.is_empty())
-            .then(|| top.iter().filter(|r| r.resolved == Some(true)).count() as f64 / top.len() as f64);
+        let top_resolved = (labelled && !top.is_empty()).then(|| {
+            top.iter().filter(|r| r.resolved == Some(true)).count() as f64 / top.len() as f64
+        });
         Ok(IssueOutcome {
             instance_id: result.instance_id.clone(),
             repo: result.repo.clone(),
@@ -164,7 +176,12 @@ impl IssueOutcome {
             candidate_errors: result
                 .ranked
                 .iter()
-                .filter_map(|r| r.error.as_ref().map(|e| CandidateError { agent: r.agent.clone(), error: e.clone() }))
+                .filter_map(|r| {
+                    r.error.as_ref().map(|e| CandidateError {
+                        agent: r.agent.clone(),
+                        error: e.clone(),
+                    })
+                })
                 .collect(),
             problems: problems.iter().map(ToString::to_string).collect(),
             elapsed_ms,
@@ -196,7 +213,14 @@ fn manifest(req: &RunRequest, committee: &dyn Committee) -> Manifest {
         candidates: req
             .candidates
             .iter()
-            .map(|p| (abs(p), std::fs::metadata(p).map(|m| if m.is_dir() { 0 } else { m.len() }).unwrap_or(0)))
+            .map(|p| {
+                (
+                    abs(p),
+                    std::fs::metadata(p)
+                        .map(|m| if m.is_dir() { 0 } else { m.len() })
+                        .unwrap_or(0),
+                )
+            })
             .collect(),
         tasks: abs(&req.tasks),
         strict: req.strict,
@@ -215,18 +239,29 @@ pub fn run(req: &RunRequest, committee: &dyn Committee) -> anyhow::Result<RunRep
         eprintln!("warning: {}: {bad} (ignored)", journal.path.display());
     }
 
-    let tasks: HashMap<String, Task> =
-        task::load_tasks(&req.tasks)?.into_iter().map(|t| (t.instance_id.clone(), t)).collect();
+    let tasks: HashMap<String, Task> = task::load_tasks(&req.tasks)?
+        .into_iter()
+        .map(|t| (t.instance_id.clone(), t))
+        .collect();
     let mut index = Index::build(&req.candidates)?;
 
     let mut selected: Vec<String> = match &req.selection {
         Selection::All => index.issue_ids(),
-        Selection::Ids(ids) => ids.iter().cloned().collect::<BTreeSet<_>>().into_iter().collect(),
+        Selection::Ids(ids) => ids
+            .iter()
+            .cloned()
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .collect(),
     };
     if let Some(shard) = req.shard {
         selected.retain(|id| shard.owns(id));
     }
-    let repo_names: BTreeSet<&str> = selected.iter().filter_map(|id| tasks.get(id)).map(|t| t.repo.as_str()).collect();
+    let repo_names: BTreeSet<&str> = selected
+        .iter()
+        .filter_map(|id| tasks.get(id))
+        .map(|t| t.repo.as_str())
+        .collect();
     if req.repo.is_some() && req.repos.is_none() && repo_names.len() > 1 {
         anyhow::bail!(
             "--repo names one repository, but the selected issues span {} ({})\n  hint: use --repos DIR (or DEI_REPOS) with one owner__name folder per repository",
@@ -251,7 +286,11 @@ pub fn run(req: &RunRequest, committee: &dyn Committee) -> anyhow::Result<RunRep
     });
 
     // Each pending issue's candidates are read back from disk only when it runs.
-    let mode = if req.strict { Mode::Strict } else { Mode::Tolerant };
+    let mode = if req.strict {
+        Mode::Strict
+    } else {
+        Mode::Tolerant
+    };
     let index_problems = std::mem::take(&mut index.problems);
     let index = index; // shared read-only from here on
     let journal = Mutex::new(journal);
@@ -266,7 +305,10 @@ pub fn run(req: &RunRequest, committee: &dyn Committee) -> anyhow::Result<RunRep
         }
         let outcome = rank_one(id, &tasks, &index, req, mode, committee);
         let ok = outcome.is_ok();
-        let write = journal.lock().map_err(|_| anyhow::anyhow!("journal lock poisoned")).and_then(|mut j| j.append(&outcome));
+        let write = journal
+            .lock()
+            .map_err(|_| anyhow::anyhow!("journal lock poisoned"))
+            .and_then(|mut j| j.append(&outcome));
         match write {
             Ok(()) => {
                 bar.finished(ok, &outcome);
@@ -295,13 +337,28 @@ pub fn run(req: &RunRequest, committee: &dyn Committee) -> anyhow::Result<RunRep
     let summary = Summary::new(&outcomes, selected.len(), index_problems.len());
     let text = serde_json::to_string_pretty(&summary)?;
     let tmp = req.run_dir.join(format!("{}.tmp", journal::SUMMARY));
-    std::fs::write(&tmp, text).and_then(|_| std::fs::rename(&tmp, req.run_dir.join(journal::SUMMARY)))?;
+    std::fs::write(&tmp, text)
+        .and_then(|_| std::fs::rename(&tmp, req.run_dir.join(journal::SUMMARY)))?;
     drop(lock);
-    Ok(RunReport { summary, ran, skipped, interrupted, torn_bytes: read.torn_bytes, problems: index_problems })
+    Ok(RunReport {
+        summary,
+        ran,
+        skipped,
+        interrupted,
+        torn_bytes: read.torn_bytes,
+        problems: index_problems,
+    })
 }
 
 /// Rank one issue; every failure becomes an error outcome.
-fn rank_one(id: &str, tasks: &HashMap<String, Task>, index: &Index, req: &RunRequest, mode: Mode, committee: &dyn Committee) -> IssueOutcome {
+fn rank_one(
+    id: &str,
+    tasks: &HashMap<String, Task>,
+    index: &Index,
+    req: &RunRequest,
+    mode: Mode,
+    committee: &dyn Committee,
+) -> IssueOutcome {
     let started = Instant::now();
     let n = index.count(id);
     let Some(task) = tasks.get(id) else {
@@ -316,25 +373,61 @@ fn rank_one(id: &str, tasks: &HashMap<String, Task>, index: &Index, req: &RunReq
         );
     };
     if n == 0 {
-        return IssueOutcome::failed(id, &task.repo, ErrorKind::NoCandidates, "no candidates for this issue".into(), 0, vec![]);
+        return IssueOutcome::failed(
+            id,
+            &task.repo,
+            ErrorKind::NoCandidates,
+            "no candidates for this issue".into(),
+            0,
+            vec![],
+        );
     }
     let repo_path = match repo::locate(req.repo.as_deref(), req.repos.as_deref(), &task.repo) {
         Ok(p) => p,
         Err(e) => {
             let (_, problems) = index.read(id);
-            return IssueOutcome::failed(id, &task.repo, ErrorKind::MissingRepo, first_line(&e), n, problems);
+            return IssueOutcome::failed(
+                id,
+                &task.repo,
+                ErrorKind::MissingRepo,
+                first_line(&e),
+                n,
+                problems,
+            );
         }
     };
     let (cands, problems) = index.read(id);
     if cands.is_empty() {
-        return IssueOutcome::failed(id, &task.repo, ErrorKind::NoCandidates, "no readable candidates".into(), n, problems);
+        return IssueOutcome::failed(
+            id,
+            &task.repo,
+            ErrorKind::NoCandidates,
+            "no readable candidates".into(),
+            n,
+            problems,
+        );
     }
-    let ranked = pipeline::rank_issue(task, cands, &repo_path, mode, req.context_tokens, committee, problems.clone())
-        .and_then(|r| IssueOutcome::ranked(&r, &problems, started.elapsed().as_millis() as u64));
+    let ranked = pipeline::rank_issue(
+        task,
+        cands,
+        &repo_path,
+        mode,
+        req.context_tokens,
+        committee,
+        problems.clone(),
+    )
+    .and_then(|r| IssueOutcome::ranked(&r, &problems, started.elapsed().as_millis() as u64));
     match ranked {
         Ok(o) => o,
         Err(e) => {
-            let mut o = IssueOutcome::failed(id, &task.repo, ErrorKind::Failed, format!("{e:#}"), n, problems);
+            let mut o = IssueOutcome::failed(
+                id,
+                &task.repo,
+                ErrorKind::Failed,
+                format!("{e:#}"),
+                n,
+                problems,
+            );
             o.elapsed_ms = started.elapsed().as_millis() as u64;
             o
         }

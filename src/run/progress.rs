@@ -16,23 +16,35 @@ impl Progress {
     pub fn new(wanted: bool, total: u64, already: u64) -> Progress {
         let bar = (wanted && std::io::stderr().is_terminal()).then(|| {
             let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
-            let style = ProgressStyle::with_template("{bar:30} {pos}/{len} issues  {msg}  [{elapsed_precise}, ETA {eta}]")
-                .unwrap_or_else(|_| ProgressStyle::default_bar());
+            let style = ProgressStyle::with_template(
+                "{bar:30} {pos}/{len} issues  {msg}  [{elapsed_precise}, ETA {eta}]",
+            )
+            .unwrap_or_else(|_| ProgressStyle::default_bar());
             bar.set_style(style);
             bar.set_position(already);
             bar.reset_eta();
             bar
         });
-        Progress { bar, errors: AtomicU64::new(0), candidates: AtomicU64::new(0) }
+        Progress {
+            bar,
+            errors: AtomicU64::new(0),
+            candidates: AtomicU64::new(0),
+        }
     }
 
     pub fn finished(&self, ok: bool, outcome: &IssueOutcome) {
         if !ok {
             self.errors.fetch_add(1, Ordering::Relaxed);
         }
-        let c = self.candidates.fetch_add(outcome.candidates as u64, Ordering::Relaxed) + outcome.candidates as u64;
+        let c = self
+            .candidates
+            .fetch_add(outcome.candidates as u64, Ordering::Relaxed)
+            + outcome.candidates as u64;
         if let Some(bar) = &self.bar {
-            bar.set_message(format!("{c} candidates, {} issue errors", self.errors.load(Ordering::Relaxed)));
+            bar.set_message(format!(
+                "{c} candidates, {} issue errors",
+                self.errors.load(Ordering::Relaxed)
+            ));
             bar.inc(1);
         }
     }

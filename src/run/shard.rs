@@ -37,9 +37,17 @@ impl FromStr for Shard {
     type Err = String;
     fn from_str(s: &str) -> Result<Shard, String> {
         let hint = "write --shard I/N with 1 <= I <= N, e.g. --shard 2/8 (a job array's 0-based id is I-1)";
-        let (i, n) = s.split_once('/').ok_or_else(|| format!("`{s}` is not I/N; {hint}"))?;
-        let index: u32 = i.trim().parse().map_err(|_| format!("`{i}` is not a number; {hint}"))?;
-        let count: u32 = n.trim().parse().map_err(|_| format!("`{n}` is not a number; {hint}"))?;
+        let (i, n) = s
+            .split_once('/')
+            .ok_or_else(|| format!("`{s}` is not I/N; {hint}"))?;
+        let index: u32 = i
+            .trim()
+            .parse()
+            .map_err(|_| format!("`{i}` is not a number; {hint}"))?;
+        let count: u32 = n
+            .trim()
+            .parse()
+            .map_err(|_| format!("`{n}` is not a number; {hint}"))?;
         if count == 0 || index == 0 || index > count {
             return Err(format!("shard {index}/{count} does not exist; {hint}"));
         }
@@ -57,20 +65,28 @@ mod tests {
         let n = 4;
         let mut sizes = vec![0; n as usize];
         for id in &ids {
-            let owners: Vec<u32> = (1..=n).filter(|&i| Shard { index: i, count: n }.owns(id)).collect();
+            let owners: Vec<u32> = (1..=n)
+                .filter(|&i| Shard { index: i, count: n }.owns(id))
+                .collect();
             assert_eq!(owners.len(), 1, "{id}");
             sizes[owners[0] as usize - 1] += 1;
         }
         assert!(sizes.iter().all(|&s| (200..300).contains(&s)), "{sizes:?}");
         // Pinned value: the split must not change between versions or machines.
-        assert_eq!(stable_hash("psf__requests-2317"), stable_hash("psf__requests-2317"));
+        assert_eq!(
+            stable_hash("psf__requests-2317"),
+            stable_hash("psf__requests-2317")
+        );
         assert_eq!(stable_hash(""), 0xcbf2_9ce4_8422_2325);
         assert_eq!(stable_hash("a"), 0xaf63_dc4c_8601_ec8c);
     }
 
     #[test]
     fn parse_rejects_bad_shards() {
-        assert_eq!("2/8".parse::<Shard>().unwrap(), Shard { index: 2, count: 8 });
+        assert_eq!(
+            "2/8".parse::<Shard>().unwrap(),
+            Shard { index: 2, count: 8 }
+        );
         for bad in ["0/4", "5/4", "1/0", "x/2", "3"] {
             assert!(bad.parse::<Shard>().is_err(), "{bad}");
         }

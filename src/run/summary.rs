@@ -58,7 +58,10 @@ pub struct Summary {
 }
 
 fn kind_name(k: ErrorKind) -> String {
-    serde_json::to_value(k).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default()
+    serde_json::to_value(k)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_string))
+        .unwrap_or_default()
 }
 
 impl Summary {
@@ -124,7 +127,10 @@ impl Summary {
     /// The human-readable summary: one line per issue (capped), then totals.
     pub fn table(&self, max_rows: usize) -> String {
         let mut out = String::new();
-        out.push_str(&format!("{:<36}  {:<12}  {:>5}  {:>5}  {:>8}  top pick\n", "issue", "status", "cands", "score", "resolved"));
+        out.push_str(&format!(
+            "{:<36}  {:<12}  {:>5}  {:>5}  {:>8}  top pick\n",
+            "issue", "status", "cands", "score", "resolved"
+        ));
         for r in self.rows.iter().take(max_rows) {
             let top = match r.top.len() {
                 0 => r.error.clone().unwrap_or_default(),
@@ -142,7 +148,10 @@ impl Summary {
             ));
         }
         if self.rows.len() > max_rows {
-            out.push_str(&format!("… and {} more issues (see summary.json)\n", self.rows.len() - max_rows));
+            out.push_str(&format!(
+                "… and {} more issues (see summary.json)\n",
+                self.rows.len() - max_rows
+            ));
         }
         out.push('\n');
         out.push_str(&format!(
@@ -159,7 +168,11 @@ impl Summary {
             out.push_str(&format!("  {k}: {n} issues\n"));
         }
         if !self.missing_repos.is_empty() {
-            let list: Vec<String> = self.missing_repos.iter().map(|(r, n)| format!("{r} ({n})")).collect();
+            let list: Vec<String> = self
+                .missing_repos
+                .iter()
+                .map(|(r, n)| format!("{r} ({n})"))
+                .collect();
             out.push_str(&format!("  missing repositories: {}\n", list.join(", ")));
         }
         if let (Some(c), Some(o)) = (self.top1_resolved, self.oracle) {
@@ -207,9 +220,16 @@ pub fn merge(dirs: &[PathBuf]) -> anyhow::Result<Merged> {
     for dir in dirs {
         let m = journal::read_manifest(dir)?;
         if let Some((d0, m0)) = &first {
-            let unsharded = |m: &Manifest| Manifest { shard: None, ..m.clone() };
+            let unsharded = |m: &Manifest| Manifest {
+                shard: None,
+                ..m.clone()
+            };
             if let Some(diff) = unsharded(m0).difference(&unsharded(&m)) {
-                anyhow::bail!("{} and {} are runs of different inputs ({diff}); cannot merge", d0.display(), dir.display());
+                anyhow::bail!(
+                    "{} and {} are runs of different inputs ({diff}); cannot merge",
+                    d0.display(),
+                    dir.display()
+                );
             }
         }
         if let Some(s) = &m.shard {
@@ -221,13 +241,19 @@ pub fn merge(dirs: &[PathBuf]) -> anyhow::Result<Merged> {
         }
         let read = journal::read_journal(&dir.join(journal::JOURNAL))?;
         if read.torn_bytes > 0 {
-            warnings.push(format!("{}: torn last line ignored ({} bytes); that issue is missing", dir.display(), read.torn_bytes));
+            warnings.push(format!(
+                "{}: torn last line ignored ({} bytes); that issue is missing",
+                dir.display(),
+                read.torn_bytes
+            ));
         }
         for bad in read.bad_lines {
             warnings.push(format!("{}: {bad} (ignored)", dir.display()));
         }
         for o in read.outcomes {
-            let keep_old = by_id.get(&o.instance_id).is_some_and(|old| old.is_ok() && !o.is_ok());
+            let keep_old = by_id
+                .get(&o.instance_id)
+                .is_some_and(|old| old.is_ok() && !o.is_ok());
             if !keep_old {
                 by_id.insert(o.instance_id.clone(), o);
             }
@@ -238,27 +264,43 @@ pub fn merge(dirs: &[PathBuf]) -> anyhow::Result<Merged> {
         for i in 1..=n {
             let s = format!("{i}/{n}");
             if !shards.contains(&s) {
-                warnings.push(format!("shard {s} is missing: its issues are not in the result"));
+                warnings.push(format!(
+                    "shard {s} is missing: its issues are not in the result"
+                ));
             }
         }
     }
     let outcomes: Vec<IssueOutcome> = by_id.into_values().collect();
     let summary = Summary::new(&outcomes, outcomes.len(), 0);
-    Ok(Merged { outcomes, summary, shards, warnings })
+    Ok(Merged {
+        outcomes,
+        summary,
+        shards,
+        warnings,
+    })
 }
 
 /// Write a merged result as a run directory of its own (manifest without shard, journal, summary).
 pub fn write_merged(merged: &Merged, from: &Path, out: &Path) -> anyhow::Result<()> {
     let lock = journal::RunLock::acquire(out)?;
-    let m = Manifest { shard: None, ..journal::read_manifest(from)? };
+    let m = Manifest {
+        shard: None,
+        ..journal::read_manifest(from)?
+    };
     if out.join(journal::JOURNAL).exists() {
-        anyhow::bail!("{} already holds a journal\n  hint: merge into a new folder", out.display());
+        anyhow::bail!(
+            "{} already holds a journal\n  hint: merge into a new folder",
+            out.display()
+        );
     }
     journal::check_manifest(out, &m)?;
     let (mut j, _) = journal::Journal::open(out, &lock)?;
     for o in &merged.outcomes {
         j.append(o)?;
     }
-    std::fs::write(out.join(journal::SUMMARY), serde_json::to_string_pretty(&merged.summary)?)?;
+    std::fs::write(
+        out.join(journal::SUMMARY),
+        serde_json::to_string_pretty(&merged.summary)?,
+    )?;
     Ok(())
 }

@@ -23,7 +23,11 @@ pub fn git(dir: &Path, args: &[&str]) -> String {
         .env("GIT_COMMITTER_EMAIL", "t@example.com")
         .output()
         .expect("git runs");
-    assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     String::from_utf8_lossy(&out.stdout).trim().to_string()
 }
 
@@ -66,7 +70,11 @@ pub fn make(dir: &Path, issues: usize, agents: usize, funcs: usize) -> Synth {
             let patch = if a == agents - 1 && a >= 3 {
                 format!("--- a/pkg/mod_{i}.py\n+++ b/pkg/mod_{i}.py\n@@ -{line},2 +{line},2 @@\n-    no such line\n+    y = 0\n     return y\n")
             } else {
-                let new = if a < 2 { format!("    y = abs(x) + {f}") } else { format!("    y = x + {f} + {a}") };
+                let new = if a < 2 {
+                    format!("    y = abs(x) + {f}")
+                } else {
+                    format!("    y = x + {f} + {a}")
+                };
                 format!(
                     "--- a/pkg/mod_{i}.py\n+++ b/pkg/mod_{i}.py\n@@ -{line},2 +{line},2 @@\n-    y = x + {f}\n+{new}\n     return y\n"
                 )
@@ -83,7 +91,12 @@ pub fn make(dir: &Path, issues: usize, agents: usize, funcs: usize) -> Synth {
     let preds_path = dir.join("preds.jsonl");
     std::fs::write(&tasks_path, tasks).unwrap();
     std::fs::write(&preds_path, preds).unwrap();
-    Synth { repo, tasks: tasks_path, preds: preds_path, ids }
+    Synth {
+        repo,
+        tasks: tasks_path,
+        preds: preds_path,
+        ids,
+    }
 }
 
 pub fn dei_cmd() -> Command {
@@ -101,10 +114,19 @@ pub fn s(p: &Path) -> &str {
 
 /// `dei rank --run-dir` over a synthetic corpus (`extra` appended).
 pub fn rank_args(sy: &Synth, run_dir: &Path, extra: &[&str]) -> Vec<String> {
-    let mut v: Vec<String> = ["rank", s(&sy.preds), "--tasks", s(&sy.tasks), "--repo", s(&sy.repo), "--run-dir", s(run_dir)]
-        .iter()
-        .map(|x| x.to_string())
-        .collect();
+    let mut v: Vec<String> = [
+        "rank",
+        s(&sy.preds),
+        "--tasks",
+        s(&sy.tasks),
+        "--repo",
+        s(&sy.repo),
+        "--run-dir",
+        s(run_dir),
+    ]
+    .iter()
+    .map(|x| x.to_string())
+    .collect();
     v.extend(extra.iter().map(|x| x.to_string()));
     v
 }
