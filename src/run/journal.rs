@@ -176,10 +176,12 @@ pub struct JournalRead {
     pub bad_lines: Vec<String>,
 }
 
-/// Read every finished issue in `path` (missing file: nothing finished).
-pub fn read_journal(path: &Path) -> anyhow::Result<JournalRead> {
-    let bytes = match std::fs::read(path) {
-        Ok(b) => b,
+/// Read every finished issue in `path` (missing file: nothing finished), line by line.
+/// With `keep_results` false the full rankings are dropped as they are read, so memory
+/// stays small however long the journal is.
+pub fn read_journal(path: &Path, keep_results: bool) -> anyhow::Result<JournalRead> {
+    let file = match File::open(path) {
+        Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(JournalRead::default()),
         Err(e) => {
             return Err(anyhow::anyhow!(
@@ -188,23 +190,36 @@ pub fn read_journal(path: &Path) -> anyhow::Result<JournalRead> {
             ))
         }
     };
+    let mut reader = std::io::BufReader::new(file);
     let mut out = JournalRead::default();
-    let mut start = 0usize;
+    let mut buf = Vec::new();
     let mut line_no = 0usize;
-    while let Some(nl) = bytes[start..].iter().position(|&b| b == b'\n') {
-        line_no += 1;
-        let line = &bytes[start..start + nl];
-        let end = start + nl + 1;
-        if !line.iter().all(u8::is_ascii_whitespace) {
-            match serde_json::from_slice::<IssueOutcome>(line) {
-                Ok(o) => out.outcomes.push(o),
-                Err(e) => out.bad_lines.push(format!("line {line_no}: {e}")),
-            }
+    loop {
+        buf.clear();
+        let n = std::io::BufRead::read_until(&mut reader, b'\n', &mut buf)
+            .with_context(|| format!("cannot read journal {}", path.display()))?;
+        if n == 0 {
+            break;
         }
-        start = end;
+        if buf.last() != Some(&b'\n') {
+            out.torn_bytes = n as u64;
+            break;
+        }
+        line_no += 1;
+        out.valid_len += n as u64;
+        if buf.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        match serde_json::from_slice::<IssueOutcome>(&buf) {
+            Ok(mut o) => {
+                if !keep_results {
+                    o.result = None;
+                }
+                out.outcomes.push(o);
+            }
+            Err(e) => out.bad_lines.push(format!("line {line_no}: {e}")),
+        }
     }
-    out.valid_len = start as u64;
-    out.torn_bytes = (bytes.len() - start) as u64;
     Ok(out)
 }
 
@@ -219,7 +234,7 @@ impl Journal {
     /// Open for appending, cutting off a torn last line. Needs the directory's [`RunLock`].
     pub fn open(dir: &Path, _lock: &RunLock) -> anyhow::Result<(Journal, JournalRead)> {
         let path = dir.join(JOURNAL);
-        let read = read_journal(&path)?;
+        let read = read_journal(&path, false)?;
         let file = OpenOptions::new()
             .create(true)
             .append(true)

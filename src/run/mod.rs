@@ -313,7 +313,11 @@ pub fn run(req: &RunRequest, committee: &dyn Committee) -> anyhow::Result<RunRep
             Ok(()) => {
                 bar.finished(ok, &outcome);
                 if let Ok(mut f) = fresh.lock() {
-                    f.push(outcome);
+                    // The full ranking is on disk; keep only the summary fields in memory.
+                    f.push(IssueOutcome {
+                        result: None,
+                        ..outcome
+                    });
                 }
             }
             Err(e) => {

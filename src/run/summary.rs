@@ -239,7 +239,7 @@ pub fn merge(dirs: &[PathBuf]) -> anyhow::Result<Merged> {
             shards.push(s.clone());
             count = s.split_once('/').and_then(|(_, n)| n.parse().ok());
         }
-        let read = journal::read_journal(&dir.join(journal::JOURNAL))?;
+        let read = journal::read_journal(&dir.join(journal::JOURNAL), true)?;
         if read.torn_bytes > 0 {
             warnings.push(format!(
                 "{}: torn last line ignored ({} bytes); that issue is missing",
