@@ -16,6 +16,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fs::File;
 use std::io::{BufRead, BufReader, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// Where one candidate's bytes are.
 #[derive(Debug)]
@@ -37,7 +38,7 @@ enum Source {
 struct Entry {
     agent: String,
     /// The file or folder the agent name comes from (for disambiguation).
-    source_key: PathBuf,
+    source_key: Arc<Path>,
     source: Source,
 }
 
@@ -131,7 +132,7 @@ impl Index {
                     .to_string();
                 let entry = Entry {
                     agent: dir_agent.unwrap_or_else(|| "unknown".into()),
-                    source_key: path.parent().map(Path::to_path_buf).unwrap_or_default(),
+                    source_key: Arc::from(path.parent().unwrap_or(Path::new(""))),
                     source: Source::Diff(path.to_path_buf()),
                 };
                 self.by_issue.entry(id).or_default().push(entry);
@@ -149,7 +150,7 @@ impl Index {
                 for c in loaded.candidates {
                     let entry = Entry {
                         agent: c.agent.clone(),
-                        source_key: path.to_path_buf(),
+                        source_key: Arc::from(path),
                         source: Source::Held(Box::new(c)),
                     };
                     let id = match &entry.source {
@@ -189,6 +190,7 @@ impl Index {
         let file_idx = self.files.len();
         self.files.push(path.to_path_buf());
         let fallback = candidates::file_agent(path);
+        let key: Arc<Path> = Arc::from(path);
         let mut reader = BufReader::with_capacity(1 << 16, file);
         let mut buf = Vec::new();
         let (mut offset, mut line_no) = (0u64, 0usize);
@@ -238,7 +240,7 @@ impl Index {
                     }
                     let entry = Entry {
                         agent: c.agent,
-                        source_key: path.to_path_buf(),
+                        source_key: key.clone(),
                         source: Source::Line {
                             file: file_idx,
                             offset: start,
@@ -275,7 +277,7 @@ impl Index {
 
     /// Apply the loader's `agent@source` renaming when one agent name has several sources.
     fn disambiguate(&mut self) {
-        let mut sources: BTreeMap<String, BTreeSet<PathBuf>> = BTreeMap::new();
+        let mut sources: BTreeMap<String, BTreeSet<Arc<Path>>> = BTreeMap::new();
         for e in self.by_issue.values().flatten() {
             sources
                 .entry(e.agent.clone())
