@@ -36,7 +36,42 @@ fn mib(kib: u64) -> f64 {
     kib as f64 / 1024.0
 }
 
+/// Run this bench again as a child that builds the index (or loads every candidate) of
+/// `file` and reports its peak RSS growth in KiB and the candidate count.
+fn child_peak(what: &str, file: &std::path::Path) -> (u64, usize) {
+    let out = std::process::Command::new(std::env::current_exe().expect("exe"))
+        .env("SCALE_CHILD", what)
+        .env("SCALE_FILE", file)
+        .output()
+        .expect("child runs");
+    let text = String::from_utf8_lossy(&out.stdout);
+    let mut it = text
+        .split_whitespace()
+        .map(|w| w.parse::<u64>().unwrap_or(0));
+    let kib = it.next().unwrap_or(0);
+    (kib, it.next().unwrap_or(0) as usize)
+}
+
+fn child(what: &str) {
+    let file = PathBuf::from(std::env::var_os("SCALE_FILE").expect("SCALE_FILE"));
+    let base = status_kib("VmRSS:");
+    let n = if what == "index" {
+        dei::run::index::Index::build(std::slice::from_ref(&file))
+            .expect("index")
+            .len()
+    } else {
+        dei::candidates::load(std::slice::from_ref(&file))
+            .expect("load")
+            .candidates
+            .len()
+    };
+    println!("{} {n}", status_kib("VmHWM:").saturating_sub(base));
+}
+
 fn main() {
+    if let Ok(what) = std::env::var("SCALE_CHILD") {
+        return child(&what);
+    }
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let data = std::env::var_os("DEI_DATA")
         .map(PathBuf::from)
@@ -81,28 +116,13 @@ fn main() {
         }
         std::fs::write(&big, out).expect("write x10");
     }
+    // Each measured in a child process of its own, so freed heap does not hide the peak.
     let mut memory = Vec::new();
     for file in [&cands, &big] {
-        reset_peak();
-        let base = status_kib("VmRSS:");
-        let t = Instant::now();
-        let index = dei::run::index::Index::build(std::slice::from_ref(file)).expect("index");
-        let index_s = t.elapsed().as_secs_f64();
-        let index_kib = status_kib("VmHWM:").saturating_sub(base);
-        let n_index = index.len();
-        drop(index);
-        reset_peak();
-        let base = status_kib("VmRSS:");
-        let loaded = dei::candidates::load(std::slice::from_ref(file)).expect("load");
-        let load_kib = status_kib("VmHWM:").saturating_sub(base);
-        assert_eq!(
-            loaded.candidates.len(),
-            n_index,
-            "index and loader disagree"
-        );
-        drop(loaded);
+        let index_kib = child_peak("index", file);
+        let load_kib = child_peak("load", file);
         let size = std::fs::metadata(file).map(|m| m.len()).unwrap_or(0);
-        memory.push((size, n_index, index_s, index_kib, load_kib));
+        memory.push((size, index_kib.1, index_kib.0, load_kib.0));
     }
     drop(big_dir);
 
@@ -169,9 +189,9 @@ fn main() {
         s.selected,
         cands.display()
     );
-    for (size, n, secs, index_kib, load_kib) in &memory {
+    for (size, n, index_kib, load_kib) in &memory {
         println!(
-            "  memory, {:.1} MB file, {n} candidates: index {secs:.2} s, peak +{:.1} MiB; all patches loaded: peak +{:.1} MiB (index/load {:.2})",
+            "  memory, {:.1} MB file, {n} candidates: index peak +{:.1} MiB; all patches loaded: peak +{:.1} MiB (index/load {:.2})",
             *size as f64 / 1e6,
             mib(*index_kib),
             mib(*load_kib),
