@@ -466,3 +466,85 @@ pub fn stop_on_ctrl_c() -> Arc<AtomicBool> {
     }
     flag
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pipeline::Ranked;
+    use crate::types::{Applies, Review, Score};
+
+    fn ranked(agent: &str, rank: usize, score: f64, resolved: Option<bool>) -> Ranked {
+        Ranked {
+            rank,
+            tied: 0,
+            agent: agent.into(),
+            instance_id: "i-1".into(),
+            score,
+            applies: Applies::Clean,
+            files: vec![],
+            reason: String::new(),
+            resolved,
+            review: Review {
+                candidate: format!("{agent}/i-1"),
+                committee: "test".into(),
+                score: Score {
+                    value: score,
+                    parts: vec![],
+                },
+                reason: String::new(),
+                explanations: vec![],
+            },
+            edited: vec![],
+            origin: String::new(),
+            error: None,
+        }
+    }
+
+    fn result(ranked: Vec<Ranked>) -> RankResult {
+        RankResult {
+            instance_id: "i-1".into(),
+            repo: "o/r".into(),
+            base_commit: "abc".into(),
+            committee: "test".into(),
+            candidates: ranked.len(),
+            empty: 0,
+            ranked,
+            problems: vec![],
+        }
+    }
+
+    #[test]
+    fn ties_at_the_top_count_as_expected_value() {
+        // Three share the top score, one of them resolves: 1/3.
+        let r = result(vec![
+            ranked("a", 1, 8.0, Some(false)),
+            ranked("b", 1, 8.0, Some(true)),
+            ranked("c", 1, 8.0, Some(false)),
+            ranked("d", 4, 2.0, Some(true)),
+        ]);
+        let o = IssueOutcome::ranked(&r, &[], 5).unwrap();
+        assert_eq!(o.top, ["a", "b", "c"]);
+        assert!((o.top_resolved.unwrap() - 1.0 / 3.0).abs() < 1e-12);
+        assert_eq!(o.any_resolved, Some(true));
+        // Unlabelled candidates: no credit at all, not zero.
+        let u = IssueOutcome::ranked(&result(vec![ranked("a", 1, 8.0, None)]), &[], 5).unwrap();
+        assert_eq!((u.top_resolved, u.any_resolved), (None, None));
+        let missing = IssueOutcome::failed(
+            "i-2",
+            "o/x",
+            ErrorKind::MissingRepo,
+            "no repo".into(),
+            3,
+            vec![],
+        );
+        let s = Summary::new(&[o, u, missing], 4, 1);
+        assert_eq!((s.selected, s.finished, s.ranked, s.labelled), (4, 3, 2, 1));
+        assert!((s.top1_resolved.unwrap() - 1.0 / 3.0).abs() < 1e-12);
+        assert_eq!(s.oracle, Some(1));
+        assert_eq!(s.missing_repos.get("o/x"), Some(&1));
+        assert_eq!(s.errors.get("missing_repo"), Some(&1));
+        assert!(s
+            .table(10)
+            .contains("top-1 pick resolves 0.33 of 1 labelled issues"));
+    }
+}
