@@ -15,6 +15,7 @@ pub mod pipeline;
 pub mod repo;
 pub mod report;
 pub mod review;
+pub mod run;
 pub mod select;
 pub mod task;
 pub mod types;

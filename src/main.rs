@@ -19,13 +19,28 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Rank the candidate patches for one issue.
+    /// Rank the candidate patches for one issue, or for many (--all, --issue A --issue B) into a --run-dir.
     Rank(RankArgs),
     /// Measure diversity (Union/Intersect/Average@k) and a selection (n@k) over many issues.
     Eval(EvalArgs),
     /// Measure stages on real data (developer tool).
     #[command(hide = true, subcommand)]
     Bench(dei::bench::BenchCommand),
+    /// Join the run directories of several shards (dei rank --shard i/n) into one result.
+    Merge(MergeArgs),
+}
+
+#[derive(Args)]
+struct MergeArgs {
+    /// Run directories to join.
+    #[arg(required = true)]
+    run_dirs: Vec<PathBuf>,
+    /// Also write the joined result as a new run directory here.
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// Write the summary JSON to this file ("-" for stdout).
+    #[arg(long)]
+    json: Option<PathBuf>,
 }
 
 #[derive(Args)]
@@ -33,9 +48,24 @@ struct RankArgs {
     /// Prediction files (.json/.jsonl) and/or folders of <agent>/<instance_id>.diff.
     #[arg(required = true)]
     candidates: Vec<PathBuf>,
-    /// Issue id (SWE-bench instance_id) to rank; needs --tasks.
+    /// Issue id (SWE-bench instance_id) to rank; needs --tasks. Repeat for several issues.
     #[arg(long, requires = "tasks")]
-    issue: Option<String>,
+    issue: Vec<String>,
+    /// Rank every issue that has candidates (needs --tasks and --run-dir).
+    #[arg(long, requires = "tasks", conflicts_with_all = ["issue", "issue_file"])]
+    all: bool,
+    /// Stream per-issue results to this folder (journal.jsonl); rerunning resumes.
+    #[arg(long)]
+    run_dir: Option<PathBuf>,
+    /// Take only shard I of N of the issues (deterministic by issue id), e.g. --shard 2/8.
+    #[arg(long)]
+    shard: Option<dei::run::Shard>,
+    /// With --run-dir: run issues recorded as errors again (e.g. after adding a repository).
+    #[arg(long)]
+    retry_errors: bool,
+    /// No progress bar (it is only drawn on a terminal anyway).
+    #[arg(long)]
+    no_progress: bool,
     /// SWE-bench-style task records (JSON or JSONL).
     #[arg(long)]
     tasks: Option<PathBuf>,
@@ -62,8 +92,11 @@ struct RankArgs {
     json: Option<PathBuf>,
 }
 
-fn rank(args: RankArgs) -> anyhow::Result<()> {
-    let issue = match (args.issue, args.issue_file) {
+fn rank(mut args: RankArgs) -> anyhow::Result<()> {
+    if args.all || args.issue.len() > 1 || args.run_dir.is_some() || args.shard.is_some() {
+        return rank_many(args);
+    }
+    let issue = match (args.issue.pop(), args.issue_file) {
         (Some(id), None) => IssueSource::Tasks { file: args.tasks.expect("clap requires --tasks"), id },
         (None, Some(file)) => IssueSource::Text { file, commit: args.commit.expect("clap requires --commit") },
         _ => anyhow::bail!("say which issue to rank: --issue ID --tasks FILE, or --issue-file FILE --repo PATH --commit SHA"),
@@ -179,12 +212,98 @@ fn eval(args: EvalArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
+fn rank_many(args: RankArgs) -> anyhow::Result<()> {
+    let Some(tasks) = args.tasks else {
+        anyhow::bail!("ranking many issues needs --tasks FILE (SWE-bench task records)");
+    };
+    let Some(run_dir) = args.run_dir else {
+        anyhow::bail!("ranking many issues needs --run-dir DIR: results stream there, and rerunning the same command resumes");
+    };
+    if args.issue_file.is_some() {
+        anyhow::bail!(
+            "--issue-file ranks one plain-text issue; drop --run-dir/--shard/--all to use it"
+        );
+    }
+    let selection = if args.all {
+        dei::run::Selection::All
+    } else {
+        dei::run::Selection::Ids(args.issue)
+    };
+    if matches!(&selection, dei::run::Selection::Ids(ids) if ids.is_empty()) {
+        anyhow::bail!("say which issues to rank: --all, or --issue ID (repeatable)");
+    }
+    let req = dei::run::RunRequest {
+        candidates: args.candidates,
+        tasks,
+        selection,
+        repo: args.repo,
+        repos: args.repos,
+        strict: args.strict,
+        context_tokens: args.context_tokens,
+        run_dir,
+        shard: args.shard,
+        retry_errors: args.retry_errors,
+        progress: !args.no_progress,
+        stop: Some(dei::run::stop_on_ctrl_c()),
+    };
+    eprintln!("note: no LLM configured; using the offline committee (agreement between candidates and static checks)");
+    let report = dei::run::run(&req, &Offline::default())?;
+    for p in report.problems.iter().take(10) {
+        eprintln!("input problem: {p}");
+    }
+    if report.torn_bytes > 0 {
+        eprintln!(
+            "note: cut a torn last journal line ({} bytes) left by an interrupted run",
+            report.torn_bytes
+        );
+    }
+    eprintln!(
+        "{} issues ranked now, {} already in {}",
+        report.ran,
+        report.skipped,
+        req.run_dir.display()
+    );
+    write_summary(&report.summary, args.json.as_deref())?;
+    if report.interrupted {
+        anyhow::bail!("stopped before every issue finished; rerun the same command to resume");
+    }
+    Ok(())
+}
+
+fn write_summary(
+    summary: &dei::run::Summary,
+    json: Option<&std::path::Path>,
+) -> anyhow::Result<()> {
+    match json {
+        Some(p) if p.as_os_str() == "-" => println!("{}", serde_json::to_string_pretty(summary)?),
+        Some(p) => {
+            std::fs::write(p, serde_json::to_string_pretty(summary)?)
+                .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", p.display()))?;
+            print!("{}", summary.table(50));
+        }
+        None => print!("{}", summary.table(50)),
+    }
+    Ok(())
+}
+
+fn merge(args: MergeArgs) -> anyhow::Result<()> {
+    let merged = dei::run::merge(&args.run_dirs)?;
+    for w in &merged.warnings {
+        eprintln!("warning: {w}");
+    }
+    if let Some(out) = &args.out {
+        dei::run::summary::write_merged(&merged, &args.run_dirs[0], out)?;
+    }
+    write_summary(&merged.summary, args.json.as_deref())
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Rank(a) => rank(a),
         Command::Eval(a) => eval(a),
         Command::Bench(b) => dei::bench::run(b),
+        Command::Merge(a) => merge(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

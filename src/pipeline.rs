@@ -49,6 +49,9 @@ pub struct Ranked {
     pub review: Review,
     pub edited: Vec<String>,
     pub origin: String,
+    /// Why the candidate could not be rebuilt (diff does not parse, a file failed, unsafe path).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
 }
 
 #[derive(Debug, Clone, serde::Serialize)]
@@ -144,6 +147,12 @@ pub fn review_and_rank(
                 review: reviews[p.index].clone(),
                 edited: prep.context.edited.clone(),
                 origin: prep.candidate.origin.to_string(),
+                error: prep.view.error.clone().or_else(|| {
+                    prep.view
+                        .files
+                        .iter()
+                        .find_map(|f| f.error.as_ref().map(|e| format!("{}: {e}", f.path)))
+                }),
             }
         })
         .collect())
@@ -167,13 +176,35 @@ pub fn rank(req: &RankRequest, committee: &dyn Committee) -> anyhow::Result<Rank
         );
     }
     let repo_path = repo::locate(req.repo.as_deref(), req.repos.as_deref(), &task.repo)?;
-    let snapshot = Snapshot::open(&repo_path, &task.base_commit)?;
     let mode = if req.strict {
         Mode::Strict
     } else {
         Mode::Tolerant
     };
-    let prepared = prepare(&snapshot, &task, cands, mode, req.context_tokens)?;
+    rank_issue(
+        &task,
+        cands,
+        &repo_path,
+        mode,
+        req.context_tokens,
+        committee,
+        loaded.problems,
+    )
+}
+
+/// Rank one issue's candidates against the repository at `repo_path` (the per-issue step of
+/// [`rank`], also used by the multi-issue runner in [`crate::run`]).
+pub fn rank_issue(
+    task: &Task,
+    cands: Vec<Candidate>,
+    repo_path: &std::path::Path,
+    mode: Mode,
+    context_tokens: usize,
+    committee: &dyn Committee,
+    problems: Vec<Problem>,
+) -> anyhow::Result<RankResult> {
+    let snapshot = Snapshot::open(repo_path, &task.base_commit)?;
+    let prepared = prepare(&snapshot, task, cands, mode, context_tokens)?;
     let empty = prepared
         .iter()
         .filter(|p| p.view.applies == Applies::Empty)
@@ -191,6 +222,6 @@ pub fn rank(req: &RankRequest, committee: &dyn Committee) -> anyhow::Result<Rank
         candidates: bundle.candidates.len(),
         empty,
         ranked,
-        problems: loaded.problems,
+        problems,
     })
 }

@@ -195,7 +195,7 @@ fn load_patch_file(path: &Path, dir_agent: Option<String>, out: &mut Loaded) {
 
 /// The agent name a predictions file stands for when its records carry none:
 /// the file stem, or the parent folder for generic names like `all_preds.jsonl`.
-fn file_agent(path: &Path) -> String {
+pub fn file_agent(path: &Path) -> String {
     let stem = path
         .file_stem()
         .and_then(|s| s.to_str())
@@ -326,7 +326,11 @@ fn load_json_document(path: &Path, value: Value, fallback: &str, out: &mut Loade
 
 /// Turn one JSON record into a candidate. `Ok(None)` for records that are clearly not
 /// predictions but harmless (none at present); `Err` says what is wrong.
-fn record(v: &Value, fallback_agent: &str, origin: Origin) -> Result<Option<Candidate>, String> {
+pub fn record(
+    v: &Value,
+    fallback_agent: &str,
+    origin: Origin,
+) -> Result<Option<Candidate>, String> {
     let obj = v.as_object().ok_or("expected a JSON object")?;
     let instance_id = obj
         .get("instance_id")

@@ -20,6 +20,15 @@ pub fn paths_needed(candidate: &Candidate) -> Vec<String> {
     }
 }
 
+/// A path that could point outside the repository: absolute, `..`, a drive prefix or a NUL.
+pub fn unsafe_path(p: &str) -> bool {
+    p.starts_with('/')
+        || p.starts_with('\\')
+        || p.contains('\0')
+        || p.get(1..2) == Some(":")
+        || p.split(['/', '\\']).any(|c| c == "..")
+}
+
 /// Rebuild a candidate against base contents. Never fails: problems are recorded in the view.
 pub fn rebuild(candidate: &Candidate, base: &Files, mode: Mode) -> PatchView {
     if candidate.is_empty() {
@@ -61,6 +70,17 @@ pub fn rebuild(candidate: &Candidate, base: &Files, mode: Mode) -> PatchView {
             changed_after: vec![],
             error: None,
         };
+        if let Some(bad) = [&fp.old_path, &fp.new_path]
+            .into_iter()
+            .flatten()
+            .find(|p| unsafe_path(p))
+        {
+            view.error = Some(format!(
+                "unsafe path `{bad}` (absolute or with `..`): rejected"
+            ));
+            files.push(view);
+            continue;
+        }
         if fp.binary {
             view.error = Some("binary patch: not applied".into());
             files.push(view);

@@ -1,0 +1,260 @@
+//! The run directory: `lock` (held with an OS file lock while a run writes), `run.json`
+//! (what the run was asked to do), and `journal.jsonl`, one line per finished issue.
+//!
+//! A journal line is written with one `write` call and synced before the next issue is
+//! recorded, so after a crash (kill -9, power loss) at most the last line is torn. A torn
+//! last line is detected (no final newline, or not valid JSON) and cut off when the journal
+//! is reopened; its issue simply runs again. Lines are never rewritten.
+
+use super::IssueOutcome;
+use anyhow::Context as _;
+use fs2::FileExt;
+use serde::{Deserialize, Serialize};
+use std::fs::{File, OpenOptions};
+use std::io::{Read as _, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+
+pub const JOURNAL: &str = "journal.jsonl";
+pub const MANIFEST: &str = "run.json";
+pub const LOCK: &str = "lock";
+pub const SUMMARY: &str = "summary.json";
+
+/// What a run directory holds results for. A rerun must ask for the same thing.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Manifest {
+    pub version: u32,
+    /// Candidate inputs, with their sizes in bytes (a changed file invalidates the results).
+    pub candidates: Vec<(PathBuf, u64)>,
+    pub tasks: PathBuf,
+    pub strict: bool,
+    pub context_tokens: usize,
+    pub committee: String,
+    /// `i/n`, when the run is one shard.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard: Option<String>,
+}
+
+impl Manifest {
+    /// The first field that differs from `other`, as a sentence.
+    pub fn difference(&self, other: &Manifest) -> Option<String> {
+        if self.candidates != other.candidates {
+            let show = |m: &Manifest| {
+                m.candidates
+                    .iter()
+                    .map(|(p, n)| format!("{} ({n} bytes)", p.display()))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            };
+            return Some(format!(
+                "candidates differ: {} vs {}",
+                show(self),
+                show(other)
+            ));
+        }
+        if self.tasks != other.tasks {
+            return Some(format!(
+                "tasks file differs: {} vs {}",
+                self.tasks.display(),
+                other.tasks.display()
+            ));
+        }
+        if self.strict != other.strict {
+            return Some(format!(
+                "--strict differs: {} vs {}",
+                self.strict, other.strict
+            ));
+        }
+        if self.context_tokens != other.context_tokens {
+            return Some(format!(
+                "--context-tokens differs: {} vs {}",
+                self.context_tokens, other.context_tokens
+            ));
+        }
+        if self.committee != other.committee {
+            return Some(format!(
+                "committee differs: {} vs {}",
+                self.committee, other.committee
+            ));
+        }
+        if self.shard != other.shard {
+            return Some(format!(
+                "--shard differs: {:?} vs {:?}",
+                self.shard, other.shard
+            ));
+        }
+        None
+    }
+}
+
+/// An exclusive hold on a run directory, released when dropped (or when the process dies).
+#[derive(Debug)]
+pub struct RunLock {
+    _file: File,
+}
+
+impl RunLock {
+    /// Lock `dir`, or say which process holds it.
+    pub fn acquire(dir: &Path) -> anyhow::Result<RunLock> {
+        std::fs::create_dir_all(dir)
+            .with_context(|| format!("cannot create run directory {}", dir.display()))?;
+        let path = dir.join(LOCK);
+        let mut file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&path)
+            .with_context(|| format!("cannot open lock file {}", path.display()))?;
+        if file.try_lock_exclusive().is_err() {
+            let mut holder = String::new();
+            let _ = file.read_to_string(&mut holder);
+            anyhow::bail!(
+                "run directory {} is in use by another dei run ({})\n  hint: wait for it to finish, or use a different --run-dir",
+                dir.display(),
+                if holder.trim().is_empty() { "unknown process".to_string() } else { holder.trim().to_string() }
+            );
+        }
+        file.set_len(0)?;
+        file.seek(SeekFrom::Start(0))?;
+        write!(file, "pid {}", std::process::id())?;
+        file.flush()?;
+        Ok(RunLock { _file: file })
+    }
+}
+
+/// Check `run.json` against what this run is asked to do, writing it on first use.
+pub fn check_manifest(dir: &Path, want: &Manifest) -> anyhow::Result<()> {
+    let path = dir.join(MANIFEST);
+    match std::fs::read_to_string(&path) {
+        Ok(text) => {
+            let have: Manifest = serde_json::from_str(&text).with_context(|| {
+                format!(
+                    "{} is not a dei run manifest\n  hint: use an empty or new --run-dir",
+                    path.display()
+                )
+            })?;
+            if let Some(diff) = have.difference(want) {
+                anyhow::bail!(
+                    "run directory {} holds results of a different run ({diff})\n  hint: rerun with the same inputs to resume, or pick a new --run-dir",
+                    dir.display()
+                );
+            }
+            Ok(())
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            let tmp = dir.join(format!("{MANIFEST}.tmp"));
+            std::fs::write(&tmp, serde_json::to_string_pretty(want)?)?;
+            std::fs::rename(&tmp, &path)?;
+            Ok(())
+        }
+        Err(e) => Err(anyhow::anyhow!("cannot read {}: {e}", path.display())),
+    }
+}
+
+/// Read a manifest (for merging).
+pub fn read_manifest(dir: &Path) -> anyhow::Result<Manifest> {
+    let path = dir.join(MANIFEST);
+    let text = std::fs::read_to_string(&path).with_context(|| {
+        format!(
+            "{} has no {MANIFEST}\n  hint: pass run directories made by `dei rank --run-dir`",
+            dir.display()
+        )
+    })?;
+    serde_json::from_str(&text)
+        .with_context(|| format!("{} is not a dei run manifest", path.display()))
+}
+
+/// What was found in a journal file.
+#[derive(Debug, Default)]
+pub struct JournalRead {
+    pub outcomes: Vec<IssueOutcome>,
+    /// Byte length of the valid prefix (everything after it is a torn line).
+    pub valid_len: u64,
+    /// Bytes of torn tail found after the valid prefix.
+    pub torn_bytes: u64,
+    /// Complete lines that did not parse (kept in place, ignored), as `line N: why`.
+    pub bad_lines: Vec<String>,
+}
+
+/// Read every finished issue in `path` (missing file: nothing finished), line by line.
+/// With `keep_results` false the full rankings are dropped as they are read, so memory
+/// stays small however long the journal is.
+pub fn read_journal(path: &Path, keep_results: bool) -> anyhow::Result<JournalRead> {
+    let file = match File::open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(JournalRead::default()),
+        Err(e) => {
+            return Err(anyhow::anyhow!(
+                "cannot read journal {}: {e}",
+                path.display()
+            ))
+        }
+    };
+    let mut reader = std::io::BufReader::new(file);
+    let mut out = JournalRead::default();
+    let mut buf = Vec::new();
+    let mut line_no = 0usize;
+    loop {
+        buf.clear();
+        let n = std::io::BufRead::read_until(&mut reader, b'\n', &mut buf)
+            .with_context(|| format!("cannot read journal {}", path.display()))?;
+        if n == 0 {
+            break;
+        }
+        if buf.last() != Some(&b'\n') {
+            out.torn_bytes = n as u64;
+            break;
+        }
+        line_no += 1;
+        out.valid_len += n as u64;
+        if buf.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        match serde_json::from_slice::<IssueOutcome>(&buf) {
+            Ok(mut o) => {
+                if !keep_results {
+                    o.result = None;
+                }
+                out.outcomes.push(o);
+            }
+            Err(e) => out.bad_lines.push(format!("line {line_no}: {e}")),
+        }
+    }
+    Ok(out)
+}
+
+/// The open journal of a locked run directory.
+#[derive(Debug)]
+pub struct Journal {
+    file: File,
+    pub path: PathBuf,
+}
+
+impl Journal {
+    /// Open for appending, cutting off a torn last line. Needs the directory's [`RunLock`].
+    pub fn open(dir: &Path, _lock: &RunLock) -> anyhow::Result<(Journal, JournalRead)> {
+        let path = dir.join(JOURNAL);
+        let read = read_journal(&path, false)?;
+        let file = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&path)
+            .with_context(|| format!("cannot open journal {}", path.display()))?;
+        if read.torn_bytes > 0 {
+            file.set_len(read.valid_len)
+                .with_context(|| format!("cannot cut the torn last line of {}", path.display()))?;
+            file.sync_data()?;
+        }
+        Ok((Journal { file, path }, read))
+    }
+
+    /// Append one finished issue as a single line, then sync it to disk.
+    pub fn append(&mut self, outcome: &IssueOutcome) -> anyhow::Result<()> {
+        let mut line = serde_json::to_vec(outcome)?;
+        line.push(b'\n');
+        self.file
+            .write_all(&line)
+            .and_then(|_| self.file.sync_data())
+            .with_context(|| format!("cannot write journal {}", self.path.display()))
+    }
+}

@@ -1,0 +1,550 @@
+//! Ranking whole benchmarks: many issues in one resumable run.
+//!
+//! `dei rank --all --run-dir DIR` indexes the candidate inputs per issue ([`index`]), skips
+//! the issues the run directory's journal already holds ([`journal`]), ranks the rest in
+//! parallel, and appends one journal line per finished issue. Killing the run at any point
+//! loses at most the issues in flight; rerunning the same command resumes. Finished issues
+//! are skipped before anything is read or any committee is asked. `--shard i/n` takes a
+//! deterministic share ([`shard`]); [`merge`] joins the shards' directories.
+//!
+//! Problems with one issue (no repository, unknown id, a committee failure) are recorded as
+//! that issue's error; problems with one candidate are that candidate's error.
+
+pub mod index;
+pub mod journal;
+pub mod progress;
+pub mod shard;
+pub mod summary;
+
+pub use shard::Shard;
+pub use summary::{merge, Summary};
+
+use crate::candidates::Problem;
+use crate::patch::Mode;
+use crate::pipeline::{self, RankResult};
+use crate::review::Committee;
+use crate::types::Task;
+use crate::{repo, task};
+use index::Index;
+use journal::{Journal, Manifest, RunLock};
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+/// Which issues to rank.
+#[derive(Debug, Clone)]
+pub enum Selection {
+    /// Every issue that has at least one candidate.
+    All,
+    /// These issue ids.
+    Ids(Vec<String>),
+}
+
+#[derive(Debug, Clone)]
+pub struct RunRequest {
+    pub candidates: Vec<PathBuf>,
+    pub tasks: PathBuf,
+    pub selection: Selection,
+    /// One repository for every issue (only when they all share it).
+    pub repo: Option<PathBuf>,
+    /// A folder of repositories (`owner__name`, `owner+name/repo`, ...); `DEI_REPOS` when `None`.
+    pub repos: Option<PathBuf>,
+    pub strict: bool,
+    pub context_tokens: usize,
+    pub run_dir: PathBuf,
+    pub shard: Option<Shard>,
+    /// Run issues recorded as errors again (e.g. after adding a missing repository).
+    pub retry_errors: bool,
+    /// Draw a progress bar (only ever on a terminal).
+    pub progress: bool,
+    /// Set to stop starting new issues (Ctrl-C); issues in flight finish and are recorded.
+    pub stop: Option<Arc<AtomicBool>>,
+}
+
+/// What kind of issue-level failure an error outcome is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, PartialOrd, Ord)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorKind {
+    /// The issue's repository is not available.
+    MissingRepo,
+    /// The candidates name an issue the tasks file does not have.
+    UnknownIssue,
+    /// Asked for an issue nobody proposed a candidate for.
+    NoCandidates,
+    /// Anything else (base commit missing, committee failure, ...).
+    Failed,
+}
+
+/// One candidate that could not be rebuilt or read, and why.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CandidateError {
+    pub agent: String,
+    pub error: String,
+}
+
+/// One finished issue: one journal line.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct IssueOutcome {
+    pub instance_id: String,
+    #[serde(default)]
+    pub repo: String,
+    /// `None` when ranked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error_kind: Option<ErrorKind>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    #[serde(default)]
+    pub candidates: usize,
+    /// The agents sharing the top score.
+    #[serde(default)]
+    pub top: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub top_score: Option<f64>,
+    /// Expected credit of the top pick: of the `t` candidates sharing the top score, `c`
+    /// are resolved: `c/t`. `None` when the candidates carry no labels.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub top_resolved: Option<f64>,
+    /// Does any candidate resolve the issue (the oracle)? `None` without labels.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub any_resolved: Option<bool>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub candidate_errors: Vec<CandidateError>,
+    /// Input problems with this issue's records.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub problems: Vec<String>,
+    #[serde(default)]
+    pub elapsed_ms: u64,
+    /// The full ranking, as `dei rank --json` writes it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result: Option<serde_json::Value>,
+}
+
+impl IssueOutcome {
+    pub fn is_ok(&self) -> bool {
+        self.error_kind.is_none()
+    }
+
+    fn failed(
+        id: &str,
+        repo: &str,
+        kind: ErrorKind,
+        error: String,
+        candidates: usize,
+        problems: Vec<Problem>,
+    ) -> IssueOutcome {
+        IssueOutcome {
+            instance_id: id.to_string(),
+            repo: repo.to_string(),
+            error_kind: Some(kind),
+            error: Some(error),
+            candidates,
+            top: vec![],
+            top_score: None,
+            top_resolved: None,
+            any_resolved: None,
+            candidate_errors: vec![],
+            problems: problems.iter().map(ToString::to_string).collect(),
+            elapsed_ms: 0,
+            result: None,
+        }
+    }
+
+    fn ranked(
+        result: &RankResult,
+        problems: &[Problem],
+        elapsed_ms: u64,
+    ) -> anyhow::Result<IssueOutcome> {
+        let top: Vec<_> = result.ranked.iter().filter(|r| r.rank == 1).collect();
+        let labelled = result.ranked.iter().any(|r| r.resolved.is_some());
+        let top_resolved = (labelled && !top.is_empty()).then(|| {
+            top.iter().filter(|r| r.resolved == Some(true)).count() as f64 / top.len() as f64
+        });
+        Ok(IssueOutcome {
+            instance_id: result.instance_id.clone(),
+            repo: result.repo.clone(),
+            error_kind: None,
+            error: None,
+            candidates: result.candidates,
+            top: top.iter().map(|r| r.agent.clone()).collect(),
+            top_score: top.first().map(|r| r.score),
+            top_resolved,
+            any_resolved: labelled.then(|| result.ranked.iter().any(|r| r.resolved == Some(true))),
+            candidate_errors: result
+                .ranked
+                .iter()
+                .filter_map(|r| {
+                    r.error.as_ref().map(|e| CandidateError {
+                        agent: r.agent.clone(),
+                        error: e.clone(),
+                    })
+                })
+                .collect(),
+            problems: problems.iter().map(ToString::to_string).collect(),
+            elapsed_ms,
+            result: Some(serde_json::to_value(result)?),
+        })
+    }
+}
+
+/// What a finished (or stopped) run did.
+#[derive(Debug)]
+pub struct RunReport {
+    pub summary: Summary,
+    /// Issues ranked by this invocation (the rest came from the journal).
+    pub ran: usize,
+    /// Issues already in the journal and skipped.
+    pub skipped: usize,
+    /// True when stopped before every selected issue finished.
+    pub interrupted: bool,
+    /// Torn bytes cut from the journal's end on resume.
+    pub torn_bytes: u64,
+    /// Problems not tied to one issue (malformed lines, unreadable files).
+    pub problems: Vec<Problem>,
+}
+
+fn manifest(req: &RunRequest, committee: &dyn Committee) -> Manifest {
+    let abs = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+    Manifest {
+        version: 1,
+        candidates: req
+            .candidates
+            .iter()
+            .map(|p| {
+                (
+                    abs(p),
+                    std::fs::metadata(p)
+                        .map(|m| if m.is_dir() { 0 } else { m.len() })
+                        .unwrap_or(0),
+                )
+            })
+            .collect(),
+        tasks: abs(&req.tasks),
+        strict: req.strict,
+        context_tokens: req.context_tokens,
+        committee: committee.name(),
+        shard: req.shard.map(|s| s.to_string()),
+    }
+}
+
+/// Run (or resume) a multi-issue ranking into `req.run_dir`.
+pub fn run(req: &RunRequest, committee: &dyn Committee) -> anyhow::Result<RunReport> {
+    let lock = RunLock::acquire(&req.run_dir)?;
+    journal::check_manifest(&req.run_dir, &manifest(req, committee))?;
+    let (journal, read) = Journal::open(&req.run_dir, &lock)?;
+    for bad in &read.bad_lines {
+        eprintln!("warning: {}: {bad} (ignored)", journal.path.display());
+    }
+
+    let tasks: HashMap<String, Task> = task::load_tasks(&req.tasks)?
+        .into_iter()
+        .map(|t| (t.instance_id.clone(), t))
+        .collect();
+    let mut index = Index::build(&req.candidates)?;
+
+    let mut selected: Vec<String> = match &req.selection {
+        Selection::All => index.issue_ids(),
+        Selection::Ids(ids) => ids
+            .iter()
+            .cloned()
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .collect(),
+    };
+    if let Some(shard) = req.shard {
+        selected.retain(|id| shard.owns(id));
+    }
+    let repo_names: BTreeSet<&str> = selected
+        .iter()
+        .filter_map(|id| tasks.get(id))
+        .map(|t| t.repo.as_str())
+        .collect();
+    if req.repo.is_some() && req.repos.is_none() && repo_names.len() > 1 {
+        anyhow::bail!(
+            "--repo names one repository, but the selected issues span {} ({})\n  hint: use --repos DIR (or DEI_REPOS) with one owner__name folder per repository",
+            repo_names.len(),
+            repo_names.iter().take(5).cloned().collect::<Vec<_>>().join(", ")
+        );
+    }
+
+    // Finished issues are skipped before anything else happens to them.
+    let mut last: BTreeMap<String, IssueOutcome> = BTreeMap::new();
+    for o in read.outcomes {
+        last.insert(o.instance_id.clone(), o);
+    }
+    let done = |id: &String| last.get(id).is_some_and(|o| o.is_ok() || !req.retry_errors);
+    let mut pending: Vec<String> = selected.iter().filter(|id| !done(id)).cloned().collect();
+    let skipped = selected.len() - pending.len();
+    // Issues of one repository run together (warm object caches), in id order.
+    pending.sort_by(|a, b| {
+        let ra = tasks.get(a).map_or("", |t| t.repo.as_str());
+        let rb = tasks.get(b).map_or("", |t| t.repo.as_str());
+        ra.cmp(rb).then(a.cmp(b))
+    });
+
+    // Each pending issue's candidates are read back from disk only when it runs.
+    let mode = if req.strict {
+        Mode::Strict
+    } else {
+        Mode::Tolerant
+    };
+    let index_problems = std::mem::take(&mut index.problems);
+    let index = index; // shared read-only from here on
+    let journal = Mutex::new(journal);
+    let bar = progress::Progress::new(req.progress, selected.len() as u64, skipped as u64);
+    let stop = req.stop.clone().unwrap_or_default();
+    let first_error: Mutex<Option<anyhow::Error>> = Mutex::new(None);
+    let fresh: Mutex<Vec<IssueOutcome>> = Mutex::new(Vec::new());
+
+    pending.par_iter().with_max_len(1).for_each(|id| {
+        if stop.load(Ordering::SeqCst) || first_error.lock().map(|e| e.is_some()).unwrap_or(true) {
+            return;
+        }
+        let outcome = rank_one(id, &tasks, &index, req, mode, committee);
+        let ok = outcome.is_ok();
+        let write = journal
+            .lock()
+            .map_err(|_| anyhow::anyhow!("journal lock poisoned"))
+            .and_then(|mut j| j.append(&outcome));
+        match write {
+            Ok(()) => {
+                bar.finished(ok, &outcome);
+                if let Ok(mut f) = fresh.lock() {
+                    // The full ranking is on disk; keep only the summary fields in memory.
+                    f.push(IssueOutcome {
+                        result: None,
+                        ..outcome
+                    });
+                }
+            }
+            Err(e) => {
+                if let Ok(mut slot) = first_error.lock() {
+                    slot.get_or_insert(e);
+                }
+            }
+        }
+    });
+    bar.done();
+    if let Some(e) = first_error.into_inner().ok().flatten() {
+        return Err(e);
+    }
+    let fresh = fresh.into_inner().unwrap_or_default();
+    let ran = fresh.len();
+    for o in fresh {
+        last.insert(o.instance_id.clone(), o);
+    }
+    let outcomes: Vec<IssueOutcome> = selected.iter().filter_map(|id| last.remove(id)).collect();
+    let interrupted = outcomes.len() < selected.len();
+    let summary = Summary::new(&outcomes, selected.len(), index_problems.len());
+    let text = serde_json::to_string_pretty(&summary)?;
+    let tmp = req.run_dir.join(format!("{}.tmp", journal::SUMMARY));
+    std::fs::write(&tmp, text)
+        .and_then(|_| std::fs::rename(&tmp, req.run_dir.join(journal::SUMMARY)))?;
+    drop(lock);
+    Ok(RunReport {
+        summary,
+        ran,
+        skipped,
+        interrupted,
+        torn_bytes: read.torn_bytes,
+        problems: index_problems,
+    })
+}
+
+/// Rank one issue; every failure becomes an error outcome.
+fn rank_one(
+    id: &str,
+    tasks: &HashMap<String, Task>,
+    index: &Index,
+    req: &RunRequest,
+    mode: Mode,
+    committee: &dyn Committee,
+) -> IssueOutcome {
+    let started = Instant::now();
+    let n = index.count(id);
+    let Some(task) = tasks.get(id) else {
+        let (_, problems) = index.read(id);
+        return IssueOutcome::failed(
+            id,
+            "",
+            ErrorKind::UnknownIssue,
+            format!("unknown issue id `{id}`: not in {}", req.tasks.display()),
+            n,
+            problems,
+        );
+    };
+    if n == 0 {
+        return IssueOutcome::failed(
+            id,
+            &task.repo,
+            ErrorKind::NoCandidates,
+            "no candidates for this issue".into(),
+            0,
+            vec![],
+        );
+    }
+    let repo_path = match repo::locate(req.repo.as_deref(), req.repos.as_deref(), &task.repo) {
+        Ok(p) => p,
+        Err(e) => {
+            let (_, problems) = index.read(id);
+            return IssueOutcome::failed(
+                id,
+                &task.repo,
+                ErrorKind::MissingRepo,
+                first_line(&e),
+                n,
+                problems,
+            );
+        }
+    };
+    let (cands, problems) = index.read(id);
+    if cands.is_empty() {
+        return IssueOutcome::failed(
+            id,
+            &task.repo,
+            ErrorKind::NoCandidates,
+            "no readable candidates".into(),
+            n,
+            problems,
+        );
+    }
+    let ranked = pipeline::rank_issue(
+        task,
+        cands,
+        &repo_path,
+        mode,
+        req.context_tokens,
+        committee,
+        problems.clone(),
+    )
+    .and_then(|r| IssueOutcome::ranked(&r, &problems, started.elapsed().as_millis() as u64));
+    match ranked {
+        Ok(o) => o,
+        Err(e) => {
+            let mut o = IssueOutcome::failed(
+                id,
+                &task.repo,
+                ErrorKind::Failed,
+                format!("{e:#}"),
+                n,
+                problems,
+            );
+            o.elapsed_ms = started.elapsed().as_millis() as u64;
+            o
+        }
+    }
+}
+
+fn first_line(e: &anyhow::Error) -> String {
+    e.to_string().lines().next().unwrap_or("").to_string()
+}
+
+/// Stop starting new issues on the first Ctrl-C (in-flight ones finish and are recorded);
+/// quit at once on the second.
+pub fn stop_on_ctrl_c() -> Arc<AtomicBool> {
+    let flag = Arc::new(AtomicBool::new(false));
+    let f = flag.clone();
+    let spawned = std::thread::Builder::new().name("dei-ctrl-c".into()).spawn(move || {
+        let Ok(rt) = tokio::runtime::Builder::new_current_thread().enable_all().build() else {
+            return;
+        };
+        rt.block_on(async move {
+            while tokio::signal::ctrl_c().await.is_ok() {
+                if f.swap(true, Ordering::SeqCst) {
+                    eprintln!("\ninterrupted again: quitting now; the journal is consistent, rerun the same command to resume");
+                    std::process::exit(130);
+                }
+                eprintln!("\ninterrupted: finishing the issues in flight (Ctrl-C again to quit now)");
+            }
+        });
+    });
+    if spawned.is_err() {
+        eprintln!("warning: cannot watch for Ctrl-C; an interrupt stops the run at once (the journal stays consistent)");
+    }
+    flag
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pipeline::Ranked;
+    use crate::types::{Applies, Review, Score};
+
+    fn ranked(agent: &str, rank: usize, score: f64, resolved: Option<bool>) -> Ranked {
+        Ranked {
+            rank,
+            tied: 0,
+            agent: agent.into(),
+            instance_id: "i-1".into(),
+            score,
+            applies: Applies::Clean,
+            files: vec![],
+            reason: String::new(),
+            resolved,
+            review: Review {
+                candidate: format!("{agent}/i-1"),
+                committee: "test".into(),
+                score: Score {
+                    value: score,
+                    parts: vec![],
+                },
+                reason: String::new(),
+                explanations: vec![],
+            },
+            edited: vec![],
+            origin: String::new(),
+            error: None,
+        }
+    }
+
+    fn result(ranked: Vec<Ranked>) -> RankResult {
+        RankResult {
+            instance_id: "i-1".into(),
+            repo: "o/r".into(),
+            base_commit: "abc".into(),
+            committee: "test".into(),
+            candidates: ranked.len(),
+            empty: 0,
+            ranked,
+            problems: vec![],
+        }
+    }
+
+    #[test]
+    fn ties_at_the_top_count_as_expected_value() {
+        // Three share the top score, one of them resolves: 1/3.
+        let r = result(vec![
+            ranked("a", 1, 8.0, Some(false)),
+            ranked("b", 1, 8.0, Some(true)),
+            ranked("c", 1, 8.0, Some(false)),
+            ranked("d", 4, 2.0, Some(true)),
+        ]);
+        let o = IssueOutcome::ranked(&r, &[], 5).unwrap();
+        assert_eq!(o.top, ["a", "b", "c"]);
+        assert!((o.top_resolved.unwrap() - 1.0 / 3.0).abs() < 1e-12);
+        assert_eq!(o.any_resolved, Some(true));
+        // Unlabelled candidates: no credit at all, not zero.
+        let u = IssueOutcome::ranked(&result(vec![ranked("a", 1, 8.0, None)]), &[], 5).unwrap();
+        assert_eq!((u.top_resolved, u.any_resolved), (None, None));
+        let missing = IssueOutcome::failed(
+            "i-2",
+            "o/x",
+            ErrorKind::MissingRepo,
+            "no repo".into(),
+            3,
+            vec![],
+        );
+        let s = Summary::new(&[o, u, missing], 4, 1);
+        assert_eq!((s.selected, s.finished, s.ranked, s.labelled), (4, 3, 2, 1));
+        assert!((s.top1_resolved.unwrap() - 1.0 / 3.0).abs() < 1e-12);
+        assert_eq!(s.oracle, Some(1));
+        assert_eq!(s.missing_repos.get("o/x"), Some(&1));
+        assert_eq!(s.errors.get("missing_repo"), Some(&1));
+        assert!(s
+            .table(10)
+            .contains("top-1 pick resolves 0.33 of 1 labelled issues"));
+    }
+}

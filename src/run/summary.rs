@@ -1,0 +1,306 @@
+//! The result of a whole run (or of several shards merged): one row per issue and totals.
+
+use super::journal::{self, Manifest};
+use super::{ErrorKind, IssueOutcome};
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// One issue of the summary.
+#[derive(Debug, Clone, Serialize)]
+pub struct Row {
+    pub instance_id: String,
+    pub repo: String,
+    /// `ok`, or the error kind.
+    pub status: String,
+    pub candidates: usize,
+    pub top: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub top_score: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub top_resolved: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub any_resolved: Option<bool>,
+    pub candidate_errors: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// Totals over every issue of a run.
+#[derive(Debug, Clone, Serialize)]
+pub struct Summary {
+    /// Issues the run was asked for.
+    pub selected: usize,
+    /// Issues with an outcome (ranked or error).
+    pub finished: usize,
+    pub ranked: usize,
+    /// Error outcomes by kind (`missing_repo`, `unknown_issue`, ...).
+    pub errors: BTreeMap<String, usize>,
+    /// Repositories that were missing, with how many issues each.
+    pub missing_repos: BTreeMap<String, usize>,
+    /// Candidates over all finished issues; and those over ranked issues.
+    pub candidates: usize,
+    pub candidates_ranked: usize,
+    pub candidate_errors: usize,
+    /// Input problems not tied to one issue (malformed lines, unreadable files).
+    pub input_problems: usize,
+    /// Ranked issues whose candidates carry `resolved` labels.
+    pub labelled: usize,
+    /// Expected number of labelled issues the top pick resolves (ties count `c/t`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub top1_resolved: Option<f64>,
+    /// Labelled issues where some candidate resolves it (the best any picker could do).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub oracle: Option<usize>,
+    /// Sum of per-issue wall times (ms), as measured inside each issue.
+    pub issue_ms: u64,
+    pub rows: Vec<Row>,
+}
+
+fn kind_name(k: ErrorKind) -> String {
+    serde_json::to_value(k)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_string))
+        .unwrap_or_default()
+}
+
+impl Summary {
+    pub fn new(outcomes: &[IssueOutcome], selected: usize, input_problems: usize) -> Summary {
+        let mut s = Summary {
+            selected,
+            finished: outcomes.len(),
+            ranked: 0,
+            errors: BTreeMap::new(),
+            missing_repos: BTreeMap::new(),
+            candidates: 0,
+            candidates_ranked: 0,
+            candidate_errors: 0,
+            input_problems,
+            labelled: 0,
+            top1_resolved: None,
+            oracle: None,
+            issue_ms: 0,
+            rows: Vec::with_capacity(outcomes.len()),
+        };
+        let (mut credit, mut oracle) = (0.0, 0usize);
+        for o in outcomes {
+            s.candidates += o.candidates;
+            s.issue_ms += o.elapsed_ms;
+            match o.error_kind {
+                None => {
+                    s.ranked += 1;
+                    s.candidates_ranked += o.candidates;
+                    s.candidate_errors += o.candidate_errors.len();
+                    if let Some(c) = o.top_resolved {
+                        s.labelled += 1;
+                        credit += c;
+                        oracle += usize::from(o.any_resolved == Some(true));
+                    }
+                }
+                Some(k) => {
+                    *s.errors.entry(kind_name(k)).or_default() += 1;
+                    if k == ErrorKind::MissingRepo {
+                        *s.missing_repos.entry(o.repo.clone()).or_default() += 1;
+                    }
+                }
+            }
+            s.rows.push(Row {
+                instance_id: o.instance_id.clone(),
+                repo: o.repo.clone(),
+                status: o.error_kind.map_or_else(|| "ok".to_string(), kind_name),
+                candidates: o.candidates,
+                top: o.top.clone(),
+                top_score: o.top_score,
+                top_resolved: o.top_resolved,
+                any_resolved: o.any_resolved,
+                candidate_errors: o.candidate_errors.len(),
+                error: o.error.clone(),
+            });
+        }
+        if s.labelled > 0 {
+            s.top1_resolved = Some(credit);
+            s.oracle = Some(oracle);
+        }
+        s
+    }
+
+    /// The human-readable summary: one line per issue (capped), then totals.
+    pub fn table(&self, max_rows: usize) -> String {
+        let mut out = String::new();
+        out.push_str(&format!(
+            "{:<36}  {:<12}  {:>5}  {:>5}  {:>8}  top pick\n",
+            "issue", "status", "cands", "score", "resolved"
+        ));
+        for r in self.rows.iter().take(max_rows) {
+            let top = match r.top.len() {
+                0 => r.error.clone().unwrap_or_default(),
+                1 => r.top[0].clone(),
+                n => format!("{} (+{} tied)", r.top[0], n - 1),
+            };
+            out.push_str(&format!(
+                "{:<36}  {:<12}  {:>5}  {:>5}  {:>8}  {}\n",
+                r.instance_id,
+                r.status,
+                r.candidates,
+                r.top_score.map_or("-".into(), |s| format!("{s:.2}")),
+                r.top_resolved.map_or("-".into(), |c| format!("{c:.2}")),
+                truncate(&top, 70)
+            ));
+        }
+        if self.rows.len() > max_rows {
+            out.push_str(&format!(
+                "… and {} more issues (see summary.json)\n",
+                self.rows.len() - max_rows
+            ));
+        }
+        out.push('\n');
+        out.push_str(&format!(
+            "{} of {} issues finished: {} ranked, {} errors; {} candidates ranked, {} candidate errors, {} input problems\n",
+            self.finished,
+            self.selected,
+            self.ranked,
+            self.errors.values().sum::<usize>(),
+            self.candidates_ranked,
+            self.candidate_errors,
+            self.input_problems
+        ));
+        for (k, n) in &self.errors {
+            out.push_str(&format!("  {k}: {n} issues\n"));
+        }
+        if !self.missing_repos.is_empty() {
+            let list: Vec<String> = self
+                .missing_repos
+                .iter()
+                .map(|(r, n)| format!("{r} ({n})"))
+                .collect();
+            out.push_str(&format!("  missing repositories: {}\n", list.join(", ")));
+        }
+        if let (Some(c), Some(o)) = (self.top1_resolved, self.oracle) {
+            out.push_str(&format!(
+                "top-1 pick resolves {c:.2} of {} labelled issues ({:.1}%); oracle (some candidate resolves): {o}\n",
+                self.labelled,
+                100.0 * c / self.labelled as f64
+            ));
+        }
+        out
+    }
+}
+
+fn truncate(s: &str, n: usize) -> String {
+    let one_line = s.lines().next().unwrap_or("");
+    if one_line.chars().count() <= n {
+        one_line.to_string()
+    } else {
+        one_line.chars().take(n - 1).chain(['…']).collect()
+    }
+}
+
+/// Shards joined by [`merge`].
+#[derive(Debug)]
+pub struct Merged {
+    pub outcomes: Vec<IssueOutcome>,
+    pub summary: Summary,
+    /// Shards found, e.g. `["1/4", "2/4"]`, and a warning for each one missing.
+    pub shards: Vec<String>,
+    pub warnings: Vec<String>,
+}
+
+/// Join the journals of several run directories (usually the shards of one run).
+/// They must come from the same inputs; torn last lines are ignored; an issue in several
+/// directories keeps its ranked outcome over an error.
+pub fn merge(dirs: &[PathBuf]) -> anyhow::Result<Merged> {
+    if dirs.is_empty() {
+        anyhow::bail!("nothing to merge\n  hint: dei merge RUN_DIR RUN_DIR ...");
+    }
+    let mut first: Option<(PathBuf, Manifest)> = None;
+    let mut shards = Vec::new();
+    let mut warnings = Vec::new();
+    let mut by_id: BTreeMap<String, IssueOutcome> = BTreeMap::new();
+    let mut count: Option<u32> = None;
+    for dir in dirs {
+        let m = journal::read_manifest(dir)?;
+        if let Some((d0, m0)) = &first {
+            let unsharded = |m: &Manifest| Manifest {
+                shard: None,
+                ..m.clone()
+            };
+            if let Some(diff) = unsharded(m0).difference(&unsharded(&m)) {
+                anyhow::bail!(
+                    "{} and {} are runs of different inputs ({diff}); cannot merge",
+                    d0.display(),
+                    dir.display()
+                );
+            }
+        }
+        if let Some(s) = &m.shard {
+            if shards.contains(s) {
+                warnings.push(format!("shard {s} appears twice ({})", dir.display()));
+            }
+            shards.push(s.clone());
+            count = s.split_once('/').and_then(|(_, n)| n.parse().ok());
+        }
+        let read = journal::read_journal(&dir.join(journal::JOURNAL), true)?;
+        if read.torn_bytes > 0 {
+            warnings.push(format!(
+                "{}: torn last line ignored ({} bytes); that issue is missing",
+                dir.display(),
+                read.torn_bytes
+            ));
+        }
+        for bad in read.bad_lines {
+            warnings.push(format!("{}: {bad} (ignored)", dir.display()));
+        }
+        for o in read.outcomes {
+            let keep_old = by_id
+                .get(&o.instance_id)
+                .is_some_and(|old| old.is_ok() && !o.is_ok());
+            if !keep_old {
+                by_id.insert(o.instance_id.clone(), o);
+            }
+        }
+        first.get_or_insert((dir.clone(), m));
+    }
+    if let Some(n) = count {
+        for i in 1..=n {
+            let s = format!("{i}/{n}");
+            if !shards.contains(&s) {
+                warnings.push(format!(
+                    "shard {s} is missing: its issues are not in the result"
+                ));
+            }
+        }
+    }
+    let outcomes: Vec<IssueOutcome> = by_id.into_values().collect();
+    let summary = Summary::new(&outcomes, outcomes.len(), 0);
+    Ok(Merged {
+        outcomes,
+        summary,
+        shards,
+        warnings,
+    })
+}
+
+/// Write a merged result as a run directory of its own (manifest without shard, journal, summary).
+pub fn write_merged(merged: &Merged, from: &Path, out: &Path) -> anyhow::Result<()> {
+    let lock = journal::RunLock::acquire(out)?;
+    let m = Manifest {
+        shard: None,
+        ..journal::read_manifest(from)?
+    };
+    if out.join(journal::JOURNAL).exists() {
+        anyhow::bail!(
+            "{} already holds a journal\n  hint: merge into a new folder",
+            out.display()
+        );
+    }
+    journal::check_manifest(out, &m)?;
+    let (mut j, _) = journal::Journal::open(out, &lock)?;
+    for o in &merged.outcomes {
+        j.append(o)?;
+    }
+    std::fs::write(
+        out.join(journal::SUMMARY),
+        serde_json::to_string_pretty(&merged.summary)?,
+    )?;
+    Ok(())
+}

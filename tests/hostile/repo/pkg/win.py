@@ -1,0 +1,3 @@
+def banner():
+    """Say hello."""
+    return "hello"
