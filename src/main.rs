@@ -51,6 +51,8 @@ struct RankArgs {
     /// Write the machine-readable result to this file ("-" for stdout).
     #[arg(long)]
     json: Option<PathBuf>,
+    #[command(flatten)]
+    llm: dei::review::llm::LlmArgs,
 }
 
 fn rank(args: RankArgs) -> anyhow::Result<()> {
@@ -67,9 +69,14 @@ fn rank(args: RankArgs) -> anyhow::Result<()> {
         strict: args.strict,
         context_tokens: args.context_tokens,
     };
-    eprintln!("note: no LLM configured; using the offline committee (agreement between candidates and static checks)");
-    let committee = Offline::default();
-    let result = dei::pipeline::rank(&req, &committee)?;
+    let committee: Box<dyn dei::review::Committee> = match args.llm.committee()? {
+        Some(llm) => Box::new(llm),
+        None => {
+            eprintln!("note: no LLM configured; using the offline committee (agreement between candidates and static checks)");
+            Box::new(Offline::default())
+        }
+    };
+    let result = dei::pipeline::rank(&req, committee.as_ref())?;
     match args.json.as_deref() {
         Some(p) if p.as_os_str() == "-" => println!("{}", dei::report::json(&result)?),
         Some(p) => {

@@ -39,7 +39,7 @@ mod tests {
     use crate::types::Score;
 
     fn r(v: f64) -> Review {
-        Review { candidate: String::new(), committee: String::new(), score: Score { value: v, parts: vec![] }, reason: String::new(), explanations: vec![] }
+        Review { candidate: String::new(), committee: String::new(), score: Score { value: v, parts: vec![] }, reason: String::new(), explanations: vec![], unscored: None, usage: None }
     }
 
     #[test]
