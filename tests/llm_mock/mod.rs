@@ -253,7 +253,20 @@ async fn serve(
                         break;
                     }
                 }
-                tokio::time::sleep(Duration::from_millis(20)).await;
+                // A client killed while its call is held never gets (or counts) the reply.
+                tokio::select! {
+                    r = sock.readable() => {
+                        let mut probe = [0u8; 1024];
+                        match (r, sock.try_read(&mut probe)) {
+                            (Err(_), _) | (_, Ok(0)) => return Ok(()),
+                            (_, Ok(n)) => buf.extend_from_slice(&probe[..n]),
+                            (_, Err(e)) if e.kind() != std::io::ErrorKind::WouldBlock => return Ok(()),
+                            _ => {}
+                        }
+                        tokio::time::sleep(Duration::from_millis(20)).await;
+                    }
+                    _ = tokio::time::sleep(Duration::from_millis(20)) => {}
+                }
             }
         }
         let reason = match status {
