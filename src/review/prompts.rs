@@ -43,7 +43,12 @@ pub struct Limits {
 
 impl Default for Limits {
     fn default() -> Self {
-        Limits { diff_chars: 20_000, region_chars: 8_000, context_chars: 16_000, margin: 3 }
+        Limits {
+            diff_chars: 20_000,
+            region_chars: 8_000,
+            context_chars: 16_000,
+            margin: 3,
+        }
     }
 }
 
@@ -86,7 +91,12 @@ pub fn excerpt(text: &str, ranges: &[LineRange], margin: usize) -> String {
     }
     let mut spans: Vec<(usize, usize)> = ranges
         .iter()
-        .map(|r| (r.start.saturating_sub(margin).max(1), (r.end + margin).min(lines.len())))
+        .map(|r| {
+            (
+                r.start.saturating_sub(margin).max(1),
+                (r.end + margin).min(lines.len()),
+            )
+        })
         .filter(|(a, b)| a <= b)
         .collect();
     spans.sort();
@@ -111,8 +121,16 @@ pub fn excerpt(text: &str, ranges: &[LineRange], margin: usize) -> String {
 }
 
 fn region(f: &FileView, lim: &Limits) -> Region {
-    let before = f.before.as_deref().map(|t| excerpt(t, &f.changed_before, lim.margin)).unwrap_or_default();
-    let after = f.after.as_deref().map(|t| excerpt(t, &f.changed_after, lim.margin)).unwrap_or_default();
+    let before = f
+        .before
+        .as_deref()
+        .map(|t| excerpt(t, &f.changed_before, lim.margin))
+        .unwrap_or_default();
+    let after = f
+        .after
+        .as_deref()
+        .map(|t| excerpt(t, &f.changed_after, lim.margin))
+        .unwrap_or_default();
     Region {
         path: f.path.clone(),
         before: cap(&before, lim.region_chars),
@@ -164,12 +182,20 @@ impl Prompts {
         for (name, text) in DEFAULTS {
             let over = dir.map(|d| d.join(name)).filter(|p| p.is_file());
             let (src, from) = match &over {
-                Some(p) => (std::fs::read_to_string(p).with_context(|| format!("cannot read {}", p.display()))?, p.display().to_string()),
+                Some(p) => (
+                    std::fs::read_to_string(p)
+                        .with_context(|| format!("cannot read {}", p.display()))?,
+                    p.display().to_string(),
+                ),
                 None => (text.to_string(), format!("built-in prompts/{name}")),
             };
-            env.add_template_owned(name, src).map_err(|e| anyhow!("template {from}: {e}"))?;
+            env.add_template_owned(name, src)
+                .map_err(|e| anyhow!("template {from}: {e}"))?;
         }
-        Ok(Prompts { env, dir: dir.map(Path::to_path_buf) })
+        Ok(Prompts {
+            env,
+            dir: dir.map(Path::to_path_buf),
+        })
     }
 
     fn render(&self, name: &str, ctx: minijinja::Value) -> anyhow::Result<Rendered> {
@@ -178,26 +204,54 @@ impl Prompts {
             _ => format!("built-in prompts/{n}"),
         };
         let t = self.env.get_template(name)?;
-        let user = t.render(&ctx).map_err(|e| anyhow!("cannot render {}: {e:#}", place(name)))?;
-        let system = self.env.get_template("system.j2")?.render(&ctx).map_err(|e| anyhow!("cannot render {}: {e:#}", place("system.j2")))?;
-        Ok(Rendered { system: system.trim().to_string(), user: user.trim().to_string() })
+        let user = t
+            .render(&ctx)
+            .map_err(|e| anyhow!("cannot render {}: {e:#}", place(name)))?;
+        let system = self
+            .env
+            .get_template("system.j2")?
+            .render(&ctx)
+            .map_err(|e| anyhow!("cannot render {}: {e:#}", place("system.j2")))?;
+        Ok(Rendered {
+            system: system.trim().to_string(),
+            user: user.trim().to_string(),
+        })
     }
 
-    pub fn pointwise(&self, task: &Task, c: &PromptCandidate, rubric: &Rubric, format: Format) -> anyhow::Result<Rendered> {
+    pub fn pointwise(
+        &self,
+        task: &Task,
+        c: &PromptCandidate,
+        rubric: &Rubric,
+        format: Format,
+    ) -> anyhow::Result<Rendered> {
         self.render(
             "pointwise.j2",
             minijinja::context! { issue => task.problem_statement.trim(), candidate => c, rubric => rubric.text, format => format },
         )
     }
 
-    pub fn listwise(&self, task: &Task, cs: &[PromptCandidate], rubric: &Rubric, format: Format) -> anyhow::Result<Rendered> {
+    pub fn listwise(
+        &self,
+        task: &Task,
+        cs: &[PromptCandidate],
+        rubric: &Rubric,
+        format: Format,
+    ) -> anyhow::Result<Rendered> {
         self.render(
             "listwise.j2",
             minijinja::context! { issue => task.problem_statement.trim(), candidates => cs, rubric => rubric.text, format => format },
         )
     }
 
-    pub fn pairwise(&self, task: &Task, a: &PromptCandidate, b: &PromptCandidate, rubric: &Rubric, format: Format) -> anyhow::Result<Rendered> {
+    pub fn pairwise(
+        &self,
+        task: &Task,
+        a: &PromptCandidate,
+        b: &PromptCandidate,
+        rubric: &Rubric,
+        format: Format,
+    ) -> anyhow::Result<Rendered> {
         self.render(
             "pairwise.j2",
             minijinja::context! { issue => task.problem_statement.trim(), candidates => [a, b], rubric => rubric.text, format => format },
@@ -211,21 +265,52 @@ mod tests {
 
     #[test]
     fn excerpt_merges_and_numbers() {
-        let text = (1..=20).map(|i| format!("l{i}")).collect::<Vec<_>>().join("\n");
-        let e = excerpt(&text, &[LineRange::new(5, 5), LineRange::new(8, 8), LineRange::new(18, 18)], 1);
+        let text = (1..=20)
+            .map(|i| format!("l{i}"))
+            .collect::<Vec<_>>()
+            .join("\n");
+        let e = excerpt(
+            &text,
+            &[
+                LineRange::new(5, 5),
+                LineRange::new(8, 8),
+                LineRange::new(18, 18),
+            ],
+            1,
+        );
         assert_eq!(e, " 4 | l4\n 5 | l5\n 6 | l6\n 7 | l7\n 8 | l8\n 9 | l9\n…\n17 | l17\n18 | l18\n19 | l19\n");
     }
 
     #[test]
     fn overrides_and_errors_name_the_file() {
         let dir = tempfile::tempdir().unwrap();
-        std::fs::write(dir.path().join("pointwise.j2"), "ISSUE={{ issue }} {{ nosuchvar }}").unwrap();
+        std::fs::write(
+            dir.path().join("pointwise.j2"),
+            "ISSUE={{ issue }} {{ nosuchvar }}",
+        )
+        .unwrap();
         let p = Prompts::load(Some(dir.path())).unwrap();
-        let task = Task { problem_statement: "x".into(), ..Default::default() };
-        let c = PromptCandidate { label: "1".into(), applies: "yes".into(), diff: String::new(), regions: vec![], context: String::new(), edited: vec![] };
-        let e = p.pointwise(&task, &c, &Rubric::default_rubric(), Format::Json).unwrap_err().to_string();
+        let task = Task {
+            problem_statement: "x".into(),
+            ..Default::default()
+        };
+        let c = PromptCandidate {
+            label: "1".into(),
+            applies: "yes".into(),
+            diff: String::new(),
+            regions: vec![],
+            context: String::new(),
+            edited: vec![],
+        };
+        let e = p
+            .pointwise(&task, &c, &Rubric::default_rubric(), Format::Json)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("pointwise.j2") && !e.contains("built-in"), "{e}");
         std::fs::write(dir.path().join("pointwise.j2"), "{% if %}").unwrap();
-        assert!(Prompts::load(Some(dir.path())).unwrap_err().to_string().contains("pointwise.j2"));
+        assert!(Prompts::load(Some(dir.path()))
+            .unwrap_err()
+            .to_string()
+            .contains("pointwise.j2"));
     }
 }

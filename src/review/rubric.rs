@@ -51,7 +51,8 @@ impl Rubric {
     }
 
     pub fn load(path: &Path) -> anyhow::Result<Rubric> {
-        let text = std::fs::read_to_string(path).with_context(|| format!("cannot read rubric {}", path.display()))?;
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("cannot read rubric {}", path.display()))?;
         Rubric::parse(&text, path)
     }
 
@@ -59,8 +60,12 @@ impl Rubric {
     pub fn parse(text: &str, source: &Path) -> anyhow::Result<Rubric> {
         let mut items = Vec::new();
         for (i, line) in text.lines().enumerate() {
-            let Some(rest) = line.trim_start().strip_prefix("- ") else { continue };
-            let Some((word, what)) = rest.split_once(':') else { continue };
+            let Some(rest) = line.trim_start().strip_prefix("- ") else {
+                continue;
+            };
+            let Some((word, what)) = rest.split_once(':') else {
+                continue;
+            };
             if word.contains(' ') || word.is_empty() {
                 continue;
             }
@@ -81,7 +86,11 @@ impl Rubric {
                 source.display()
             );
         }
-        Ok(Rubric { source: source.to_path_buf(), text: text.trim().to_string(), items })
+        Ok(Rubric {
+            source: source.to_path_buf(),
+            text: text.trim().to_string(),
+            items,
+        })
     }
 }
 
@@ -95,12 +104,17 @@ mod tests {
         for s in [Severity::Severe, Severity::Major, Severity::Minor] {
             assert!(r.items.iter().any(|i| i.severity == s), "{s:?}");
         }
-        assert!(r.items.iter().any(|i| i.severity == Severity::Severe && i.text.contains("wrong place")));
+        assert!(r
+            .items
+            .iter()
+            .any(|i| i.severity == Severity::Severe && i.text.contains("wrong place")));
     }
 
     #[test]
     fn bad_severity_names_the_line() {
-        let e = Rubric::parse("# r\n\n- awful: x\n", Path::new("r.md")).unwrap_err().to_string();
+        let e = Rubric::parse("# r\n\n- awful: x\n", Path::new("r.md"))
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("r.md:3") && e.contains("awful"), "{e}");
         assert!(Rubric::parse("nothing here\n", Path::new("r.md")).is_err());
     }

@@ -68,14 +68,25 @@ impl Mock {
         let gate = Arc::new(AtomicU64::new(u64::MAX));
         let requests = Arc::new(AtomicU64::new(0));
         let (tx, rx) = std::sync::mpsc::channel();
-        let (s2, l2, g2, r2) = (state.clone(), latency_ms.clone(), gate.clone(), requests.clone());
+        let (s2, l2, g2, r2) = (
+            state.clone(),
+            latency_ms.clone(),
+            gate.clone(),
+            requests.clone(),
+        );
         std::thread::spawn(move || {
-            let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+            let rt = tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(2)
+                .enable_all()
+                .build()
+                .unwrap();
             rt.block_on(async move {
                 let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
                 tx.send(listener.local_addr().unwrap()).unwrap();
                 loop {
-                    let Ok((sock, _)) = listener.accept().await else { continue };
+                    let Ok((sock, _)) = listener.accept().await else {
+                        continue;
+                    };
                     let _ = sock.set_nodelay(true);
                     let (s, l, g, r) = (s2.clone(), l2.clone(), g2.clone(), r2.clone());
                     tokio::spawn(async move {
@@ -85,7 +96,13 @@ impl Mock {
             });
         });
         let addr = rx.recv().unwrap();
-        Mock { addr, state, latency_ms, gate, requests }
+        Mock {
+            addr,
+            state,
+            latency_ms,
+            gate,
+            requests,
+        }
     }
 
     pub fn openai_base(&self) -> String {
@@ -120,7 +137,9 @@ pub fn score_for(body: &str) -> u8 {
     } else if body.contains("BAD") {
         2
     } else {
-        let h = body.bytes().fold(1469598103934665603u64, |h, b| (h ^ b as u64).wrapping_mul(1099511628211));
+        let h = body.bytes().fold(1469598103934665603u64, |h, b| {
+            (h ^ b as u64).wrapping_mul(1099511628211)
+        });
         (h % 8) as u8 + 1
     }
 }
@@ -154,11 +173,18 @@ fn as_tags(v: &serde_json::Value) -> String {
     out
 }
 
-fn envelope(anthropic: bool, structured: bool, text: Option<String>, obj: serde_json::Value) -> String {
+fn envelope(
+    anthropic: bool,
+    structured: bool,
+    text: Option<String>,
+    obj: serde_json::Value,
+) -> String {
     let v = if anthropic {
         let content = match (structured, text) {
             (_, Some(t)) => serde_json::json!([{"type": "text", "text": t}]),
-            (true, None) => serde_json::json!([{"type": "tool_use", "id": "t1", "name": "submit", "input": obj}]),
+            (true, None) => {
+                serde_json::json!([{"type": "tool_use", "id": "t1", "name": "submit", "input": obj}])
+            }
             (false, None) => serde_json::json!([{"type": "text", "text": as_tags(&obj)}]),
         };
         serde_json::json!({"id": "msg", "type": "message", "role": "assistant", "content": content, "stop_reason": "end_turn", "usage": {"input_tokens": 1000, "output_tokens": 200}})
@@ -199,10 +225,14 @@ async fn serve(
         let header = |name: &str| {
             head.lines().find_map(|l| {
                 let (k, v) = l.split_once(':')?;
-                k.trim().eq_ignore_ascii_case(name).then(|| v.trim().to_string())
+                k.trim()
+                    .eq_ignore_ascii_case(name)
+                    .then(|| v.trim().to_string())
             })
         };
-        let len: usize = header("content-length").and_then(|v| v.parse().ok()).unwrap_or(0);
+        let len: usize = header("content-length")
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0);
         while buf.len() < head_end + len {
             let mut chunk = [0u8; 65536];
             let n = sock.read(&mut chunk).await?;
@@ -217,28 +247,99 @@ async fn serve(
         let authorized = header("authorization").is_some() || header("x-api-key").is_some();
         let fault = {
             let mut s = state.lock().unwrap();
-            s.seen.push(Seen { path: path.clone(), body: body.clone(), at: Instant::now(), authorized, anthropic_version: header("anthropic-version").is_some() });
+            s.seen.push(Seen {
+                path: path.clone(),
+                body: body.clone(),
+                at: Instant::now(),
+                authorized,
+                anthropic_version: header("anthropic-version").is_some(),
+            });
             s.faults.pop_front()
         };
         requests.fetch_add(1, Ordering::SeqCst);
         let structured = body.contains("\"response_format\"") || body.contains("\"tools\"");
         let mut delay = Duration::from_millis(latency.load(Ordering::SeqCst));
         let (status, extra, payload, truncate) = match fault {
-            Some(Fault::TooMany(s)) => (429, format!("Retry-After: {s}\r\n"), r#"{"error":{"message":"rate limited"}}"#.to_string(), false),
-            Some(Fault::ServerError) => (500, String::new(), r#"{"error":{"message":"boom"}}"#.to_string(), false),
+            Some(Fault::TooMany(s)) => (
+                429,
+                format!("Retry-After: {s}\r\n"),
+                r#"{"error":{"message":"rate limited"}}"#.to_string(),
+                false,
+            ),
+            Some(Fault::ServerError) => (
+                500,
+                String::new(),
+                r#"{"error":{"message":"boom"}}"#.to_string(),
+                false,
+            ),
             // Like some servers, echo what was sent, key included.
-            Some(Fault::Unauthorized) => (401, String::new(), format!("{{\"error\":{{\"message\":\"bad key {}\"}}}}", header("authorization").or(header("x-api-key")).unwrap_or_default()), false),
-            Some(Fault::Malformed) => (200, String::new(), "{\"choices\": [ this is not json".to_string(), false),
-            Some(Fault::Truncated) => (200, String::new(), envelope(anthropic, structured, None, reply_object(&body)), true),
-            Some(Fault::NoScore) => (200, String::new(), envelope(anthropic, false, Some("<issue>I could not decide.</issue>".into()), serde_json::Value::Null), false),
-            Some(Fault::Text(t)) => (200, String::new(), envelope(anthropic, false, Some(t), serde_json::Value::Null), false),
+            Some(Fault::Unauthorized) => (
+                401,
+                String::new(),
+                format!(
+                    "{{\"error\":{{\"message\":\"bad key {}\"}}}}",
+                    header("authorization")
+                        .or(header("x-api-key"))
+                        .unwrap_or_default()
+                ),
+                false,
+            ),
+            Some(Fault::Malformed) => (
+                200,
+                String::new(),
+                "{\"choices\": [ this is not json".to_string(),
+                false,
+            ),
+            Some(Fault::Truncated) => (
+                200,
+                String::new(),
+                envelope(anthropic, structured, None, reply_object(&body)),
+                true,
+            ),
+            Some(Fault::NoScore) => (
+                200,
+                String::new(),
+                envelope(
+                    anthropic,
+                    false,
+                    Some("<issue>I could not decide.</issue>".into()),
+                    serde_json::Value::Null,
+                ),
+                false,
+            ),
+            Some(Fault::Text(t)) => (
+                200,
+                String::new(),
+                envelope(anthropic, false, Some(t), serde_json::Value::Null),
+                false,
+            ),
             Some(Fault::Slow(d)) => {
                 delay = d;
-                (200, String::new(), envelope(anthropic, structured, None, reply_object(&body)), false)
+                (
+                    200,
+                    String::new(),
+                    envelope(anthropic, structured, None, reply_object(&body)),
+                    false,
+                )
             }
             // A candidate marked NOSCORE never gets a score.
-            None if body.contains("NOSCORE") => (200, String::new(), envelope(anthropic, false, Some("<issue>I cannot tell.</issue>".into()), serde_json::Value::Null), false),
-            None => (200, String::new(), envelope(anthropic, structured, None, reply_object(&body)), false),
+            None if body.contains("NOSCORE") => (
+                200,
+                String::new(),
+                envelope(
+                    anthropic,
+                    false,
+                    Some("<issue>I cannot tell.</issue>".into()),
+                    serde_json::Value::Null,
+                ),
+                false,
+            ),
+            None => (
+                200,
+                String::new(),
+                envelope(anthropic, structured, None, reply_object(&body)),
+                false,
+            ),
         };
         if !delay.is_zero() {
             tokio::time::sleep(delay).await;
@@ -275,8 +376,16 @@ async fn serve(
             401 => "Unauthorized",
             _ => "Internal Server Error",
         };
-        let promised = if truncate { payload.len() + 100 } else { payload.len() };
-        let sent = if truncate { &payload[..payload.len() / 2] } else { &payload[..] };
+        let promised = if truncate {
+            payload.len() + 100
+        } else {
+            payload.len()
+        };
+        let sent = if truncate {
+            &payload[..payload.len() / 2]
+        } else {
+            &payload[..]
+        };
         let resp = format!("HTTP/1.1 {status} {reason}\r\ncontent-type: application/json\r\ncontent-length: {promised}\r\n{extra}\r\n{sent}");
         sock.write_all(resp.as_bytes()).await?;
         sock.flush().await?;
@@ -323,7 +432,13 @@ pub fn bundle(id: &str, n: usize, good: Option<usize>) -> IssueBundle {
         })
         .collect();
     IssueBundle {
-        task: Task { instance_id: id.into(), repo: "example/pkg".into(), base_commit: "0".repeat(40), problem_statement: format!("Issue {id}: line_20 has the wrong value."), ..Default::default() },
+        task: Task {
+            instance_id: id.into(),
+            repo: "example/pkg".into(),
+            base_commit: "0".repeat(40),
+            problem_statement: format!("Issue {id}: line_20 has the wrong value."),
+            ..Default::default()
+        },
         candidates,
     }
 }

@@ -43,8 +43,15 @@ static TMP_SEQ: AtomicU64 = AtomicU64::new(0);
 
 impl Cache {
     pub fn open(dir: &Path) -> anyhow::Result<Cache> {
-        std::fs::create_dir_all(dir).with_context(|| format!("cannot create cache folder {} (choose another with --cache DIR)", dir.display()))?;
-        Ok(Cache { dir: dir.to_path_buf() })
+        std::fs::create_dir_all(dir).with_context(|| {
+            format!(
+                "cannot create cache folder {} (choose another with --cache DIR)",
+                dir.display()
+            )
+        })?;
+        Ok(Cache {
+            dir: dir.to_path_buf(),
+        })
     }
 
     fn path(&self, key: &str) -> PathBuf {
@@ -61,8 +68,13 @@ impl Cache {
     pub fn put(&self, key: &str, reply: &Reply) -> anyhow::Result<()> {
         let path = self.path(key);
         let folder = path.parent().expect("entry has a folder");
-        std::fs::create_dir_all(folder).with_context(|| format!("cannot create {}", folder.display()))?;
-        let tmp = folder.join(format!(".{key}.{}.{}.tmp", std::process::id(), TMP_SEQ.fetch_add(1, Ordering::Relaxed)));
+        std::fs::create_dir_all(folder)
+            .with_context(|| format!("cannot create {}", folder.display()))?;
+        let tmp = folder.join(format!(
+            ".{key}.{}.{}.tmp",
+            std::process::id(),
+            TMP_SEQ.fetch_add(1, Ordering::Relaxed)
+        ));
         let write = || -> std::io::Result<()> {
             use std::io::Write;
             let mut f = std::fs::File::create(&tmp)?;
@@ -82,7 +94,17 @@ mod tests {
     use super::*;
 
     fn parts(sample: u32) -> KeyParts<'static> {
-        KeyParts { protocol: "openai", model: "m", system: "s", user: "u", temperature: 0.0, max_tokens: 5, format: "tags", sample, attempt: 0 }
+        KeyParts {
+            protocol: "openai",
+            model: "m",
+            system: "s",
+            user: "u",
+            temperature: 0.0,
+            max_tokens: 5,
+            format: "tags",
+            sample,
+            attempt: 0,
+        }
     }
 
     #[test]
@@ -93,7 +115,13 @@ mod tests {
         let c = Cache::open(dir.path()).unwrap();
         let k = key(&parts(0));
         assert!(c.get(&k).is_none());
-        let r = Reply { text: "t".into(), input_tokens: 1, output_tokens: 2, finish: "stop".into(), estimated: false };
+        let r = Reply {
+            text: "t".into(),
+            input_tokens: 1,
+            output_tokens: 2,
+            finish: "stop".into(),
+            estimated: false,
+        };
         c.put(&k, &r).unwrap();
         assert_eq!(c.get(&k), Some(r));
         // A torn file reads as a miss, not an error.
@@ -112,7 +140,13 @@ mod tests {
                 let k = &k;
                 s.spawn(move || {
                     for i in 0..50 {
-                        let r = Reply { text: format!("{t}-{i}-{}", "x".repeat(4096)), input_tokens: 1, output_tokens: 1, finish: String::new(), estimated: false };
+                        let r = Reply {
+                            text: format!("{t}-{i}-{}", "x".repeat(4096)),
+                            input_tokens: 1,
+                            output_tokens: 1,
+                            finish: String::new(),
+                            estimated: false,
+                        };
                         c.put(k, &r).unwrap();
                         let got = c.get(k).expect("always a whole entry");
                         assert!(got.text.ends_with(&"x".repeat(4096)));
@@ -120,7 +154,16 @@ mod tests {
                 });
             }
         });
-        let leftovers = std::fs::read_dir(c.path(&k).parent().unwrap()).unwrap().filter(|e| e.as_ref().unwrap().file_name().to_string_lossy().ends_with(".tmp")).count();
+        let leftovers = std::fs::read_dir(c.path(&k).parent().unwrap())
+            .unwrap()
+            .filter(|e| {
+                e.as_ref()
+                    .unwrap()
+                    .file_name()
+                    .to_string_lossy()
+                    .ends_with(".tmp")
+            })
+            .count();
         assert_eq!(leftovers, 0);
     }
 }

@@ -26,7 +26,11 @@ impl RateLimiter {
         RateLimiter {
             rpm,
             tpm,
-            state: Mutex::new(Buckets { requests: rpm.unwrap_or(0.0), tokens: tpm.unwrap_or(0.0), at: Instant::now() }),
+            state: Mutex::new(Buckets {
+                requests: rpm.unwrap_or(0.0),
+                tokens: tpm.unwrap_or(0.0),
+                at: Instant::now(),
+            }),
         }
     }
 
@@ -78,7 +82,13 @@ impl RateLimiter {
 
 /// Delay before retry `attempt` (0-based): `base * 2^attempt`, capped, with jitter in
 /// [50%, 100%]; a server's `Retry-After` is honoured (plus up to 10% jitter).
-pub fn backoff(attempt: u32, base: Duration, cap: Duration, retry_after: Option<Duration>, unit: f64) -> Duration {
+pub fn backoff(
+    attempt: u32,
+    base: Duration,
+    cap: Duration,
+    retry_after: Option<Duration>,
+    unit: f64,
+) -> Duration {
     let exp = base.as_secs_f64() * 2f64.powi(attempt.min(30) as i32);
     let jittered = exp.min(cap.as_secs_f64()) * (0.5 + 0.5 * unit);
     match retry_after {
@@ -113,7 +123,10 @@ pub struct Refused {
 
 impl Budget {
     pub fn new(max: Option<f64>) -> Budget {
-        Budget { max, state: Mutex::new(Spend::default()) }
+        Budget {
+            max,
+            state: Mutex::new(Spend::default()),
+        }
     }
 
     /// Reserve the most a call can cost; `Err` when that could break the cap.
@@ -155,7 +168,10 @@ mod tests {
             assert_eq!(l.try_take(0, t0), Duration::ZERO);
         }
         let w = l.try_take(0, t0);
-        assert!(w > Duration::from_millis(900) && w <= Duration::from_secs(1), "{w:?}");
+        assert!(
+            w > Duration::from_millis(900) && w <= Duration::from_secs(1),
+            "{w:?}"
+        );
         assert_eq!(l.try_take(0, t0 + Duration::from_secs(1)), Duration::ZERO);
     }
 

@@ -148,7 +148,10 @@ pub struct LlmConfig {
 impl LlmArgs {
     /// Resolve flags plus environment (`env` looks a variable up) into a configuration;
     /// `None` when no model is named.
-    pub fn resolve(&self, env: &dyn Fn(&str) -> Option<String>) -> anyhow::Result<Option<LlmConfig>> {
+    pub fn resolve(
+        &self,
+        env: &dyn Fn(&str) -> Option<String>,
+    ) -> anyhow::Result<Option<LlmConfig>> {
         let Some(spec) = self.llm.as_deref().map(str::trim).filter(|s| !s.is_empty()) else {
             if self.dry_run {
                 bail!("--dry-run needs a model: pass --llm PROVIDER:MODEL (or set DEI_LLM)");
@@ -200,23 +203,40 @@ impl LlmArgs {
         if !(self.timeout.is_finite() && self.timeout > 0.0) {
             bail!("--timeout must be a positive number of seconds");
         }
-        let temperature = self.temperature.unwrap_or(if self.samples > 1 { 0.7 } else { 0.0 });
+        let temperature = self
+            .temperature
+            .unwrap_or(if self.samples > 1 { 0.7 } else { 0.0 });
         if !(0.0..=2.0).contains(&temperature) {
             bail!("--temperature {temperature} is outside 0–2");
         }
         let known = match protocol {
-            Protocol::OpenAiCompatible => Some(Price { input: 0.0, output: 0.0 }),
+            Protocol::OpenAiCompatible => Some(Price {
+                input: 0.0,
+                output: 0.0,
+            }),
             _ => table_price(model),
         };
         let price = match (self.price_in, self.price_out, known) {
-            (Some(i), Some(o), _) => Price { input: i, output: o },
-            (Some(i), None, k) => Price { input: i, output: k.map(|k| k.output).unwrap_or(0.0) },
-            (None, Some(o), k) => Price { input: k.map(|k| k.input).unwrap_or(0.0), output: o },
+            (Some(i), Some(o), _) => Price {
+                input: i,
+                output: o,
+            },
+            (Some(i), None, k) => Price {
+                input: i,
+                output: k.map(|k| k.output).unwrap_or(0.0),
+            },
+            (None, Some(o), k) => Price {
+                input: k.map(|k| k.input).unwrap_or(0.0),
+                output: o,
+            },
             (None, None, Some(k)) => k,
             (None, None, None) if self.max_cost.is_some() => {
                 bail!("--max-cost: no price known for model `{model}`; pass --price-in and --price-out (USD per million tokens)")
             }
-            (None, None, None) => Price { input: 0.0, output: 0.0 },
+            (None, None, None) => Price {
+                input: 0.0,
+                output: 0.0,
+            },
         };
         if let Some(m) = self.max_cost {
             if !(m.is_finite() && m >= 0.0) {
@@ -225,7 +245,13 @@ impl LlmArgs {
         }
         selectors::by_name(&self.selector)?;
         Ok(Some(LlmConfig {
-            provider: Provider { protocol, model: model.to_string(), base_url, key: Secret(key), timeout: Duration::from_secs_f64(self.timeout) },
+            provider: Provider {
+                protocol,
+                model: model.to_string(),
+                base_url,
+                key: Secret(key),
+                timeout: Duration::from_secs_f64(self.timeout),
+            },
             settings: Settings {
                 temperature,
                 max_tokens: self.max_tokens.max(1),
@@ -301,7 +327,14 @@ impl LlmCommittee {
     }
 
     fn env(&self) -> PlanEnv<'_> {
-        PlanEnv { prompts: &self.prompts, rubric: &self.rubric, format: self.engine.settings.format, samples: self.samples, limits: self.limits, committee: self.name() }
+        PlanEnv {
+            prompts: &self.prompts,
+            rubric: &self.rubric,
+            format: self.engine.settings.format,
+            samples: self.samples,
+            limits: self.limits,
+            committee: self.name(),
+        }
     }
 
     /// One line for people: what the run cost.
@@ -316,24 +349,38 @@ impl LlmCommittee {
             u.input_tokens,
             u.output_tokens,
             u.cost_usd,
-            if s.refused > 0 { format!("; {} calls not scheduled (--max-cost)", s.refused) } else { String::new() }
+            if s.refused > 0 {
+                format!("; {} calls not scheduled (--max-cost)", s.refused)
+            } else {
+                String::new()
+            }
         )
     }
 }
 
 impl Committee for LlmCommittee {
     fn name(&self) -> String {
-        format!("llm-{}:{}:{}", self.selector.name(), self.engine.provider.protocol.name(), self.engine.provider.model)
+        format!(
+            "llm-{}:{}:{}",
+            self.selector.name(),
+            self.engine.provider.protocol.name(),
+            self.engine.provider.model
+        )
     }
 
     fn review(&self, bundle: &IssueBundle) -> anyhow::Result<Vec<Review>> {
-        self.review_many(std::slice::from_ref(bundle)).pop().expect("one result per bundle")
+        self.review_many(std::slice::from_ref(bundle))
+            .pop()
+            .expect("one result per bundle")
     }
 
     /// Every call of every issue goes to one pool, for full concurrency.
     fn review_many(&self, bundles: &[IssueBundle]) -> Vec<anyhow::Result<Vec<Review>>> {
         let env = self.env();
-        let plans: Vec<anyhow::Result<Vec<runner::Job>>> = bundles.iter().map(|b| self.selector.plan(b, &env)).collect();
+        let plans: Vec<anyhow::Result<Vec<runner::Job>>> = bundles
+            .iter()
+            .map(|b| self.selector.plan(b, &env))
+            .collect();
         let mut all = Vec::new();
         let mut spans = Vec::new();
         for p in &plans {
@@ -367,7 +414,16 @@ mod tests {
     use super::*;
 
     fn args(spec: &str) -> LlmArgs {
-        LlmArgs { llm: Some(spec.into()), selector: "pointwise".into(), samples: 1, max_tokens: 100, concurrency: 2, timeout: 5.0, cache: ".dei/cache".into(), ..Default::default() }
+        LlmArgs {
+            llm: Some(spec.into()),
+            selector: "pointwise".into(),
+            samples: 1,
+            max_tokens: 100,
+            concurrency: 2,
+            timeout: 5.0,
+            cache: ".dei/cache".into(),
+            ..Default::default()
+        }
     }
 
     #[test]
@@ -375,19 +431,51 @@ mod tests {
         let env = |k: &str| (k == "OPENAI_API_KEY" || k == "MYKEY").then(|| "sk-test".to_string());
         let c = args("openai:gpt-4o-mini").resolve(&env).unwrap().unwrap();
         assert_eq!(c.provider.protocol, Protocol::OpenAi);
-        assert_eq!(c.settings.price, Price { input: 0.15, output: 0.60 });
+        assert_eq!(
+            c.settings.price,
+            Price {
+                input: 0.15,
+                output: 0.60
+            }
+        );
         assert_eq!(c.settings.format, Format::Json);
-        let e = args("anthropic:claude-sonnet-4-5").resolve(&env).unwrap_err().to_string();
-        assert!(e.contains("ANTHROPIC_API_KEY") && !e.contains("sk-test"), "{e}");
-        let a = LlmArgs { api_key_env: Some("MYKEY".into()), ..args("anthropic:claude-sonnet-4-5") };
-        assert_eq!(a.resolve(&env).unwrap().unwrap().settings.price.output, 15.0);
-        assert!(args("openai-compatible:m").resolve(&env).unwrap_err().to_string().contains("--base-url"));
+        let e = args("anthropic:claude-sonnet-4-5")
+            .resolve(&env)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("ANTHROPIC_API_KEY") && !e.contains("sk-test"),
+            "{e}"
+        );
+        let a = LlmArgs {
+            api_key_env: Some("MYKEY".into()),
+            ..args("anthropic:claude-sonnet-4-5")
+        };
+        assert_eq!(
+            a.resolve(&env).unwrap().unwrap().settings.price.output,
+            15.0
+        );
+        assert!(args("openai-compatible:m")
+            .resolve(&env)
+            .unwrap_err()
+            .to_string()
+            .contains("--base-url"));
         let v = args("vllm:qwen").resolve(&env).unwrap().unwrap();
-        assert_eq!((v.provider.base_url.as_str(), v.settings.format), ("http://localhost:8000/v1", Format::Tags));
+        assert_eq!(
+            (v.provider.base_url.as_str(), v.settings.format),
+            ("http://localhost:8000/v1", Format::Tags)
+        );
         assert!(args("bogus:m").resolve(&env).is_err());
         assert!(args("openai").resolve(&env).is_err());
-        let unknown = LlmArgs { max_cost: Some(1.0), ..args("openai:mystery-model") };
-        assert!(unknown.resolve(&env).unwrap_err().to_string().contains("--price-in"));
+        let unknown = LlmArgs {
+            max_cost: Some(1.0),
+            ..args("openai:mystery-model")
+        };
+        assert!(unknown
+            .resolve(&env)
+            .unwrap_err()
+            .to_string()
+            .contains("--price-in"));
         assert!(LlmArgs::default().resolve(&env).unwrap().is_none());
     }
 }

@@ -20,13 +20,28 @@ pub enum ReplyKind {
 /// A reply that parsed.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Parsed {
-    Point { explanations: Vec<(Stage, String)>, score: u8 },
+    Point {
+        explanations: Vec<(Stage, String)>,
+        score: u8,
+    },
     /// 1-based choice.
-    List { analysis: String, choice: usize },
-    Pair { analysis: String, a_wins: bool },
+    List {
+        analysis: String,
+        choice: usize,
+    },
+    Pair {
+        analysis: String,
+        a_wins: bool,
+    },
 }
 
-const POINT_FIELDS: [Stage; 5] = [Stage::Issue, Stage::Context, Stage::Location, Stage::Patch, Stage::Conflicts];
+const POINT_FIELDS: [Stage; 5] = [
+    Stage::Issue,
+    Stage::Context,
+    Stage::Location,
+    Stage::Patch,
+    Stage::Conflicts,
+];
 
 fn string_prop(desc: &str) -> Js {
     Js::V(json!({"type": "string", "description": desc}))
@@ -115,7 +130,12 @@ fn int_from(v: Option<&Value>) -> Result<Option<i64>, String> {
 fn int_from_text(s: &str) -> Result<i64, String> {
     let t = s.trim().trim_end_matches('.');
     let t = t.split('/').next().unwrap_or(t).trim();
-    t.parse::<i64>().map_err(|_| format!("`{}` is not an integer", s.chars().take(40).collect::<String>()))
+    t.parse::<i64>().map_err(|_| {
+        format!(
+            "`{}` is not an integer",
+            s.chars().take(40).collect::<String>()
+        )
+    })
 }
 
 fn score_in_range(i: i64) -> Result<u8, String> {
@@ -132,7 +152,10 @@ pub fn parse(kind: ReplyKind, text: &str) -> Result<Parsed, String> {
         return Err("empty reply".into());
     }
     if text.starts_with("[refused]") {
-        return Err(format!("model refused: {}", text.chars().skip(10).take(200).collect::<String>()));
+        return Err(format!(
+            "model refused: {}",
+            text.chars().skip(10).take(200).collect::<String>()
+        ));
     }
     let obj = json_object(text);
     let field = |name: &str| -> Option<String> {
@@ -156,29 +179,46 @@ pub fn parse(kind: ReplyKind, text: &str) -> Result<Parsed, String> {
                 Some(s) => score_in_range(s)?,
                 None => return Err("no score in reply".into()),
             };
-            let explanations: Vec<(Stage, String)> = POINT_FIELDS.iter().filter_map(|&s| field(s.name()).filter(|t| !t.is_empty()).map(|t| (s, t))).collect();
+            let explanations: Vec<(Stage, String)> = POINT_FIELDS
+                .iter()
+                .filter_map(|&s| field(s.name()).filter(|t| !t.is_empty()).map(|t| (s, t)))
+                .collect();
             if explanations.is_empty() {
                 return Err("reply has a score but none of the explanations".into());
             }
             let mut explanations = explanations;
             explanations.push((Stage::Score, score.to_string()));
-            Ok(Parsed::Point { explanations, score })
+            Ok(Parsed::Point {
+                explanations,
+                score,
+            })
         }
         ReplyKind::List(n) => {
             let choice = int_field("choice")?.ok_or("no choice in reply")?;
             if choice < 1 || choice as usize > n {
                 return Err(format!("choice {choice} is not a candidate number 1–{n}"));
             }
-            Ok(Parsed::List { analysis: field("analysis").unwrap_or_default(), choice: choice as usize })
+            Ok(Parsed::List {
+                analysis: field("analysis").unwrap_or_default(),
+                choice: choice as usize,
+            })
         }
         ReplyKind::Pair => {
             let w = field("winner").ok_or("no winner in reply")?;
             let a_wins = match w.trim().trim_matches('"').to_ascii_uppercase().as_str() {
                 "A" => true,
                 "B" => false,
-                other => return Err(format!("winner `{}` is neither A nor B", other.chars().take(40).collect::<String>())),
+                other => {
+                    return Err(format!(
+                        "winner `{}` is neither A nor B",
+                        other.chars().take(40).collect::<String>()
+                    ))
+                }
             };
-            Ok(Parsed::Pair { analysis: field("analysis").unwrap_or_default(), a_wins })
+            Ok(Parsed::Pair {
+                analysis: field("analysis").unwrap_or_default(),
+                a_wins,
+            })
         }
     }
 }
@@ -190,26 +230,58 @@ mod tests {
     #[test]
     fn point_from_json_and_tags() {
         let j = r#"{"issue":"i","context":"c","location":"l","patch":"p","conflicts":"none","score":7}"#;
-        let Parsed::Point { explanations, score } = parse(ReplyKind::Point, j).unwrap() else { panic!() };
+        let Parsed::Point {
+            explanations,
+            score,
+        } = parse(ReplyKind::Point, j).unwrap()
+        else {
+            panic!()
+        };
         assert_eq!(score, 7);
         let order: Vec<Stage> = explanations.iter().map(|e| e.0).collect();
         assert_eq!(order, Stage::ORDER.to_vec());
         let t = "<issue>i</issue>\n<context>c</context><location>l</location><patch>p</patch><conflicts>x</conflicts>\n<score> 9 </score>";
-        assert!(matches!(parse(ReplyKind::Point, t), Ok(Parsed::Point { score: 9, .. })));
+        assert!(matches!(
+            parse(ReplyKind::Point, t),
+            Ok(Parsed::Point { score: 9, .. })
+        ));
         let fenced = format!("Here you go:\n```json\n{j}\n```");
-        assert!(matches!(parse(ReplyKind::Point, &fenced), Ok(Parsed::Point { score: 7, .. })));
+        assert!(matches!(
+            parse(ReplyKind::Point, &fenced),
+            Ok(Parsed::Point { score: 7, .. })
+        ));
     }
 
     #[test]
     fn bad_replies_say_why() {
-        assert_eq!(parse(ReplyKind::Point, "<issue>i</issue>").unwrap_err(), "no score in reply");
-        assert!(parse(ReplyKind::Point, r#"{"issue":"i","score":11}"#).unwrap_err().contains("outside"));
-        assert!(parse(ReplyKind::Point, r#"{"issue":"i","score":7.5}"#).unwrap_err().contains("not an integer"));
-        assert!(parse(ReplyKind::Point, r#"{"issue":"i","context":"c","loc"#).unwrap_err().contains("no score"));
+        assert_eq!(
+            parse(ReplyKind::Point, "<issue>i</issue>").unwrap_err(),
+            "no score in reply"
+        );
+        assert!(parse(ReplyKind::Point, r#"{"issue":"i","score":11}"#)
+            .unwrap_err()
+            .contains("outside"));
+        assert!(parse(ReplyKind::Point, r#"{"issue":"i","score":7.5}"#)
+            .unwrap_err()
+            .contains("not an integer"));
+        assert!(
+            parse(ReplyKind::Point, r#"{"issue":"i","context":"c","loc"#)
+                .unwrap_err()
+                .contains("no score")
+        );
         assert!(parse(ReplyKind::Point, "").is_err());
         assert!(parse(ReplyKind::List(3), r#"{"analysis":"a","choice":4}"#).is_err());
-        assert!(matches!(parse(ReplyKind::List(3), "<analysis>a</analysis><choice>2</choice>"), Ok(Parsed::List { choice: 2, .. })));
-        assert!(matches!(parse(ReplyKind::Pair, r#"{"analysis":"a","winner":"B"}"#), Ok(Parsed::Pair { a_wins: false, .. })));
+        assert!(matches!(
+            parse(
+                ReplyKind::List(3),
+                "<analysis>a</analysis><choice>2</choice>"
+            ),
+            Ok(Parsed::List { choice: 2, .. })
+        ));
+        assert!(matches!(
+            parse(ReplyKind::Pair, r#"{"analysis":"a","winner":"B"}"#),
+            Ok(Parsed::Pair { a_wins: false, .. })
+        ));
         assert!(parse(ReplyKind::Pair, "<winner>both</winner>").is_err());
     }
 }

@@ -37,7 +37,11 @@ pub struct Secret(pub Option<String>);
 
 impl std::fmt::Debug for Secret {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(if self.0.is_some() { "[redacted]" } else { "[none]" })
+        f.write_str(if self.0.is_some() {
+            "[redacted]"
+        } else {
+            "[none]"
+        })
     }
 }
 
@@ -114,7 +118,10 @@ pub struct Reply {
 #[derive(Debug, Clone, PartialEq)]
 pub enum CallError {
     /// Worth retrying after a backoff (or after `retry_after`, when the server said).
-    Retryable { why: String, retry_after: Option<Duration> },
+    Retryable {
+        why: String,
+        retry_after: Option<Duration>,
+    },
     /// Retrying will not help (bad request, bad key, unknown model).
     Fatal(String),
 }
@@ -167,10 +174,19 @@ impl Provider {
                     ("model", v(json!(self.model))),
                     (
                         "messages",
-                        v(json!([{"role": "system", "content": r.system}, {"role": "user", "content": r.user}])),
+                        v(
+                            json!([{"role": "system", "content": r.system}, {"role": "user", "content": r.user}]),
+                        ),
                     ),
                     ("temperature", v(json!(r.temperature))),
-                    (if self.protocol == Protocol::OpenAi { "max_completion_tokens" } else { "max_tokens" }, v(json!(r.max_tokens))),
+                    (
+                        if self.protocol == Protocol::OpenAi {
+                            "max_completion_tokens"
+                        } else {
+                            "max_tokens"
+                        },
+                        v(json!(r.max_tokens)),
+                    ),
                     ("seed", v(json!(r.sample))),
                 ];
                 if let Some(s) = r.schema {
@@ -180,7 +196,11 @@ impl Provider {
                             ("type", v(json!("json_schema"))),
                             (
                                 "json_schema",
-                                Js::O(vec![("name", v(json!(s.name))), ("strict", v(json!(true))), ("schema", s.schema.clone())]),
+                                Js::O(vec![
+                                    ("name", v(json!(s.name))),
+                                    ("strict", v(json!(true))),
+                                    ("schema", s.schema.clone()),
+                                ]),
                             ),
                         ]),
                     ));
@@ -213,12 +233,20 @@ impl Provider {
 
     /// Pull the reply out of a 200 response body.
     pub fn parse_body(&self, body: &[u8], r: &CallRequest) -> Result<Reply, CallError> {
-        let malformed = |why: &str| CallError::Retryable { why: format!("malformed response: {why}"), retry_after: None };
-        let v: Value = serde_json::from_slice(body).map_err(|e| malformed(&format!("not JSON ({e})")))?;
+        let malformed = |why: &str| CallError::Retryable {
+            why: format!("malformed response: {why}"),
+            retry_after: None,
+        };
+        let v: Value =
+            serde_json::from_slice(body).map_err(|e| malformed(&format!("not JSON ({e})")))?;
         let (text, finish, inp, out) = match self.protocol {
             Protocol::OpenAi | Protocol::OpenAiCompatible => {
-                let choice = v.pointer("/choices/0").ok_or_else(|| malformed("no choices[0]"))?;
-                let msg = choice.get("message").ok_or_else(|| malformed("no choices[0].message"))?;
+                let choice = v
+                    .pointer("/choices/0")
+                    .ok_or_else(|| malformed("no choices[0]"))?;
+                let msg = choice
+                    .get("message")
+                    .ok_or_else(|| malformed("no choices[0].message"))?;
                 let text = match msg.get("content") {
                     Some(Value::String(s)) => s.clone(),
                     _ => match msg.get("refusal").and_then(Value::as_str) {
@@ -226,18 +254,29 @@ impl Provider {
                         None => String::new(),
                     },
                 };
-                let finish = choice.get("finish_reason").and_then(Value::as_str).unwrap_or("").to_string();
+                let finish = choice
+                    .get("finish_reason")
+                    .and_then(Value::as_str)
+                    .unwrap_or("")
+                    .to_string();
                 let u = v.get("usage");
                 (
                     text,
                     finish,
-                    u.and_then(|u| u.get("prompt_tokens")).and_then(Value::as_u64),
-                    u.and_then(|u| u.get("completion_tokens")).and_then(Value::as_u64),
+                    u.and_then(|u| u.get("prompt_tokens"))
+                        .and_then(Value::as_u64),
+                    u.and_then(|u| u.get("completion_tokens"))
+                        .and_then(Value::as_u64),
                 )
             }
             Protocol::Anthropic => {
-                let blocks = v.get("content").and_then(Value::as_array).ok_or_else(|| malformed("no content array"))?;
-                let tool = blocks.iter().find(|b| b.get("type").and_then(Value::as_str) == Some("tool_use"));
+                let blocks = v
+                    .get("content")
+                    .and_then(Value::as_array)
+                    .ok_or_else(|| malformed("no content array"))?;
+                let tool = blocks
+                    .iter()
+                    .find(|b| b.get("type").and_then(Value::as_str) == Some("tool_use"));
                 let text = match tool.and_then(|t| t.get("input")) {
                     Some(input) => input.to_string(),
                     None => blocks
@@ -247,19 +286,26 @@ impl Provider {
                         .collect::<Vec<_>>()
                         .join("\n"),
                 };
-                let finish = v.get("stop_reason").and_then(Value::as_str).unwrap_or("").to_string();
+                let finish = v
+                    .get("stop_reason")
+                    .and_then(Value::as_str)
+                    .unwrap_or("")
+                    .to_string();
                 let u = v.get("usage");
                 (
                     text,
                     finish,
-                    u.and_then(|u| u.get("input_tokens")).and_then(Value::as_u64),
-                    u.and_then(|u| u.get("output_tokens")).and_then(Value::as_u64),
+                    u.and_then(|u| u.get("input_tokens"))
+                        .and_then(Value::as_u64),
+                    u.and_then(|u| u.get("output_tokens"))
+                        .and_then(Value::as_u64),
                 )
             }
         };
         let estimated = inp.is_none() || out.is_none();
         Ok(Reply {
-            input_tokens: inp.unwrap_or_else(|| estimate_tokens(r.system) + estimate_tokens(r.user)),
+            input_tokens: inp
+                .unwrap_or_else(|| estimate_tokens(r.system) + estimate_tokens(r.user)),
             output_tokens: out.unwrap_or_else(|| estimate_tokens(&text)),
             text,
             finish,
@@ -268,9 +314,18 @@ impl Provider {
     }
 
     /// One HTTP call, no retries.
-    pub async fn call(&self, client: &reqwest::Client, r: &CallRequest<'_>) -> Result<Reply, CallError> {
-        let body = serde_json::to_vec(&self.body(r)).map_err(|e| CallError::Fatal(format!("cannot encode request: {e}")))?;
-        let mut req = client.post(self.url()).timeout(self.timeout).header("content-type", "application/json").body(body);
+    pub async fn call(
+        &self,
+        client: &reqwest::Client,
+        r: &CallRequest<'_>,
+    ) -> Result<Reply, CallError> {
+        let body = serde_json::to_vec(&self.body(r))
+            .map_err(|e| CallError::Fatal(format!("cannot encode request: {e}")))?;
+        let mut req = client
+            .post(self.url())
+            .timeout(self.timeout)
+            .header("content-type", "application/json")
+            .body(body);
         match self.protocol {
             Protocol::Anthropic => {
                 req = req.header("anthropic-version", "2023-06-01");
@@ -293,17 +348,32 @@ impl Provider {
                 what.to_string()
             };
             // reqwest errors name the URL, never headers; scrub anyway.
-            CallError::Retryable { why: self.key.scrub(&format!("{kind}: {}", without_url(&e))), retry_after: None }
+            CallError::Retryable {
+                why: self.key.scrub(&format!("{kind}: {}", without_url(&e))),
+                retry_after: None,
+            }
         };
-        let resp = req.send().await.map_err(|e| transport(e, "request failed"))?;
+        let resp = req
+            .send()
+            .await
+            .map_err(|e| transport(e, "request failed"))?;
         let status = resp.status();
-        let retry_after = resp.headers().get("retry-after").and_then(|v| v.to_str().ok()).and_then(parse_retry_after);
-        let bytes = resp.bytes().await.map_err(|e| transport(e, "reply cut off"))?;
+        let retry_after = resp
+            .headers()
+            .get("retry-after")
+            .and_then(|v| v.to_str().ok())
+            .and_then(parse_retry_after);
+        let bytes = resp
+            .bytes()
+            .await
+            .map_err(|e| transport(e, "reply cut off"))?;
         if status.is_success() {
             return self.parse_body(&bytes, r);
         }
         let snippet: String = String::from_utf8_lossy(&bytes).chars().take(300).collect();
-        let why = self.key.scrub(&format!("HTTP {}: {}", status.as_u16(), snippet.trim()));
+        let why = self
+            .key
+            .scrub(&format!("HTTP {}: {}", status.as_u16(), snippet.trim()));
         if status.as_u16() == 429 || status.as_u16() == 408 || status.is_server_error() {
             Err(CallError::Retryable { why, retry_after })
         } else {
@@ -330,7 +400,13 @@ mod tests {
     use super::*;
 
     fn p(protocol: Protocol) -> Provider {
-        Provider { protocol, model: "m".into(), base_url: "http://x/v1/".into(), key: Secret(Some("sk-secret-1234".into())), timeout: Duration::from_secs(1) }
+        Provider {
+            protocol,
+            model: "m".into(),
+            base_url: "http://x/v1/".into(),
+            key: Secret(Some("sk-secret-1234".into())),
+            timeout: Duration::from_secs(1),
+        }
     }
 
     #[test]
@@ -340,28 +416,62 @@ mod tests {
             description: "d",
             schema: Js::O(vec![("z", Js::V(json!(1))), ("a", Js::V(json!(2)))]),
         };
-        let r = CallRequest { system: "s", user: "u", temperature: 0.5, max_tokens: 10, sample: 3, schema: Some(&schema) };
+        let r = CallRequest {
+            system: "s",
+            user: "u",
+            temperature: 0.5,
+            max_tokens: 10,
+            sample: 3,
+            schema: Some(&schema),
+        };
         for proto in [Protocol::OpenAi, Protocol::Anthropic] {
             let body = serde_json::to_string(&p(proto).body(&r)).unwrap();
-            assert!(body.find("\"z\"").unwrap() < body.find("\"a\"").unwrap(), "{body}");
+            assert!(
+                body.find("\"z\"").unwrap() < body.find("\"a\"").unwrap(),
+                "{body}"
+            );
             assert!(!body.contains("sk-secret"), "{body}");
         }
         assert_eq!(p(Protocol::OpenAi).url(), "http://x/v1/chat/completions");
         assert_eq!(format!("{:?}", p(Protocol::OpenAi).key), "[redacted]");
-        assert_eq!(p(Protocol::OpenAi).key.scrub("bad key sk-secret-1234!"), "bad key [redacted]!");
+        assert_eq!(
+            p(Protocol::OpenAi).key.scrub("bad key sk-secret-1234!"),
+            "bad key [redacted]!"
+        );
     }
 
     #[test]
     fn parses_both_protocols_and_flags_malformed() {
-        let r = CallRequest { system: "s", user: "u", temperature: 0.0, max_tokens: 10, sample: 0, schema: None };
+        let r = CallRequest {
+            system: "s",
+            user: "u",
+            temperature: 0.0,
+            max_tokens: 10,
+            sample: 0,
+            schema: None,
+        };
         let o = br#"{"choices":[{"message":{"content":"hi"},"finish_reason":"stop"}],"usage":{"prompt_tokens":5,"completion_tokens":2}}"#;
         let rep = p(Protocol::OpenAi).parse_body(o, &r).unwrap();
-        assert_eq!((rep.text.as_str(), rep.input_tokens, rep.output_tokens, rep.estimated), ("hi", 5, 2, false));
+        assert_eq!(
+            (
+                rep.text.as_str(),
+                rep.input_tokens,
+                rep.output_tokens,
+                rep.estimated
+            ),
+            ("hi", 5, 2, false)
+        );
         let a = br#"{"content":[{"type":"tool_use","name":"x","input":{"score":3}}],"stop_reason":"tool_use","usage":{"input_tokens":7,"output_tokens":1}}"#;
         let rep = p(Protocol::Anthropic).parse_body(a, &r).unwrap();
         assert_eq!(rep.text, r#"{"score":3}"#);
-        assert!(matches!(p(Protocol::OpenAi).parse_body(b"{\"choices\":[", &r), Err(CallError::Retryable { .. })));
-        assert!(matches!(p(Protocol::Anthropic).parse_body(b"{}", &r), Err(CallError::Retryable { .. })));
+        assert!(matches!(
+            p(Protocol::OpenAi).parse_body(b"{\"choices\":[", &r),
+            Err(CallError::Retryable { .. })
+        ));
+        assert!(matches!(
+            p(Protocol::Anthropic).parse_body(b"{}", &r),
+            Err(CallError::Retryable { .. })
+        ));
         assert_eq!(parse_retry_after("2"), Some(Duration::from_secs(2)));
         assert_eq!(parse_retry_after("Wed, 21 Oct 2015 07:28:00 GMT"), None);
     }

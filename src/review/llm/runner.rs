@@ -28,11 +28,19 @@ pub struct Job {
 /// What came of one job.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Outcome {
-    Done { parsed: Parsed, usage: Usage },
+    Done {
+        parsed: Parsed,
+        usage: Usage,
+    },
     /// Called, but no usable reply (unparseable after retries, or the provider kept failing).
-    Failed { why: String, usage: Usage },
+    Failed {
+        why: String,
+        usage: Usage,
+    },
     /// Never called (dry run, or the cost cap).
-    Skipped { why: String },
+    Skipped {
+        why: String,
+    },
 }
 
 impl Outcome {
@@ -110,7 +118,11 @@ fn unit_random() -> f64 {
 }
 
 impl Engine {
-    pub fn new(provider: Provider, settings: Settings, cache: Option<Cache>) -> anyhow::Result<Engine> {
+    pub fn new(
+        provider: Provider,
+        settings: Settings,
+        cache: Option<Cache>,
+    ) -> anyhow::Result<Engine> {
         let client = reqwest::Client::builder()
             .pool_max_idle_per_host(settings.concurrency.max(1))
             .connect_timeout(provider.timeout.min(Duration::from_secs(30)))
@@ -167,7 +179,9 @@ impl Engine {
     /// for code and prose) plus every output token allowed.
     fn worst_cost(&self, job: &Job) -> f64 {
         let chars = (job.prompt.system.len() + job.prompt.user.len()) as u64;
-        self.settings.price.cost(chars.div_ceil(2) + 64, u64::from(self.settings.max_tokens))
+        self.settings
+            .price
+            .cost(chars.div_ceil(2) + 64, u64::from(self.settings.max_tokens))
     }
 
     /// Run every job; outcomes in the same order.
@@ -181,7 +195,12 @@ impl Engine {
         let this = Arc::clone(self);
         let work = move || {
             let rt = tokio::runtime::Builder::new_multi_thread()
-                .worker_threads(std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2).clamp(1, 4))
+                .worker_threads(
+                    std::thread::available_parallelism()
+                        .map(|n| n.get())
+                        .unwrap_or(2)
+                        .clamp(1, 4),
+                )
                 .enable_all()
                 .build()
                 .expect("tokio runtime starts");
@@ -199,7 +218,9 @@ impl Engine {
 
     async fn run_async(self: Arc<Self>, jobs: Vec<Job>) -> Vec<Outcome> {
         let jobs = Arc::new(jobs);
-        let sem = Arc::new(tokio::sync::Semaphore::new(self.settings.concurrency.max(1)));
+        let sem = Arc::new(tokio::sync::Semaphore::new(
+            self.settings.concurrency.max(1),
+        ));
         let mut set = tokio::task::JoinSet::new();
         for i in 0..jobs.len() {
             let (this, jobs, sem) = (Arc::clone(&self), Arc::clone(&jobs), Arc::clone(&sem));
@@ -212,7 +233,13 @@ impl Engine {
                 Err(e) => eprintln!("llm: a call task failed: {e}"),
             }
         }
-        out.into_iter().map(|o| o.unwrap_or(Outcome::Skipped { why: "internal error: call task failed".into() })).collect()
+        out.into_iter()
+            .map(|o| {
+                o.unwrap_or(Outcome::Skipped {
+                    why: "internal error: call task failed".into(),
+                })
+            })
+            .collect()
     }
 
     async fn run_one(&self, job: &Job, sem: &tokio::sync::Semaphore) -> Outcome {
@@ -226,13 +253,24 @@ impl Engine {
                 None => match self.call(job, &key, sem).await {
                     Ok(r) => (r, false),
                     Err(CallFailure::Skipped(why)) => {
-                        let why = if last_why.is_empty() { why } else { format!("{why} (earlier reply: {last_why})") };
-                        return if usage.calls + usage.cached > 0 { Outcome::Failed { why, usage } } else { Outcome::Skipped { why } };
+                        let why = if last_why.is_empty() {
+                            why
+                        } else {
+                            format!("{why} (earlier reply: {last_why})")
+                        };
+                        return if usage.calls + usage.cached > 0 {
+                            Outcome::Failed { why, usage }
+                        } else {
+                            Outcome::Skipped { why }
+                        };
                     }
                     Err(CallFailure::Failed(why)) => return Outcome::Failed { why, usage },
                 },
             };
-            let cost = self.settings.price.cost(reply.input_tokens, reply.output_tokens);
+            let cost = self
+                .settings
+                .price
+                .cost(reply.input_tokens, reply.output_tokens);
             let one = Usage {
                 calls: u64::from(!cached),
                 cached: u64::from(cached),
@@ -260,14 +298,23 @@ impl Engine {
                 Ok(p) => return Outcome::Done { parsed: p, usage },
                 Err(e) => {
                     last_why = if reply.finish == "length" || reply.finish == "max_tokens" {
-                        format!("{e} (reply cut at --max-tokens {})", self.settings.max_tokens)
+                        format!(
+                            "{e} (reply cut at --max-tokens {})",
+                            self.settings.max_tokens
+                        )
                     } else {
                         e
                     };
                 }
             }
         }
-        Outcome::Failed { why: format!("no usable reply after {} tries: {last_why}", self.settings.parse_retries + 1), usage }
+        Outcome::Failed {
+            why: format!(
+                "no usable reply after {} tries: {last_why}",
+                self.settings.parse_retries + 1
+            ),
+            usage,
+        }
     }
 
     fn record(&self, r: CallRecord) {
@@ -277,22 +324,36 @@ impl Engine {
     }
 
     fn write_ledger(&self) {
-        let Some(path) = &self.settings.ledger else { return };
+        let Some(path) = &self.settings.ledger else {
+            return;
+        };
         let lines: Vec<CallRecord> = std::mem::take(&mut *self.ledger.lock().expect("ledger lock"));
         let mut text = String::new();
         for l in &lines {
             text.push_str(&serde_json::to_string(l).unwrap_or_default());
             text.push('\n');
         }
-        let res = std::fs::OpenOptions::new().create(true).append(true).open(path).and_then(|mut f| f.write_all(text.as_bytes()));
+        let res = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .and_then(|mut f| f.write_all(text.as_bytes()));
         if let Err(e) = res {
             eprintln!("llm: cannot write the call ledger {}: {e}", path.display());
         }
     }
 
     /// One call to the provider with retries, under the concurrency limit, budget and rate limiter.
-    async fn call(&self, job: &Job, key: &str, sem: &tokio::sync::Semaphore) -> Result<Reply, CallFailure> {
-        let _permit = sem.acquire().await.map_err(|_| CallFailure::Skipped("shutting down".into()))?;
+    async fn call(
+        &self,
+        job: &Job,
+        key: &str,
+        sem: &tokio::sync::Semaphore,
+    ) -> Result<Reply, CallFailure> {
+        let _permit = sem
+            .acquire()
+            .await
+            .map_err(|_| CallFailure::Skipped("shutting down".into()))?;
         // Another task may have stored the same key while this one waited.
         if let Some(r) = self.cache.as_ref().and_then(|c| c.get(key)) {
             return Ok(r);
@@ -307,7 +368,9 @@ impl Engine {
                         refused.spend.spent, refused.spend.reserved
                     );
                 }
-                return Err(CallFailure::Skipped(format!("not reviewed: --max-cost ${max:.4} reached")));
+                return Err(CallFailure::Skipped(format!(
+                    "not reviewed: --max-cost ${max:.4} reached"
+                )));
             }
         };
         let req = CallRequest {
@@ -319,7 +382,10 @@ impl Engine {
             schema: None,
         };
         let schema = (self.settings.format == Format::Json).then(|| job.kind.schema());
-        let req = CallRequest { schema: schema.as_ref(), ..req };
+        let req = CallRequest {
+            schema: schema.as_ref(),
+            ..req
+        };
         let tokens = Self::input_estimate(job) + u64::from(self.settings.max_tokens);
         let mut tries = 0u32;
         loop {
@@ -327,7 +393,12 @@ impl Engine {
             tries += 1;
             match self.provider.call(&self.client, &req).await {
                 Ok(reply) => {
-                    self.budget.settle(reserved, self.settings.price.cost(reply.input_tokens, reply.output_tokens));
+                    self.budget.settle(
+                        reserved,
+                        self.settings
+                            .price
+                            .cost(reply.input_tokens, reply.output_tokens),
+                    );
                     if let Some(c) = &self.cache {
                         if let Err(e) = c.put(key, &reply) {
                             eprintln!("llm: {e:#}");
@@ -335,14 +406,25 @@ impl Engine {
                     }
                     return Ok(reply);
                 }
-                Err(CallError::Retryable { why, retry_after }) if tries <= self.settings.retries => {
-                    let wait = backoff(tries - 1, self.settings.backoff_base, self.settings.backoff_cap, retry_after, unit_random());
+                Err(CallError::Retryable { why, retry_after })
+                    if tries <= self.settings.retries =>
+                {
+                    let wait = backoff(
+                        tries - 1,
+                        self.settings.backoff_base,
+                        self.settings.backoff_cap,
+                        retry_after,
+                        unit_random(),
+                    );
                     let _ = why;
                     tokio::time::sleep(wait).await;
                 }
                 Err(e) => {
                     self.budget.settle(reserved, 0.0);
-                    return Err(CallFailure::Failed(format!("provider error after {tries} tr{}: {e}", if tries == 1 { "y" } else { "ies" })));
+                    return Err(CallFailure::Failed(format!(
+                        "provider error after {tries} tr{}: {e}",
+                        if tries == 1 { "y" } else { "ies" }
+                    )));
                 }
             }
         }
@@ -354,7 +436,10 @@ impl Engine {
         let (mut cached, mut input) = (0usize, 0u64);
         let total = jobs.len();
         for (n, job) in jobs.iter().enumerate() {
-            let hit = self.cache.as_ref().is_some_and(|c| c.get(&self.key(job, 0)).is_some());
+            let hit = self
+                .cache
+                .as_ref()
+                .is_some_and(|c| c.get(&self.key(job, 0)).is_some());
             cached += usize::from(hit);
             input += Self::input_estimate(job);
             let _ = writeln!(
@@ -379,7 +464,11 @@ impl Engine {
             self.settings.price.output,
         );
         let _ = out.flush();
-        jobs.iter().map(|_| Outcome::Skipped { why: "dry run: no call made".into() }).collect()
+        jobs.iter()
+            .map(|_| Outcome::Skipped {
+                why: "dry run: no call made".into(),
+            })
+            .collect()
     }
 }
 

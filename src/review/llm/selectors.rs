@@ -32,7 +32,13 @@ pub trait Selector: Send + Sync {
     /// The calls to make for one issue.
     fn plan(&self, bundle: &IssueBundle, env: &PlanEnv) -> anyhow::Result<Vec<Job>>;
     /// One review per candidate from the outcomes of the planned jobs (same order).
-    fn reviews(&self, bundle: &IssueBundle, jobs: &[Job], outcomes: &[Outcome], env: &PlanEnv) -> Vec<Review>;
+    fn reviews(
+        &self,
+        bundle: &IssueBundle,
+        jobs: &[Job],
+        outcomes: &[Outcome],
+        env: &PlanEnv,
+    ) -> Vec<Review>;
 }
 
 /// Parse a selector name.
@@ -53,7 +59,10 @@ fn base_review(p: &Prepared, env: &PlanEnv) -> Review {
     Review {
         candidate: p.candidate.key(),
         committee: env.committee.clone(),
-        score: Score { value: 0.0, parts: vec![] },
+        score: Score {
+            value: 0.0,
+            parts: vec![],
+        },
         reason: String::new(),
         explanations: vec![],
         unscored: None,
@@ -64,11 +73,19 @@ fn base_review(p: &Prepared, env: &PlanEnv) -> Review {
 /// The rule review of a candidate that is not sent to the model.
 fn rule_review(p: &Prepared, env: &PlanEnv) -> Review {
     let mut r = base_review(p, env);
-    r.score = Score { value: 1.0, parts: vec![("rule: nothing to review".into(), 1.0)] };
+    r.score = Score {
+        value: 1.0,
+        parts: vec![("rule: nothing to review".into(), 1.0)],
+    };
     r.reason = match p.view.applies {
         Applies::Empty => "no patch (scored 1 by rule, not sent to the model)".into(),
         _ => {
-            let why = p.view.error.clone().or_else(|| p.view.files.iter().find_map(|f| f.error.clone())).unwrap_or_else(|| "does not apply".into());
+            let why = p
+                .view
+                .error
+                .clone()
+                .or_else(|| p.view.files.iter().find_map(|f| f.error.clone()))
+                .unwrap_or_else(|| "does not apply".into());
             format!("does not apply (scored 1 by rule, not sent to the model): {why}")
         }
     };
@@ -76,14 +93,21 @@ fn rule_review(p: &Prepared, env: &PlanEnv) -> Review {
 }
 
 fn unscored(mut r: Review, why: String) -> Review {
-    r.score = Score { value: 0.0, parts: vec![] };
+    r.score = Score {
+        value: 0.0,
+        parts: vec![],
+    };
     r.reason = format!("unscored: {why}");
     r.unscored = Some(why);
     r
 }
 
 fn first_sentence(s: &str, max: usize) -> String {
-    let line = s.lines().find(|l| !l.trim().is_empty()).unwrap_or("").trim();
+    let line = s
+        .lines()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("")
+        .trim();
     let end = line.find(". ").map(|i| i + 1).unwrap_or(line.len());
     line[..end].chars().take(max).collect()
 }
@@ -103,7 +127,13 @@ fn usage_of(i: usize, jobs: &[Job], outcomes: &[Outcome]) -> Option<Usage> {
         any = true;
         let k = j.about.len().max(1) as u64;
         let ou = o.usage();
-        u.add(&Usage { calls: ou.calls, cached: ou.cached, input_tokens: ou.input_tokens / k, output_tokens: ou.output_tokens / k, cost_usd: ou.cost_usd / k as f64 });
+        u.add(&Usage {
+            calls: ou.calls,
+            cached: ou.cached,
+            input_tokens: ou.input_tokens / k,
+            output_tokens: ou.output_tokens / k,
+            cost_usd: ou.cost_usd / k as f64,
+        });
     }
     any.then_some(u)
 }
@@ -133,15 +163,29 @@ impl Selector for Pointwise {
                 continue;
             }
             let c = PromptCandidate::new(p, "1", &env.limits);
-            let prompt = env.prompts.pointwise(&bundle.task, &c, env.rubric, env.format)?;
+            let prompt = env
+                .prompts
+                .pointwise(&bundle.task, &c, env.rubric, env.format)?;
             for s in 0..env.samples {
-                jobs.push(Job { prompt: prompt.clone(), kind: ReplyKind::Point, sample: s, about: vec![i], label: format!("pointwise {} sample {}", p.candidate.key(), s + 1) });
+                jobs.push(Job {
+                    prompt: prompt.clone(),
+                    kind: ReplyKind::Point,
+                    sample: s,
+                    about: vec![i],
+                    label: format!("pointwise {} sample {}", p.candidate.key(), s + 1),
+                });
             }
         }
         Ok(jobs)
     }
 
-    fn reviews(&self, bundle: &IssueBundle, jobs: &[Job], outcomes: &[Outcome], env: &PlanEnv) -> Vec<Review> {
+    fn reviews(
+        &self,
+        bundle: &IssueBundle,
+        jobs: &[Job],
+        outcomes: &[Outcome],
+        env: &PlanEnv,
+    ) -> Vec<Review> {
         bundle
             .candidates
             .iter()
@@ -150,13 +194,25 @@ impl Selector for Pointwise {
                 if !eligible(p) {
                     return rule_review(p, env);
                 }
-                let mine: Vec<&Outcome> = jobs.iter().zip(outcomes).filter(|(j, _)| j.about == [i]).map(|(_, o)| o).collect();
+                let mine: Vec<&Outcome> = jobs
+                    .iter()
+                    .zip(outcomes)
+                    .filter(|(j, _)| j.about == [i])
+                    .map(|(_, o)| o)
+                    .collect();
                 let mut r = base_review(p, env);
                 r.usage = usage_of(i, jobs, outcomes);
                 let scored: Vec<(u8, &Vec<(Stage, String)>)> = mine
                     .iter()
                     .filter_map(|o| match o {
-                        Outcome::Done { parsed: Parsed::Point { explanations, score }, .. } => Some((*score, explanations)),
+                        Outcome::Done {
+                            parsed:
+                                Parsed::Point {
+                                    explanations,
+                                    score,
+                                },
+                            ..
+                        } => Some((*score, explanations)),
                         _ => None,
                     })
                     .collect();
@@ -165,7 +221,16 @@ impl Selector for Pointwise {
                 }
                 let k = scored.len() as f64;
                 let mean = scored.iter().map(|s| f64::from(s.0)).sum::<f64>() / k;
-                let sd = if scored.len() > 1 { (scored.iter().map(|s| (f64::from(s.0) - mean).powi(2)).sum::<f64>() / (k - 1.0)).sqrt() } else { 0.0 };
+                let sd = if scored.len() > 1 {
+                    (scored
+                        .iter()
+                        .map(|s| (f64::from(s.0) - mean).powi(2))
+                        .sum::<f64>()
+                        / (k - 1.0))
+                        .sqrt()
+                } else {
+                    0.0
+                };
                 let min = scored.iter().map(|s| s.0).min().unwrap_or(0);
                 let max = scored.iter().map(|s| s.0).max().unwrap_or(0);
                 let mut parts = vec![
@@ -180,11 +245,31 @@ impl Selector for Pointwise {
                     parts.push(("samples unscored".to_string(), missing as f64));
                 }
                 // Keep the written review of the sample closest to the mean.
-                let best = scored.iter().min_by(|a, b| (f64::from(a.0) - mean).abs().total_cmp(&(f64::from(b.0) - mean).abs())).expect("non-empty");
+                let best = scored
+                    .iter()
+                    .min_by(|a, b| {
+                        (f64::from(a.0) - mean)
+                            .abs()
+                            .total_cmp(&(f64::from(b.0) - mean).abs())
+                    })
+                    .expect("non-empty");
                 r.explanations = best.1.clone();
-                let said = best.1.iter().find(|e| e.0 == Stage::Patch).or_else(|| best.1.first()).map(|e| first_sentence(&e.1, 70)).unwrap_or_default();
-                r.reason = if scored.len() > 1 { format!("{mean:.1}±{sd:.1} over {}: {said}", scored.len()) } else { said };
-                r.score = Score { value: round2(mean), parts };
+                let said = best
+                    .1
+                    .iter()
+                    .find(|e| e.0 == Stage::Patch)
+                    .or_else(|| best.1.first())
+                    .map(|e| first_sentence(&e.1, 70))
+                    .unwrap_or_default();
+                r.reason = if scored.len() > 1 {
+                    format!("{mean:.1}±{sd:.1} over {}: {said}", scored.len())
+                } else {
+                    said
+                };
+                r.score = Score {
+                    value: round2(mean),
+                    parts,
+                };
                 r
             })
             .collect()
@@ -197,8 +282,18 @@ fn rotated(eligible: &[usize], s: u32) -> Vec<usize> {
     (0..n).map(|k| eligible[(k + s as usize) % n]).collect()
 }
 
-fn share_reviews(bundle: &IssueBundle, jobs: &[Job], outcomes: &[Outcome], env: &PlanEnv, wins: &[f64], games: &[f64], what: &str) -> Vec<Review> {
-    let elig: Vec<usize> = (0..bundle.candidates.len()).filter(|&i| eligible(&bundle.candidates[i])).collect();
+fn share_reviews(
+    bundle: &IssueBundle,
+    jobs: &[Job],
+    outcomes: &[Outcome],
+    env: &PlanEnv,
+    wins: &[f64],
+    games: &[f64],
+    what: &str,
+) -> Vec<Review> {
+    let elig: Vec<usize> = (0..bundle.candidates.len())
+        .filter(|&i| eligible(&bundle.candidates[i]))
+        .collect();
     bundle
         .candidates
         .iter()
@@ -210,21 +305,42 @@ fn share_reviews(bundle: &IssueBundle, jobs: &[Job], outcomes: &[Outcome], env: 
             let mut r = base_review(p, env);
             r.usage = usage_of(i, jobs, outcomes);
             if elig.len() == 1 {
-                r.score = Score { value: 5.5, parts: vec![("rule: only candidate that applies".into(), 5.5)] };
-                r.reason = "the only candidate that applies: nothing to compare (5.5 by rule)".into();
+                r.score = Score {
+                    value: 5.5,
+                    parts: vec![("rule: only candidate that applies".into(), 5.5)],
+                };
+                r.reason =
+                    "the only candidate that applies: nothing to compare (5.5 by rule)".into();
                 return r;
             }
             if games[i] == 0.0 {
-                let mine: Vec<&Outcome> = jobs.iter().zip(outcomes).filter(|(j, _)| j.about.contains(&i)).map(|(_, o)| o).collect();
+                let mine: Vec<&Outcome> = jobs
+                    .iter()
+                    .zip(outcomes)
+                    .filter(|(j, _)| j.about.contains(&i))
+                    .map(|(_, o)| o)
+                    .collect();
                 return unscored(r, first_problem(&mine));
             }
             let share = wins[i] / games[i];
-            r.score = Score { value: round2(1.0 + 9.0 * share), parts: vec![(format!("{what} won"), wins[i]), (format!("{what} counted"), games[i])] };
+            r.score = Score {
+                value: round2(1.0 + 9.0 * share),
+                parts: vec![
+                    (format!("{what} won"), wins[i]),
+                    (format!("{what} counted"), games[i]),
+                ],
+            };
             r.reason = format!("won {} of {} {what}", wins[i], games[i]);
             // The analysis of a call this candidate won, if any.
             if let Some(a) = jobs.iter().zip(outcomes).find_map(|(j, o)| match o {
-                Outcome::Done { parsed: Parsed::List { analysis, choice }, .. } if j.about.get(choice - 1) == Some(&i) => Some(analysis.clone()),
-                Outcome::Done { parsed: Parsed::Pair { analysis, a_wins }, .. } if j.about.get(if *a_wins { 0 } else { 1 }) == Some(&i) => Some(analysis.clone()),
+                Outcome::Done {
+                    parsed: Parsed::List { analysis, choice },
+                    ..
+                } if j.about.get(choice - 1) == Some(&i) => Some(analysis.clone()),
+                Outcome::Done {
+                    parsed: Parsed::Pair { analysis, a_wins },
+                    ..
+                } if j.about.get(if *a_wins { 0 } else { 1 }) == Some(&i) => Some(analysis.clone()),
                 _ => None,
             }) {
                 r.explanations = vec![(Stage::Patch, a)];
@@ -243,25 +359,51 @@ impl Selector for Listwise {
     }
 
     fn plan(&self, bundle: &IssueBundle, env: &PlanEnv) -> anyhow::Result<Vec<Job>> {
-        let elig: Vec<usize> = (0..bundle.candidates.len()).filter(|&i| eligible(&bundle.candidates[i])).collect();
+        let elig: Vec<usize> = (0..bundle.candidates.len())
+            .filter(|&i| eligible(&bundle.candidates[i]))
+            .collect();
         if elig.len() < 2 {
             return Ok(vec![]);
         }
         let mut jobs = Vec::new();
         for s in 0..env.samples {
             let order = rotated(&elig, s);
-            let cs: Vec<PromptCandidate> = order.iter().enumerate().map(|(k, &i)| PromptCandidate::new(&bundle.candidates[i], &(k + 1).to_string(), &env.limits)).collect();
-            let prompt = env.prompts.listwise(&bundle.task, &cs, env.rubric, env.format)?;
-            jobs.push(Job { prompt, kind: ReplyKind::List(order.len()), sample: s, about: order, label: format!("listwise {} sample {}", bundle.task.instance_id, s + 1) });
+            let cs: Vec<PromptCandidate> = order
+                .iter()
+                .enumerate()
+                .map(|(k, &i)| {
+                    PromptCandidate::new(&bundle.candidates[i], &(k + 1).to_string(), &env.limits)
+                })
+                .collect();
+            let prompt = env
+                .prompts
+                .listwise(&bundle.task, &cs, env.rubric, env.format)?;
+            jobs.push(Job {
+                prompt,
+                kind: ReplyKind::List(order.len()),
+                sample: s,
+                about: order,
+                label: format!("listwise {} sample {}", bundle.task.instance_id, s + 1),
+            });
         }
         Ok(jobs)
     }
 
-    fn reviews(&self, bundle: &IssueBundle, jobs: &[Job], outcomes: &[Outcome], env: &PlanEnv) -> Vec<Review> {
+    fn reviews(
+        &self,
+        bundle: &IssueBundle,
+        jobs: &[Job],
+        outcomes: &[Outcome],
+        env: &PlanEnv,
+    ) -> Vec<Review> {
         let n = bundle.candidates.len();
         let (mut wins, mut games) = (vec![0.0; n], vec![0.0; n]);
         for (j, o) in jobs.iter().zip(outcomes) {
-            if let Outcome::Done { parsed: Parsed::List { choice, .. }, .. } = o {
+            if let Outcome::Done {
+                parsed: Parsed::List { choice, .. },
+                ..
+            } = o
+            {
                 for &i in &j.about {
                     games[i] += 1.0;
                 }
@@ -281,25 +423,47 @@ impl Selector for Pairwise {
     }
 
     fn plan(&self, bundle: &IssueBundle, env: &PlanEnv) -> anyhow::Result<Vec<Job>> {
-        let elig: Vec<usize> = (0..bundle.candidates.len()).filter(|&i| eligible(&bundle.candidates[i])).collect();
+        let elig: Vec<usize> = (0..bundle.candidates.len())
+            .filter(|&i| eligible(&bundle.candidates[i]))
+            .collect();
         let cands: Vec<(PromptCandidate, PromptCandidate)> = bundle
             .candidates
             .iter()
-            .map(|p| (PromptCandidate::new(p, "A", &env.limits), PromptCandidate::new(p, "B", &env.limits)))
+            .map(|p| {
+                (
+                    PromptCandidate::new(p, "A", &env.limits),
+                    PromptCandidate::new(p, "B", &env.limits),
+                )
+            })
             .collect();
         let mut jobs = Vec::new();
         let mut pair = 0usize;
         for (x, &a) in elig.iter().enumerate() {
             for &b in &elig[x + 1..] {
                 for s in 0..env.samples {
-                    let (first, second) = if (pair + s as usize) % 2 == 0 { (a, b) } else { (b, a) };
-                    let prompt = env.prompts.pairwise(&bundle.task, &cands[first].0, &cands[second].1, env.rubric, env.format)?;
+                    let (first, second) = if (pair + s as usize) % 2 == 0 {
+                        (a, b)
+                    } else {
+                        (b, a)
+                    };
+                    let prompt = env.prompts.pairwise(
+                        &bundle.task,
+                        &cands[first].0,
+                        &cands[second].1,
+                        env.rubric,
+                        env.format,
+                    )?;
                     jobs.push(Job {
                         prompt,
                         kind: ReplyKind::Pair,
                         sample: s,
                         about: vec![first, second],
-                        label: format!("pairwise {} vs {} sample {}", bundle.candidates[first].candidate.key(), bundle.candidates[second].candidate.agent, s + 1),
+                        label: format!(
+                            "pairwise {} vs {} sample {}",
+                            bundle.candidates[first].candidate.key(),
+                            bundle.candidates[second].candidate.agent,
+                            s + 1
+                        ),
                     });
                 }
                 pair += 1;
@@ -308,11 +472,21 @@ impl Selector for Pairwise {
         Ok(jobs)
     }
 
-    fn reviews(&self, bundle: &IssueBundle, jobs: &[Job], outcomes: &[Outcome], env: &PlanEnv) -> Vec<Review> {
+    fn reviews(
+        &self,
+        bundle: &IssueBundle,
+        jobs: &[Job],
+        outcomes: &[Outcome],
+        env: &PlanEnv,
+    ) -> Vec<Review> {
         let n = bundle.candidates.len();
         let (mut wins, mut games) = (vec![0.0; n], vec![0.0; n]);
         for (j, o) in jobs.iter().zip(outcomes) {
-            if let Outcome::Done { parsed: Parsed::Pair { a_wins, .. }, .. } = o {
+            if let Outcome::Done {
+                parsed: Parsed::Pair { a_wins, .. },
+                ..
+            } = o
+            {
                 games[j.about[0]] += 1.0;
                 games[j.about[1]] += 1.0;
                 wins[j.about[if *a_wins { 0 } else { 1 }]] += 1.0;
