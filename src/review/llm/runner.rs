@@ -456,7 +456,7 @@ impl Engine {
         let max_out = calls as u64 * u64::from(self.settings.max_tokens);
         let _ = writeln!(
             out,
-            "dry run: {total} calls planned ({cached} already cached, {calls} to send) to {}:{}; about {input} input tokens, at most {max_out} output tokens; at most ${:.4} at ${}/{} per million tokens in/out",
+            "dry run: {total} calls planned ({cached} already cached, {calls} to send) to {}:{}; about {input} input tokens, at most {max_out} output tokens; cost up to about ${:.4} at ${}/{} per million tokens in/out",
             self.provider.protocol.name(),
             self.provider.model,
             self.settings.price.cost(input, max_out),
