@@ -123,6 +123,15 @@ fn killed_run_resumes_and_redoes_only_what_is_missing() {
     let seen_before = mock.seen().len();
     assert!(seen_before > 7, "the run was cut with calls in flight");
 
+    // Wait until the mock has seen every held connection close, then open the gate.
+    let t = Instant::now();
+    while mock.held() > 0 {
+        assert!(
+            t.elapsed() < Duration::from_secs(30),
+            "held calls never closed"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
     mock.gate
         .store(u64::MAX, std::sync::atomic::Ordering::SeqCst);
     let out = dei_cmd(&args, None).output().unwrap();

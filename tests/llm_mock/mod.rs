@@ -48,6 +48,8 @@ pub struct State {
     pub finished: Vec<String>,
     /// Successful replies let through the gate.
     pub released: u64,
+    /// Replies waiting at the gate now.
+    pub held: u64,
 }
 
 pub struct Mock {
@@ -123,6 +125,11 @@ impl Mock {
 
     pub fn finished(&self) -> Vec<String> {
         self.state.lock().unwrap().finished.clone()
+    }
+
+    /// Replies held at the gate right now.
+    pub fn held(&self) -> u64 {
+        self.state.lock().unwrap().held
     }
 
     pub fn calls(&self) -> u64 {
@@ -346,22 +353,31 @@ async fn serve(
         }
         if status == 200 {
             // Hold replies past the gate (the client is about to be killed).
+            let mut holding = false;
             loop {
                 {
                     let mut s = state.lock().unwrap();
                     if s.released < gate.load(Ordering::SeqCst) {
                         s.released += 1;
+                        if holding {
+                            s.held -= 1;
+                        }
                         break;
                     }
+                    if !holding {
+                        s.held += 1;
+                        holding = true;
+                    }
                 }
+                let gone = || state.lock().unwrap().held -= 1;
                 // A client killed while its call is held never gets (or counts) the reply.
                 tokio::select! {
                     r = sock.readable() => {
                         let mut probe = [0u8; 1024];
                         match (r, sock.try_read(&mut probe)) {
-                            (Err(_), _) | (_, Ok(0)) => return Ok(()),
+                            (Err(_), _) | (_, Ok(0)) => { gone(); return Ok(()) }
                             (_, Ok(n)) => buf.extend_from_slice(&probe[..n]),
-                            (_, Err(e)) if e.kind() != std::io::ErrorKind::WouldBlock => return Ok(()),
+                            (_, Err(e)) if e.kind() != std::io::ErrorKind::WouldBlock => { gone(); return Ok(()) }
                             _ => {}
                         }
                         tokio::time::sleep(Duration::from_millis(20)).await;
