@@ -421,3 +421,37 @@ fn dry_run_prints_prompts_and_counts_without_calling() {
         .iter()
         .all(|r| r.unscored.as_deref() == Some("dry run: no call made")));
 }
+
+#[test]
+fn custom_rubric_and_prompt_dir_reach_the_prompt_and_bad_ones_say_where() {
+    let mock = Mock::start(Duration::ZERO);
+    let dir = tempfile::tempdir().unwrap();
+    let rubric = dir.path().join("strict.md");
+    std::fs::write(
+        &rubric,
+        "# strict\n- severe: ANY-CHANGE-OUTSIDE-pkg/mod.py\n",
+    )
+    .unwrap();
+    let prompts = dir.path().join("prompts");
+    std::fs::create_dir(&prompts).unwrap();
+    std::fs::write(prompts.join("system.j2"), "CUSTOM SYSTEM PROMPT").unwrap();
+    let a = LlmArgs {
+        rubric: Some(rubric.clone()),
+        prompt_dir: Some(prompts.clone()),
+        ..args("openai-compatible:m", &mock.openai_base(), dir.path())
+    };
+    let rs = committee(&a).review(&bundle("r-1", 1, None)).unwrap();
+    assert!(rs[0].unscored.is_none());
+    let body = &mock.seen()[0].body;
+    assert!(
+        body.contains("ANY-CHANGE-OUTSIDE-pkg/mod.py") && body.contains("CUSTOM SYSTEM PROMPT"),
+        "{body}"
+    );
+    std::fs::write(&rubric, "# strict\n\n- catastrophic: x\n").unwrap();
+    let cfg = a.resolve(&|_| None).unwrap().unwrap();
+    let e = LlmCommittee::new(cfg).err().unwrap().to_string();
+    assert!(
+        e.contains("strict.md:3") && e.contains("catastrophic"),
+        "{e}"
+    );
+}
