@@ -2,7 +2,8 @@
 //!
 //! 300 issues × 5 candidates × 3 samples = 4,500 calls, mock latency 200 ms, concurrency 64.
 //! Ideal wall time = calls × latency / concurrency. Reports wall / ideal (target ≤ 1.15) and
-//! the committee's CPU time per call (target < 1 ms), measured with getrusage on this process;
+//! the committee's CPU time per call (target < 1 ms), measured with getrusage on this process,
+//! with the response cache, when rerun from it, and with `--no-cache`;
 //! the mock runs in a child process so its CPU is not counted.
 //!
 //! `cargo bench --bench llm_committee` (env: DEI_BENCH_ISSUES, DEI_BENCH_CANDIDATES,
@@ -24,13 +25,13 @@ fn env_or(name: &str, default: u64) -> u64 {
         .unwrap_or(default)
 }
 
-fn cpu_seconds() -> f64 {
+fn cpu_user_sys() -> (f64, f64) {
     let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
     // SAFETY: getrusage writes into the struct we own.
     let rc = unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) };
     assert_eq!(rc, 0, "getrusage failed");
     let t = |tv: libc::timeval| tv.tv_sec as f64 + tv.tv_usec as f64 / 1e6;
-    t(ru.ru_utime) + t(ru.ru_stime)
+    (t(ru.ru_utime), t(ru.ru_stime))
 }
 
 fn main() {
@@ -63,64 +64,65 @@ fn main() {
     let bundles: Vec<_> = (0..issues)
         .map(|i| llm_mock::bundle(&format!("bench-{i}"), cands, Some(i % cands)))
         .collect();
-    let cache = tempfile::tempdir().unwrap();
-    let args = LlmArgs {
-        llm: Some("openai-compatible:bench".into()),
-        base_url: Some(base),
-        selector: "pointwise".into(),
-        samples,
-        max_tokens: 1024,
-        concurrency,
-        retries: 3,
-        parse_retries: 1,
-        backoff_ms: 100,
-        timeout: 30.0,
-        cache: cache.path().to_path_buf(),
-        ..Default::default()
+    // DEI_BENCH_CACHE_DIR puts the cache on another filesystem (e.g. /dev/shm).
+    let cache = match std::env::var_os("DEI_BENCH_CACHE_DIR") {
+        Some(d) => tempfile::tempdir_in(d).unwrap(),
+        None => tempfile::tempdir().unwrap(),
     };
-    let committee = LlmCommittee::new(args.resolve(&|_| None).unwrap().unwrap()).unwrap();
-
-    let cpu0 = cpu_seconds();
-    let t0 = Instant::now();
-    let results = committee.review_many(&bundles);
-    let wall = t0.elapsed().as_secs_f64();
-    let cpu = cpu_seconds() - cpu0;
-
-    let calls = committee.usage().calls;
-    let unscored = results
-        .iter()
-        .flat_map(|r| r.as_ref().unwrap())
-        .filter(|r| r.unscored.is_some())
-        .count();
     let expected = (issues * cands) as u64 * u64::from(samples);
     let ideal = expected as f64 * latency_ms as f64 / 1000.0 / concurrency as f64;
-
-    // Rerun: everything from the cache.
-    let c2 = LlmCommittee::new(args.resolve(&|_| None).unwrap().unwrap()).unwrap();
-    let t1 = Instant::now();
-    let _ = c2.review_many(&bundles);
-    let rerun = t1.elapsed().as_secs_f64();
+    let args = |cache: Option<&std::path::Path>| {
+        let a = LlmArgs {
+            llm: Some("openai-compatible:bench".into()),
+            base_url: Some(base.clone()),
+            selector: "pointwise".into(),
+            samples,
+            max_tokens: 1024,
+            concurrency,
+            retries: 3,
+            parse_retries: 1,
+            backoff_ms: 100,
+            timeout: 30.0,
+            cache: cache.map(|c| c.to_path_buf()).unwrap_or_default(),
+            no_cache: cache.is_none(),
+            ..Default::default()
+        };
+        LlmCommittee::new(a.resolve(&|_| None).unwrap().unwrap()).unwrap()
+    };
+    println!("llm committee benchmark: {issues} issues x {cands} candidates x {samples} samples = {expected} calls, mock latency {latency_ms} ms, concurrency {concurrency}; ideal {ideal:.2} s (calls x latency / concurrency)");
+    let report = |what: &str, c: &LlmCommittee| {
+        let (u0, s0) = cpu_user_sys();
+        let t0 = Instant::now();
+        let results = c.review_many(&bundles);
+        let wall = t0.elapsed().as_secs_f64();
+        let (u1, s1) = cpu_user_sys();
+        let calls = c.usage().calls;
+        let unscored = results
+            .iter()
+            .flat_map(|r| r.as_ref().unwrap())
+            .filter(|r| r.unscored.is_some())
+            .count();
+        let per = |x: f64| x * 1000.0 / (calls + c.usage().cached).max(1) as f64;
+        println!(
+            "  {what:<22} wall {wall:6.2} s = {:.3}x ideal (target <= 1.15x); CPU {:.3} ms/call+hit (target < 1 ms: {:.3} user + {:.3} system); {calls} calls sent, {} cached, {unscored} unscored",
+            wall / ideal,
+            per(u1 - u0 + s1 - s0),
+            per(u1 - u0),
+            per(s1 - s0),
+            c.usage().cached
+        );
+        calls
+    };
+    let with_cache = report("with the cache", &args(Some(cache.path())));
+    let rerun = report("rerun from the cache", &args(Some(cache.path())));
+    let no_cache = report("--no-cache", &args(None));
 
     drop(child.stdin.take());
     let _ = child.kill();
     let _ = child.wait();
-
-    println!("llm committee benchmark: {issues} issues x {cands} candidates x {samples} samples, mock latency {latency_ms} ms, concurrency {concurrency}");
-    println!("  calls sent            {calls} (expected {expected}), unscored {unscored}");
-    println!("  wall time             {wall:.2} s");
-    println!("  ideal                 {ideal:.2} s  (calls x latency / concurrency)");
-    println!(
-        "  wall / ideal          {:.3}x  (target <= 1.15x)",
-        wall / ideal
+    assert_eq!(
+        (with_cache, rerun, no_cache),
+        (expected, 0, expected),
+        "every call made once; a rerun makes none"
     );
-    println!(
-        "  committee CPU         {cpu:.3} s user+sys = {:.3} ms per call  (target < 1 ms)",
-        cpu * 1000.0 / calls.max(1) as f64
-    );
-    println!(
-        "  rerun from cache      {rerun:.2} s, {} calls sent",
-        c2.usage().calls
-    );
-    assert_eq!(calls, expected, "every call made once");
-    assert_eq!(c2.usage().calls, 0);
 }
