@@ -90,6 +90,19 @@ struct RankArgs {
     /// Write the machine-readable result to this file ("-" for stdout).
     #[arg(long)]
     json: Option<PathBuf>,
+    #[command(flatten)]
+    llm: dei::review::llm::LlmArgs,
+}
+
+/// The LLM committee when one is configured, else the offline committee (said in one line).
+fn committee(llm: &dei::review::llm::LlmArgs) -> anyhow::Result<Box<dyn dei::review::Committee>> {
+    Ok(match llm.committee()? {
+        Some(llm) => Box::new(llm),
+        None => {
+            eprintln!("note: no LLM configured; using the offline committee (agreement between candidates and static checks)");
+            Box::new(Offline::default())
+        }
+    })
 }
 
 fn rank(mut args: RankArgs) -> anyhow::Result<()> {
@@ -109,9 +122,8 @@ fn rank(mut args: RankArgs) -> anyhow::Result<()> {
         strict: args.strict,
         context_tokens: args.context_tokens,
     };
-    eprintln!("note: no LLM configured; using the offline committee (agreement between candidates and static checks)");
-    let committee = Offline::default();
-    let result = dei::pipeline::rank(&req, &committee)?;
+    let committee = committee(&args.llm)?;
+    let result = dei::pipeline::rank(&req, committee.as_ref())?;
     match args.json.as_deref() {
         Some(p) if p.as_os_str() == "-" => println!("{}", dei::report::json(&result)?),
         Some(p) => {
@@ -246,8 +258,8 @@ fn rank_many(args: RankArgs) -> anyhow::Result<()> {
         progress: !args.no_progress,
         stop: Some(dei::run::stop_on_ctrl_c()),
     };
-    eprintln!("note: no LLM configured; using the offline committee (agreement between candidates and static checks)");
-    let report = dei::run::run(&req, &Offline::default())?;
+    let committee = committee(&args.llm)?;
+    let report = dei::run::run(&req, committee.as_ref())?;
     for p in report.problems.iter().take(10) {
         eprintln!("input problem: {p}");
     }

@@ -64,10 +64,14 @@ pub fn table(result: &RankResult) -> String {
             (true, None) => format!("{:<10}", "?"),
         };
         out.push_str(&format!(
-            "{:>4}  {:<agent_w$}  {:>5.2}  {:<7}  {:<30}  {}{}\n",
+            "{:>4}  {:<agent_w$}  {:>5}  {:<7}  {:<30}  {}{}\n",
             rank,
             truncate(&r.agent, agent_w),
-            r.score,
+            if r.review.unscored.is_some() {
+                "-".to_string()
+            } else {
+                format!("{:.2}", r.score)
+            },
             r.applies.label(),
             truncate(&files, 30),
             resolved,

@@ -62,6 +62,8 @@ mod tests {
             },
             reason: String::new(),
             explanations: vec![],
+            unscored: None,
+            usage: None,
         }
     }
 

@@ -291,4 +291,34 @@ pub struct Review {
     pub reason: String,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub explanations: Vec<(Stage, String)>,
+    /// Why the committee could not score this candidate (e.g. the model's replies never
+    /// parsed, or the cost cap stopped it). `score` is then 0, below the 1–10 scale, so
+    /// it ranks last; it is never a made-up score.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unscored: Option<String>,
+    /// Model calls and their cost spent on this candidate, when a model was used.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<Usage>,
+}
+
+/// Model calls, tokens and cost (US dollars) spent on a review, a candidate or a run.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+pub struct Usage {
+    /// Calls sent to the provider (not counting retries of the same call).
+    pub calls: u64,
+    /// Replies served from the response cache.
+    pub cached: u64,
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    pub cost_usd: f64,
+}
+
+impl Usage {
+    pub fn add(&mut self, o: &Usage) {
+        self.calls += o.calls;
+        self.cached += o.cached;
+        self.input_tokens += o.input_tokens;
+        self.output_tokens += o.output_tokens;
+        self.cost_usd += o.cost_usd;
+    }
 }

@@ -4,7 +4,10 @@
 //! members can compare candidates) and writes one [`Review`] per candidate. The embedded
 //! default is the [`offline`] committee; the LLM committee speaks to real model servers.
 
+pub mod llm;
 pub mod offline;
+pub mod prompts;
+pub mod rubric;
 
 use crate::types::{Candidate, Context, PatchView, Review, Task};
 
@@ -29,4 +32,14 @@ pub trait Committee: Send + Sync {
     fn name(&self) -> String;
     /// One review per candidate, in the bundle's order.
     fn review(&self, bundle: &IssueBundle) -> anyhow::Result<Vec<Review>>;
+    /// Reviews for many issues at once (one result per bundle, in order). Committees that
+    /// can overlap work across issues (the LLM committee) override this.
+    fn review_many(&self, bundles: &[IssueBundle]) -> Vec<anyhow::Result<Vec<Review>>> {
+        bundles.iter().map(|b| self.review(b)).collect()
+    }
+    /// How many issues a multi-issue run should have in review at once; `None` means one per
+    /// CPU. Committees that wait on the network (whose limits are shared across issues) ask for more.
+    fn issues_in_flight(&self) -> Option<usize> {
+        None
+    }
 }

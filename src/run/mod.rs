@@ -299,34 +299,46 @@ pub fn run(req: &RunRequest, committee: &dyn Committee) -> anyhow::Result<RunRep
     let first_error: Mutex<Option<anyhow::Error>> = Mutex::new(None);
     let fresh: Mutex<Vec<IssueOutcome>> = Mutex::new(Vec::new());
 
-    pending.par_iter().with_max_len(1).for_each(|id| {
-        if stop.load(Ordering::SeqCst) || first_error.lock().map(|e| e.is_some()).unwrap_or(true) {
-            return;
-        }
-        let outcome = rank_one(id, &tasks, &index, req, mode, committee);
-        let ok = outcome.is_ok();
-        let write = journal
-            .lock()
-            .map_err(|_| anyhow::anyhow!("journal lock poisoned"))
-            .and_then(|mut j| j.append(&outcome));
-        match write {
-            Ok(()) => {
-                bar.finished(ok, &outcome);
-                if let Ok(mut f) = fresh.lock() {
-                    // The full ranking is on disk; keep only the summary fields in memory.
-                    f.push(IssueOutcome {
-                        result: None,
-                        ..outcome
-                    });
+    let pool = match committee.issues_in_flight() {
+        Some(n) => Some(rayon::ThreadPoolBuilder::new().num_threads(n).build()?),
+        None => None,
+    };
+    let work = || {
+        pending.par_iter().with_max_len(1).for_each(|id| {
+            if stop.load(Ordering::SeqCst)
+                || first_error.lock().map(|e| e.is_some()).unwrap_or(true)
+            {
+                return;
+            }
+            let outcome = rank_one(id, &tasks, &index, req, mode, committee);
+            let ok = outcome.is_ok();
+            let write = journal
+                .lock()
+                .map_err(|_| anyhow::anyhow!("journal lock poisoned"))
+                .and_then(|mut j| j.append(&outcome));
+            match write {
+                Ok(()) => {
+                    bar.finished(ok, &outcome);
+                    if let Ok(mut f) = fresh.lock() {
+                        // The full ranking is on disk; keep only the summary fields in memory.
+                        f.push(IssueOutcome {
+                            result: None,
+                            ..outcome
+                        });
+                    }
+                }
+                Err(e) => {
+                    if let Ok(mut slot) = first_error.lock() {
+                        slot.get_or_insert(e);
+                    }
                 }
             }
-            Err(e) => {
-                if let Ok(mut slot) = first_error.lock() {
-                    slot.get_or_insert(e);
-                }
-            }
-        }
-    });
+        })
+    };
+    match &pool {
+        Some(pool) => pool.install(work),
+        None => work(),
+    }
     bar.done();
     if let Some(e) = first_error.into_inner().ok().flatten() {
         return Err(e);
@@ -493,6 +505,8 @@ mod tests {
                 },
                 reason: String::new(),
                 explanations: vec![],
+                unscored: None,
+                usage: None,
             },
             edited: vec![],
             origin: String::new(),

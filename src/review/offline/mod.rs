@@ -297,6 +297,8 @@ impl Committee for Offline {
                 score,
                 reason,
                 explanations: vec![],
+                unscored: None,
+                usage: None,
             })
             .collect())
     }

@@ -1,0 +1,287 @@
+//! Reading the model's reply: a JSON object (structured output, or JSON in a code fence) or
+//! tagged sections (`<issue>…</issue>`). A reply that does not yield every required part
+//! (e.g. no integer score 1–10) is an error with the reason, never a guessed value.
+
+use super::provider::{Js, Schema};
+use crate::types::Stage;
+use serde_json::{json, Value};
+
+/// What a call asks the model to produce.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReplyKind {
+    /// DEI review of one candidate: five explanations then a score.
+    Point,
+    /// Pick one of `n` candidates.
+    List(usize),
+    /// Pick A or B.
+    Pair,
+}
+
+/// A reply that parsed.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Parsed {
+    Point {
+        explanations: Vec<(Stage, String)>,
+        score: u8,
+    },
+    /// 1-based choice.
+    List {
+        analysis: String,
+        choice: usize,
+    },
+    Pair {
+        analysis: String,
+        a_wins: bool,
+    },
+}
+
+const POINT_FIELDS: [Stage; 5] = [
+    Stage::Issue,
+    Stage::Context,
+    Stage::Location,
+    Stage::Patch,
+    Stage::Conflicts,
+];
+
+fn string_prop(desc: &str) -> Js {
+    Js::V(json!({"type": "string", "description": desc}))
+}
+
+impl ReplyKind {
+    pub fn schema(self) -> Schema {
+        let obj = |props: Vec<(&'static str, Js)>, required: Vec<&'static str>| {
+            Js::O(vec![
+                ("type", Js::V(json!("object"))),
+                ("properties", Js::O(props)),
+                ("required", Js::V(json!(required))),
+                ("additionalProperties", Js::V(json!(false))),
+            ])
+        };
+        match self {
+            ReplyKind::Point => Schema {
+                name: "submit_review",
+                description: "Submit the review of the candidate patch: explanations in order, then the score.",
+                schema: obj(
+                    vec![
+                        ("issue", string_prop("The issue in your own words: what is wrong, where, what is expected.")),
+                        ("context", string_prop("For each relevant code span: why it matters for the issue.")),
+                        ("location", string_prop("Is the patch editing the faulty place?")),
+                        ("patch", string_prop("Does the patch fix the issue, and how?")),
+                        ("conflicts", string_prop("Does it contradict other relevant code or break callers?")),
+                        ("score", Js::V(json!({"type": "integer", "description": "1 (certainly wrong) to 10 (certainly right)"}))),
+                    ],
+                    vec!["issue", "context", "location", "patch", "conflicts", "score"],
+                ),
+            },
+            ReplyKind::List(_) => Schema {
+                name: "pick_candidate",
+                description: "Pick the candidate most likely to resolve the issue.",
+                schema: obj(
+                    vec![("analysis", string_prop("Compare the candidates.")), ("choice", Js::V(json!({"type": "integer", "description": "the candidate's number"})))],
+                    vec!["analysis", "choice"],
+                ),
+            },
+            ReplyKind::Pair => Schema {
+                name: "pick_winner",
+                description: "Say which of two candidates is more likely to resolve the issue.",
+                schema: obj(
+                    vec![("analysis", string_prop("Compare the two candidates.")), ("winner", Js::V(json!({"type": "string", "enum": ["A", "B"]})))],
+                    vec!["analysis", "winner"],
+                ),
+            },
+        }
+    }
+}
+
+/// The JSON object in `text`: the whole text, or the outermost `{…}` (e.g. inside a fence).
+fn json_object(text: &str) -> Option<serde_json::Map<String, Value>> {
+    let t = text.trim();
+    if let Ok(Value::Object(m)) = serde_json::from_str(t) {
+        return Some(m);
+    }
+    let (a, b) = (t.find('{')?, t.rfind('}')?);
+    match serde_json::from_str(t.get(a..=b)?) {
+        Ok(Value::Object(m)) => Some(m),
+        _ => None,
+    }
+}
+
+/// The text of `<tag>…</tag>`; an unclosed last tag runs to the end.
+fn tag<'a>(text: &'a str, name: &str) -> Option<&'a str> {
+    let open = format!("<{name}>");
+    let start = text.find(&open)? + open.len();
+    let rest = &text[start..];
+    let end = rest.find(&format!("</{name}>")).unwrap_or(rest.len());
+    Some(rest[..end].trim())
+}
+
+fn int_from(v: Option<&Value>) -> Result<Option<i64>, String> {
+    match v {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Number(n)) => match n.as_i64() {
+            Some(i) => Ok(Some(i)),
+            None => Err(format!("`{n}` is not an integer")),
+        },
+        Some(Value::String(s)) => int_from_text(s).map(Some),
+        Some(other) => Err(format!("`{other}` is not an integer")),
+    }
+}
+
+fn int_from_text(s: &str) -> Result<i64, String> {
+    let t = s.trim().trim_end_matches('.');
+    let t = t.split('/').next().unwrap_or(t).trim();
+    t.parse::<i64>().map_err(|_| {
+        format!(
+            "`{}` is not an integer",
+            s.chars().take(40).collect::<String>()
+        )
+    })
+}
+
+fn score_in_range(i: i64) -> Result<u8, String> {
+    if (1..=10).contains(&i) {
+        Ok(i as u8)
+    } else {
+        Err(format!("score {i} is outside 1–10"))
+    }
+}
+
+/// Parse a reply of `kind`; `Err` says what was wrong.
+pub fn parse(kind: ReplyKind, text: &str) -> Result<Parsed, String> {
+    if text.trim().is_empty() {
+        return Err("empty reply".into());
+    }
+    if text.starts_with("[refused]") {
+        return Err(format!(
+            "model refused: {}",
+            text.chars().skip(10).take(200).collect::<String>()
+        ));
+    }
+    let obj = json_object(text);
+    let field = |name: &str| -> Option<String> {
+        match &obj {
+            Some(m) => m.get(name).map(|v| match v {
+                Value::String(s) => s.trim().to_string(),
+                other => other.to_string(),
+            }),
+            None => tag(text, name).map(str::to_string),
+        }
+    };
+    let int_field = |name: &str| -> Result<Option<i64>, String> {
+        match &obj {
+            Some(m) => int_from(m.get(name)),
+            None => tag(text, name).map(int_from_text).transpose(),
+        }
+    };
+    match kind {
+        ReplyKind::Point => {
+            let score = match int_field("score")? {
+                Some(s) => score_in_range(s)?,
+                None => return Err("no score in reply".into()),
+            };
+            let explanations: Vec<(Stage, String)> = POINT_FIELDS
+                .iter()
+                .filter_map(|&s| field(s.name()).filter(|t| !t.is_empty()).map(|t| (s, t)))
+                .collect();
+            if explanations.is_empty() {
+                return Err("reply has a score but none of the explanations".into());
+            }
+            let mut explanations = explanations;
+            explanations.push((Stage::Score, score.to_string()));
+            Ok(Parsed::Point {
+                explanations,
+                score,
+            })
+        }
+        ReplyKind::List(n) => {
+            let choice = int_field("choice")?.ok_or("no choice in reply")?;
+            if choice < 1 || choice as usize > n {
+                return Err(format!("choice {choice} is not a candidate number 1–{n}"));
+            }
+            Ok(Parsed::List {
+                analysis: field("analysis").unwrap_or_default(),
+                choice: choice as usize,
+            })
+        }
+        ReplyKind::Pair => {
+            let w = field("winner").ok_or("no winner in reply")?;
+            let a_wins = match w.trim().trim_matches('"').to_ascii_uppercase().as_str() {
+                "A" => true,
+                "B" => false,
+                other => {
+                    return Err(format!(
+                        "winner `{}` is neither A nor B",
+                        other.chars().take(40).collect::<String>()
+                    ))
+                }
+            };
+            Ok(Parsed::Pair {
+                analysis: field("analysis").unwrap_or_default(),
+                a_wins,
+            })
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn point_from_json_and_tags() {
+        let j = r#"{"issue":"i","context":"c","location":"l","patch":"p","conflicts":"none","score":7}"#;
+        let Parsed::Point {
+            explanations,
+            score,
+        } = parse(ReplyKind::Point, j).unwrap()
+        else {
+            panic!()
+        };
+        assert_eq!(score, 7);
+        let order: Vec<Stage> = explanations.iter().map(|e| e.0).collect();
+        assert_eq!(order, Stage::ORDER.to_vec());
+        let t = "<issue>i</issue>\n<context>c</context><location>l</location><patch>p</patch><conflicts>x</conflicts>\n<score> 9 </score>";
+        assert!(matches!(
+            parse(ReplyKind::Point, t),
+            Ok(Parsed::Point { score: 9, .. })
+        ));
+        let fenced = format!("Here you go:\n```json\n{j}\n```");
+        assert!(matches!(
+            parse(ReplyKind::Point, &fenced),
+            Ok(Parsed::Point { score: 7, .. })
+        ));
+    }
+
+    #[test]
+    fn bad_replies_say_why() {
+        assert_eq!(
+            parse(ReplyKind::Point, "<issue>i</issue>").unwrap_err(),
+            "no score in reply"
+        );
+        assert!(parse(ReplyKind::Point, r#"{"issue":"i","score":11}"#)
+            .unwrap_err()
+            .contains("outside"));
+        assert!(parse(ReplyKind::Point, r#"{"issue":"i","score":7.5}"#)
+            .unwrap_err()
+            .contains("not an integer"));
+        assert!(
+            parse(ReplyKind::Point, r#"{"issue":"i","context":"c","loc"#)
+                .unwrap_err()
+                .contains("no score")
+        );
+        assert!(parse(ReplyKind::Point, "").is_err());
+        assert!(parse(ReplyKind::List(3), r#"{"analysis":"a","choice":4}"#).is_err());
+        assert!(matches!(
+            parse(
+                ReplyKind::List(3),
+                "<analysis>a</analysis><choice>2</choice>"
+            ),
+            Ok(Parsed::List { choice: 2, .. })
+        ));
+        assert!(matches!(
+            parse(ReplyKind::Pair, r#"{"analysis":"a","winner":"B"}"#),
+            Ok(Parsed::Pair { a_wins: false, .. })
+        ));
+        assert!(parse(ReplyKind::Pair, "<winner>both</winner>").is_err());
+    }
+}

@@ -1,0 +1,478 @@
+//! Providers over reqwest: OpenAI-compatible chat completions and the Anthropic messages API.
+//!
+//! Builds the request body (with structured output where asked), sends one HTTP call, and
+//! classifies what came back: a reply, a retryable failure (429, 5xx, timeouts, broken or
+//! malformed bodies, with any `Retry-After`), or a fatal one. The API key is only ever put
+//! in a request header; it never enters a body, a cache entry, a log line or an error.
+
+use serde::ser::{Serialize, SerializeMap, Serializer};
+use serde_json::{json, Value};
+use std::time::Duration;
+
+/// Which wire protocol a provider speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Protocol {
+    /// `POST {base}/chat/completions` (OpenAI itself: `max_completion_tokens`).
+    OpenAi,
+    /// The same protocol on another server (vLLM, llama.cpp, Ollama, ...): `max_tokens`.
+    OpenAiCompatible,
+    /// `POST {base}/v1/messages` with `x-api-key` and `anthropic-version`.
+    Anthropic,
+}
+
+impl Protocol {
+    pub fn name(self) -> &'static str {
+        match self {
+            Protocol::OpenAi => "openai",
+            Protocol::OpenAiCompatible => "openai-compatible",
+            Protocol::Anthropic => "anthropic",
+        }
+    }
+}
+
+/// An API key. Its `Debug` never shows it.
+#[derive(Clone, Default)]
+pub struct Secret(pub Option<String>);
+
+impl std::fmt::Debug for Secret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.0.is_some() {
+            "[redacted]"
+        } else {
+            "[none]"
+        })
+    }
+}
+
+impl Secret {
+    /// `text` with any occurrence of the key replaced.
+    pub fn scrub(&self, text: &str) -> String {
+        match &self.0 {
+            Some(k) if k.len() >= 4 => text.replace(k.as_str(), "[redacted]"),
+            _ => text.to_string(),
+        }
+    }
+}
+
+/// JSON with keys in the order written (the model writes structured output in schema order).
+#[derive(Debug, Clone)]
+pub enum Js {
+    V(Value),
+    O(Vec<(&'static str, Js)>),
+    A(Vec<Js>),
+}
+
+impl Serialize for Js {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Js::V(v) => v.serialize(s),
+            Js::A(items) => items.serialize(s),
+            Js::O(pairs) => {
+                let mut m = s.serialize_map(Some(pairs.len()))?;
+                for (k, v) in pairs {
+                    m.serialize_entry(k, v)?;
+                }
+                m.end()
+            }
+        }
+    }
+}
+
+/// A structured-output schema: a name and an object schema with ordered properties.
+#[derive(Debug, Clone)]
+pub struct Schema {
+    pub name: &'static str,
+    pub description: &'static str,
+    pub schema: Js,
+}
+
+/// What one call asks for.
+#[derive(Debug, Clone)]
+pub struct CallRequest<'a> {
+    pub system: &'a str,
+    pub user: &'a str,
+    pub temperature: f64,
+    pub max_tokens: u32,
+    pub sample: u32,
+    pub schema: Option<&'a Schema>,
+}
+
+/// The text the model wrote, and what it cost.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Reply {
+    pub text: String,
+    #[serde(default)]
+    pub input_tokens: u64,
+    #[serde(default)]
+    pub output_tokens: u64,
+    /// Provider's stop reason (`stop`, `length`, `end_turn`, `max_tokens`, `tool_use`, ...).
+    #[serde(default)]
+    pub finish: String,
+    /// True when the provider reported no usage and tokens were estimated.
+    #[serde(default)]
+    pub estimated: bool,
+}
+
+/// Why one HTTP call failed.
+#[derive(Debug, Clone, PartialEq)]
+pub enum CallError {
+    /// Worth retrying after a backoff (or after `retry_after`, when the server said).
+    Retryable {
+        why: String,
+        retry_after: Option<Duration>,
+    },
+    /// Retrying will not help (bad request, bad key, unknown model).
+    Fatal(String),
+}
+
+impl std::fmt::Display for CallError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            CallError::Retryable { why, .. } | CallError::Fatal(why) => f.write_str(why),
+        }
+    }
+}
+
+/// A configured provider endpoint.
+#[derive(Debug, Clone)]
+pub struct Provider {
+    pub protocol: Protocol,
+    pub model: String,
+    /// e.g. `https://api.openai.com/v1` or `https://api.anthropic.com`.
+    pub base_url: String,
+    pub key: Secret,
+    pub timeout: Duration,
+}
+
+/// Rough token count for budgeting when a provider does not say.
+pub fn estimate_tokens(text: &str) -> u64 {
+    text.len().div_ceil(4) as u64
+}
+
+/// `Retry-After` as seconds (integer or decimal); HTTP dates fall back to backoff.
+pub fn parse_retry_after(v: &str) -> Option<Duration> {
+    let secs: f64 = v.trim().parse().ok()?;
+    (secs.is_finite() && secs >= 0.0).then(|| Duration::from_secs_f64(secs.min(600.0)))
+}
+
+impl Provider {
+    pub fn url(&self) -> String {
+        let base = self.base_url.trim_end_matches('/');
+        match self.protocol {
+            Protocol::Anthropic => format!("{base}/v1/messages"),
+            _ => format!("{base}/chat/completions"),
+        }
+    }
+
+    /// The exact JSON body of a call.
+    pub fn body(&self, r: &CallRequest) -> Js {
+        let v = |x: Value| Js::V(x);
+        match self.protocol {
+            Protocol::OpenAi | Protocol::OpenAiCompatible => {
+                let mut o = vec![
+                    ("model", v(json!(self.model))),
+                    (
+                        "messages",
+                        v(
+                            json!([{"role": "system", "content": r.system}, {"role": "user", "content": r.user}]),
+                        ),
+                    ),
+                    ("temperature", v(json!(r.temperature))),
+                    (
+                        if self.protocol == Protocol::OpenAi {
+                            "max_completion_tokens"
+                        } else {
+                            "max_tokens"
+                        },
+                        v(json!(r.max_tokens)),
+                    ),
+                    ("seed", v(json!(r.sample))),
+                ];
+                if let Some(s) = r.schema {
+                    o.push((
+                        "response_format",
+                        Js::O(vec![
+                            ("type", v(json!("json_schema"))),
+                            (
+                                "json_schema",
+                                Js::O(vec![
+                                    ("name", v(json!(s.name))),
+                                    ("strict", v(json!(true))),
+                                    ("schema", s.schema.clone()),
+                                ]),
+                            ),
+                        ]),
+                    ));
+                }
+                Js::O(o)
+            }
+            Protocol::Anthropic => {
+                let mut o = vec![
+                    ("model", v(json!(self.model))),
+                    ("max_tokens", v(json!(r.max_tokens))),
+                    ("system", v(json!(r.system))),
+                    ("messages", v(json!([{"role": "user", "content": r.user}]))),
+                    ("temperature", v(json!(r.temperature.min(1.0)))),
+                ];
+                if let Some(s) = r.schema {
+                    o.push((
+                        "tools",
+                        Js::A(vec![Js::O(vec![
+                            ("name", v(json!(s.name))),
+                            ("description", v(json!(s.description))),
+                            ("input_schema", s.schema.clone()),
+                        ])]),
+                    ));
+                    o.push(("tool_choice", v(json!({"type": "tool", "name": s.name}))));
+                }
+                Js::O(o)
+            }
+        }
+    }
+
+    /// Pull the reply out of a 200 response body.
+    pub fn parse_body(&self, body: &[u8], r: &CallRequest) -> Result<Reply, CallError> {
+        let malformed = |why: &str| CallError::Retryable {
+            why: format!("malformed response: {why}"),
+            retry_after: None,
+        };
+        let v: Value =
+            serde_json::from_slice(body).map_err(|e| malformed(&format!("not JSON ({e})")))?;
+        let (text, finish, inp, out) = match self.protocol {
+            Protocol::OpenAi | Protocol::OpenAiCompatible => {
+                let choice = v
+                    .pointer("/choices/0")
+                    .ok_or_else(|| malformed("no choices[0]"))?;
+                let msg = choice
+                    .get("message")
+                    .ok_or_else(|| malformed("no choices[0].message"))?;
+                let text = match msg.get("content") {
+                    Some(Value::String(s)) => s.clone(),
+                    _ => match msg.get("refusal").and_then(Value::as_str) {
+                        Some(refusal) => format!("[refused] {refusal}"),
+                        None => String::new(),
+                    },
+                };
+                let finish = choice
+                    .get("finish_reason")
+                    .and_then(Value::as_str)
+                    .unwrap_or("")
+                    .to_string();
+                let u = v.get("usage");
+                (
+                    text,
+                    finish,
+                    u.and_then(|u| u.get("prompt_tokens"))
+                        .and_then(Value::as_u64),
+                    u.and_then(|u| u.get("completion_tokens"))
+                        .and_then(Value::as_u64),
+                )
+            }
+            Protocol::Anthropic => {
+                let blocks = v
+                    .get("content")
+                    .and_then(Value::as_array)
+                    .ok_or_else(|| malformed("no content array"))?;
+                let tool = blocks
+                    .iter()
+                    .find(|b| b.get("type").and_then(Value::as_str) == Some("tool_use"));
+                let text = match tool.and_then(|t| t.get("input")) {
+                    Some(input) => input.to_string(),
+                    None => blocks
+                        .iter()
+                        .filter(|b| b.get("type").and_then(Value::as_str) == Some("text"))
+                        .filter_map(|b| b.get("text").and_then(Value::as_str))
+                        .collect::<Vec<_>>()
+                        .join("\n"),
+                };
+                let finish = v
+                    .get("stop_reason")
+                    .and_then(Value::as_str)
+                    .unwrap_or("")
+                    .to_string();
+                let u = v.get("usage");
+                (
+                    text,
+                    finish,
+                    u.and_then(|u| u.get("input_tokens"))
+                        .and_then(Value::as_u64),
+                    u.and_then(|u| u.get("output_tokens"))
+                        .and_then(Value::as_u64),
+                )
+            }
+        };
+        let estimated = inp.is_none() || out.is_none();
+        Ok(Reply {
+            input_tokens: inp
+                .unwrap_or_else(|| estimate_tokens(r.system) + estimate_tokens(r.user)),
+            output_tokens: out.unwrap_or_else(|| estimate_tokens(&text)),
+            text,
+            finish,
+            estimated,
+        })
+    }
+
+    /// One HTTP call, no retries.
+    pub async fn call(
+        &self,
+        client: &reqwest::Client,
+        r: &CallRequest<'_>,
+    ) -> Result<Reply, CallError> {
+        let body = serde_json::to_vec(&self.body(r))
+            .map_err(|e| CallError::Fatal(format!("cannot encode request: {e}")))?;
+        let mut req = client
+            .post(self.url())
+            .timeout(self.timeout)
+            .header("content-type", "application/json")
+            .body(body);
+        match self.protocol {
+            Protocol::Anthropic => {
+                req = req.header("anthropic-version", "2023-06-01");
+                if let Some(k) = &self.key.0 {
+                    req = req.header("x-api-key", k);
+                }
+            }
+            _ => {
+                if let Some(k) = &self.key.0 {
+                    req = req.bearer_auth(k);
+                }
+            }
+        }
+        let transport = |e: reqwest::Error, what: &str| {
+            let kind = if e.is_timeout() {
+                format!("timed out after {:.1}s", self.timeout.as_secs_f64())
+            } else if e.is_connect() {
+                "cannot connect".to_string()
+            } else {
+                what.to_string()
+            };
+            // reqwest errors name the URL, never headers; scrub anyway.
+            CallError::Retryable {
+                why: self.key.scrub(&format!("{kind}: {}", without_url(&e))),
+                retry_after: None,
+            }
+        };
+        let resp = req
+            .send()
+            .await
+            .map_err(|e| transport(e, "request failed"))?;
+        let status = resp.status();
+        let retry_after = resp
+            .headers()
+            .get("retry-after")
+            .and_then(|v| v.to_str().ok())
+            .and_then(parse_retry_after);
+        let bytes = resp
+            .bytes()
+            .await
+            .map_err(|e| transport(e, "reply cut off"))?;
+        if status.is_success() {
+            return self.parse_body(&bytes, r);
+        }
+        let snippet: String = String::from_utf8_lossy(&bytes).chars().take(300).collect();
+        let why = self
+            .key
+            .scrub(&format!("HTTP {}: {}", status.as_u16(), snippet.trim()));
+        if status.as_u16() == 429 || status.as_u16() == 408 || status.is_server_error() {
+            Err(CallError::Retryable { why, retry_after })
+        } else {
+            Err(CallError::Fatal(why))
+        }
+    }
+}
+
+fn without_url(e: &reqwest::Error) -> String {
+    let mut s = e.to_string();
+    if let Some(u) = e.url() {
+        s = s.replace(&format!(" ({u})"), "").replace(u.as_str(), "");
+    }
+    let mut src = std::error::Error::source(e);
+    while let Some(inner) = src {
+        s.push_str(&format!(": {inner}"));
+        src = inner.source();
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn p(protocol: Protocol) -> Provider {
+        Provider {
+            protocol,
+            model: "m".into(),
+            base_url: "http://x/v1/".into(),
+            key: Secret(Some("sk-secret-1234".into())),
+            timeout: Duration::from_secs(1),
+        }
+    }
+
+    #[test]
+    fn schema_keys_keep_their_order_and_key_stays_out_of_the_body() {
+        let schema = Schema {
+            name: "review",
+            description: "d",
+            schema: Js::O(vec![("z", Js::V(json!(1))), ("a", Js::V(json!(2)))]),
+        };
+        let r = CallRequest {
+            system: "s",
+            user: "u",
+            temperature: 0.5,
+            max_tokens: 10,
+            sample: 3,
+            schema: Some(&schema),
+        };
+        for proto in [Protocol::OpenAi, Protocol::Anthropic] {
+            let body = serde_json::to_string(&p(proto).body(&r)).unwrap();
+            assert!(
+                body.find("\"z\"").unwrap() < body.find("\"a\"").unwrap(),
+                "{body}"
+            );
+            assert!(!body.contains("sk-secret"), "{body}");
+        }
+        assert_eq!(p(Protocol::OpenAi).url(), "http://x/v1/chat/completions");
+        assert_eq!(format!("{:?}", p(Protocol::OpenAi).key), "[redacted]");
+        assert_eq!(
+            p(Protocol::OpenAi).key.scrub("bad key sk-secret-1234!"),
+            "bad key [redacted]!"
+        );
+    }
+
+    #[test]
+    fn parses_both_protocols_and_flags_malformed() {
+        let r = CallRequest {
+            system: "s",
+            user: "u",
+            temperature: 0.0,
+            max_tokens: 10,
+            sample: 0,
+            schema: None,
+        };
+        let o = br#"{"choices":[{"message":{"content":"hi"},"finish_reason":"stop"}],"usage":{"prompt_tokens":5,"completion_tokens":2}}"#;
+        let rep = p(Protocol::OpenAi).parse_body(o, &r).unwrap();
+        assert_eq!(
+            (
+                rep.text.as_str(),
+                rep.input_tokens,
+                rep.output_tokens,
+                rep.estimated
+            ),
+            ("hi", 5, 2, false)
+        );
+        let a = br#"{"content":[{"type":"tool_use","name":"x","input":{"score":3}}],"stop_reason":"tool_use","usage":{"input_tokens":7,"output_tokens":1}}"#;
+        let rep = p(Protocol::Anthropic).parse_body(a, &r).unwrap();
+        assert_eq!(rep.text, r#"{"score":3}"#);
+        assert!(matches!(
+            p(Protocol::OpenAi).parse_body(b"{\"choices\":[", &r),
+            Err(CallError::Retryable { .. })
+        ));
+        assert!(matches!(
+            p(Protocol::Anthropic).parse_body(b"{}", &r),
+            Err(CallError::Retryable { .. })
+        ));
+        assert_eq!(parse_retry_after("2"), Some(Duration::from_secs(2)));
+        assert_eq!(parse_retry_after("Wed, 21 Oct 2015 07:28:00 GMT"), None);
+    }
+}

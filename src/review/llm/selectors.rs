@@ -1,0 +1,497 @@
+//! Selectors: how the model's calls turn into one [`Review`] per candidate. All three
+//! produce scores on the 1–10 scale that [`crate::select::rank`] orders, so they can be
+//! compared with the same metrics.
+//!
+//! - [`Pointwise`] (DEI): each candidate reviewed alone, `samples` times; mean score, spread kept.
+//! - [`Listwise`]: one call sees every candidate and picks one; score = 1 + 9 × share of votes.
+//! - [`Pairwise`]: a round-robin tournament of A/B calls; score = 1 + 9 × share of games won.
+//!
+//! Empty candidates and ones that do not apply are never sent: they score 1 by rule, and the
+//! reason says so. Candidates with no usable reply are `unscored` (score 0, ranked last).
+
+use super::parse::{Parsed, ReplyKind};
+use super::runner::{Job, Outcome};
+use crate::review::prompts::{Format, Limits, PromptCandidate, Prompts};
+use crate::review::rubric::Rubric;
+use crate::review::{IssueBundle, Prepared};
+use crate::types::{Applies, Review, Score, Stage, Usage};
+
+/// What every selector needs to write its prompts.
+pub struct PlanEnv<'a> {
+    pub prompts: &'a Prompts,
+    pub rubric: &'a Rubric,
+    pub format: Format,
+    pub samples: u32,
+    pub limits: Limits,
+    pub committee: String,
+}
+
+/// A way of turning model calls into reviews.
+pub trait Selector: Send + Sync {
+    fn name(&self) -> &'static str;
+    /// The calls to make for one issue.
+    fn plan(&self, bundle: &IssueBundle, env: &PlanEnv) -> anyhow::Result<Vec<Job>>;
+    /// One review per candidate from the outcomes of the planned jobs (same order).
+    fn reviews(
+        &self,
+        bundle: &IssueBundle,
+        jobs: &[Job],
+        outcomes: &[Outcome],
+        env: &PlanEnv,
+    ) -> Vec<Review>;
+}
+
+/// Parse a selector name.
+pub fn by_name(name: &str) -> anyhow::Result<Box<dyn Selector>> {
+    match name {
+        "pointwise" | "dei" => Ok(Box::new(Pointwise)),
+        "listwise" => Ok(Box::new(Listwise)),
+        "pairwise" | "tournament" => Ok(Box::new(Pairwise)),
+        other => anyhow::bail!("unknown selector `{other}`: use pointwise, listwise or pairwise"),
+    }
+}
+
+fn eligible(p: &Prepared) -> bool {
+    matches!(p.view.applies, Applies::Clean | Applies::Fuzzy)
+}
+
+fn base_review(p: &Prepared, env: &PlanEnv) -> Review {
+    Review {
+        candidate: p.candidate.key(),
+        committee: env.committee.clone(),
+        score: Score {
+            value: 0.0,
+            parts: vec![],
+        },
+        reason: String::new(),
+        explanations: vec![],
+        unscored: None,
+        usage: None,
+    }
+}
+
+/// The rule review of a candidate that is not sent to the model.
+fn rule_review(p: &Prepared, env: &PlanEnv) -> Review {
+    let mut r = base_review(p, env);
+    r.score = Score {
+        value: 1.0,
+        parts: vec![("rule: nothing to review".into(), 1.0)],
+    };
+    r.reason = match p.view.applies {
+        Applies::Empty => "no patch (scored 1 by rule, not sent to the model)".into(),
+        _ => {
+            let why = p
+                .view
+                .error
+                .clone()
+                .or_else(|| p.view.files.iter().find_map(|f| f.error.clone()))
+                .unwrap_or_else(|| "does not apply".into());
+            format!("does not apply (scored 1 by rule, not sent to the model): {why}")
+        }
+    };
+    r
+}
+
+fn unscored(mut r: Review, why: String) -> Review {
+    r.score = Score {
+        value: 0.0,
+        parts: vec![],
+    };
+    r.reason = format!("unscored: {why}");
+    r.unscored = Some(why);
+    r
+}
+
+fn first_sentence(s: &str, max: usize) -> String {
+    let line = s
+        .lines()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("")
+        .trim();
+    let end = line.find(". ").map(|i| i + 1).unwrap_or(line.len());
+    line[..end].chars().take(max).collect()
+}
+
+fn round2(x: f64) -> f64 {
+    (x * 100.0).round() / 100.0
+}
+
+/// Usage of the jobs about candidate `i`, shared evenly among the candidates of each call.
+fn usage_of(i: usize, jobs: &[Job], outcomes: &[Outcome]) -> Option<Usage> {
+    let mut u = Usage::default();
+    let mut any = false;
+    for (j, o) in jobs.iter().zip(outcomes) {
+        if !j.about.contains(&i) {
+            continue;
+        }
+        any = true;
+        let k = j.about.len().max(1) as u64;
+        let ou = o.usage();
+        u.add(&Usage {
+            calls: ou.calls,
+            cached: ou.cached,
+            input_tokens: ou.input_tokens / k,
+            output_tokens: ou.output_tokens / k,
+            cost_usd: ou.cost_usd / k as f64,
+        });
+    }
+    any.then_some(u)
+}
+
+fn first_problem(outcomes: &[&Outcome]) -> String {
+    outcomes
+        .iter()
+        .find_map(|o| match o {
+            Outcome::Failed { why, .. } | Outcome::Skipped { why } => Some(why.clone()),
+            Outcome::Done { .. } => None,
+        })
+        .unwrap_or_else(|| "no call was made".into())
+}
+
+/// DEI: review each candidate alone, in stages, then score.
+pub struct Pointwise;
+
+impl Selector for Pointwise {
+    fn name(&self) -> &'static str {
+        "pointwise"
+    }
+
+    fn plan(&self, bundle: &IssueBundle, env: &PlanEnv) -> anyhow::Result<Vec<Job>> {
+        let mut jobs = Vec::new();
+        for (i, p) in bundle.candidates.iter().enumerate() {
+            if !eligible(p) {
+                continue;
+            }
+            let c = PromptCandidate::new(p, "1", &env.limits);
+            let prompt = env
+                .prompts
+                .pointwise(&bundle.task, &c, env.rubric, env.format)?;
+            for s in 0..env.samples {
+                jobs.push(Job {
+                    prompt: prompt.clone(),
+                    kind: ReplyKind::Point,
+                    sample: s,
+                    about: vec![i],
+                    label: format!("pointwise {} sample {}", p.candidate.key(), s + 1),
+                });
+            }
+        }
+        Ok(jobs)
+    }
+
+    fn reviews(
+        &self,
+        bundle: &IssueBundle,
+        jobs: &[Job],
+        outcomes: &[Outcome],
+        env: &PlanEnv,
+    ) -> Vec<Review> {
+        bundle
+            .candidates
+            .iter()
+            .enumerate()
+            .map(|(i, p)| {
+                if !eligible(p) {
+                    return rule_review(p, env);
+                }
+                let mine: Vec<&Outcome> = jobs
+                    .iter()
+                    .zip(outcomes)
+                    .filter(|(j, _)| j.about == [i])
+                    .map(|(_, o)| o)
+                    .collect();
+                let mut r = base_review(p, env);
+                r.usage = usage_of(i, jobs, outcomes);
+                let scored: Vec<(u8, &Vec<(Stage, String)>)> = mine
+                    .iter()
+                    .filter_map(|o| match o {
+                        Outcome::Done {
+                            parsed:
+                                Parsed::Point {
+                                    explanations,
+                                    score,
+                                },
+                            ..
+                        } => Some((*score, explanations)),
+                        _ => None,
+                    })
+                    .collect();
+                if scored.is_empty() {
+                    return unscored(r, first_problem(&mine));
+                }
+                let k = scored.len() as f64;
+                let mean = scored.iter().map(|s| f64::from(s.0)).sum::<f64>() / k;
+                let sd = if scored.len() > 1 {
+                    (scored
+                        .iter()
+                        .map(|s| (f64::from(s.0) - mean).powi(2))
+                        .sum::<f64>()
+                        / (k - 1.0))
+                        .sqrt()
+                } else {
+                    0.0
+                };
+                let min = scored.iter().map(|s| s.0).min().unwrap_or(0);
+                let max = scored.iter().map(|s| s.0).max().unwrap_or(0);
+                let mut parts = vec![
+                    ("mean".to_string(), round2(mean)),
+                    ("sd".to_string(), round2(sd)),
+                    ("min".to_string(), f64::from(min)),
+                    ("max".to_string(), f64::from(max)),
+                    ("samples scored".to_string(), k),
+                ];
+                let missing = mine.len() - scored.len();
+                if missing > 0 {
+                    parts.push(("samples unscored".to_string(), missing as f64));
+                }
+                // Keep the written review of the sample closest to the mean.
+                let best = scored
+                    .iter()
+                    .min_by(|a, b| {
+                        (f64::from(a.0) - mean)
+                            .abs()
+                            .total_cmp(&(f64::from(b.0) - mean).abs())
+                    })
+                    .expect("non-empty");
+                r.explanations = best.1.clone();
+                let said = best
+                    .1
+                    .iter()
+                    .find(|e| e.0 == Stage::Patch)
+                    .or_else(|| best.1.first())
+                    .map(|e| first_sentence(&e.1, 70))
+                    .unwrap_or_default();
+                r.reason = if scored.len() > 1 {
+                    format!("{mean:.1}±{sd:.1} over {}: {said}", scored.len())
+                } else {
+                    said
+                };
+                r.score = Score {
+                    value: round2(mean),
+                    parts,
+                };
+                r
+            })
+            .collect()
+    }
+}
+
+/// Rotation of `eligible` for sample `s`, so each candidate takes every position in turn.
+fn rotated(eligible: &[usize], s: u32) -> Vec<usize> {
+    let n = eligible.len();
+    (0..n).map(|k| eligible[(k + s as usize) % n]).collect()
+}
+
+fn share_reviews(
+    bundle: &IssueBundle,
+    jobs: &[Job],
+    outcomes: &[Outcome],
+    env: &PlanEnv,
+    wins: &[f64],
+    games: &[f64],
+    what: &str,
+) -> Vec<Review> {
+    let elig: Vec<usize> = (0..bundle.candidates.len())
+        .filter(|&i| eligible(&bundle.candidates[i]))
+        .collect();
+    bundle
+        .candidates
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            if !eligible(p) {
+                return rule_review(p, env);
+            }
+            let mut r = base_review(p, env);
+            r.usage = usage_of(i, jobs, outcomes);
+            if elig.len() == 1 {
+                r.score = Score {
+                    value: 5.5,
+                    parts: vec![("rule: only candidate that applies".into(), 5.5)],
+                };
+                r.reason =
+                    "the only candidate that applies: nothing to compare (5.5 by rule)".into();
+                return r;
+            }
+            if games[i] == 0.0 {
+                let mine: Vec<&Outcome> = jobs
+                    .iter()
+                    .zip(outcomes)
+                    .filter(|(j, _)| j.about.contains(&i))
+                    .map(|(_, o)| o)
+                    .collect();
+                return unscored(r, first_problem(&mine));
+            }
+            let share = wins[i] / games[i];
+            r.score = Score {
+                value: round2(1.0 + 9.0 * share),
+                parts: vec![
+                    (format!("{what} won"), wins[i]),
+                    (format!("{what} counted"), games[i]),
+                ],
+            };
+            r.reason = format!("won {} of {} {what}", wins[i], games[i]);
+            // The analysis of a call this candidate won, if any.
+            if let Some(a) = jobs.iter().zip(outcomes).find_map(|(j, o)| match o {
+                Outcome::Done {
+                    parsed: Parsed::List { analysis, choice },
+                    ..
+                } if j.about.get(choice - 1) == Some(&i) => Some(analysis.clone()),
+                Outcome::Done {
+                    parsed: Parsed::Pair { analysis, a_wins },
+                    ..
+                } if j.about.get(if *a_wins { 0 } else { 1 }) == Some(&i) => Some(analysis.clone()),
+                _ => None,
+            }) {
+                r.explanations = vec![(Stage::Patch, a)];
+            }
+            r
+        })
+        .collect()
+}
+
+/// One call per sample sees every candidate and picks one.
+pub struct Listwise;
+
+impl Selector for Listwise {
+    fn name(&self) -> &'static str {
+        "listwise"
+    }
+
+    fn plan(&self, bundle: &IssueBundle, env: &PlanEnv) -> anyhow::Result<Vec<Job>> {
+        let elig: Vec<usize> = (0..bundle.candidates.len())
+            .filter(|&i| eligible(&bundle.candidates[i]))
+            .collect();
+        if elig.len() < 2 {
+            return Ok(vec![]);
+        }
+        let mut jobs = Vec::new();
+        for s in 0..env.samples {
+            let order = rotated(&elig, s);
+            let cs: Vec<PromptCandidate> = order
+                .iter()
+                .enumerate()
+                .map(|(k, &i)| {
+                    PromptCandidate::new(&bundle.candidates[i], &(k + 1).to_string(), &env.limits)
+                })
+                .collect();
+            let prompt = env
+                .prompts
+                .listwise(&bundle.task, &cs, env.rubric, env.format)?;
+            jobs.push(Job {
+                prompt,
+                kind: ReplyKind::List(order.len()),
+                sample: s,
+                about: order,
+                label: format!("listwise {} sample {}", bundle.task.instance_id, s + 1),
+            });
+        }
+        Ok(jobs)
+    }
+
+    fn reviews(
+        &self,
+        bundle: &IssueBundle,
+        jobs: &[Job],
+        outcomes: &[Outcome],
+        env: &PlanEnv,
+    ) -> Vec<Review> {
+        let n = bundle.candidates.len();
+        let (mut wins, mut games) = (vec![0.0; n], vec![0.0; n]);
+        for (j, o) in jobs.iter().zip(outcomes) {
+            if let Outcome::Done {
+                parsed: Parsed::List { choice, .. },
+                ..
+            } = o
+            {
+                for &i in &j.about {
+                    games[i] += 1.0;
+                }
+                wins[j.about[choice - 1]] += 1.0;
+            }
+        }
+        share_reviews(bundle, jobs, outcomes, env, &wins, &games, "votes")
+    }
+}
+
+/// Round-robin tournament: every pair of candidates, A/B order alternating by sample.
+pub struct Pairwise;
+
+impl Selector for Pairwise {
+    fn name(&self) -> &'static str {
+        "pairwise"
+    }
+
+    fn plan(&self, bundle: &IssueBundle, env: &PlanEnv) -> anyhow::Result<Vec<Job>> {
+        let elig: Vec<usize> = (0..bundle.candidates.len())
+            .filter(|&i| eligible(&bundle.candidates[i]))
+            .collect();
+        let cands: Vec<(PromptCandidate, PromptCandidate)> = bundle
+            .candidates
+            .iter()
+            .map(|p| {
+                (
+                    PromptCandidate::new(p, "A", &env.limits),
+                    PromptCandidate::new(p, "B", &env.limits),
+                )
+            })
+            .collect();
+        let mut jobs = Vec::new();
+        let mut pair = 0usize;
+        for (x, &a) in elig.iter().enumerate() {
+            for &b in &elig[x + 1..] {
+                for s in 0..env.samples {
+                    let (first, second) = if (pair + s as usize) % 2 == 0 {
+                        (a, b)
+                    } else {
+                        (b, a)
+                    };
+                    let prompt = env.prompts.pairwise(
+                        &bundle.task,
+                        &cands[first].0,
+                        &cands[second].1,
+                        env.rubric,
+                        env.format,
+                    )?;
+                    jobs.push(Job {
+                        prompt,
+                        kind: ReplyKind::Pair,
+                        sample: s,
+                        about: vec![first, second],
+                        label: format!(
+                            "pairwise {} vs {} sample {}",
+                            bundle.candidates[first].candidate.key(),
+                            bundle.candidates[second].candidate.agent,
+                            s + 1
+                        ),
+                    });
+                }
+                pair += 1;
+            }
+        }
+        Ok(jobs)
+    }
+
+    fn reviews(
+        &self,
+        bundle: &IssueBundle,
+        jobs: &[Job],
+        outcomes: &[Outcome],
+        env: &PlanEnv,
+    ) -> Vec<Review> {
+        let n = bundle.candidates.len();
+        let (mut wins, mut games) = (vec![0.0; n], vec![0.0; n]);
+        for (j, o) in jobs.iter().zip(outcomes) {
+            if let Outcome::Done {
+                parsed: Parsed::Pair { a_wins, .. },
+                ..
+            } = o
+            {
+                games[j.about[0]] += 1.0;
+                games[j.about[1]] += 1.0;
+                wins[j.about[if *a_wins { 0 } else { 1 }]] += 1.0;
+            }
+        }
+        share_reviews(bundle, jobs, outcomes, env, &wins, &games, "games")
+    }
+}

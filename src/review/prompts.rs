@@ -1,0 +1,316 @@
+//! Prompt templates (minijinja) for the LLM committee.
+//!
+//! The default set lives in `prompts/` and is built into the binary; `--prompt-dir DIR`
+//! replaces any of its files (`system.j2`, `pointwise.j2`, `listwise.j2`, `pairwise.j2`,
+//! `candidate.j2`) with the file of the same name in DIR.
+
+use super::Prepared;
+use crate::review::rubric::Rubric;
+use crate::types::{FileView, LineRange, Task};
+use anyhow::{anyhow, Context as _};
+use minijinja::{Environment, UndefinedBehavior};
+use serde::Serialize;
+use std::path::Path;
+
+/// The built-in templates, by file name.
+pub const DEFAULTS: [(&str, &str); 5] = [
+    ("system.j2", include_str!("../../prompts/system.j2")),
+    ("candidate.j2", include_str!("../../prompts/candidate.j2")),
+    ("pointwise.j2", include_str!("../../prompts/pointwise.j2")),
+    ("listwise.j2", include_str!("../../prompts/listwise.j2")),
+    ("pairwise.j2", include_str!("../../prompts/pairwise.j2")),
+];
+
+/// How the model is asked to shape its reply.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Format {
+    /// A JSON object (enforced by the provider's structured output where it has one).
+    Json,
+    /// `<issue>…</issue>`-style tagged sections.
+    Tags,
+}
+
+/// Limits that keep one candidate's part of a prompt bounded.
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    pub diff_chars: usize,
+    pub region_chars: usize,
+    pub context_chars: usize,
+    /// Lines shown around each changed region.
+    pub margin: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            diff_chars: 20_000,
+            region_chars: 8_000,
+            context_chars: 16_000,
+            margin: 3,
+        }
+    }
+}
+
+/// One changed file, before and after, as the model reads it.
+#[derive(Debug, Clone, Serialize)]
+pub struct Region {
+    pub path: String,
+    pub before: String,
+    pub after: String,
+    pub error: Option<String>,
+}
+
+/// One candidate, ready for a template. The agent's name is never shown (no brand bias).
+#[derive(Debug, Clone, Serialize)]
+pub struct PromptCandidate {
+    pub label: String,
+    pub applies: String,
+    pub diff: String,
+    pub regions: Vec<Region>,
+    pub context: String,
+    pub edited: Vec<String>,
+}
+
+fn cap(s: &str, n: usize) -> String {
+    if s.len() <= n {
+        return s.to_string();
+    }
+    let mut end = n;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}\n… [{} more characters cut]\n", &s[..end], s.len() - end)
+}
+
+/// Lines of `text` around `ranges` (merged, `margin` lines each side), numbered.
+pub fn excerpt(text: &str, ranges: &[LineRange], margin: usize) -> String {
+    let lines: Vec<&str> = text.lines().collect();
+    if lines.is_empty() || ranges.is_empty() {
+        return String::new();
+    }
+    let mut spans: Vec<(usize, usize)> = ranges
+        .iter()
+        .map(|r| {
+            (
+                r.start.saturating_sub(margin).max(1),
+                (r.end + margin).min(lines.len()),
+            )
+        })
+        .filter(|(a, b)| a <= b)
+        .collect();
+    spans.sort();
+    let mut merged: Vec<(usize, usize)> = Vec::new();
+    for (a, b) in spans {
+        match merged.last_mut() {
+            Some(last) if a <= last.1 + 1 => last.1 = last.1.max(b),
+            _ => merged.push((a, b)),
+        }
+    }
+    let width = merged.last().map(|m| m.1.to_string().len()).unwrap_or(1);
+    let mut out = String::new();
+    for (k, (a, b)) in merged.iter().enumerate() {
+        if k > 0 {
+            out.push_str("…\n");
+        }
+        for n in *a..=*b {
+            out.push_str(&format!("{n:>width$} | {}\n", lines[n - 1]));
+        }
+    }
+    out
+}
+
+fn region(f: &FileView, lim: &Limits) -> Region {
+    let before = f
+        .before
+        .as_deref()
+        .map(|t| excerpt(t, &f.changed_before, lim.margin))
+        .unwrap_or_default();
+    let after = f
+        .after
+        .as_deref()
+        .map(|t| excerpt(t, &f.changed_after, lim.margin))
+        .unwrap_or_default();
+    Region {
+        path: f.path.clone(),
+        before: cap(&before, lim.region_chars),
+        after: cap(&after, lim.region_chars),
+        error: f.error.clone(),
+    }
+}
+
+impl PromptCandidate {
+    pub fn new(p: &Prepared, label: &str, lim: &Limits) -> PromptCandidate {
+        PromptCandidate {
+            label: label.to_string(),
+            applies: p.view.applies.label().to_string(),
+            diff: cap(p.candidate.patch.trim_end(), lim.diff_chars),
+            regions: p.view.files.iter().map(|f| region(f, lim)).collect(),
+            context: cap(&crate::context::render(&p.context), lim.context_chars),
+            edited: p.context.edited.clone(),
+        }
+    }
+}
+
+/// A rendered prompt: what is sent, exactly.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
+pub struct Rendered {
+    pub system: String,
+    pub user: String,
+}
+
+/// The loaded template set.
+#[derive(Debug)]
+pub struct Prompts {
+    env: Environment<'static>,
+    /// Where overrides came from, if anywhere.
+    pub dir: Option<std::path::PathBuf>,
+}
+
+impl Prompts {
+    /// The built-in set, with any file in `dir` replacing the built-in one of the same name.
+    pub fn load(dir: Option<&Path>) -> anyhow::Result<Prompts> {
+        let mut env = Environment::new();
+        env.set_undefined_behavior(UndefinedBehavior::Strict);
+        env.set_trim_blocks(true);
+        env.set_keep_trailing_newline(true);
+        if let Some(d) = dir {
+            if !d.is_dir() {
+                anyhow::bail!("--prompt-dir {} is not a folder (expected files like pointwise.j2, see prompts/)", d.display());
+            }
+        }
+        for (name, text) in DEFAULTS {
+            let over = dir.map(|d| d.join(name)).filter(|p| p.is_file());
+            let (src, from) = match &over {
+                Some(p) => (
+                    std::fs::read_to_string(p)
+                        .with_context(|| format!("cannot read {}", p.display()))?,
+                    p.display().to_string(),
+                ),
+                None => (text.to_string(), format!("built-in prompts/{name}")),
+            };
+            env.add_template_owned(name, src)
+                .map_err(|e| anyhow!("template {from}: {e}"))?;
+        }
+        Ok(Prompts {
+            env,
+            dir: dir.map(Path::to_path_buf),
+        })
+    }
+
+    fn render(&self, name: &str, ctx: minijinja::Value) -> anyhow::Result<Rendered> {
+        let place = |n: &str| match &self.dir {
+            Some(d) if d.join(n).is_file() => d.join(n).display().to_string(),
+            _ => format!("built-in prompts/{n}"),
+        };
+        let t = self.env.get_template(name)?;
+        let user = t
+            .render(&ctx)
+            .map_err(|e| anyhow!("cannot render {}: {e:#}", place(name)))?;
+        let system = self
+            .env
+            .get_template("system.j2")?
+            .render(&ctx)
+            .map_err(|e| anyhow!("cannot render {}: {e:#}", place("system.j2")))?;
+        Ok(Rendered {
+            system: system.trim().to_string(),
+            user: user.trim().to_string(),
+        })
+    }
+
+    pub fn pointwise(
+        &self,
+        task: &Task,
+        c: &PromptCandidate,
+        rubric: &Rubric,
+        format: Format,
+    ) -> anyhow::Result<Rendered> {
+        self.render(
+            "pointwise.j2",
+            minijinja::context! { issue => task.problem_statement.trim(), candidate => c, rubric => rubric.text, format => format },
+        )
+    }
+
+    pub fn listwise(
+        &self,
+        task: &Task,
+        cs: &[PromptCandidate],
+        rubric: &Rubric,
+        format: Format,
+    ) -> anyhow::Result<Rendered> {
+        self.render(
+            "listwise.j2",
+            minijinja::context! { issue => task.problem_statement.trim(), candidates => cs, rubric => rubric.text, format => format },
+        )
+    }
+
+    pub fn pairwise(
+        &self,
+        task: &Task,
+        a: &PromptCandidate,
+        b: &PromptCandidate,
+        rubric: &Rubric,
+        format: Format,
+    ) -> anyhow::Result<Rendered> {
+        self.render(
+            "pairwise.j2",
+            minijinja::context! { issue => task.problem_statement.trim(), candidates => [a, b], rubric => rubric.text, format => format },
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn excerpt_merges_and_numbers() {
+        let text = (1..=20)
+            .map(|i| format!("l{i}"))
+            .collect::<Vec<_>>()
+            .join("\n");
+        let e = excerpt(
+            &text,
+            &[
+                LineRange::new(5, 5),
+                LineRange::new(8, 8),
+                LineRange::new(18, 18),
+            ],
+            1,
+        );
+        assert_eq!(e, " 4 | l4\n 5 | l5\n 6 | l6\n 7 | l7\n 8 | l8\n 9 | l9\n…\n17 | l17\n18 | l18\n19 | l19\n");
+    }
+
+    #[test]
+    fn overrides_and_errors_name_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("pointwise.j2"),
+            "ISSUE={{ issue }} {{ nosuchvar }}",
+        )
+        .unwrap();
+        let p = Prompts::load(Some(dir.path())).unwrap();
+        let task = Task {
+            problem_statement: "x".into(),
+            ..Default::default()
+        };
+        let c = PromptCandidate {
+            label: "1".into(),
+            applies: "yes".into(),
+            diff: String::new(),
+            regions: vec![],
+            context: String::new(),
+            edited: vec![],
+        };
+        let e = p
+            .pointwise(&task, &c, &Rubric::default_rubric(), Format::Json)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("pointwise.j2") && !e.contains("built-in"), "{e}");
+        std::fs::write(dir.path().join("pointwise.j2"), "{% if %}").unwrap();
+        assert!(Prompts::load(Some(dir.path()))
+            .unwrap_err()
+            .to_string()
+            .contains("pointwise.j2"));
+    }
+}
