@@ -28,6 +28,107 @@ enum Command {
     Bench(dei::bench::BenchCommand),
     /// Join the run directories of several shards (dei rank --shard i/n) into one result.
     Merge(MergeArgs),
+    /// Write candidate patches with a model (three strategies) into a SWE-bench prediction file.
+    Generate(GenerateArgs),
+}
+
+#[derive(Args)]
+#[command(
+    mut_arg("samples", |a| a.default_value("0").help_heading("Generation")
+        .help("Samples per strategy and issue, at the --temperatures in turn (0: one per temperature)")),
+    mut_arg("max_tokens", |a| a.default_value("4096")),
+    mut_arg("llm", |a| a.help("Model that writes the patches (required): openai:MODEL, anthropic:MODEL, openai-compatible:MODEL (needs --base-url), vllm:MODEL, ollama:MODEL or llamacpp:MODEL")),
+    mut_arg("temperature", |a| a.hide(true)),
+    mut_arg("selector", |a| a.hide(true)),
+    mut_arg("output_format", |a| a.hide(true)),
+    mut_arg("prompt_dir", |a| a.hide(true)),
+    mut_arg("rubric", |a| a.hide(true)),
+)]
+struct GenerateArgs {
+    /// SWE-bench-style task records (JSON or JSONL).
+    #[arg(long)]
+    tasks: PathBuf,
+    /// Issue id to generate for. Repeat for several issues.
+    #[arg(long, required_unless_present = "all")]
+    issue: Vec<String>,
+    /// Generate for every issue in --tasks.
+    #[arg(long, conflicts_with = "issue")]
+    all: bool,
+    /// The repository (a clone or bare git dir).
+    #[arg(long)]
+    repo: Option<PathBuf>,
+    /// A folder of repositories named owner__name.
+    #[arg(long, env = "DEI_REPOS")]
+    repos: Option<PathBuf>,
+    /// Strategies to run: hierarchical, search-replace, chain (comma-separated).
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "hierarchical,search-replace,chain"
+    )]
+    strategies: Vec<String>,
+    /// Sampling temperatures, used in turn by the samples.
+    #[arg(long, value_delimiter = ',', default_value = "0,0.4,0.8")]
+    temperatures: Vec<f64>,
+    /// At most this many files for the hierarchical strategy (L).
+    #[arg(long, default_value_t = 3)]
+    max_files: usize,
+    /// A test command run (with `sh -c`) in a temporary copy of the base commit before and after
+    /// each candidate; candidates that break a passing command are dropped and the strategy retried once.
+    #[arg(long)]
+    test_cmd: Option<String>,
+    /// Seconds before one run of the test command is killed.
+    #[arg(long, default_value_t = 300.0)]
+    test_timeout: f64,
+    /// Issues in flight at once (default: --concurrency, at most 8).
+    #[arg(long, default_value_t = 0, hide_default_value = true)]
+    jobs: usize,
+    /// Output: SWE-bench predictions (JSONL), appended; (issue, strategy) pairs already there are skipped.
+    #[arg(long)]
+    out: PathBuf,
+    #[command(flatten)]
+    llm: dei::review::llm::LlmArgs,
+}
+
+fn generate(args: GenerateArgs) -> anyhow::Result<()> {
+    use dei::generate::run as gen;
+    if !(args.test_timeout.is_finite() && args.test_timeout > 0.0) {
+        anyhow::bail!("--test-timeout must be a positive number of seconds");
+    }
+    let req = gen::GenerateRequest {
+        tasks: args.tasks,
+        selection: if args.all {
+            dei::run::Selection::All
+        } else {
+            dei::run::Selection::Ids(args.issue)
+        },
+        repo: args.repo,
+        repos: args.repos,
+        strategies: gen::parse_kinds(&args.strategies)?,
+        samples: args.llm.samples as usize,
+        temperatures: args.temperatures,
+        max_files: args.max_files,
+        test_cmd: args.test_cmd,
+        test_timeout: std::time::Duration::from_secs_f64(args.test_timeout),
+        out: args.out,
+        jobs: args.jobs,
+        dry_run: args.llm.dry_run,
+    };
+    let report = gen::generate(&req, &args.llm)?;
+    if let Some(u) = &report.usage {
+        eprintln!("{}", gen::usage_line(u));
+    }
+    if req.dry_run {
+        eprintln!(
+            "dry run: nothing written; each strategy stops at its first prompt not in the cache"
+        );
+        return Ok(());
+    }
+    eprintln!(
+        "{} issue(s) worked on, {} (issue, strategy) pair(s) already in {}, {} candidate(s) appended, {} issue(s) skipped",
+        report.issues, report.already_done, req.out.display(), report.written, report.failed.len()
+    );
+    Ok(())
 }
 
 #[derive(Args)]
@@ -316,6 +417,7 @@ fn main() -> ExitCode {
         Command::Eval(a) => eval(a),
         Command::Bench(b) => dei::bench::run(b),
         Command::Merge(a) => merge(a),
+        Command::Generate(a) => generate(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -4,8 +4,11 @@
 //! server, a test double) plugs in with a few lines. [`Scripted`] is the test double: it answers
 //! from a script, in order or by matching prompt content, and records every call.
 
+use crate::review::llm::runner::Engine;
+use crate::types::Usage;
 use anyhow::bail;
-use std::sync::Mutex;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 
 /// Ask a language model for one completion.
 pub trait Model: Send + Sync {
@@ -101,6 +104,58 @@ impl Model for Scripted {
             rules.remove(i);
         }
         Ok(reply)
+    }
+}
+
+/// The real client: [`Model`] over the committee's [`Engine`] (providers, persistent cache,
+/// concurrency, rate limits, retries, cost cap, ledger, dry run). One per (issue, strategy):
+/// asking the same prompt at the same temperature again is a new sample (`0, 1, 2, ...` in the
+/// cache key), so repeated sampling gives different replies, and a rerun of the same work
+/// answers every call from the cache.
+pub struct EngineModel {
+    engine: Arc<Engine>,
+    label: String,
+    seen: Mutex<HashMap<(String, String, u64), u32>>,
+    usage: Mutex<Usage>,
+}
+
+impl EngineModel {
+    /// `label` names the calls in the ledger and in dry-run output (e.g. `issue/strategy`).
+    pub fn new(engine: Arc<Engine>, label: impl Into<String>) -> EngineModel {
+        EngineModel {
+            engine,
+            label: label.into(),
+            seen: Mutex::default(),
+            usage: Mutex::default(),
+        }
+    }
+
+    /// Calls, cache hits, tokens and cost of this model's calls so far.
+    pub fn usage(&self) -> Usage {
+        *self.usage.lock().expect("usage lock")
+    }
+}
+
+impl Model for EngineModel {
+    fn complete(&self, system: &str, prompt: &str, temperature: f64) -> anyhow::Result<String> {
+        let sample = {
+            let mut seen = self.seen.lock().expect("seen lock");
+            let n = seen
+                .entry((
+                    system.to_string(),
+                    prompt.to_string(),
+                    temperature.to_bits(),
+                ))
+                .or_insert(0);
+            *n += 1;
+            *n - 1
+        };
+        let label = format!("{} t={temperature} sample {sample}", self.label);
+        let (text, usage) = self
+            .engine
+            .complete(system, prompt, temperature, sample, &label)?;
+        self.usage.lock().expect("usage lock").add(&usage);
+        Ok(text)
     }
 }
 

@@ -15,6 +15,8 @@ pub enum ReplyKind {
     List(usize),
     /// Pick A or B.
     Pair,
+    /// Free-form text (the generator's prompts): any non-empty reply, no structured output.
+    Text,
 }
 
 /// A reply that parsed.
@@ -33,6 +35,8 @@ pub enum Parsed {
         analysis: String,
         a_wins: bool,
     },
+    /// The whole reply of a [`ReplyKind::Text`] call.
+    Text(String),
 }
 
 const POINT_FIELDS: [Stage; 5] = [
@@ -48,7 +52,8 @@ fn string_prop(desc: &str) -> Js {
 }
 
 impl ReplyKind {
-    pub fn schema(self) -> Schema {
+    /// The structured-output schema, `None` for free-form text.
+    pub fn schema(self) -> Option<Schema> {
         let obj = |props: Vec<(&'static str, Js)>, required: Vec<&'static str>| {
             Js::O(vec![
                 ("type", Js::V(json!("object"))),
@@ -57,7 +62,8 @@ impl ReplyKind {
                 ("additionalProperties", Js::V(json!(false))),
             ])
         };
-        match self {
+        Some(match self {
+            ReplyKind::Text => return None,
             ReplyKind::Point => Schema {
                 name: "submit_review",
                 description: "Submit the review of the candidate patch: explanations in order, then the score.",
@@ -89,7 +95,7 @@ impl ReplyKind {
                     vec!["analysis", "winner"],
                 ),
             },
-        }
+        })
     }
 }
 
@@ -157,6 +163,9 @@ pub fn parse(kind: ReplyKind, text: &str) -> Result<Parsed, String> {
             text.chars().skip(10).take(200).collect::<String>()
         ));
     }
+    if kind == ReplyKind::Text {
+        return Ok(Parsed::Text(text.to_string()));
+    }
     let obj = json_object(text);
     let field = |name: &str| -> Option<String> {
         match &obj {
@@ -220,6 +229,7 @@ pub fn parse(kind: ReplyKind, text: &str) -> Result<Parsed, String> {
                 a_wins,
             })
         }
+        ReplyKind::Text => Ok(Parsed::Text(text.to_string())),
     }
 }
 
@@ -283,5 +293,11 @@ mod tests {
             Ok(Parsed::Pair { a_wins: false, .. })
         ));
         assert!(parse(ReplyKind::Pair, "<winner>both</winner>").is_err());
+        assert_eq!(
+            parse(ReplyKind::Text, "<<<<<<< SEARCH\n{\"score\": 3}"),
+            Ok(Parsed::Text("<<<<<<< SEARCH\n{\"score\": 3}".into()))
+        );
+        assert!(parse(ReplyKind::Text, "  \n").is_err());
+        assert!(ReplyKind::Text.schema().is_none());
     }
 }

@@ -23,6 +23,8 @@ pub struct Job {
     pub about: Vec<usize>,
     /// Human label: selector, candidate(s), sample.
     pub label: String,
+    /// This call's temperature instead of the configured one (the generator's samples).
+    pub temperature: Option<f64>,
 }
 
 /// What came of one job.
@@ -167,10 +169,15 @@ impl Engine {
     }
 
     fn format_name(&self, kind: ReplyKind) -> &'static str {
-        match self.settings.format {
-            Format::Json => kind.schema().name,
-            Format::Tags => "tags",
+        match (kind.schema(), self.settings.format) {
+            (None, _) => "text",
+            (Some(s), Format::Json) => s.name,
+            (Some(_), Format::Tags) => "tags",
         }
+    }
+
+    fn temperature(&self, job: &Job) -> f64 {
+        job.temperature.unwrap_or(self.settings.temperature)
     }
 
     fn key(&self, job: &Job, attempt: u32) -> String {
@@ -179,7 +186,7 @@ impl Engine {
             model: &self.provider.model,
             system: &job.prompt.system,
             user: &job.prompt.user,
-            temperature: self.settings.temperature,
+            temperature: self.temperature(job),
             max_tokens: self.settings.max_tokens,
             format: self.format_name(job.kind),
             sample: job.sample,
@@ -232,6 +239,51 @@ impl Engine {
         };
         self.write_ledger();
         outcomes
+    }
+
+    /// One free-form call (the generator's [`ReplyKind::Text`]): `system` and `user` at
+    /// `temperature`, as sample `sample` (both in the cache key, so samples differ), through the
+    /// same cache, limits, retries, cost cap and ledger as review calls. Returns the reply text
+    /// and this call's usage. Under `--dry-run` the prompt is printed and only a cached reply
+    /// is returned (none: an error saying no call was made).
+    pub fn complete(
+        self: &Arc<Self>,
+        system: &str,
+        user: &str,
+        temperature: f64,
+        sample: u32,
+        label: &str,
+    ) -> anyhow::Result<(String, Usage)> {
+        let job = Job {
+            prompt: Rendered {
+                system: system.to_string(),
+                user: user.to_string(),
+            },
+            kind: ReplyKind::Text,
+            sample,
+            about: vec![],
+            label: label.to_string(),
+            temperature: Some(temperature),
+        };
+        if self.settings.dry_run {
+            let hit = self.cache.as_ref().and_then(|c| c.get(&self.key(&job, 0)));
+            self.dry_run(std::slice::from_ref(&job));
+            return match hit {
+                Some(r) => Ok((r.text, Usage::default())),
+                None => anyhow::bail!("dry run: no call made"),
+            };
+        }
+        match self.run(vec![job]).pop() {
+            Some(Outcome::Done {
+                parsed: Parsed::Text(t),
+                usage,
+            }) => Ok((t, usage)),
+            Some(Outcome::Done { usage, .. }) => Ok((String::new(), usage)),
+            Some(Outcome::Failed { why, .. }) | Some(Outcome::Skipped { why }) => {
+                anyhow::bail!("{label}: {why}")
+            }
+            None => anyhow::bail!("{label}: internal error: no outcome"),
+        }
     }
 
     async fn run_async(self: Arc<Self>, jobs: Vec<Job>) -> Vec<Outcome> {
@@ -392,12 +444,16 @@ impl Engine {
         let req = CallRequest {
             system: &job.prompt.system,
             user: &job.prompt.user,
-            temperature: self.settings.temperature,
+            temperature: self.temperature(job),
             max_tokens: self.settings.max_tokens,
             sample: job.sample,
             schema: None,
         };
-        let schema = (self.settings.format == Format::Json).then(|| job.kind.schema());
+        let schema = if self.settings.format == Format::Json {
+            job.kind.schema()
+        } else {
+            None
+        };
         let req = CallRequest {
             schema: schema.as_ref(),
             ..req

@@ -169,6 +169,7 @@ impl Selector for Pointwise {
             for s in 0..env.samples {
                 jobs.push(Job {
                     prompt: prompt.clone(),
+                    temperature: None,
                     kind: ReplyKind::Point,
                     sample: s,
                     about: vec![i],
@@ -380,6 +381,7 @@ impl Selector for Listwise {
                 .listwise(&bundle.task, &cs, env.rubric, env.format)?;
             jobs.push(Job {
                 prompt,
+                temperature: None,
                 kind: ReplyKind::List(order.len()),
                 sample: s,
                 about: order,
@@ -455,6 +457,7 @@ impl Selector for Pairwise {
                     )?;
                     jobs.push(Job {
                         prompt,
+                        temperature: None,
                         kind: ReplyKind::Pair,
                         sample: s,
                         about: vec![first, second],
