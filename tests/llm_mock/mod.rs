@@ -40,9 +40,23 @@ pub struct Seen {
     pub anthropic_version: bool,
 }
 
+/// A reply chosen by what the prompt says (for the generator's multi-step conversations).
+#[derive(Debug, Clone)]
+pub struct Rule {
+    /// Answer a prompt whose last user message contains this text.
+    pub needle: String,
+    pub reply: String,
+    /// Keep answering (otherwise used once).
+    pub sticky: bool,
+}
+
 #[derive(Default)]
 pub struct State {
     pub faults: VecDeque<Fault>,
+    /// Replies by prompt content, first match wins; checked when no fault is queued.
+    pub rules: Vec<Rule>,
+    /// Needles of the rules that answered, in order.
+    pub matched: Vec<String>,
     pub seen: Vec<Seen>,
     /// Bodies whose (successful) reply was completely written.
     pub finished: Vec<String>,
@@ -117,6 +131,29 @@ impl Mock {
 
     pub fn push(&self, f: Fault) {
         self.state.lock().unwrap().faults.push_back(f);
+    }
+
+    /// Answer the next prompt containing `needle` with `reply` (once).
+    pub fn script(&self, needle: &str, reply: &str) {
+        self.add_rule(needle, reply, false);
+    }
+
+    /// Answer every prompt containing `needle` with `reply`.
+    pub fn script_always(&self, needle: &str, reply: &str) {
+        self.add_rule(needle, reply, true);
+    }
+
+    fn add_rule(&self, needle: &str, reply: &str, sticky: bool) {
+        self.state.lock().unwrap().rules.push(Rule {
+            needle: needle.into(),
+            reply: reply.into(),
+            sticky,
+        });
+    }
+
+    /// Needles of the rules that answered, in order.
+    pub fn matched(&self) -> Vec<String> {
+        self.state.lock().unwrap().matched.clone()
     }
 
     pub fn seen(&self) -> Vec<Seen> {
@@ -206,6 +243,18 @@ fn envelope(
     v.to_string()
 }
 
+/// The last user message of an OpenAI or Anthropic request body.
+pub fn user_prompt(body: &str) -> String {
+    let v: serde_json::Value = serde_json::from_str(body).unwrap_or_default();
+    v.get("messages")
+        .and_then(|m| m.as_array())
+        .and_then(|m| m.last())
+        .and_then(|m| m.get("content"))
+        .and_then(|c| c.as_str())
+        .unwrap_or_default()
+        .to_string()
+}
+
 async fn serve(
     mut sock: tokio::net::TcpStream,
     state: Arc<Mutex<State>>,
@@ -261,7 +310,23 @@ async fn serve(
                 authorized,
                 anthropic_version: header("anthropic-version").is_some(),
             });
-            s.faults.pop_front()
+            match s.faults.pop_front() {
+                Some(f) => Some(f),
+                None => {
+                    let prompt = user_prompt(&body);
+                    match s.rules.iter().position(|r| prompt.contains(&r.needle)) {
+                        Some(i) => {
+                            let r = s.rules[i].clone();
+                            if !r.sticky {
+                                s.rules.remove(i);
+                            }
+                            s.matched.push(r.needle);
+                            Some(Fault::Text(r.reply))
+                        }
+                        None => None,
+                    }
+                }
+            }
         };
         requests.fetch_add(1, Ordering::SeqCst);
         let structured = body.contains("\"response_format\"") || body.contains("\"tools\"");
