@@ -424,3 +424,67 @@ fn no_model_fails_clearly_and_dry_run_calls_nothing() {
         stderr(&bad)
     );
 }
+
+#[test]
+fn engine_model_samples_differ_and_come_back_from_the_cache() {
+    use dei::generate::llm::{EngineModel, Model};
+    use dei::review::llm::LlmArgs;
+    use std::sync::Arc;
+    let mock = Mock::start(Duration::ZERO);
+    mock.script("ask", "first");
+    mock.script("ask", "second");
+    mock.script("ask", "hot");
+    let dir = tempfile::tempdir().unwrap();
+    let args = LlmArgs {
+        llm: Some("openai-compatible:m".into()),
+        base_url: Some(mock.openai_base()),
+        selector: "pointwise".into(),
+        samples: 1,
+        max_tokens: 100,
+        concurrency: 2,
+        retries: 1,
+        timeout: 10.0,
+        cache: dir.path().join("cache"),
+        ..Default::default()
+    };
+    let cfg = args.resolve(&|_| None).unwrap().unwrap();
+    let cache = dei::review::llm::cache::Cache::open(&dir.path().join("cache")).unwrap();
+    let engine = Arc::new(
+        dei::review::llm::runner::Engine::new(cfg.provider, cfg.settings, Some(cache)).unwrap(),
+    );
+    let m = EngineModel::new(Arc::clone(&engine), "t");
+    assert_eq!(m.complete("s", "ask", 0.0).unwrap(), "first");
+    assert_eq!(
+        m.complete("s", "ask", 0.0).unwrap(),
+        "second",
+        "a new sample"
+    );
+    assert_eq!(
+        m.complete("s", "ask", 0.7).unwrap(),
+        "hot",
+        "a new temperature"
+    );
+    assert_eq!(mock.calls(), 3);
+    let seeds: Vec<i64> = mock
+        .seen()
+        .iter()
+        .map(|s| {
+            serde_json::from_str::<serde_json::Value>(&s.body).unwrap()["seed"]
+                .as_i64()
+                .unwrap()
+        })
+        .collect();
+    assert_eq!(seeds, [0, 1, 0]);
+    assert_eq!(m.usage().calls, 3);
+    // The same conversation again: every answer from the persistent cache, in order.
+    let again = EngineModel::new(Arc::clone(&engine), "t");
+    assert_eq!(again.complete("s", "ask", 0.0).unwrap(), "first");
+    assert_eq!(again.complete("s", "ask", 0.0).unwrap(), "second");
+    assert_eq!(again.complete("s", "ask", 0.7).unwrap(), "hot");
+    assert_eq!(mock.calls(), 3);
+    assert_eq!(again.usage().cached, 3);
+    // An empty reply is asked again (parse retries), then reported.
+    mock.script_always("blank", " ");
+    let e = again.complete("s", "blank", 0.0).unwrap_err().to_string();
+    assert!(e.contains("empty reply"), "{e}");
+}

@@ -209,7 +209,7 @@ pub fn generate(req: &GenerateRequest, llm: &LlmArgs) -> anyhow::Result<Generate
     let mut args = llm.clone();
     args.samples = 1;
     let Some(cfg) = args.resolve(&|k| std::env::var(k).ok()).map_err(|e| {
-        if llm.llm.as_deref().is_none_or(|s| s.trim().is_empty()) {
+        if !llm.llm.as_deref().is_some_and(|s| !s.trim().is_empty()) {
             anyhow::anyhow!("{NO_MODEL}")
         } else {
             e
