@@ -50,25 +50,10 @@ fn is_test_path(p: &str) -> bool {
         || p.rsplit('/').next().is_some_and(|f| f.starts_with("test_") || f.ends_with("_test.py") || f == "conftest.py")
 }
 
-/// Added lines, whitespace-normalized: the "what changed" of a candidate for agreement.
+/// The normalized change (whitespace- and comment-insensitive changed lines per file): the
+/// "what changed" of a candidate for agreement.
 fn change_signature(p: &Prepared) -> HashSet<String> {
-    let mut out = HashSet::new();
-    let Ok(parsed) = crate::patch::parse(&p.candidate.patch) else {
-        return out;
-    };
-    for f in &parsed.files {
-        for h in &f.hunks {
-            for l in &h.lines {
-                if let crate::patch::parse::Line::Add(t) = l {
-                    let k: String = t.split_whitespace().collect::<Vec<_>>().join(" ");
-                    if !k.is_empty() && !k.starts_with('#') {
-                        out.insert(format!("{}:{k}", f.path()));
-                    }
-                }
-            }
-        }
-    }
-    out
+    crate::patch::normalize::normalize_text(&p.candidate.patch).map(|n| n.items().into_iter().collect()).unwrap_or_default()
 }
 
 fn jaccard<T: Eq + std::hash::Hash>(a: &HashSet<T>, b: &HashSet<T>) -> f64 {
