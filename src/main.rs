@@ -7,7 +7,11 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 #[derive(Parser)]
-#[command(name = "dei", version, about = "Rank candidate patches from many coding agents for one issue")]
+#[command(
+    name = "dei",
+    version,
+    about = "Rank candidate patches from many coding agents for one issue"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,

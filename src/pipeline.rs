@@ -75,7 +75,13 @@ pub fn load_task(req: &RankRequest) -> anyhow::Result<Task> {
 }
 
 /// Rebuild every candidate and its context against one snapshot (in parallel).
-pub fn prepare(snapshot: &Snapshot, task: &Task, cands: Vec<Candidate>, mode: Mode, budget: usize) -> anyhow::Result<Vec<Prepared>> {
+pub fn prepare(
+    snapshot: &Snapshot,
+    task: &Task,
+    cands: Vec<Candidate>,
+    mode: Mode,
+    budget: usize,
+) -> anyhow::Result<Vec<Prepared>> {
     let needed: Vec<String> = cands.iter().flat_map(patch::paths_needed).collect();
     let base: Files = snapshot.read_all(needed.iter().map(String::as_str))?;
     Ok(cands
@@ -83,16 +89,28 @@ pub fn prepare(snapshot: &Snapshot, task: &Task, cands: Vec<Candidate>, mode: Mo
         .map(|candidate| {
             let view = patch::rebuild(&candidate, &base, mode);
             let context = context::build(&view, task, budget);
-            Prepared { candidate, view, context }
+            Prepared {
+                candidate,
+                view,
+                context,
+            }
         })
         .collect())
 }
 
 /// Review prepared candidates and put them in order.
-pub fn review_and_rank(committee: &dyn Committee, bundle: &IssueBundle) -> anyhow::Result<Vec<Ranked>> {
+pub fn review_and_rank(
+    committee: &dyn Committee,
+    bundle: &IssueBundle,
+) -> anyhow::Result<Vec<Ranked>> {
     let reviews = committee.review(bundle)?;
     if reviews.len() != bundle.candidates.len() {
-        bail!("committee {} returned {} reviews for {} candidates", committee.name(), reviews.len(), bundle.candidates.len());
+        bail!(
+            "committee {} returned {} reviews for {} candidates",
+            committee.name(),
+            reviews.len(),
+            bundle.candidates.len()
+        );
     }
     Ok(select::rank(&reviews)
         .into_iter()
@@ -135,10 +153,20 @@ pub fn rank(req: &RankRequest, committee: &dyn Committee) -> anyhow::Result<Rank
     }
     let repo_path = repo::locate(req.repo.as_deref(), req.repos.as_deref(), &task.repo)?;
     let snapshot = Snapshot::open(&repo_path, &task.base_commit)?;
-    let mode = if req.strict { Mode::Strict } else { Mode::Tolerant };
+    let mode = if req.strict {
+        Mode::Strict
+    } else {
+        Mode::Tolerant
+    };
     let prepared = prepare(&snapshot, &task, cands, mode, req.context_tokens)?;
-    let empty = prepared.iter().filter(|p| p.view.applies == Applies::Empty).count();
-    let bundle = IssueBundle { task: task.clone(), candidates: prepared };
+    let empty = prepared
+        .iter()
+        .filter(|p| p.view.applies == Applies::Empty)
+        .count();
+    let bundle = IssueBundle {
+        task: task.clone(),
+        candidates: prepared,
+    };
     let ranked = review_and_rank(committee, &bundle)?;
     Ok(RankResult {
         instance_id: task.instance_id.clone(),

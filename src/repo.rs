@@ -24,7 +24,11 @@ pub fn find_in_repos_dir(dir: &Path, repo: &str) -> Option<PathBuf> {
 }
 
 /// Work out where the repository is: `--repo` wins, then `--repos`/`DEI_REPOS`.
-pub fn locate(repo_flag: Option<&Path>, repos_dir: Option<&Path>, repo_name: &str) -> anyhow::Result<PathBuf> {
+pub fn locate(
+    repo_flag: Option<&Path>,
+    repos_dir: Option<&Path>,
+    repo_name: &str,
+) -> anyhow::Result<PathBuf> {
     if let Some(p) = repo_flag {
         return Ok(p.to_path_buf());
     }
@@ -60,7 +64,11 @@ impl Snapshot {
             bail!("repository {} does not exist\n  hint: pass --repo with a git clone or bare git dir", path.display());
         }
         let repo = git2::Repository::open(path).map_err(|e| {
-            anyhow::anyhow!("{} is not a git repository ({})\n  hint: pass a clone or a bare git dir", path.display(), e.message())
+            anyhow::anyhow!(
+                "{} is not a git repository ({})\n  hint: pass a clone or a bare git dir",
+                path.display(),
+                e.message()
+            )
         })?;
         let object = repo.revparse_single(commit).map_err(|_| {
             anyhow::anyhow!(
@@ -70,13 +78,22 @@ impl Snapshot {
             )
         })?;
         let (tree_id, commit) = {
-            let commit_obj = object
-                .peel_to_commit()
-                .map_err(|e| anyhow::anyhow!("{commit} in {} is not a commit: {}", path.display(), e.message()))?;
+            let commit_obj = object.peel_to_commit().map_err(|e| {
+                anyhow::anyhow!(
+                    "{commit} in {} is not a commit: {}",
+                    path.display(),
+                    e.message()
+                )
+            })?;
             (commit_obj.tree_id(), commit_obj.id().to_string())
         };
         drop(object);
-        Ok(Snapshot { repo, tree_id, commit, path: path.to_path_buf() })
+        Ok(Snapshot {
+            repo,
+            tree_id,
+            commit,
+            path: path.to_path_buf(),
+        })
     }
 
     /// Text of a file at this commit; `Ok(None)` when the path is not in the tree.
@@ -94,7 +111,10 @@ impl Snapshot {
     }
 
     /// Read many files at once (missing ones map to `None`).
-    pub fn read_all<'a>(&self, paths: impl IntoIterator<Item = &'a str>) -> anyhow::Result<HashMap<String, Option<String>>> {
+    pub fn read_all<'a>(
+        &self,
+        paths: impl IntoIterator<Item = &'a str>,
+    ) -> anyhow::Result<HashMap<String, Option<String>>> {
         let mut out = HashMap::new();
         for p in paths {
             if !out.contains_key(p) {

@@ -18,13 +18,23 @@ pub fn table(result: &RankResult) -> String {
     out.push_str(&format!(
         "{} ({}) at {} — {} candidates, {} empty, committee: {}\n\n",
         result.instance_id,
-        if result.repo.is_empty() { "local repo" } else { &result.repo },
+        if result.repo.is_empty() {
+            "local repo"
+        } else {
+            &result.repo
+        },
         &result.base_commit[..result.base_commit.len().min(12)],
         result.candidates,
         result.empty,
         result.committee
     ));
-    let agent_w = result.ranked.iter().map(|r| r.agent.chars().count()).max().unwrap_or(5).clamp(5, 40);
+    let agent_w = result
+        .ranked
+        .iter()
+        .map(|r| r.agent.chars().count())
+        .max()
+        .unwrap_or(5)
+        .clamp(5, 40);
     let show_resolved = result.ranked.iter().any(|r| r.resolved.is_some());
     out.push_str(&format!(
         "{:>4}  {:<agent_w$}  {:>5}  {:<7}  {:<30}  {}{}\n",
@@ -37,8 +47,16 @@ pub fn table(result: &RankResult) -> String {
         "reason"
     ));
     for r in &result.ranked {
-        let rank = if r.tied > 1 { format!("={}", r.rank) } else { r.rank.to_string() };
-        let files = if r.files.is_empty() { "-".to_string() } else { r.files.join(",") };
+        let rank = if r.tied > 1 {
+            format!("={}", r.rank)
+        } else {
+            r.rank.to_string()
+        };
+        let files = if r.files.is_empty() {
+            "-".to_string()
+        } else {
+            r.files.join(",")
+        };
         let resolved = match (show_resolved, r.resolved) {
             (false, _) => String::new(),
             (true, Some(true)) => format!("{:<10}", "yes"),
@@ -57,12 +75,18 @@ pub fn table(result: &RankResult) -> String {
         ));
     }
     if !result.problems.is_empty() {
-        out.push_str(&format!("\n{} input problem(s) skipped:\n", result.problems.len()));
+        out.push_str(&format!(
+            "\n{} input problem(s) skipped:\n",
+            result.problems.len()
+        ));
         for p in result.problems.iter().take(10) {
             out.push_str(&format!("  {p}\n"));
         }
         if result.problems.len() > 10 {
-            out.push_str(&format!("  … and {} more (see --json)\n", result.problems.len() - 10));
+            out.push_str(&format!(
+                "  … and {} more (see --json)\n",
+                result.problems.len() - 10
+            ));
         }
     }
     out

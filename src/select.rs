@@ -16,7 +16,13 @@ pub struct Placed {
 /// Sort by score, highest first; ties keep input order and share a rank (1-based, "competition" style).
 pub fn rank(reviews: &[Review]) -> Vec<Placed> {
     let mut order: Vec<usize> = (0..reviews.len()).collect();
-    order.sort_by(|&a, &b| reviews[b].score.value.total_cmp(&reviews[a].score.value).then(a.cmp(&b)));
+    order.sort_by(|&a, &b| {
+        reviews[b]
+            .score
+            .value
+            .total_cmp(&reviews[a].score.value)
+            .then(a.cmp(&b))
+    });
     let mut out: Vec<Placed> = Vec::with_capacity(order.len());
     for (pos, &i) in order.iter().enumerate() {
         let score = reviews[i].score.value;
@@ -24,9 +30,17 @@ pub fn rank(reviews: &[Review]) -> Vec<Placed> {
             Some(prev) if prev.score == score => prev.rank,
             _ => pos + 1,
         };
-        out.push(Placed { rank, index: i, score, tied: 0 });
+        out.push(Placed {
+            rank,
+            index: i,
+            score,
+            tied: 0,
+        });
     }
-    let counts: Vec<usize> = out.iter().map(|p| out.iter().filter(|q| q.rank == p.rank).count()).collect();
+    let counts: Vec<usize> = out
+        .iter()
+        .map(|p| out.iter().filter(|q| q.rank == p.rank).count())
+        .collect();
     for (p, c) in out.iter_mut().zip(counts) {
         p.tied = c;
     }
@@ -39,13 +53,23 @@ mod tests {
     use crate::types::Score;
 
     fn r(v: f64) -> Review {
-        Review { candidate: String::new(), committee: String::new(), score: Score { value: v, parts: vec![] }, reason: String::new(), explanations: vec![] }
+        Review {
+            candidate: String::new(),
+            committee: String::new(),
+            score: Score {
+                value: v,
+                parts: vec![],
+            },
+            reason: String::new(),
+            explanations: vec![],
+        }
     }
 
     #[test]
     fn ties_share_rank() {
         let placed = rank(&[r(2.0), r(5.0), r(2.0), r(9.0)]);
-        let got: Vec<(usize, usize, usize)> = placed.iter().map(|p| (p.rank, p.index, p.tied)).collect();
+        let got: Vec<(usize, usize, usize)> =
+            placed.iter().map(|p| (p.rank, p.index, p.tied)).collect();
         assert_eq!(got, vec![(1, 3, 1), (2, 1, 1), (3, 0, 2), (3, 2, 2)]);
     }
 }

@@ -8,7 +8,10 @@ use std::path::Path;
 /// Read every task in a JSON (list or single record) or JSONL file.
 pub fn load_tasks(path: &Path) -> anyhow::Result<Vec<Task>> {
     let text = std::fs::read_to_string(path).with_context(|| {
-        format!("cannot read tasks file {}\n  hint: pass --tasks with a SWE-bench JSON/JSONL file", path.display())
+        format!(
+            "cannot read tasks file {}\n  hint: pass --tasks with a SWE-bench JSON/JSONL file",
+            path.display()
+        )
     })?;
     let trimmed = text.trim_start();
     if trimmed.starts_with('[') {
@@ -17,12 +20,17 @@ pub fn load_tasks(path: &Path) -> anyhow::Result<Vec<Task>> {
         return values
             .into_iter()
             .enumerate()
-            .map(|(i, v)| parse_task(v).map_err(|e| anyhow::anyhow!("{}: task #{}: {e}", path.display(), i + 1)))
+            .map(|(i, v)| {
+                parse_task(v)
+                    .map_err(|e| anyhow::anyhow!("{}: task #{}: {e}", path.display(), i + 1))
+            })
             .collect();
     }
     if let Ok(v) = serde_json::from_str::<Value>(&text) {
         if v.is_object() {
-            return Ok(vec![parse_task(v).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?]);
+            return Ok(vec![
+                parse_task(v).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?
+            ]);
         }
     }
     let mut tasks = Vec::new();
@@ -31,9 +39,14 @@ pub fn load_tasks(path: &Path) -> anyhow::Result<Vec<Task>> {
             continue;
         }
         let v: Value = serde_json::from_str(line).map_err(|e| {
-            anyhow::anyhow!("{}:{}: malformed JSON ({e})\n  hint: each line must be one task record", path.display(), i + 1)
+            anyhow::anyhow!(
+                "{}:{}: malformed JSON ({e})\n  hint: each line must be one task record",
+                path.display(),
+                i + 1
+            )
         })?;
-        tasks.push(parse_task(v).map_err(|e| anyhow::anyhow!("{}:{}: {e}", path.display(), i + 1))?);
+        tasks
+            .push(parse_task(v).map_err(|e| anyhow::anyhow!("{}:{}: {e}", path.display(), i + 1))?);
     }
     Ok(tasks)
 }
@@ -63,7 +76,11 @@ pub fn find_task(tasks: &[Task], id: &str, source: &Path) -> anyhow::Result<Task
         .take(5)
         .collect();
     if close.is_empty() {
-        close = tasks.iter().take(3).map(|t| t.instance_id.as_str()).collect();
+        close = tasks
+            .iter()
+            .take(3)
+            .map(|t| t.instance_id.as_str())
+            .collect();
     }
     bail!(
         "unknown issue id `{id}` in {} ({} tasks)\n  hint: ids look like: {}",
@@ -78,9 +95,16 @@ pub fn task_from_text(path: &Path, commit: &str) -> anyhow::Result<Task> {
     let text = std::fs::read_to_string(path)
         .with_context(|| format!("cannot read issue file {}", path.display()))?;
     if text.trim().is_empty() {
-        bail!("issue file {} is empty\n  hint: write the issue text (title and description) into it", path.display());
+        bail!(
+            "issue file {} is empty\n  hint: write the issue text (title and description) into it",
+            path.display()
+        );
     }
-    let id = path.file_stem().and_then(|s| s.to_str()).unwrap_or("issue").to_string();
+    let id = path
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .unwrap_or("issue")
+        .to_string();
     Ok(Task {
         instance_id: id,
         repo: String::new(),
@@ -118,7 +142,12 @@ mod tests {
         .unwrap();
         let tasks = load_tasks(&p).unwrap();
         assert_eq!(tasks.len(), 1);
-        let err = find_task(&tasks, "psf__requests-9", &p).unwrap_err().to_string();
-        assert!(err.contains("unknown issue id") && err.contains("psf__requests-1"), "{err}");
+        let err = find_task(&tasks, "psf__requests-9", &p)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("unknown issue id") && err.contains("psf__requests-1"),
+            "{err}"
+        );
     }
 }

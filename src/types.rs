@@ -149,7 +149,10 @@ pub struct LineRange {
 
 impl LineRange {
     pub fn new(start: usize, end: usize) -> Self {
-        LineRange { start, end: end.max(start) }
+        LineRange {
+            start,
+            end: end.max(start),
+        }
     }
     pub fn overlaps(&self, other: &LineRange) -> bool {
         self.start <= other.end && other.start <= self.end

@@ -23,10 +23,16 @@ fn rank_example(extra: &[&str]) -> std::process::Output {
 fn offline_committee_ranks_the_correct_candidate_first() {
     let out = rank_example(&["--json", "-"]);
     assert!(out.status.success(), "{}", stderr(&out));
-    assert!(stderr(&out).contains("offline committee"), "one-line notice expected");
+    assert!(
+        stderr(&out).contains("offline committee"),
+        "one-line notice expected"
+    );
     let v: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
     let ranked = v["ranked"].as_array().unwrap();
-    let agents: Vec<&str> = ranked.iter().map(|r| r["agent"].as_str().unwrap()).collect();
+    let agents: Vec<&str> = ranked
+        .iter()
+        .map(|r| r["agent"].as_str().unwrap())
+        .collect();
     assert_eq!(agents[0], "careful-agent", "{agents:?}");
     assert_eq!(v["candidates"], 6);
     assert_eq!(v["empty"], 1);
@@ -44,7 +50,14 @@ fn table_shows_every_agent() {
     let out = rank_example(&[]);
     assert!(out.status.success(), "{}", stderr(&out));
     let text = stdout(&out);
-    for a in ["careful-agent", "second-agent", "wrong-place-agent", "stale-agent", "empty-agent", "tests-only-agent"] {
+    for a in [
+        "careful-agent",
+        "second-agent",
+        "wrong-place-agent",
+        "stale-agent",
+        "empty-agent",
+        "tests-only-agent",
+    ] {
         assert!(text.contains(a), "{a} missing from\n{text}");
     }
     assert!(text.lines().nth(2).unwrap().contains("agent"));
@@ -72,43 +85,113 @@ fn plain_text_issue_with_repo_and_commit() {
 
 #[test]
 fn unknown_issue_is_one_clear_error() {
-    let out = dei(&["rank", "examples/candidates", "--tasks", "examples/tasks.jsonl", "--issue", "example__textkit-99", "--repo", "."]);
+    let out = dei(&[
+        "rank",
+        "examples/candidates",
+        "--tasks",
+        "examples/tasks.jsonl",
+        "--issue",
+        "example__textkit-99",
+        "--repo",
+        ".",
+    ]);
     assert!(!out.status.success());
     let err = stderr(&out);
-    assert!(err.contains("unknown issue id `example__textkit-99`") && err.contains("example__textkit-1"), "{err}");
+    assert!(
+        err.contains("unknown issue id `example__textkit-99`")
+            && err.contains("example__textkit-1"),
+        "{err}"
+    );
 }
 
 #[test]
 fn missing_repo_and_unknown_commit() {
-    let out = dei(&["rank", "examples/candidates", "--tasks", "examples/tasks.jsonl", "--issue", "example__textkit-1"]);
+    let out = dei(&[
+        "rank",
+        "examples/candidates",
+        "--tasks",
+        "examples/tasks.jsonl",
+        "--issue",
+        "example__textkit-1",
+    ]);
     assert!(!out.status.success());
     assert!(stderr(&out).contains("--repo"), "{}", stderr(&out));
 
-    let out = dei(&["rank", "examples/candidates", "--tasks", "examples/tasks.jsonl", "--issue", "example__textkit-1", "--repo", "/no/such/repo"]);
+    let out = dei(&[
+        "rank",
+        "examples/candidates",
+        "--tasks",
+        "examples/tasks.jsonl",
+        "--issue",
+        "example__textkit-1",
+        "--repo",
+        "/no/such/repo",
+    ]);
     assert!(!out.status.success());
-    assert!(stderr(&out).contains("/no/such/repo does not exist"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("/no/such/repo does not exist"),
+        "{}",
+        stderr(&out)
+    );
 
     let repo = example_repo();
     let dir = tempfile::tempdir().unwrap();
     let tasks = dir.path().join("t.jsonl");
     let text = std::fs::read_to_string(root().join("examples/tasks.jsonl")).unwrap();
-    std::fs::write(&tasks, text.replace("f63f25d43ac69806ecd91a0971c38da78fc72775", "0123456789abcdef0123456789abcdef01234567")).unwrap();
-    let out = dei(&["rank", "examples/candidates", "--tasks", path_str(&tasks), "--issue", "example__textkit-1", "--repo", path_str(&repo)]);
+    std::fs::write(
+        &tasks,
+        text.replace(
+            "f63f25d43ac69806ecd91a0971c38da78fc72775",
+            "0123456789abcdef0123456789abcdef01234567",
+        ),
+    )
+    .unwrap();
+    let out = dei(&[
+        "rank",
+        "examples/candidates",
+        "--tasks",
+        path_str(&tasks),
+        "--issue",
+        "example__textkit-1",
+        "--repo",
+        path_str(&repo),
+    ]);
     assert!(!out.status.success());
-    assert!(stderr(&out).contains("commit 0123456789abcdef"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("commit 0123456789abcdef"),
+        "{}",
+        stderr(&out)
+    );
 }
 
 #[test]
 fn bad_candidate_lines_are_reported_and_skipped() {
     let repo = example_repo();
     let dir = tempfile::tempdir().unwrap();
-    let good = std::fs::read_to_string(root().join("examples/candidates/more-agents.jsonl")).unwrap();
+    let good =
+        std::fs::read_to_string(root().join("examples/candidates/more-agents.jsonl")).unwrap();
     let preds = dir.path().join("preds.jsonl");
-    std::fs::write(&preds, format!("{{broken\n{good}{{\"instance_id\": \"example__textkit-1\"}}\n")).unwrap();
-    let out = dei(&["rank", path_str(&preds), "--tasks", "examples/tasks.jsonl", "--issue", "example__textkit-1", "--repo", path_str(&repo)]);
+    std::fs::write(
+        &preds,
+        format!("{{broken\n{good}{{\"instance_id\": \"example__textkit-1\"}}\n"),
+    )
+    .unwrap();
+    let out = dei(&[
+        "rank",
+        path_str(&preds),
+        "--tasks",
+        "examples/tasks.jsonl",
+        "--issue",
+        "example__textkit-1",
+        "--repo",
+        path_str(&repo),
+    ]);
     assert!(out.status.success(), "{}", stderr(&out));
     let text = stdout(&out);
     assert!(text.contains("tests-only-agent"), "{text}");
     assert!(text.contains("preds.jsonl:1: malformed JSON"), "{text}");
-    assert!(text.contains("preds.jsonl:3: missing field `model_patch`"), "{text}");
+    assert!(
+        text.contains("preds.jsonl:3: missing field `model_patch`"),
+        "{text}"
+    );
 }

@@ -10,7 +10,9 @@ fn ranks_published_runs_on_a_requests_issue() {
         return skip("../shared/data not found");
     };
     let Some(repo) = real_repo("psf/requests") else {
-        return skip("psf/requests repository not found (set DEI_REPOS to a folder with psf__requests)");
+        return skip(
+            "psf/requests repository not found (set DEI_REPOS to a folder with psf__requests)",
+        );
     };
     let runs = data.join("lite_runs");
     let mut preds: Vec<String> = std::fs::read_dir(&runs)
@@ -24,7 +26,16 @@ fn ranks_published_runs_on_a_requests_issue() {
     let tasks = data.join("swebench_lite/test.jsonl");
     let mut args = vec!["rank".to_string()];
     args.extend(preds.iter().cloned());
-    for a in ["--tasks", path_str(&tasks), "--issue", "psf__requests-2317", "--repo", path_str(&repo), "--json", "-"] {
+    for a in [
+        "--tasks",
+        path_str(&tasks),
+        "--issue",
+        "psf__requests-2317",
+        "--repo",
+        path_str(&repo),
+        "--json",
+        "-",
+    ] {
         args.push(a.to_string());
     }
     let argv: Vec<&str> = args.iter().map(String::as_str).collect();
@@ -32,13 +43,32 @@ fn ranks_published_runs_on_a_requests_issue() {
     assert!(out.status.success(), "{}", stderr(&out));
     let v: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
     let ranked = v["ranked"].as_array().unwrap();
-    assert!(ranked.len() >= 10, "expected one candidate per run, got {}", ranked.len());
+    assert!(
+        ranked.len() >= 10,
+        "expected one candidate per run, got {}",
+        ranked.len()
+    );
     let applies = ranked.iter().filter(|r| r["applies"] == "clean").count();
-    assert!(applies >= ranked.len() / 2, "most published patches apply: {applies}/{}", ranked.len());
+    assert!(
+        applies >= ranked.len() / 2,
+        "most published patches apply: {applies}/{}",
+        ranked.len()
+    );
     // Every candidate edits something under requests/ or is empty/non-applying.
-    let mut agents: Vec<&str> = ranked.iter().map(|r| r["agent"].as_str().unwrap()).collect();
+    let mut agents: Vec<&str> = ranked
+        .iter()
+        .map(|r| r["agent"].as_str().unwrap())
+        .collect();
     agents.sort();
     agents.dedup();
-    assert_eq!(agents.len(), ranked.len(), "runs sharing a model name must stay distinct: {agents:?}");
-    assert!(ranked.iter().any(|r| r["files"].as_array().unwrap().iter().any(|f| f.as_str().unwrap().starts_with("requests/"))));
+    assert_eq!(
+        agents.len(),
+        ranked.len(),
+        "runs sharing a model name must stay distinct: {agents:?}"
+    );
+    assert!(ranked.iter().any(|r| r["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|f| f.as_str().unwrap().starts_with("requests/"))));
 }

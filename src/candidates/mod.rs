@@ -78,7 +78,11 @@ pub fn load(paths: &[PathBuf]) -> anyhow::Result<Loaded> {
 /// Where a candidate's agent name comes from: its predictions file, or its patch folder.
 fn source_of(c: &Candidate) -> PathBuf {
     if matches!(extension(&c.origin.path).as_str(), "diff" | "patch") {
-        c.origin.path.parent().map(Path::to_path_buf).unwrap_or_default()
+        c.origin
+            .path
+            .parent()
+            .map(Path::to_path_buf)
+            .unwrap_or_default()
     } else {
         c.origin.path.clone()
     }
@@ -91,16 +95,23 @@ fn disambiguate_agents(cands: &mut [Candidate]) {
     use std::collections::{BTreeMap, BTreeSet};
     let mut sources: BTreeMap<String, BTreeSet<PathBuf>> = BTreeMap::new();
     for c in cands.iter() {
-        sources.entry(c.agent.clone()).or_default().insert(source_of(c));
+        sources
+            .entry(c.agent.clone())
+            .or_default()
+            .insert(source_of(c));
     }
     for c in cands.iter_mut() {
         if sources.get(&c.agent).is_some_and(|s| s.len() > 1) {
             let src = source_of(c);
-            let renamed = if src.is_dir() || matches!(extension(&c.origin.path).as_str(), "diff" | "patch") {
-                src.file_name().and_then(|n| n.to_str()).unwrap_or("unknown").to_string()
-            } else {
-                file_agent(&src)
-            };
+            let renamed =
+                if src.is_dir() || matches!(extension(&c.origin.path).as_str(), "diff" | "patch") {
+                    src.file_name()
+                        .and_then(|n| n.to_str())
+                        .unwrap_or("unknown")
+                        .to_string()
+                } else {
+                    file_agent(&src)
+                };
             c.agent = format!("{}@{renamed}", c.agent);
         }
     }
@@ -149,11 +160,17 @@ fn load_file(path: &Path, dir_agent: Option<String>, out: &mut Loaded) {
 }
 
 fn load_patch_file(path: &Path, dir_agent: Option<String>, out: &mut Loaded) {
-    let origin = Origin { path: path.to_path_buf(), line: None };
+    let origin = Origin {
+        path: path.to_path_buf(),
+        line: None,
+    };
     let bytes = match fs::read(path) {
         Ok(b) => b,
         Err(e) => {
-            out.problems.push(Problem { origin, message: format!("cannot read patch: {e}") });
+            out.problems.push(Problem {
+                origin,
+                message: format!("cannot read patch: {e}"),
+            });
             return;
         }
     };
@@ -161,18 +178,35 @@ fn load_patch_file(path: &Path, dir_agent: Option<String>, out: &mut Loaded) {
         Ok(s) => s,
         Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
     };
-    let instance_id = path.file_stem().and_then(|s| s.to_str()).unwrap_or("").to_string();
+    let instance_id = path
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .unwrap_or("")
+        .to_string();
     let agent = dir_agent.unwrap_or_else(|| "unknown".to_string());
-    out.candidates.push(Candidate { instance_id, agent, patch, resolved: None, origin });
+    out.candidates.push(Candidate {
+        instance_id,
+        agent,
+        patch,
+        resolved: None,
+        origin,
+    });
 }
 
 /// The agent name a predictions file stands for when its records carry none:
 /// the file stem, or the parent folder for generic names like `all_preds.jsonl`.
 fn file_agent(path: &Path) -> String {
-    let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("unknown");
+    let stem = path
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .unwrap_or("unknown");
     let generic = ["all_preds", "preds", "predictions", "output", "outputs"];
     if generic.contains(&stem) {
-        if let Some(parent) = path.parent().and_then(|p| p.file_name()).and_then(|n| n.to_str()) {
+        if let Some(parent) = path
+            .parent()
+            .and_then(|p| p.file_name())
+            .and_then(|n| n.to_str())
+        {
             return parent.to_string();
         }
     }
@@ -184,7 +218,10 @@ fn load_predictions(path: &Path, out: &mut Loaded) {
         Ok(t) => t,
         Err(e) => {
             out.problems.push(Problem {
-                origin: Origin { path: path.to_path_buf(), line: None },
+                origin: Origin {
+                    path: path.to_path_buf(),
+                    line: None,
+                },
                 message: format!("cannot read predictions file: {e}"),
             });
             return;
@@ -205,7 +242,10 @@ fn load_predictions(path: &Path, out: &mut Loaded) {
         if line.trim().is_empty() {
             continue;
         }
-        let origin = Origin { path: path.to_path_buf(), line: Some(i + 1) };
+        let origin = Origin {
+            path: path.to_path_buf(),
+            line: Some(i + 1),
+        };
         match serde_json::from_str::<Value>(line) {
             Ok(v) => match record(&v, &fallback, origin.clone()) {
                 Ok(Some(c)) => out.candidates.push(c),
@@ -222,8 +262,14 @@ fn load_predictions(path: &Path, out: &mut Loaded) {
     // worth a line per record: say it once.
     if out.candidates.len() == before && !line_problems.is_empty() && line_problems.len() > 3 {
         out.problems.push(Problem {
-            origin: Origin { path: path.to_path_buf(), line: None },
-            message: format!("not a predictions file ({} unusable lines); skipped", line_problems.len()),
+            origin: Origin {
+                path: path.to_path_buf(),
+                line: None,
+            },
+            message: format!(
+                "not a predictions file ({} unusable lines); skipped",
+                line_problems.len()
+            ),
         });
     } else {
         out.problems.extend(line_problems);
@@ -231,7 +277,10 @@ fn load_predictions(path: &Path, out: &mut Loaded) {
 }
 
 fn load_json_document(path: &Path, value: Value, fallback: &str, out: &mut Loaded) {
-    let origin = Origin { path: path.to_path_buf(), line: None };
+    let origin = Origin {
+        path: path.to_path_buf(),
+        line: None,
+    };
     let records: Vec<Value> = match value {
         Value::Array(items) => items,
         Value::Object(ref map) if map.contains_key("instance_id") => vec![value],
@@ -240,7 +289,8 @@ fn load_json_document(path: &Path, value: Value, fallback: &str, out: &mut Loade
             if !map.values().all(|v| v.is_object()) {
                 out.problems.push(Problem {
                     origin,
-                    message: "not a predictions file (no instance_id/model_patch records); skipped".into(),
+                    message: "not a predictions file (no instance_id/model_patch records); skipped"
+                        .into(),
                 });
                 return;
             }
@@ -256,7 +306,8 @@ fn load_json_document(path: &Path, value: Value, fallback: &str, out: &mut Loade
         _ => {
             out.problems.push(Problem {
                 origin,
-                message: "expected a list of predictions or an {instance_id: prediction} map".into(),
+                message: "expected a list of predictions or an {instance_id: prediction} map"
+                    .into(),
             });
             return;
         }
@@ -299,7 +350,13 @@ fn record(v: &Value, fallback_agent: &str, origin: Origin) -> Result<Option<Cand
         .unwrap_or(fallback_agent)
         .to_string();
     let resolved = obj.get("resolved").and_then(Value::as_bool);
-    Ok(Some(Candidate { instance_id, agent, patch, resolved, origin }))
+    Ok(Some(Candidate {
+        instance_id,
+        agent,
+        patch,
+        resolved,
+        origin,
+    }))
 }
 
 fn kind(v: &Value) -> &'static str {
@@ -372,10 +429,15 @@ mod tests {
     #[test]
     fn shared_model_names_from_different_runs_stay_distinct() {
         let dir = tempfile::tempdir().unwrap();
-        let rec = "{\"instance_id\":\"i-1\",\"model_name_or_path\":\"gpt-4\",\"model_patch\":\"p\"}\n";
+        let rec =
+            "{\"instance_id\":\"i-1\",\"model_name_or_path\":\"gpt-4\",\"model_patch\":\"p\"}\n";
         write(dir.path(), "run-1/all_preds.jsonl", rec);
         write(dir.path(), "run-2/all_preds.jsonl", rec);
-        write(dir.path(), "other/solo.jsonl", &rec.replace("gpt-4", "solo"));
+        write(
+            dir.path(),
+            "other/solo.jsonl",
+            &rec.replace("gpt-4", "solo"),
+        );
         let loaded = load(&[dir.path().to_path_buf()]).unwrap();
         let mut agents = loaded.agents();
         agents.sort();

@@ -36,7 +36,8 @@ pub fn issue_mentions(text: &str) -> Vec<String> {
             if w.len() < 3 || w.chars().next().is_some_and(|c| c.is_ascii_digit()) {
                 continue;
             }
-            let interesting = word.contains('_') || (w.chars().any(|c| c.is_uppercase()) && w.chars().any(|c| c.is_lowercase()));
+            let interesting = word.contains('_')
+                || (w.chars().any(|c| c.is_uppercase()) && w.chars().any(|c| c.is_lowercase()));
             if interesting && !out.iter().any(|o| o == word) {
                 out.push(word.to_string());
             }
@@ -51,7 +52,11 @@ pub fn build(view: &PatchView, task: &Task, budget: usize) -> Context {
     let mentions = issue_mentions(&task.problem_statement);
     let mut used = 0usize;
     let mut push = |ctx: &mut Context, s: Snippet| {
-        if ctx.snippets.iter().any(|o| o.path == s.path && o.lines.overlaps(&s.lines) && o.name == s.name) {
+        if ctx
+            .snippets
+            .iter()
+            .any(|o| o.path == s.path && o.lines.overlaps(&s.lines) && o.name == s.name)
+        {
             return;
         }
         let t = tokens(&s.text);
@@ -76,14 +81,17 @@ pub fn build(view: &PatchView, task: &Task, budget: usize) -> Context {
                         if !ctx.edited.contains(&name) {
                             ctx.edited.push(name);
                         }
-                        push(&mut ctx, Snippet {
-                            path: f.path.clone(),
-                            kind: d.kind,
-                            name: d.name.clone(),
-                            lines: d.lines,
-                            text: slice_lines(before, d.lines),
-                            reason: "edited by this patch".into(),
-                        });
+                        push(
+                            &mut ctx,
+                            Snippet {
+                                path: f.path.clone(),
+                                kind: d.kind,
+                                name: d.name.clone(),
+                                lines: d.lines,
+                                text: slice_lines(before, d.lines),
+                                reason: "edited by this patch".into(),
+                            },
+                        );
                     }
                     None => {
                         let name = format!("{}::<module>", f.path);
@@ -91,42 +99,51 @@ pub fn build(view: &PatchView, task: &Task, budget: usize) -> Context {
                             ctx.edited.push(name);
                         }
                         let w = LineRange::new(r.start.saturating_sub(5).max(1), r.end + 5);
-                        push(&mut ctx, Snippet {
-                            path: f.path.clone(),
-                            kind: SnippetKind::Module,
-                            name: String::new(),
-                            lines: w,
-                            text: slice_lines(before, w),
-                            reason: "module-level code edited by this patch".into(),
-                        });
+                        push(
+                            &mut ctx,
+                            Snippet {
+                                path: f.path.clone(),
+                                kind: SnippetKind::Module,
+                                name: String::new(),
+                                lines: w,
+                                text: slice_lines(before, w),
+                                reason: "module-level code edited by this patch".into(),
+                            },
+                        );
                     }
                 }
             }
             for d in &idx_before.defs {
                 let short = d.name.rsplit('.').next().unwrap_or(&d.name);
                 if mentions.iter().any(|m| m == short || m == &d.name) {
-                    push(&mut ctx, Snippet {
-                        path: f.path.clone(),
-                        kind: d.kind,
-                        name: d.name.clone(),
-                        lines: d.lines,
-                        text: slice_lines(before, d.lines),
-                        reason: "named in the issue".into(),
-                    });
+                    push(
+                        &mut ctx,
+                        Snippet {
+                            path: f.path.clone(),
+                            kind: d.kind,
+                            name: d.name.clone(),
+                            lines: d.lines,
+                            text: slice_lines(before, d.lines),
+                            reason: "named in the issue".into(),
+                        },
+                    );
                 }
             }
         } else {
             for r in &f.changed_before {
                 let w = LineRange::new(r.start.saturating_sub(5).max(1), r.end + 5);
                 ctx.edited.push(format!("{}:{}", f.path, r.start));
-                push(&mut ctx, Snippet {
-                    path: f.path.clone(),
-                    kind: SnippetKind::Lines,
-                    name: String::new(),
-                    lines: w,
-                    text: slice_lines(before, w),
-                    reason: "lines edited by this patch".into(),
-                });
+                push(
+                    &mut ctx,
+                    Snippet {
+                        path: f.path.clone(),
+                        kind: SnippetKind::Lines,
+                        name: String::new(),
+                        lines: w,
+                        text: slice_lines(before, w),
+                        reason: "lines edited by this patch".into(),
+                    },
+                );
             }
         }
     }
@@ -137,8 +154,15 @@ pub fn build(view: &PatchView, task: &Task, budget: usize) -> Context {
 pub fn render(ctx: &Context) -> String {
     let mut out = String::new();
     for s in &ctx.snippets {
-        let label = if s.name.is_empty() { String::new() } else { format!(" {}", s.name) };
-        out.push_str(&format!("# {}:{}-{}{} ({})\n", s.path, s.lines.start, s.lines.end, label, s.reason));
+        let label = if s.name.is_empty() {
+            String::new()
+        } else {
+            format!(" {}", s.name)
+        };
+        out.push_str(&format!(
+            "# {}:{}-{}{} ({})\n",
+            s.path, s.lines.start, s.lines.end, label, s.reason
+        ));
         out.push_str(&s.text);
         if !s.text.ends_with('\n') {
             out.push('\n');

@@ -68,7 +68,10 @@ impl PyIndex {
                 idx.defs.push(Def {
                     kind,
                     name: child_scope.join("."),
-                    lines: LineRange::new(span_node.start_position().row + 1, span_node.end_position().row + 1),
+                    lines: LineRange::new(
+                        span_node.start_position().row + 1,
+                        span_node.end_position().row + 1,
+                    ),
                     depth: scope.len(),
                 });
             }

@@ -65,7 +65,14 @@ pub fn ws_eq(a: &str, b: &str) -> bool {
 }
 
 /// git's `find_pos`: the first match in the order line, line+1, line-1, line+2, ...
-fn find_pos(img: &[ImgLine], pre: &[&str], line: usize, mb: bool, me: bool, eq: Eq) -> Option<usize> {
+fn find_pos(
+    img: &[ImgLine],
+    pre: &[&str],
+    line: usize,
+    mb: bool,
+    me: bool,
+    eq: Eq,
+) -> Option<usize> {
     let (n, m) = (img.len(), pre.len());
     let mut line = if mb {
         0
@@ -81,7 +88,10 @@ fn find_pos(img: &[ImgLine], pre: &[&str], line: usize, mb: bool, me: bool, eq: 
         at + m <= n
             && (!me || at + m == n)
             && (!mb || at == 0)
-            && pre.iter().zip(&img[at..at + m]).all(|(p, l)| !l.patched && eq(&l.text, p))
+            && pre
+                .iter()
+                .zip(&img[at..at + m])
+                .all(|(p, l)| !l.patched && eq(&l.text, p))
     };
     if try_at(line) {
         return Some(line);
@@ -114,12 +124,16 @@ fn nearest(img: &[ImgLine], pre: &[&str], line: usize) -> Option<(usize, usize)>
     }
     let mut best: Option<(usize, usize, usize)> = None; // (matched, distance, at)
     for at in 0..img.len() {
-        let matched = pre.iter().zip(&img[at..]).filter(|(p, l)| ws_eq(&l.text, p)).count();
+        let matched = pre
+            .iter()
+            .zip(&img[at..])
+            .filter(|(p, l)| ws_eq(&l.text, p))
+            .count();
         if matched == 0 {
             continue;
         }
         let dist = at.abs_diff(line);
-        if best.is_none_or(|(bm, bd, _)| matched > bm || (matched == bm && dist < bd)) {
+        if !best.is_some_and(|(bm, bd, _)| matched < bm || (matched == bm && dist >= bd)) {
             best = Some((matched, dist, at));
         }
     }
@@ -144,8 +158,15 @@ fn split(lines: &[Line]) -> (Vec<&str>, usize, usize) {
             Line::Add(_) => None,
         })
         .collect();
-    let lead = lines.iter().take_while(|l| matches!(l, Line::Context(_))).count();
-    let trail = lines.iter().rev().take_while(|l| matches!(l, Line::Context(_))).count();
+    let lead = lines
+        .iter()
+        .take_while(|l| matches!(l, Line::Context(_)))
+        .count();
+    let trail = lines
+        .iter()
+        .rev()
+        .take_while(|l| matches!(l, Line::Context(_)))
+        .count();
     (pre, lead, trail)
 }
 
@@ -162,7 +183,11 @@ pub fn apply_file(fp: &FilePatch, before: &str, mode: Mode) -> Applied {
     let mut img: Vec<ImgLine> = before
         .split_inclusive('\n')
         .enumerate()
-        .map(|(i, t)| ImgLine { text: Cow::Borrowed(t), patched: false, tag: Tag::Orig(i) })
+        .map(|(i, t)| ImgLine {
+            text: Cow::Borrowed(t),
+            patched: false,
+            tag: Tag::Orig(i),
+        })
         .collect();
     let n_before = img.len();
     let mut statuses = Vec::with_capacity(fp.hunks.len());
@@ -181,8 +206,22 @@ pub fn apply_file(fp: &FilePatch, before: &str, mode: Mode) -> Applied {
             fuzz: 0,
         }];
         if mode == Mode::Tolerant {
-            tries.push(Try { lines: &h.lines, dropped_front: 0, anchored: false, eq: exact, status: |_, _| HunkStatus::Fuzz(0), fuzz: 0 });
-            tries.push(Try { lines: &h.lines, dropped_front: 0, anchored: false, eq: ws_eq, status: |_, _| HunkStatus::Whitespace, fuzz: 0 });
+            tries.push(Try {
+                lines: &h.lines,
+                dropped_front: 0,
+                anchored: false,
+                eq: exact,
+                status: |_, _| HunkStatus::Fuzz(0),
+                fuzz: 0,
+            });
+            tries.push(Try {
+                lines: &h.lines,
+                dropped_front: 0,
+                anchored: false,
+                eq: ws_eq,
+                status: |_, _| HunkStatus::Whitespace,
+                fuzz: 0,
+            });
             let (_, lead, trail) = split(&h.lines);
             for fuzz in 1..=3usize {
                 let (f, b) = (fuzz.min(lead), fuzz.min(trail));
@@ -191,14 +230,25 @@ pub fn apply_file(fp: &FilePatch, before: &str, mode: Mode) -> Applied {
                 }
                 let lines = &h.lines[f..h.lines.len() - b];
                 for eq in [exact as Eq, ws_eq as Eq] {
-                    tries.push(Try { lines, dropped_front: f, anchored: false, eq, status: |_, _| HunkStatus::Fuzz(0), fuzz: fuzz as u32 });
+                    tries.push(Try {
+                        lines,
+                        dropped_front: f,
+                        anchored: false,
+                        eq,
+                        status: |_, _| HunkStatus::Fuzz(0),
+                        fuzz: fuzz as u32,
+                    });
                 }
             }
         }
         let mut placed = None;
         for t in &tries {
             let (pre, _, trail) = split(t.lines);
-            let (mb, me) = if t.anchored { (mb, trail == 0) } else { (false, false) };
+            let (mb, me) = if t.anchored {
+                (mb, trail == 0)
+            } else {
+                (false, false)
+            };
             let start = pos + t.dropped_front;
             if let Some(at) = find_pos(&img, &pre, start.min(img.len()), mb, me, t.eq) {
                 let mut st = (t.status)(at, pos);
@@ -225,7 +275,12 @@ pub fn apply_file(fp: &FilePatch, before: &str, mode: Mode) -> Applied {
         statuses.push(status);
         let crlf = mode == Mode::Tolerant
             && status == HunkStatus::Whitespace
-            && img[at..at + m].iter().filter(|l| l.text.ends_with("\r\n")).count() * 2 > m;
+            && img[at..at + m]
+                .iter()
+                .filter(|l| l.text.ends_with("\r\n"))
+                .count()
+                * 2
+                > m;
         let mut post: Vec<ImgLine> = Vec::with_capacity(t.lines.len());
         let mut src = at;
         let (mut rm_first, mut rm_last) = (None, None);
@@ -233,7 +288,11 @@ pub fn apply_file(fp: &FilePatch, before: &str, mode: Mode) -> Applied {
             match l {
                 Line::Context(_) => {
                     // Keep the file's own text for context (matters when whitespace was ignored).
-                    post.push(ImgLine { text: img[src].text.clone(), patched: true, tag: Tag::Ctx(k) });
+                    post.push(ImgLine {
+                        text: img[src].text.clone(),
+                        patched: true,
+                        tag: Tag::Ctx(k),
+                    });
                     src += 1;
                 }
                 Line::Remove(_) => {
@@ -249,13 +308,20 @@ pub fn apply_file(fp: &FilePatch, before: &str, mode: Mode) -> Applied {
                     } else {
                         Cow::Borrowed(a.as_str())
                     };
-                    post.push(ImgLine { text, patched: true, tag: Tag::Added(k) });
+                    post.push(ImgLine {
+                        text,
+                        patched: true,
+                        tag: Tag::Added(k),
+                    });
                 }
             }
         }
         let first_orig = orig_line(&img, at, n_before);
         info[k].before_start = first_orig + 1;
-        info[k].before_len = img[at..at + m].iter().filter(|l| matches!(l.tag, Tag::Orig(_))).count();
+        info[k].before_len = img[at..at + m]
+            .iter()
+            .filter(|l| matches!(l.tag, Tag::Orig(_)))
+            .count();
         removed[k] = match (rm_first, rm_last) {
             (Some(a), Some(b)) => Some((a + 1, b + 1)),
             _ => Some((first_orig + 1 + t_leading(t.lines).min(m), 0)),
@@ -298,7 +364,13 @@ pub fn apply_file(fp: &FilePatch, before: &str, mode: Mode) -> Applied {
     let changed_before = removed
         .iter()
         .flatten()
-        .map(|&(a, b)| if b == 0 { LineRange::new(a.min(n_before.max(1)), a.min(n_before.max(1))) } else { LineRange::new(a, b) })
+        .map(|&(a, b)| {
+            if b == 0 {
+                LineRange::new(a.min(n_before.max(1)), a.min(n_before.max(1)))
+            } else {
+                LineRange::new(a, b)
+            }
+        })
         .collect();
     let after = if failed {
         None
@@ -309,16 +381,34 @@ pub fn apply_file(fp: &FilePatch, before: &str, mode: Mode) -> Applied {
         }
         Some(out)
     };
-    Applied { after, hunks: statuses, info, changed_before, changed_after }
+    Applied {
+        after,
+        hunks: statuses,
+        info,
+        changed_before,
+        changed_after,
+    }
 }
 
 fn t_leading(lines: &[Line]) -> usize {
-    lines.iter().take_while(|l| matches!(l, Line::Context(_))).count()
+    lines
+        .iter()
+        .take_while(|l| matches!(l, Line::Context(_)))
+        .count()
 }
 
 /// The original (0-based) line at image position `at`, or the nearest original line after it.
 fn orig_line(img: &[ImgLine], at: usize, n_before: usize) -> usize {
-    img[at.min(img.len())..].iter().find_map(|l| if let Tag::Orig(o) = l.tag { Some(o) } else { None }).unwrap_or(n_before)
+    img[at.min(img.len())..]
+        .iter()
+        .find_map(|l| {
+            if let Tag::Orig(o) = l.tag {
+                Some(o)
+            } else {
+                None
+            }
+        })
+        .unwrap_or(n_before)
 }
 
 #[cfg(test)]
@@ -337,15 +427,32 @@ mod tests {
         assert_eq!(r.after.as_deref(), Some("a\nb\nC\nd\n"));
         assert_eq!(r.hunks, vec![HunkStatus::Exact]);
         assert_eq!(r.changed_before, vec![LineRange::new(3, 3)]);
-        assert_eq!((r.info[0].before_start, r.info[0].before_len, r.info[0].after_start, r.info[0].after_len), (2, 3, 2, 3));
+        assert_eq!(
+            (
+                r.info[0].before_start,
+                r.info[0].before_len,
+                r.info[0].after_start,
+                r.info[0].after_len
+            ),
+            (2, 3, 2, 3)
+        );
         let r = apply_file(&fp, "z\nz\na\nb\nc\nd\n", Mode::Strict);
         assert_eq!(r.hunks, vec![HunkStatus::Offset(2)]);
         assert_eq!(r.after.as_deref(), Some("z\nz\na\nb\nC\nd\n"));
         // No trailing context: git requires the hunk to end at the end of the file.
         let eof = one("--- a/x\n+++ b/x\n@@ -2,2 +2,2 @@\n b\n-c\n+C\n");
-        assert_eq!(apply_file(&eof, "a\nb\nc\nd\n", Mode::Strict).hunks, vec![HunkStatus::Failed]);
-        assert_eq!(apply_file(&eof, "a\nb\nc\n", Mode::Strict).hunks, vec![HunkStatus::Exact]);
-        assert_eq!(apply_file(&eof, "a\nb\nc\nd\n", Mode::Tolerant).hunks, vec![HunkStatus::Fuzz(0)]);
+        assert_eq!(
+            apply_file(&eof, "a\nb\nc\nd\n", Mode::Strict).hunks,
+            vec![HunkStatus::Failed]
+        );
+        assert_eq!(
+            apply_file(&eof, "a\nb\nc\n", Mode::Strict).hunks,
+            vec![HunkStatus::Exact]
+        );
+        assert_eq!(
+            apply_file(&eof, "a\nb\nc\nd\n", Mode::Tolerant).hunks,
+            vec![HunkStatus::Fuzz(0)]
+        );
         let r = apply_file(&fp, "a\nq\nr\n", Mode::Tolerant);
         assert_eq!(r.hunks, vec![HunkStatus::Failed]);
         assert!(r.after.is_none());
@@ -353,9 +460,13 @@ mod tests {
 
     #[test]
     fn whitespace_only_when_tolerant() {
-        let fp = one("--- a/x\n+++ b/x\n@@ -1,2 +1,2 @@\n def f():\n-    return 1\n+    return 2\n");
+        let fp =
+            one("--- a/x\n+++ b/x\n@@ -1,2 +1,2 @@\n def f():\n-    return 1\n+    return 2\n");
         let before = "def f():  \n    return  1\n";
-        assert_eq!(apply_file(&fp, before, Mode::Strict).hunks, vec![HunkStatus::Failed]);
+        assert_eq!(
+            apply_file(&fp, before, Mode::Strict).hunks,
+            vec![HunkStatus::Failed]
+        );
         let r = apply_file(&fp, before, Mode::Tolerant);
         assert_eq!(r.hunks, vec![HunkStatus::Whitespace]);
         assert_eq!(r.after.as_deref(), Some("def f():  \n    return 2\n"));
@@ -363,7 +474,8 @@ mod tests {
 
     #[test]
     fn new_file_and_no_newline() {
-        let fp = one("--- /dev/null\n+++ b/n\n@@ -0,0 +1,2 @@\n+x\n+y\n\\ No newline at end of file\n");
+        let fp =
+            one("--- /dev/null\n+++ b/n\n@@ -0,0 +1,2 @@\n+x\n+y\n\\ No newline at end of file\n");
         let r = apply_file(&fp, "", Mode::Strict);
         assert_eq!(r.after.as_deref(), Some("x\ny"));
         assert_eq!(r.changed_after, vec![LineRange::new(1, 2)]);
@@ -384,11 +496,18 @@ mod tests {
     #[test]
     fn later_hunk_cannot_reuse_patched_lines_and_may_land_out_of_order() {
         // Second hunk names line 1 but its context only exists before the first hunk's lines.
-        let fp = one("--- a/x\n+++ b/x\n@@ -5,3 +5,3 @@\n e\n-f\n+F\n g\n@@ -2,3 +2,3 @@\n b\n-c\n+C\n d\n");
+        let fp = one(
+            "--- a/x\n+++ b/x\n@@ -5,3 +5,3 @@\n e\n-f\n+F\n g\n@@ -2,3 +2,3 @@\n b\n-c\n+C\n d\n",
+        );
         let r = apply_file(&fp, "a\nb\nc\nd\ne\nf\ng\nh\n", Mode::Strict);
         assert_eq!(r.after.as_deref(), Some("a\nb\nC\nd\ne\nF\ng\nh\n"));
-        let overlap = one("--- a/x\n+++ b/x\n@@ -2,3 +2,3 @@\n b\n-c\n+C\n d\n@@ -3,2 +3,2 @@\n C\n-d\n+D\n");
+        let overlap =
+            one("--- a/x\n+++ b/x\n@@ -2,3 +2,3 @@\n b\n-c\n+C\n d\n@@ -3,2 +3,2 @@\n C\n-d\n+D\n");
         let r = apply_file(&overlap, "a\nb\nc\nd\n", Mode::Strict);
-        assert_eq!(r.hunks[1], HunkStatus::Failed, "context produced by hunk 1 is off limits");
+        assert_eq!(
+            r.hunks[1],
+            HunkStatus::Failed,
+            "context produced by hunk 1 is off limits"
+        );
     }
 }

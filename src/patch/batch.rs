@@ -28,7 +28,8 @@ impl Reader {
     /// The base contents of `paths` at `commit` (missing paths map to `None`).
     pub fn read(&mut self, repo: &Path, commit: &str, paths: &[String]) -> anyhow::Result<Files> {
         if !self.repos.contains_key(repo) {
-            let r = git2::Repository::open(repo).with_context(|| format!("cannot open repository {}", repo.display()))?;
+            let r = git2::Repository::open(repo)
+                .with_context(|| format!("cannot open repository {}", repo.display()))?;
             self.repos.insert(repo.to_path_buf(), (r, None));
         }
         let (r, last) = self.repos.get_mut(repo).expect("inserted above");
@@ -64,7 +65,11 @@ impl Reader {
 pub fn rebuild_all(jobs: &[Job], mode: Mode) -> Vec<anyhow::Result<PatchView>> {
     jobs.par_iter()
         .map_init(Reader::default, |reader, job| {
-            let paths = if job.candidate.is_empty() { Vec::new() } else { paths_needed(job.candidate) };
+            let paths = if job.candidate.is_empty() {
+                Vec::new()
+            } else {
+                paths_needed(job.candidate)
+            };
             let base = reader.read(&job.repo, &job.commit, &paths)?;
             Ok(rebuild(job.candidate, &base, mode))
         })

@@ -19,7 +19,10 @@ struct State {
 }
 
 fn err(line: usize, message: impl Into<String>) -> ParseError {
-    ParseError { line, message: message.into() }
+    ParseError {
+        line,
+        message: message.into(),
+    }
 }
 
 fn is_space(c: u8) -> bool {
@@ -27,14 +30,21 @@ fn is_space(c: u8) -> bool {
 }
 
 fn is_dev_null(s: &str) -> bool {
-    s.strip_prefix("/dev/null").and_then(|r| r.bytes().next()).is_some_and(is_space)
+    s.strip_prefix("/dev/null")
+        .and_then(|r| r.bytes().next())
+        .is_some_and(is_space)
 }
 
 const TERM_SPACE: u8 = 1;
 const TERM_TAB: u8 = 2;
 
 /// `find_name_common` with `end == NULL`: scan to the end of the line or a terminating blank.
-fn find_name_common(line: &str, def: Option<&str>, mut p_value: usize, terminate: u8) -> Option<String> {
+fn find_name_common(
+    line: &str,
+    def: Option<&str>,
+    mut p_value: usize,
+    terminate: u8,
+) -> Option<String> {
     let b = line.as_bytes();
     let mut start = if p_value == 0 { Some(0) } else { None };
     let mut i = 0;
@@ -44,7 +54,8 @@ fn find_name_common(line: &str, def: Option<&str>, mut p_value: usize, terminate
             if c == b'\n' {
                 break;
             }
-            let keeps = (c == b' ' && terminate & TERM_SPACE == 0) || (c == b'\t' && terminate & TERM_TAB == 0);
+            let keeps = (c == b' ' && terminate & TERM_SPACE == 0)
+                || (c == b'\t' && terminate & TERM_TAB == 0);
             if !keeps {
                 break;
             }
@@ -57,7 +68,9 @@ fn find_name_common(line: &str, def: Option<&str>, mut p_value: usize, terminate
             }
         }
     }
-    let Some(start) = start else { return def.map(squash_slash) };
+    let Some(start) = start else {
+        return def.map(squash_slash);
+    };
     if i == start {
         return def.map(squash_slash);
     }
@@ -133,7 +146,9 @@ fn git_header_name(p: usize, rest: &str) -> Option<String> {
             if len + 1 >= line.len() {
                 return None;
             }
-            let Some(second) = skip_tree_prefix(p, &line[len + 1..]) else { continue };
+            let Some(second) = skip_tree_prefix(p, &line[len + 1..]) else {
+                continue;
+            };
             if second.len() == len && second == &line[..len] {
                 return Some(line[..len].to_string());
             }
@@ -143,7 +158,10 @@ fn git_header_name(p: usize, rest: &str) -> Option<String> {
 }
 
 fn parse_num(s: &[u8], at: usize) -> Option<(usize, usize)> {
-    let digits = s[at.min(s.len())..].iter().take_while(|c| c.is_ascii_digit()).count();
+    let digits = s[at.min(s.len())..]
+        .iter()
+        .take_while(|c| c.is_ascii_digit())
+        .count();
     if digits == 0 {
         return None;
     }
@@ -202,7 +220,10 @@ fn parse_mode(s: &str, line: usize) -> Result<u32, ParseError> {
 fn git_diff_header(st: &State, lines: &[&str], i: usize) -> Result<Header, ParseError> {
     let p = st.p_value;
     let def_name = git_header_name(p, &lines[i]["diff --git ".len()..]);
-    let mut f = FilePatch { header_line: i + 1, ..FilePatch::default() };
+    let mut f = FilePatch {
+        header_line: i + 1,
+        ..FilePatch::default()
+    };
     let (mut is_new, mut is_delete) = (0i8, 0i8);
     let (mut old, mut new): (Option<String>, Option<String>) = (None, None);
     let mut ext_line = 0usize;
@@ -213,17 +234,27 @@ fn git_diff_header(st: &State, lines: &[&str], i: usize) -> Result<Header, Parse
         if !l.ends_with('\n') {
             break;
         }
-        let verify = |name: &mut Option<String>, isnull: bool, rest: &str, side: &str| -> Result<(), ParseError> {
+        let verify = |name: &mut Option<String>,
+                      isnull: bool,
+                      rest: &str,
+                      side: &str|
+         -> Result<(), ParseError> {
             if name.is_none() && !isnull {
                 *name = find_name_common(rest, None, p, TERM_TAB);
                 return Ok(());
             }
             if let Some(n) = name.as_deref() {
                 if isnull {
-                    return Err(err(ln, format!("git apply: bad git-diff - expected /dev/null, got {n}")));
+                    return Err(err(
+                        ln,
+                        format!("git apply: bad git-diff - expected /dev/null, got {n}"),
+                    ));
                 }
                 if find_name_common(rest, None, p, TERM_TAB).as_deref() != Some(n) {
-                    return Err(err(ln, format!("git apply: bad git-diff - inconsistent {side} filename")));
+                    return Err(err(
+                        ln,
+                        format!("git apply: bad git-diff - inconsistent {side} filename"),
+                    ));
                 }
             } else if !is_dev_null(rest) {
                 return Err(err(ln, "git apply: bad git-diff - expected /dev/null"));
@@ -255,10 +286,16 @@ fn git_diff_header(st: &State, lines: &[&str], i: usize) -> Result<Header, Parse
         } else if let Some(r) = l.strip_prefix("copy to ") {
             f.is_copy = true;
             new = find_name_common(r, None, sub, 0);
-        } else if let Some(r) = l.strip_prefix("rename old ").or_else(|| l.strip_prefix("rename from ")) {
+        } else if let Some(r) = l
+            .strip_prefix("rename old ")
+            .or_else(|| l.strip_prefix("rename from "))
+        {
             f.is_rename = true;
             old = find_name_common(r, None, sub, 0);
-        } else if let Some(r) = l.strip_prefix("rename new ").or_else(|| l.strip_prefix("rename to ")) {
+        } else if let Some(r) = l
+            .strip_prefix("rename new ")
+            .or_else(|| l.strip_prefix("rename to "))
+        {
             f.is_rename = true;
             new = find_name_common(r, None, sub, 0);
         } else if l.starts_with("similarity index ") || l.starts_with("dissimilarity index ") {
@@ -272,9 +309,13 @@ fn git_diff_header(st: &State, lines: &[&str], i: usize) -> Result<Header, Parse
         } else {
             break;
         }
-        let ext = (is_delete == 1) as u8 + (is_new == 1) as u8 + f.is_rename as u8 + f.is_copy as u8;
+        let ext =
+            (is_delete == 1) as u8 + (is_new == 1) as u8 + f.is_rename as u8 + f.is_copy as u8;
         if ext > 1 {
-            return Err(err(ln, format!("inconsistent header lines {ext_line} and {ln}")));
+            return Err(err(
+                ln,
+                format!("inconsistent header lines {ext_line} and {ln}"),
+            ));
         }
         if ext > 0 && ext_line == 0 {
             ext_line = ln;
@@ -293,7 +334,12 @@ fn git_diff_header(st: &State, lines: &[&str], i: usize) -> Result<Header, Parse
     }
     f.old_path = old;
     f.new_path = new;
-    Ok(Header { file: f, is_new, is_delete, len: j - i })
+    Ok(Header {
+        file: f,
+        is_new,
+        is_delete,
+        len: j - i,
+    })
 }
 
 enum Found {
@@ -301,7 +347,12 @@ enum Found {
     None,
 }
 
-fn find_header(st: &mut State, lines: &[&str], from: usize, rest_bytes: &[usize]) -> Result<Found, ParseError> {
+fn find_header(
+    st: &mut State,
+    lines: &[&str],
+    from: usize,
+    rest_bytes: &[usize],
+) -> Result<Found, ParseError> {
     let mut i = from;
     while i < lines.len() {
         let l = lines[i];
@@ -312,7 +363,10 @@ fn find_header(st: &mut State, lines: &[&str], from: usize, rest_bytes: &[usize]
         }
         if l.starts_with("@@ -") {
             if fragment_header(l).is_some() {
-                return Err(err(i + 1, format!("patch fragment without header: {}", l.trim_end())));
+                return Err(err(
+                    i + 1,
+                    format!("patch fragment without header: {}", l.trim_end()),
+                ));
             }
             i += 1;
             continue;
@@ -351,7 +405,10 @@ fn find_header(st: &mut State, lines: &[&str], from: usize, rest_bytes: &[usize]
                 st.p_known = true;
             }
         }
-        let mut f = FilePatch { header_line: i + 1, ..FilePatch::default() };
+        let mut f = FilePatch {
+            header_line: i + 1,
+            ..FilePatch::default()
+        };
         let (mut is_new, mut is_delete) = (-1i8, -1i8);
         let name;
         if is_dev_null(first) {
@@ -373,7 +430,15 @@ fn find_header(st: &mut State, lines: &[&str], from: usize, rest_bytes: &[usize]
         if name.is_none() {
             return Err(err(i + 1, "unable to find filename in patch"));
         }
-        return Ok(Found::Header(Header { file: f, is_new, is_delete, len: 2 }, i));
+        return Ok(Found::Header(
+            Header {
+                file: f,
+                is_new,
+                is_delete,
+                len: 2,
+            },
+            i,
+        ));
     }
     Ok(Found::None)
 }
@@ -387,7 +452,12 @@ fn parse_fragment(lines: &[&str], i: usize, rest_bytes: &[usize]) -> Option<(Hun
         old_len: ol,
         new_start: ns,
         new_len: nl,
-        section: lines[i].splitn(3, "@@").nth(2).unwrap_or("").trim().to_string(),
+        section: lines[i]
+            .splitn(3, "@@")
+            .nth(2)
+            .unwrap_or("")
+            .trim()
+            .to_string(),
         lines: Vec::new(),
         header_line: i + 1,
         count_mismatch: false,
@@ -406,7 +476,11 @@ fn parse_fragment(lines: &[&str], i: usize, rest_bytes: &[usize]) -> Option<(Hun
             b'\n' | b' ' => {
                 old -= 1;
                 new -= 1;
-                hunk.lines.push(Line::Context(if l == "\n" { "\n".into() } else { l[1..].to_string() }));
+                hunk.lines.push(Line::Context(if l == "\n" {
+                    "\n".into()
+                } else {
+                    l[1..].to_string()
+                }));
             }
             b'-' => {
                 deleted += 1;
@@ -458,12 +532,22 @@ pub fn parse_git(text: &str) -> Result<Patch, ParseError> {
     for k in (0..lines.len()).rev() {
         rest_bytes[k] = rest_bytes[k + 1] + lines[k].len();
     }
-    let mut st = State { p_value: 1, p_known: false };
+    let mut st = State {
+        p_value: 1,
+        p_known: false,
+    };
     let mut patch = Patch::default();
     let mut i = 0;
     while i < lines.len() {
-        let Found::Header(h, at) = find_header(&mut st, &lines, i, &rest_bytes)? else { break };
-        let Header { mut file, mut is_new, mut is_delete, len } = h;
+        let Found::Header(h, at) = find_header(&mut st, &lines, i, &rest_bytes)? else {
+            break;
+        };
+        let Header {
+            mut file,
+            mut is_new,
+            mut is_delete,
+            len,
+        } = h;
         let mut j = at + len;
         let (mut oldlines, mut newlines) = (0usize, 0usize);
         while j < lines.len() && rest_bytes[j] > 4 && lines[j].starts_with("@@ -") {
@@ -482,7 +566,10 @@ pub fn parse_git(text: &str) -> Result<Patch, ParseError> {
                 j += 1;
                 // literal/delta blocks, each ended by an empty line
                 for _ in 0..2 {
-                    if !lines.get(j).is_some_and(|l| l.starts_with("literal ") || l.starts_with("delta ")) {
+                    if !lines
+                        .get(j)
+                        .is_some_and(|l| l.starts_with("literal ") || l.starts_with("delta "))
+                    {
                         break;
                     }
                     while j < lines.len() && lines[j] != "\n" {
@@ -490,12 +577,16 @@ pub fn parse_git(text: &str) -> Result<Patch, ParseError> {
                     }
                     j += 1;
                 }
-            } else if l.ends_with(" differ\n") && (l.starts_with("Binary files ") || l.starts_with("Files ")) {
+            } else if l.ends_with(" differ\n")
+                && (l.starts_with("Binary files ") || l.starts_with("Files "))
+            {
                 file.binary = true;
                 j += 1;
             }
-            let mode_change = matches!((file.old_mode, file.new_mode), (Some(a), Some(b)) if a != b);
-            let metadata = file.is_rename || file.is_copy || is_new > 0 || is_delete != 0 || mode_change;
+            let mode_change =
+                matches!((file.old_mode, file.new_mode), (Some(a), Some(b)) if a != b);
+            let metadata =
+                file.is_rename || file.is_copy || is_new > 0 || is_delete != 0 || mode_change;
             if !file.binary && !metadata {
                 return Err(err(j, "patch with only garbage"));
             }
@@ -508,10 +599,22 @@ pub fn parse_git(text: &str) -> Result<Patch, ParseError> {
             is_delete = 0;
         }
         if is_new > 0 && oldlines > 0 {
-            return Err(err(j, format!("new file {} depends on old contents", file.new_path.as_deref().unwrap_or(""))));
+            return Err(err(
+                j,
+                format!(
+                    "new file {} depends on old contents",
+                    file.new_path.as_deref().unwrap_or("")
+                ),
+            ));
         }
         if is_delete > 0 && newlines > 0 {
-            return Err(err(j, format!("deleted file {} still has contents", file.old_path.as_deref().unwrap_or(""))));
+            return Err(err(
+                j,
+                format!(
+                    "deleted file {} still has contents",
+                    file.old_path.as_deref().unwrap_or("")
+                ),
+            ));
         }
         if is_new > 0 {
             file.old_path = None;

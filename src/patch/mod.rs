@@ -29,7 +29,10 @@ pub type Files = HashMap<String, Option<String>>;
 /// parses). New paths are included: creating a file that exists is an error.
 pub fn paths_needed(candidate: &Candidate) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
-    for p in [parse(&candidate.patch), parse_git(&candidate.patch)].into_iter().flatten() {
+    for p in [parse(&candidate.patch), parse_git(&candidate.patch)]
+        .into_iter()
+        .flatten()
+    {
         for f in &p.files {
             out.extend(f.old_path.iter().chain(f.new_path.iter()).cloned());
         }
@@ -41,7 +44,10 @@ pub fn paths_needed(candidate: &Candidate) -> Vec<String> {
 
 /// git's `verify_path` in short: no absolute paths, no `.`/`..`/`.git` components.
 fn unsafe_path(p: &str) -> bool {
-    p.is_empty() || p.starts_with('/') || p.split('/').any(|c| c.is_empty() || c == "." || c == ".." || c.eq_ignore_ascii_case(".git"))
+    p.is_empty()
+        || p.starts_with('/')
+        || p.split('/')
+            .any(|c| c.is_empty() || c == "." || c == ".." || c.eq_ignore_ascii_case(".git"))
 }
 
 enum PathState {
@@ -53,8 +59,12 @@ enum PathState {
 /// deletion checks). Returns the file views and whether everything applied.
 fn apply_patch(patch: &Patch, base: &Files, mode: Mode) -> (Vec<FileView>, bool) {
     let mut state: HashMap<&str, PathState> = HashMap::new();
-    let to_be_deleted: HashSet<&str> =
-        patch.files.iter().filter(|f| f.new_path.is_none() || f.is_rename).filter_map(|f| f.old_path.as_deref()).collect();
+    let to_be_deleted: HashSet<&str> = patch
+        .files
+        .iter()
+        .filter(|f| f.new_path.is_none() || f.is_rename)
+        .filter_map(|f| f.old_path.as_deref())
+        .collect();
     let mut files = Vec::with_capacity(patch.files.len());
     let mut ok = true;
     for fp in &patch.files {
@@ -73,9 +83,15 @@ fn apply_patch(patch: &Patch, base: &Files, mode: Mode) -> (Vec<FileView>, bool)
         // The content the hunks apply to.
         let mut preimage: Result<String, String> = Ok(String::new());
         if let Some(o) = old_path {
-            let previous = if fp.is_rename || fp.is_copy { None } else { state.get(o) };
+            let previous = if fp.is_rename || fp.is_copy {
+                None
+            } else {
+                state.get(o)
+            };
             preimage = match previous {
-                Some(PathState::Gone) => Err(format!("{o} has been renamed/deleted earlier in this patch")),
+                Some(PathState::Gone) => Err(format!(
+                    "{o} has been renamed/deleted earlier in this patch"
+                )),
                 Some(PathState::Content(c)) => Ok(c.clone()),
                 None => match base_of(o) {
                     Some(c) => Ok(c),
@@ -99,7 +115,13 @@ fn apply_patch(patch: &Patch, base: &Files, mode: Mode) -> (Vec<FileView>, bool)
             }
         }
         if mode == Mode::Strict && preimage.is_ok() {
-            let bad = [old_path.filter(|_| !fp.is_copy || fp.new_path.is_none()), fp.new_path.as_deref()].into_iter().flatten().find(|p| unsafe_path(p));
+            let bad = [
+                old_path.filter(|_| !fp.is_copy || fp.new_path.is_none()),
+                fp.new_path.as_deref(),
+            ]
+            .into_iter()
+            .flatten()
+            .find(|p| unsafe_path(p));
             if let Some(p) = bad {
                 preimage = Err(format!("invalid path '{p}'"));
             }
@@ -123,7 +145,12 @@ fn apply_patch(patch: &Patch, base: &Files, mode: Mode) -> (Vec<FileView>, bool)
                     let h = &fp.hunks[failed];
                     let near = view.hunk_info[failed]
                         .nearest
-                        .map(|l| format!("; nearest: line {l} ({} of {} lines match)", view.hunk_info[failed].matched, view.hunk_info[failed].expected))
+                        .map(|l| {
+                            format!(
+                                "; nearest: line {l} ({} of {} lines match)",
+                                view.hunk_info[failed].matched, view.hunk_info[failed].expected
+                            )
+                        })
                         .unwrap_or_default();
                     view.error = Some(format!(
                         "hunk {} (@@ -{},{} @@, diff line {}) does not match the file{near}",
@@ -140,22 +167,34 @@ fn apply_patch(patch: &Patch, base: &Files, mode: Mode) -> (Vec<FileView>, bool)
                             state.insert(n, PathState::Content(after.clone()));
                             view.after = Some(after);
                         }
-                        if let Some(o) = old_path.filter(|_| fp.new_path.is_none() || fp.is_rename) {
+                        if let Some(o) = old_path.filter(|_| fp.new_path.is_none() || fp.is_rename)
+                        {
                             state.insert(o, PathState::Gone);
                         }
                     }
                 }
             }
         }
-        ok &= view.error.is_none();
+        // Tolerant mode reports a binary entry (error set, no content) without failing the patch.
+        ok &= view.error.is_none() || (mode == Mode::Tolerant && fp.binary);
         files.push(view);
     }
     (files, ok)
 }
 
 fn counts(patch: &Patch) -> (usize, usize) {
-    let added = patch.files.iter().flat_map(|f| &f.hunks).map(|h| h.added()).sum();
-    let removed = patch.files.iter().flat_map(|f| &f.hunks).map(|h| h.removed()).sum();
+    let added = patch
+        .files
+        .iter()
+        .flat_map(|f| &f.hunks)
+        .map(|h| h.added())
+        .sum();
+    let removed = patch
+        .files
+        .iter()
+        .flat_map(|f| &f.hunks)
+        .map(|h| h.removed())
+        .sum();
     (added, removed)
 }
 
@@ -166,13 +205,25 @@ fn counts(patch: &Patch) -> (usize, usize) {
 /// placement (`Fuzzy` when that lands every hunk).
 pub fn rebuild(candidate: &Candidate, base: &Files, mode: Mode) -> PatchView {
     if candidate.is_empty() {
-        return PatchView { applies: Applies::Empty, files: vec![], error: None, lines_added: 0, lines_removed: 0 };
+        return PatchView {
+            applies: Applies::Empty,
+            files: vec![],
+            error: None,
+            lines_added: 0,
+            lines_removed: 0,
+        };
     }
     let strict = match parse_git(&candidate.patch) {
         Ok(p) => {
             let (files, ok) = apply_patch(&p, base, Mode::Strict);
             let (a, r) = counts(&p);
-            PatchView { applies: if ok { Applies::Clean } else { Applies::No }, files, error: None, lines_added: a, lines_removed: r }
+            PatchView {
+                applies: if ok { Applies::Clean } else { Applies::No },
+                files,
+                error: None,
+                lines_added: a,
+                lines_removed: r,
+            }
         }
         Err(e) => PatchView {
             applies: Applies::No,
@@ -191,9 +242,18 @@ pub fn rebuild(candidate: &Candidate, base: &Files, mode: Mode) -> PatchView {
             let (a, r) = counts(&p);
             let applies = if ok { Applies::Fuzzy } else { Applies::No };
             let error = if ok { None } else { strict.error.clone() };
-            PatchView { applies, files, error, lines_added: a, lines_removed: r }
+            PatchView {
+                applies,
+                files,
+                error,
+                lines_added: a,
+                lines_removed: r,
+            }
         }
-        Err(e) => PatchView { error: Some(format!("diff does not parse: {e}")), ..strict },
+        Err(e) => PatchView {
+            error: Some(format!("diff does not parse: {e}")),
+            ..strict
+        },
     }
 }
 
@@ -216,8 +276,17 @@ pub struct HunkView {
 pub fn numbered(text: &str, range: LineRange) -> String {
     let width = range.end.to_string().len().max(3);
     let mut out = String::new();
-    for (i, l) in text.split_inclusive('\n').enumerate().skip(range.start.saturating_sub(1)).take(range.end + 1 - range.start.max(1)) {
-        out.push_str(&format!("{:>width$} | {}", i + 1, l.trim_end_matches(['\n', '\r'])));
+    for (i, l) in text
+        .split_inclusive('\n')
+        .enumerate()
+        .skip(range.start.saturating_sub(1))
+        .take(range.end + 1 - range.start.max(1))
+    {
+        out.push_str(&format!(
+            "{:>width$} | {}",
+            i + 1,
+            l.trim_end_matches(['\n', '\r'])
+        ));
         out.push('\n');
     }
     out
@@ -240,9 +309,25 @@ pub fn hunk_views(file: &FileView, context: usize) -> Vec<HunkView> {
         .zip(&file.hunk_info)
         .enumerate()
         .map(|(k, (&status, info))| {
-            let (bs, bl) = if status == HunkStatus::Failed { (info.nearest.unwrap_or(0), info.expected) } else { (info.before_start, info.before_len) };
-            let before_lines = file.before.as_deref().and_then(|t| if bs == 0 { None } else { window(t, bs, bl, context) });
-            let after_lines = file.after.as_deref().and_then(|t| if info.after_start == 0 { None } else { window(t, info.after_start, info.after_len, context) });
+            let (bs, bl) = if status == HunkStatus::Failed {
+                (info.nearest.unwrap_or(0), info.expected)
+            } else {
+                (info.before_start, info.before_len)
+            };
+            let before_lines = file.before.as_deref().and_then(|t| {
+                if bs == 0 {
+                    None
+                } else {
+                    window(t, bs, bl, context)
+                }
+            });
+            let after_lines = file.after.as_deref().and_then(|t| {
+                if info.after_start == 0 {
+                    None
+                } else {
+                    window(t, info.after_start, info.after_len, context)
+                }
+            });
             HunkView {
                 path: file.path.clone(),
                 hunk: k,
@@ -267,26 +352,50 @@ mod tests {
     use super::*;
 
     fn cand(patch: &str) -> Candidate {
-        Candidate { instance_id: "i".into(), agent: "a".into(), patch: patch.into(), resolved: None, origin: Default::default() }
+        Candidate {
+            instance_id: "i".into(),
+            agent: "a".into(),
+            patch: patch.into(),
+            resolved: None,
+            origin: Default::default(),
+        }
     }
 
     #[test]
     fn rebuild_reports_each_outcome() {
         let mut base = Files::new();
         base.insert("m.py".into(), Some("a\nb\n".into()));
-        let ok = rebuild(&cand("--- a/m.py\n+++ b/m.py\n@@ -1,2 +1,2 @@\n a\n-b\n+c\n"), &base, Mode::Tolerant);
+        let ok = rebuild(
+            &cand("--- a/m.py\n+++ b/m.py\n@@ -1,2 +1,2 @@\n a\n-b\n+c\n"),
+            &base,
+            Mode::Tolerant,
+        );
         assert_eq!(ok.applies, Applies::Clean);
         assert_eq!(ok.files[0].after.as_deref(), Some("a\nc\n"));
         assert_eq!((ok.lines_added, ok.lines_removed), (1, 1));
-        let missing = rebuild(&cand("--- a/n.py\n+++ b/n.py\n@@ -1 +1 @@\n-a\n+b\n"), &base, Mode::Tolerant);
+        let missing = rebuild(
+            &cand("--- a/n.py\n+++ b/n.py\n@@ -1 +1 @@\n-a\n+b\n"),
+            &base,
+            Mode::Tolerant,
+        );
         assert_eq!(missing.applies, Applies::No);
-        assert!(missing.files[0].error.as_ref().unwrap().contains("does not exist"));
-        assert_eq!(rebuild(&cand(""), &base, Mode::Tolerant).applies, Applies::Empty);
+        assert!(missing.files[0]
+            .error
+            .as_ref()
+            .unwrap()
+            .contains("does not exist"));
+        assert_eq!(
+            rebuild(&cand(""), &base, Mode::Tolerant).applies,
+            Applies::Empty
+        );
         let garbage = rebuild(&cand("hello"), &base, Mode::Tolerant);
         assert!(garbage.error.is_some());
         // Counts off by one: git calls it corrupt, tolerant mode applies it.
         let bad = "--- a/m.py\n+++ b/m.py\n@@ -1,3 +1,3 @@\n a\n-b\n+c\n";
-        assert_eq!(rebuild(&cand(bad), &base, Mode::Strict).applies, Applies::No);
+        assert_eq!(
+            rebuild(&cand(bad), &base, Mode::Strict).applies,
+            Applies::No
+        );
         let t = rebuild(&cand(bad), &base, Mode::Tolerant);
         assert_eq!(t.applies, Applies::Fuzzy);
         assert_eq!(t.files[0].after.as_deref(), Some("a\nc\n"));
@@ -298,7 +407,14 @@ mod tests {
         base.insert("m.py".into(), Some("a\nb\n".into()));
         let new_exists = "diff --git a/m.py b/m.py\nnew file mode 100644\n--- /dev/null\n+++ b/m.py\n@@ -0,0 +1 @@\n+x\n";
         let v = rebuild(&cand(new_exists), &base, Mode::Strict);
-        assert!(v.files[0].error.as_ref().unwrap().contains("already exists"), "{v:?}");
+        assert!(
+            v.files[0]
+                .error
+                .as_ref()
+                .unwrap()
+                .contains("already exists"),
+            "{v:?}"
+        );
         let rename = "diff --git a/m.py b/n.py\nsimilarity index 80%\nrename from m.py\nrename to n.py\n--- a/m.py\n+++ b/n.py\n@@ -1,2 +1,2 @@\n a\n-b\n+c\n";
         let v = rebuild(&cand(rename), &base, Mode::Strict);
         assert_eq!(v.applies, Applies::Clean, "{v:?}");
@@ -308,24 +424,44 @@ mod tests {
         let v = rebuild(&cand(twice), &base, Mode::Strict);
         assert_eq!(v.files[1].after.as_deref(), Some("z\nc\n"));
         let no_prefix = "--- m.py\n+++ m.py\n@@ -1,2 +1,2 @@\n a\n-b\n+c\n";
-        assert_eq!(rebuild(&cand(no_prefix), &base, Mode::Strict).applies, Applies::Clean, "slash-less names use -p0");
+        assert_eq!(
+            rebuild(&cand(no_prefix), &base, Mode::Strict).applies,
+            Applies::Clean,
+            "slash-less names use -p0"
+        );
         let mut deep = Files::new();
         deep.insert("pkg/m.py".into(), Some("a\nb\n".into()));
         let no_prefix = "--- pkg/m.py\n+++ pkg/m.py\n@@ -1,2 +1,2 @@\n a\n-b\n+c\n";
-        assert_eq!(rebuild(&cand(no_prefix), &deep, Mode::Strict).applies, Applies::No, "git strips `pkg/`");
+        assert_eq!(
+            rebuild(&cand(no_prefix), &deep, Mode::Strict).applies,
+            Applies::No,
+            "git strips `pkg/`"
+        );
     }
 
     #[test]
     fn hunk_views_have_numbers_and_context() {
         let mut base = Files::new();
         base.insert("m.py".into(), Some("1\n2\n3\n4\n5\n6\n7\n".into()));
-        let v = rebuild(&cand("--- a/m.py\n+++ b/m.py\n@@ -3,3 +3,4 @@\n 3\n-4\n+four\n+4b\n 5\n"), &base, Mode::Strict);
+        let v = rebuild(
+            &cand("--- a/m.py\n+++ b/m.py\n@@ -3,3 +3,4 @@\n 3\n-4\n+four\n+4b\n 5\n"),
+            &base,
+            Mode::Strict,
+        );
         assert_eq!(v.applies, Applies::Clean);
         let hv = hunk_views(&v.files[0], 1);
         assert_eq!(hv.len(), 1);
         assert_eq!(hv[0].before_lines, Some(LineRange::new(2, 6)));
         assert_eq!(hv[0].after_lines, Some(LineRange::new(2, 7)));
-        assert!(hv[0].before.starts_with("  2 | 2\n  3 | 3\n  4 | 4\n"), "{}", hv[0].before);
-        assert!(hv[0].after.contains("  4 | four\n  5 | 4b\n"), "{}", hv[0].after);
+        assert!(
+            hv[0].before.starts_with("  2 | 2\n  3 | 3\n  4 | 4\n"),
+            "{}",
+            hv[0].before
+        );
+        assert!(
+            hv[0].after.contains("  4 | four\n  5 | 4b\n"),
+            "{}",
+            hv[0].after
+        );
     }
 }

@@ -50,8 +50,13 @@ pub fn normalize_line(line: &str) -> String {
 fn function_name(section: &str) -> Option<String> {
     let s = section.trim();
     let rest = s.strip_prefix("async ").unwrap_or(s);
-    let rest = rest.strip_prefix("def ").or_else(|| rest.strip_prefix("class "))?;
-    let name: String = rest.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
+    let rest = rest
+        .strip_prefix("def ")
+        .or_else(|| rest.strip_prefix("class "))?;
+    let name: String = rest
+        .chars()
+        .take_while(|c| c.is_alphanumeric() || *c == '_')
+        .collect();
     (!name.is_empty()).then_some(name)
 }
 
@@ -135,8 +140,13 @@ pub fn same_change(a: &Normalized, b: &Normalized) -> bool {
 pub fn duplicate_groups(patches: &[&str]) -> Vec<Vec<usize>> {
     let mut groups: Vec<(Option<BTreeSet<String>>, Vec<usize>)> = Vec::new();
     for (i, p) in patches.iter().enumerate() {
-        let key = normalize_text(p).filter(|n| !n.is_empty()).map(|n| n.items());
-        match key.as_ref().and_then(|k| groups.iter_mut().find(|(g, _)| g.as_ref() == Some(k))) {
+        let key = normalize_text(p)
+            .filter(|n| !n.is_empty())
+            .map(|n| n.items());
+        match key
+            .as_ref()
+            .and_then(|k| groups.iter_mut().find(|(g, _)| g.as_ref() == Some(k)))
+        {
             Some((_, members)) => members.push(i),
             None => groups.push((key, vec![i])),
         }
@@ -153,12 +163,22 @@ mod tests {
         let a = "--- a/m.py\n+++ b/m.py\n@@ -1,3 +1,3 @@ def f(x):\n a\n-    return x\n+    return x + 1  # fix\n c\n";
         let b = "diff --git a/m.py b/m.py\n--- a/m.py\n+++ b/m.py\n@@ -2,1 +2,1 @@\n-  return   x\n+  return x + 1\n";
         let c = "--- a/m.py\n+++ b/m.py\n@@ -2,1 +2,1 @@\n-    return x\n+    return x - 1\n";
-        let (na, nb, nc) = (normalize_text(a).unwrap(), normalize_text(b).unwrap(), normalize_text(c).unwrap());
+        let (na, nb, nc) = (
+            normalize_text(a).unwrap(),
+            normalize_text(b).unwrap(),
+            normalize_text(c).unwrap(),
+        );
         assert!(same_change(&na, &nb));
         assert!(!same_change(&na, &nc));
         assert!((similarity(&na, &nc) - 1.0 / 3.0).abs() < 1e-9);
-        assert_eq!(na.files["m.py"].functions.iter().next().map(String::as_str), Some("f"));
-        assert_eq!(duplicate_groups(&[a, c, b, "junk"]), vec![vec![0, 2], vec![1], vec![3]]);
+        assert_eq!(
+            na.files["m.py"].functions.iter().next().map(String::as_str),
+            Some("f")
+        );
+        assert_eq!(
+            duplicate_groups(&[a, c, b, "junk"]),
+            vec![vec![0, 2], vec![1], vec![3]]
+        );
     }
 
     #[test]

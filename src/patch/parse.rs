@@ -45,11 +45,18 @@ pub struct Hunk {
 impl Hunk {
     /// Context lines before the first change.
     pub fn leading(&self) -> usize {
-        self.lines.iter().take_while(|l| matches!(l, Line::Context(_))).count()
+        self.lines
+            .iter()
+            .take_while(|l| matches!(l, Line::Context(_)))
+            .count()
     }
     /// Context lines after the last change.
     pub fn trailing(&self) -> usize {
-        self.lines.iter().rev().take_while(|l| matches!(l, Line::Context(_))).count()
+        self.lines
+            .iter()
+            .rev()
+            .take_while(|l| matches!(l, Line::Context(_)))
+            .count()
     }
 }
 
@@ -62,10 +69,16 @@ impl Hunk {
         })
     }
     pub fn added(&self) -> usize {
-        self.lines.iter().filter(|l| matches!(l, Line::Add(_))).count()
+        self.lines
+            .iter()
+            .filter(|l| matches!(l, Line::Add(_)))
+            .count()
     }
     pub fn removed(&self) -> usize {
-        self.lines.iter().filter(|l| matches!(l, Line::Remove(_))).count()
+        self.lines
+            .iter()
+            .filter(|l| matches!(l, Line::Remove(_)))
+            .count()
     }
 }
 
@@ -94,7 +107,10 @@ pub struct FilePatch {
 impl FilePatch {
     /// The path that names this file in reports: the new path, or the old one for deletions.
     pub fn path(&self) -> &str {
-        self.new_path.as_deref().or(self.old_path.as_deref()).unwrap_or("")
+        self.new_path
+            .as_deref()
+            .or(self.old_path.as_deref())
+            .unwrap_or("")
     }
     pub fn is_new(&self) -> bool {
         self.old_path.is_none()
@@ -180,7 +196,10 @@ pub fn parse(text: &str) -> Result<Patch, ParseError> {
             if let Some(f) = current.take() {
                 patch.files.push(f);
             }
-            let mut f = FilePatch { header_line: i + 1, ..FilePatch::default() };
+            let mut f = FilePatch {
+                header_line: i + 1,
+                ..FilePatch::default()
+            };
             // `a/x b/x`: split at " b/" when possible.
             if let Some(pos) = rest.rfind(" b/") {
                 f.old_path = strip_prefix_path(&rest[..pos]);
@@ -196,12 +215,17 @@ pub fn parse(text: &str) -> Result<Patch, ParseError> {
         if line.starts_with("--- ") && next.is_some_and(|n| n.starts_with("+++ ")) {
             let old = strip_prefix_path(&line[4..]);
             let new = strip_prefix_path(&next.unwrap()[4..]);
-            let reuse = current.as_ref().is_some_and(|f| f.hunks.is_empty() && !f.binary);
+            let reuse = current
+                .as_ref()
+                .is_some_and(|f| f.hunks.is_empty() && !f.binary);
             if !reuse {
                 if let Some(f) = current.take() {
                     patch.files.push(f);
                 }
-                current = Some(FilePatch { header_line: i + 1, ..FilePatch::default() });
+                current = Some(FilePatch {
+                    header_line: i + 1,
+                    ..FilePatch::default()
+                });
             }
             let f = current.as_mut().unwrap();
             f.old_path = old;
@@ -222,23 +246,36 @@ pub fn parse(text: &str) -> Result<Patch, ParseError> {
                     f.old_mode = mode(m);
                 } else if let Some(m) = line.strip_prefix("new mode ") {
                     f.new_mode = mode(m);
-                } else if let Some(p) = line.strip_prefix("rename from ").or_else(|| line.strip_prefix("copy from ")) {
+                } else if let Some(p) = line
+                    .strip_prefix("rename from ")
+                    .or_else(|| line.strip_prefix("copy from "))
+                {
                     f.old_path = Some(p.trim().to_string());
                     f.is_rename = line.starts_with("rename");
                     f.is_copy = line.starts_with("copy");
-                } else if let Some(p) = line.strip_prefix("rename to ").or_else(|| line.strip_prefix("copy to ")) {
+                } else if let Some(p) = line
+                    .strip_prefix("rename to ")
+                    .or_else(|| line.strip_prefix("copy to "))
+                {
                     f.new_path = Some(p.trim().to_string());
-                } else if line.starts_with("Binary files ") || line.starts_with("GIT binary patch") {
+                } else if line.starts_with("Binary files ") || line.starts_with("GIT binary patch")
+                {
                     f.binary = true;
                 }
             }
         }
         if line.starts_with("@@") {
             let Some((os, ol, ns, nl, section)) = parse_hunk_header(line) else {
-                return Err(ParseError { line: i + 1, message: format!("malformed hunk header `{line}`") });
+                return Err(ParseError {
+                    line: i + 1,
+                    message: format!("malformed hunk header `{line}`"),
+                });
             };
             let Some(f) = current.as_mut() else {
-                return Err(ParseError { line: i + 1, message: "hunk before any file header (--- a/... +++ b/...)".into() });
+                return Err(ParseError {
+                    line: i + 1,
+                    message: "hunk before any file header (--- a/... +++ b/...)".into(),
+                });
             };
             let mut hunk = Hunk {
                 old_start: os,
@@ -276,14 +313,16 @@ pub fn parse(text: &str) -> Result<Patch, ParseError> {
                 if old_left == 0 && new_left == 0 {
                     // Counts satisfied: a following `+`/`-` line still belongs to this hunk
                     // (counts short by a line); anything else ends it.
-                    let more = (body.starts_with('+') || body.starts_with('-')) && !body.starts_with("-- ");
+                    let more = (body.starts_with('+') || body.starts_with('-'))
+                        && !body.starts_with("-- ");
                     if !more {
                         break;
                     }
                     hunk.count_mismatch = true;
                 }
                 // Only reached for an ASCII first byte (or an empty line), so slicing at 1 is safe.
-                let content = || normalize_terminator(raw.get(1..).filter(|c| !c.is_empty()).unwrap_or("\n"));
+                let content =
+                    || normalize_terminator(raw.get(1..).filter(|c| !c.is_empty()).unwrap_or("\n"));
                 match body.chars().next() {
                     Some(' ') => {
                         hunk.lines.push(Line::Context(content()));
@@ -316,7 +355,10 @@ pub fn parse(text: &str) -> Result<Patch, ParseError> {
             }
             // Empty lines consumed as context past the real end (counts too large) are an artefact.
             if hunk.count_mismatch {
-                while hunk.lines.len() > 1 && hunk.lines.last() == Some(&Line::Context("\n".into())) && raw_blank_tail(&lines, i) {
+                while hunk.lines.len() > 1
+                    && hunk.lines.last() == Some(&Line::Context("\n".into()))
+                    && raw_blank_tail(&lines, i)
+                {
                     hunk.lines.pop();
                 }
             }
@@ -331,14 +373,20 @@ pub fn parse(text: &str) -> Result<Patch, ParseError> {
         patch.files.push(f);
     }
     if patch.files.is_empty() {
-        return Err(ParseError { line: 1, message: "no file header found: this is not a unified diff".into() });
+        return Err(ParseError {
+            line: 1,
+            message: "no file header found: this is not a unified diff".into(),
+        });
     }
     Ok(patch)
 }
 
 /// True when the hunk body that ended before diff line `end` (0-based) ended with an empty line.
 fn raw_blank_tail(lines: &[&str], end: usize) -> bool {
-    end > 0 && lines.get(end - 1).is_some_and(|l| l.trim_end_matches(['\n', '\r']).is_empty())
+    end > 0
+        && lines
+            .get(end - 1)
+            .is_some_and(|l| l.trim_end_matches(['\n', '\r']).is_empty())
 }
 
 /// Every body line keeps a terminator (a CRLF diff keeps `\r\n`, so it matches CRLF files
@@ -364,7 +412,10 @@ mod tests {
         assert_eq!(f.path(), "pkg/m.py");
         assert_eq!(f.hunks.len(), 1);
         let h = &f.hunks[0];
-        assert_eq!((h.old_start, h.old_len, h.new_start, h.new_len), (1, 3, 1, 3));
+        assert_eq!(
+            (h.old_start, h.old_len, h.new_start, h.new_len),
+            (1, 3, 1, 3)
+        );
         assert_eq!(h.section, "def f():");
         assert_eq!(h.lines[1], Line::Remove("b\n".into()));
         assert!(!h.count_mismatch);

@@ -46,14 +46,19 @@ pub struct Offline {
 }
 
 fn is_test_path(p: &str) -> bool {
-    p.split('/').any(|part| part == "tests" || part == "test" || part == "testing")
-        || p.rsplit('/').next().is_some_and(|f| f.starts_with("test_") || f.ends_with("_test.py") || f == "conftest.py")
+    p.split('/')
+        .any(|part| part == "tests" || part == "test" || part == "testing")
+        || p.rsplit('/').next().is_some_and(|f| {
+            f.starts_with("test_") || f.ends_with("_test.py") || f == "conftest.py"
+        })
 }
 
 /// The normalized change (whitespace- and comment-insensitive changed lines per file): the
 /// "what changed" of a candidate for agreement.
 fn change_signature(p: &Prepared) -> HashSet<String> {
-    crate::patch::normalize::normalize_text(&p.candidate.patch).map(|n| n.items().into_iter().collect()).unwrap_or_default()
+    crate::patch::normalize::normalize_text(&p.candidate.patch)
+        .map(|n| n.items().into_iter().collect())
+        .unwrap_or_default()
 }
 
 fn jaccard<T: Eq + std::hash::Hash>(a: &HashSet<T>, b: &HashSet<T>) -> f64 {
@@ -64,7 +69,13 @@ fn jaccard<T: Eq + std::hash::Hash>(a: &HashSet<T>, b: &HashSet<T>) -> f64 {
 }
 
 impl Offline {
-    fn score_one(&self, i: usize, bundle: &IssueBundle, locs: &[HashSet<String>], changes: &[HashSet<String>]) -> (Score, String) {
+    fn score_one(
+        &self,
+        i: usize,
+        bundle: &IssueBundle,
+        locs: &[HashSet<String>],
+        changes: &[HashSet<String>],
+    ) -> (Score, String) {
         let w = &self.weights;
         let p = &bundle.candidates[i];
         let mut parts: Vec<(String, f64)> = Vec::new();
@@ -78,7 +89,10 @@ impl Offline {
                     .clone()
                     .or_else(|| p.view.files.iter().find_map(|f| f.error.clone()))
                     .unwrap_or_else(|| "does not apply".into());
-                return (Score { value: 1.5, parts }, format!("does not apply: {why}"));
+                return (
+                    Score { value: 1.5, parts },
+                    format!("does not apply: {why}"),
+                );
             }
             Applies::Clean => parts.push(("applies".into(), w.applies_clean)),
             Applies::Fuzzy => {
@@ -88,20 +102,39 @@ impl Offline {
         }
         if p.context.new_parse_errors > 0 {
             parts.push(("introduces syntax errors".into(), w.parse_error));
-            notes.push(format!("{} new syntax error(s)", p.context.new_parse_errors));
+            notes.push(format!(
+                "{} new syntax error(s)",
+                p.context.new_parse_errors
+            ));
         }
         // Agreement with the other agents that produced an applicable patch.
         let others: Vec<usize> = (0..bundle.candidates.len())
-            .filter(|&j| j != i && matches!(bundle.candidates[j].view.applies, Applies::Clean | Applies::Fuzzy))
+            .filter(|&j| {
+                j != i
+                    && matches!(
+                        bundle.candidates[j].view.applies,
+                        Applies::Clean | Applies::Fuzzy
+                    )
+            })
             .collect();
         if !others.is_empty() {
-            let same_loc = others.iter().filter(|&&j| !locs[i].is_disjoint(&locs[j])).count();
+            let same_loc = others
+                .iter()
+                .filter(|&&j| !locs[i].is_disjoint(&locs[j]))
+                .count();
             let loc = same_loc as f64 / others.len() as f64;
-            let chg = others.iter().map(|&j| jaccard(&changes[i], &changes[j])).sum::<f64>() / others.len() as f64;
+            let chg = others
+                .iter()
+                .map(|&j| jaccard(&changes[i], &changes[j]))
+                .sum::<f64>()
+                / others.len() as f64;
             parts.push(("agrees on location".into(), w.agreement_location * loc));
             parts.push(("agrees on change".into(), w.agreement_change * chg));
             if same_loc > 0 {
-                notes.push(format!("{same_loc}/{} others edit the same place", others.len()));
+                notes.push(format!(
+                    "{same_loc}/{} others edit the same place",
+                    others.len()
+                ));
             } else {
                 notes.push("no other agent edits here".into());
             }
@@ -127,7 +160,12 @@ impl Offline {
             .candidate
             .patch
             .lines()
-            .filter(|l| l.starts_with('+') && (l.contains("print(") || l.contains("breakpoint(") || l.contains("pdb.set_trace")))
+            .filter(|l| {
+                l.starts_with('+')
+                    && (l.contains("print(")
+                        || l.contains("breakpoint(")
+                        || l.contains("pdb.set_trace"))
+            })
             .count();
         if prints > 0 {
             parts.push(("debug output".into(), w.debug_print));
@@ -149,8 +187,13 @@ impl Committee for Offline {
     }
 
     fn review(&self, bundle: &IssueBundle) -> anyhow::Result<Vec<Review>> {
-        let locs: Vec<HashSet<String>> = bundle.candidates.iter().map(|p| p.context.edited.iter().cloned().collect()).collect();
-        let changes: Vec<HashSet<String>> = bundle.candidates.iter().map(change_signature).collect();
+        let locs: Vec<HashSet<String>> = bundle
+            .candidates
+            .iter()
+            .map(|p| p.context.edited.iter().cloned().collect())
+            .collect();
+        let changes: Vec<HashSet<String>> =
+            bundle.candidates.iter().map(change_signature).collect();
         Ok((0..bundle.candidates.len())
             .map(|i| {
                 let (score, reason) = self.score_one(i, bundle, &locs, &changes);

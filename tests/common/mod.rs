@@ -13,13 +13,19 @@ pub fn root() -> PathBuf {
 pub fn example_repo() -> PathBuf {
     static REPO: OnceLock<PathBuf> = OnceLock::new();
     REPO.get_or_init(|| {
-        let dest = std::env::temp_dir().join(format!("dei-example-{}", std::process::id())).join("textkit.git");
+        let dest = std::env::temp_dir()
+            .join(format!("dei-example-{}", std::process::id()))
+            .join("textkit.git");
         let out = Command::new("bash")
             .arg(root().join("examples/make-repo.sh"))
             .arg(&dest)
             .output()
             .expect("bash runs");
-        assert!(out.status.success(), "make-repo.sh failed: {}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "make-repo.sh failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         dest
     })
     .clone()
@@ -58,7 +64,8 @@ pub fn real_repo(name: &str) -> Option<PathBuf> {
         dirs.push(PathBuf::from(d));
     }
     dirs.push(PathBuf::from("/work/.mirror"));
-    dirs.iter().find_map(|d| dei::repo::find_in_repos_dir(d, name))
+    dirs.iter()
+        .find_map(|d| dei::repo::find_in_repos_dir(d, name))
 }
 
 pub fn skip(why: &str) {
