@@ -402,6 +402,23 @@ mod tests {
     }
 
     #[test]
+    fn counts_short_by_a_line_git_drops_the_rest_tolerant_keeps_it() {
+        let mut base = Files::new();
+        base.insert("m.py".into(), Some("a\nb\n".into()));
+        let short = "--- a/m.py\n+++ b/m.py\n@@ -1,2 +1,2 @@\n a\n-b\n+c\n+d\n";
+        let s = rebuild(&cand(short), &base, Mode::Strict);
+        assert_eq!(
+            s.applies,
+            Applies::Clean,
+            "git ignores lines past the counts"
+        );
+        assert_eq!(s.files[0].after.as_deref(), Some("a\nc\n"));
+        let p = parse(short).unwrap();
+        assert!(p.files[0].hunks[0].count_mismatch);
+        assert_eq!(p.files[0].hunks[0].added(), 2);
+    }
+
+    #[test]
     fn creation_rename_and_chaining() {
         let mut base = Files::new();
         base.insert("m.py".into(), Some("a\nb\n".into()));
