@@ -20,7 +20,7 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Rank the candidate patches for one issue, or for many (--all, --issue A --issue B) into a --run-dir.
-    Rank(RankArgs),
+    Rank(Box<RankArgs>),
     /// Measure diversity (Union/Intersect/Average@k) and a selection (n@k) over many issues.
     Eval(EvalArgs),
     /// Measure stages on real data (developer tool).
@@ -322,7 +322,7 @@ fn merge(args: MergeArgs) -> anyhow::Result<()> {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Rank(a) => rank(a),
+        Command::Rank(a) => rank(*a),
         Command::Eval(a) => eval(a),
         Command::Bench(b) => dei::bench::run(b),
         Command::Merge(a) => merge(a),
