@@ -21,6 +21,8 @@ struct Cli {
 enum Command {
     /// Rank the candidate patches for one issue, or for many (--all, --issue A --issue B) into a --run-dir.
     Rank(Box<RankArgs>),
+    /// Generate candidates of dei's own (three strategies) with an LLM, as SWE-bench predictions.
+    Generate(Box<GenerateArgs>),
     /// Measure diversity (Union/Intersect/Average@k) and a selection (n@k) over many issues.
     Eval(EvalArgs),
     /// Measure stages on real data (developer tool).
@@ -319,10 +321,86 @@ fn merge(args: MergeArgs) -> anyhow::Result<()> {
     write_summary(&merged.summary, args.json.as_deref())
 }
 
+#[derive(Args)]
+struct GenerateArgs {
+    /// SWE-bench-style task records (JSON or JSONL).
+    #[arg(long)]
+    tasks: PathBuf,
+    /// Issue id to generate for (repeatable).
+    #[arg(long)]
+    issue: Vec<String>,
+    /// Every task in --tasks.
+    #[arg(long, conflicts_with = "issue")]
+    all: bool,
+    /// The repository (a clone or bare git dir).
+    #[arg(long)]
+    repo: Option<PathBuf>,
+    /// A folder of repositories named owner__name.
+    #[arg(long, env = "DEI_REPOS")]
+    repos: Option<PathBuf>,
+    /// Strategies (comma-separated): hierarchical, search-replace, chain-of-context.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "hierarchical,search-replace,chain-of-context"
+    )]
+    strategies: Vec<String>,
+    /// Sampling temperatures of the hierarchical strategy, one sample each.
+    #[arg(long, value_delimiter = ',', default_value = "0,0.4,0.8")]
+    temperatures: Vec<f64>,
+    /// At most this many files for the hierarchical strategy.
+    #[arg(long, default_value_t = 3)]
+    max_files: usize,
+    /// Test command run before and after each candidate in a temporary copy; breaking candidates are dropped.
+    #[arg(long)]
+    test_cmd: Option<String>,
+    /// Seconds the test command may run.
+    #[arg(long, default_value_t = 600)]
+    test_timeout: u64,
+    /// Predictions file to append to (JSONL); finished (issue, strategy) pairs are skipped.
+    #[arg(long)]
+    out: PathBuf,
+    #[command(flatten)]
+    llm: dei::review::llm::LlmArgs,
+}
+
+fn generate(args: GenerateArgs) -> anyhow::Result<()> {
+    let Some(model) = args.llm.text_model()? else {
+        anyhow::bail!(
+            "generating candidates needs a model\n  hint: pass --llm openai:MODEL (key in OPENAI_API_KEY), anthropic:MODEL, or vllm:MODEL --base-url URL (or set DEI_LLM)"
+        );
+    };
+    let req = dei::generate::run::GenerateRequest {
+        tasks: args.tasks,
+        issues: args.issue,
+        all: args.all,
+        repo: args.repo,
+        repos: args.repos,
+        strategies: args.strategies,
+        temperatures: args.temperatures,
+        max_files: args.max_files,
+        test_cmd: args.test_cmd,
+        test_timeout: std::time::Duration::from_secs(args.test_timeout),
+        out: args.out,
+    };
+    let report = dei::generate::run::run(&req, &model)?;
+    for n in &report.notes {
+        eprintln!("note: {n}");
+    }
+    eprintln!(
+        "{} candidate(s) written to {}; {} (issue, strategy) pair(s) already there",
+        report.written,
+        req.out.display(),
+        report.skipped
+    );
+    Ok(())
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Rank(a) => rank(*a),
+        Command::Generate(a) => generate(*a),
         Command::Eval(a) => eval(a),
         Command::Bench(b) => dei::bench::run(b),
         Command::Merge(a) => merge(a),

@@ -15,6 +15,7 @@ pub mod diff;
 pub mod edit;
 pub mod llm;
 pub mod localize;
+pub mod run;
 pub mod schematic;
 pub mod validate;
 

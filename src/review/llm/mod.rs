@@ -276,11 +276,63 @@ impl LlmArgs {
         }))
     }
 
+    /// The model the flags ask for, as the generator's text model, or `None`.
+    pub fn text_model(&self) -> anyhow::Result<Option<TextModel>> {
+        match self.resolve(&|k| std::env::var(k).ok())? {
+            Some(cfg) => Ok(Some(TextModel::new(cfg)?)),
+            None => Ok(None),
+        }
+    }
+
     /// The LLM committee the flags ask for (environment from the process), or `None`.
     pub fn committee(&self) -> anyhow::Result<Option<LlmCommittee>> {
         match self.resolve(&|k| std::env::var(k).ok())? {
             Some(cfg) => Ok(Some(LlmCommittee::new(cfg)?)),
             None => Ok(None),
+        }
+    }
+}
+
+/// The engine as the generator's [`Model`](crate::generate::llm::Model): free-text calls through
+/// the same provider, cache, limits, retries and cost accounting as the committee.
+pub struct TextModel {
+    pub engine: Arc<Engine>,
+}
+
+impl TextModel {
+    pub fn new(cfg: LlmConfig) -> anyhow::Result<TextModel> {
+        let cache = match &cfg.cache {
+            Some(dir) => Some(cache::Cache::open(dir).with_context(|| "the LLM response cache")?),
+            None => None,
+        };
+        Ok(TextModel {
+            engine: Arc::new(Engine::new(cfg.provider, cfg.settings, cache)?),
+        })
+    }
+}
+
+impl crate::generate::llm::Model for TextModel {
+    fn complete(&self, system: &str, prompt: &str, temperature: f64) -> anyhow::Result<String> {
+        let job = runner::Job {
+            prompt: crate::review::prompts::Rendered {
+                system: system.to_string(),
+                user: prompt.to_string(),
+            },
+            kind: parse::ReplyKind::Text,
+            sample: 0,
+            about: vec![],
+            label: format!("generate at temperature {temperature}"),
+            temperature: Some(temperature),
+        };
+        match self.engine.run(vec![job]).pop() {
+            Some(runner::Outcome::Done {
+                parsed: parse::Parsed::Text(t),
+                ..
+            }) => Ok(t),
+            Some(runner::Outcome::Failed { why, .. }) | Some(runner::Outcome::Skipped { why }) => {
+                anyhow::bail!("{why}")
+            }
+            _ => anyhow::bail!("the model gave no text reply"),
         }
     }
 }

@@ -15,6 +15,8 @@ pub enum ReplyKind {
     List(usize),
     /// Pick A or B.
     Pair,
+    /// Free text (the generator's requests): any non-empty reply.
+    Text,
 }
 
 /// A reply that parsed.
@@ -29,6 +31,8 @@ pub enum Parsed {
         analysis: String,
         choice: usize,
     },
+    /// The whole reply, for [`ReplyKind::Text`].
+    Text(String),
     Pair {
         analysis: String,
         a_wins: bool,
@@ -80,6 +84,12 @@ impl ReplyKind {
                     vec![("analysis", string_prop("Compare the candidates.")), ("choice", Js::V(json!({"type": "integer", "description": "the candidate's number"})))],
                     vec!["analysis", "choice"],
                 ),
+            },
+            // Never sent: free-text calls go without a schema (see the runner).
+            ReplyKind::Text => Schema {
+                name: "reply",
+                description: "Reply.",
+                schema: obj(vec![("text", string_prop("The reply."))], vec!["text"]),
             },
             ReplyKind::Pair => Schema {
                 name: "pick_winner",
@@ -174,6 +184,7 @@ pub fn parse(kind: ReplyKind, text: &str) -> Result<Parsed, String> {
         }
     };
     match kind {
+        ReplyKind::Text => Ok(Parsed::Text(text.to_string())),
         ReplyKind::Point => {
             let score = match int_field("score")? {
                 Some(s) => score_in_range(s)?,

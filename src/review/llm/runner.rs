@@ -23,6 +23,8 @@ pub struct Job {
     pub about: Vec<usize>,
     /// Human label: selector, candidate(s), sample.
     pub label: String,
+    /// Temperature for this call; `None`: the configured one.
+    pub temperature: Option<f64>,
 }
 
 /// What came of one job.
@@ -168,6 +170,7 @@ impl Engine {
 
     fn format_name(&self, kind: ReplyKind) -> &'static str {
         match self.settings.format {
+            _ if kind == ReplyKind::Text => "text",
             Format::Json => kind.schema().name,
             Format::Tags => "tags",
         }
@@ -179,7 +182,7 @@ impl Engine {
             model: &self.provider.model,
             system: &job.prompt.system,
             user: &job.prompt.user,
-            temperature: self.settings.temperature,
+            temperature: job.temperature.unwrap_or(self.settings.temperature),
             max_tokens: self.settings.max_tokens,
             format: self.format_name(job.kind),
             sample: job.sample,
@@ -392,12 +395,13 @@ impl Engine {
         let req = CallRequest {
             system: &job.prompt.system,
             user: &job.prompt.user,
-            temperature: self.settings.temperature,
+            temperature: job.temperature.unwrap_or(self.settings.temperature),
             max_tokens: self.settings.max_tokens,
             sample: job.sample,
             schema: None,
         };
-        let schema = (self.settings.format == Format::Json).then(|| job.kind.schema());
+        let schema = (self.settings.format == Format::Json && job.kind != ReplyKind::Text)
+            .then(|| job.kind.schema());
         let req = CallRequest {
             schema: schema.as_ref(),
             ..req

@@ -173,6 +173,7 @@ impl Selector for Pointwise {
                     sample: s,
                     about: vec![i],
                     label: format!("pointwise {} sample {}", p.candidate.key(), s + 1),
+                    temperature: None,
                 });
             }
         }
@@ -384,6 +385,7 @@ impl Selector for Listwise {
                 sample: s,
                 about: order,
                 label: format!("listwise {} sample {}", bundle.task.instance_id, s + 1),
+                temperature: None,
             });
         }
         Ok(jobs)
@@ -458,6 +460,7 @@ impl Selector for Pairwise {
                         kind: ReplyKind::Pair,
                         sample: s,
                         about: vec![first, second],
+                        temperature: None,
                         label: format!(
                             "pairwise {} vs {} sample {}",
                             bundle.candidates[first].candidate.key(),
