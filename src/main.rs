@@ -20,7 +20,9 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Rank the candidate patches for one issue, or for many (--all, --issue A --issue B) into a --run-dir.
-    Rank(RankArgs),
+    Rank(Box<RankArgs>),
+    /// Write candidate patches with a model (three strategies) into a SWE-bench prediction file.
+    Generate(Box<GenerateArgs>),
     /// Measure diversity (Union/Intersect/Average@k) and a selection (n@k) over many issues.
     Eval(EvalArgs),
     /// Measure stages on real data (developer tool).
@@ -28,8 +30,6 @@ enum Command {
     Bench(dei::bench::BenchCommand),
     /// Join the run directories of several shards (dei rank --shard i/n) into one result.
     Merge(MergeArgs),
-    /// Write candidate patches with a model (three strategies) into a SWE-bench prediction file.
-    Generate(GenerateArgs),
 }
 
 #[derive(Args)]
@@ -191,17 +191,27 @@ struct RankArgs {
     /// Write the machine-readable result to this file ("-" for stdout).
     #[arg(long)]
     json: Option<PathBuf>,
+    /// Offline committee weights (JSON, e.g. rubrics/offline-fitted.json); hand-set defaults when absent.
+    #[arg(long, value_name = "FILE")]
+    offline_weights: Option<PathBuf>,
     #[command(flatten)]
     llm: dei::review::llm::LlmArgs,
 }
 
 /// The LLM committee when one is configured, else the offline committee (said in one line).
-fn committee(llm: &dei::review::llm::LlmArgs) -> anyhow::Result<Box<dyn dei::review::Committee>> {
+fn committee(
+    llm: &dei::review::llm::LlmArgs,
+    offline_weights: Option<&std::path::Path>,
+) -> anyhow::Result<Box<dyn dei::review::Committee>> {
     Ok(match llm.committee()? {
         Some(llm) => Box::new(llm),
         None => {
             eprintln!("note: no LLM configured; using the offline committee (agreement between candidates and static checks)");
-            Box::new(Offline::default())
+            let weights = match offline_weights {
+                Some(p) => dei::review::offline::eval::load_weights(p)?,
+                None => Default::default(),
+            };
+            Box::new(Offline::new(weights))
         }
     })
 }
@@ -223,7 +233,7 @@ fn rank(mut args: RankArgs) -> anyhow::Result<()> {
         strict: args.strict,
         context_tokens: args.context_tokens,
     };
-    let committee = committee(&args.llm)?;
+    let committee = committee(&args.llm, args.offline_weights.as_deref())?;
     let result = dei::pipeline::rank(&req, committee.as_ref())?;
     match args.json.as_deref() {
         Some(p) if p.as_os_str() == "-" => println!("{}", dei::report::json(&result)?),
@@ -359,7 +369,7 @@ fn rank_many(args: RankArgs) -> anyhow::Result<()> {
         progress: !args.no_progress,
         stop: Some(dei::run::stop_on_ctrl_c()),
     };
-    let committee = committee(&args.llm)?;
+    let committee = committee(&args.llm, args.offline_weights.as_deref())?;
     let report = dei::run::run(&req, committee.as_ref())?;
     for p in report.problems.iter().take(10) {
         eprintln!("input problem: {p}");
@@ -413,11 +423,11 @@ fn merge(args: MergeArgs) -> anyhow::Result<()> {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Rank(a) => rank(a),
+        Command::Rank(a) => rank(*a),
+        Command::Generate(a) => generate(*a),
         Command::Eval(a) => eval(a),
         Command::Bench(b) => dei::bench::run(b),
         Command::Merge(a) => merge(a),
-        Command::Generate(a) => generate(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -78,9 +78,11 @@ pub enum HunkStatus {
     Exact,
     /// Context matched exactly, this many lines away (what `git apply` accepts).
     Offset(i64),
-    /// Matched only after ignoring whitespace or trimming context (what `patch --fuzz` would do).
-    Fuzzy,
-    /// Could not be placed.
+    /// Matched only after dropping this many context lines at an end (like `patch --fuzz=N`).
+    Fuzz(u32),
+    /// Matched only when whitespace differences are ignored.
+    Whitespace,
+    /// Could not be placed (see [`FileView::hunk_info`] for the nearest location).
     Failed,
 }
 
@@ -88,6 +90,29 @@ impl HunkStatus {
     pub fn is_strict_ok(self) -> bool {
         matches!(self, HunkStatus::Exact | HunkStatus::Offset(_))
     }
+    /// Placed, but only by a tolerance `git apply` does not have.
+    pub fn is_fuzzy(self) -> bool {
+        matches!(self, HunkStatus::Fuzz(_) | HunkStatus::Whitespace)
+    }
+}
+
+/// Where one hunk landed (1-based line ranges; `len` 0 marks an insertion point).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct HunkInfo {
+    /// First line of `before` the hunk covers (context included), or the line it inserts before.
+    pub before_start: usize,
+    pub before_len: usize,
+    /// First line of `after` the hunk's result covers.
+    pub after_start: usize,
+    pub after_len: usize,
+    /// For a failed hunk: the line of `before` where its expected lines came closest to matching.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nearest: Option<usize>,
+    /// For a failed hunk: how many of its expected lines match there (of `expected`).
+    #[serde(default)]
+    pub matched: usize,
+    #[serde(default)]
+    pub expected: usize,
 }
 
 /// How the whole patch applied.
@@ -150,6 +175,9 @@ pub struct FileView {
     pub changed_before: Vec<LineRange>,
     /// Lines of `after` that the patch adds.
     pub changed_after: Vec<LineRange>,
+    /// One entry per hunk, aligned with `hunks`: where it landed, or nearly did.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub hunk_info: Vec<HunkInfo>,
     /// Why the file failed, when it did.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,

@@ -133,7 +133,23 @@ fn hostile_corpus_yields_per_candidate_errors_and_the_run_completes() {
     let one = &outcomes["hostile__repo-1"];
     assert!(one["error_kind"].is_null(), "{one}");
     let errs = errors_by_agent(one);
-    for agent in ["dotdot", "absolute", "rename-out", "nul-path"] {
+    // `+++ /tmp/x` is not absolute to git: `-p1` strips the first component, so the patch
+    // names `tmp/x` inside the repository. Either way nothing may point outside it.
+    let ranked = one["result"]["ranked"].as_array().expect("ranking kept");
+    let absolute = ranked
+        .iter()
+        .find(|r| r["agent"] == "absolute")
+        .expect("absolute ranked");
+    assert!(
+        errs.get("absolute")
+            .is_some_and(|e| e.contains("unsafe path"))
+            || absolute["files"].as_array().unwrap().iter().all(|f| {
+                let f = f.as_str().unwrap();
+                !f.starts_with('/') && !f.split('/').any(|c| c == "..")
+            }),
+        "{absolute}"
+    );
+    for agent in ["dotdot", "rename-out", "nul-path"] {
         assert!(
             errs.get(agent).is_some_and(|e| e.contains("unsafe path")),
             "{agent}: {:?}",

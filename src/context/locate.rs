@@ -22,7 +22,6 @@ use super::python;
 use crate::repo::Snapshot;
 use crate::types::{LineRange, SnippetKind};
 use std::collections::{HashMap, HashSet};
-use std::hash::{Hash, Hasher};
 use std::sync::{Arc, Mutex, OnceLock};
 
 /// Terms of one file, cached by content.
@@ -122,7 +121,7 @@ impl RepoFiles {
         let map = self.defs.get_or_init(|| {
             let mut m: HashMap<String, Vec<usize>> = HashMap::new();
             for (i, f) in self.files.iter().enumerate() {
-                for d in &f.terms().def_names {
+                for d in &def_names(&f.text) {
                     let v = m.entry(d.clone()).or_default();
                     if v.last() != Some(&i) {
                         v.push(i);
@@ -212,29 +211,21 @@ pub fn tokenize(text: &str) -> Vec<String> {
     out
 }
 
-fn content_key(text: &str) -> (u64, usize) {
-    let mut h = std::collections::hash_map::DefaultHasher::new();
-    text.hash(&mut h);
-    (h.finish(), text.len())
-}
-
-type TermCache = Mutex<HashMap<(u64, usize), Arc<FileTerms>>>;
+/// Cached terms and the source bytes they stand for.
+type TermCache = Mutex<(HashMap<(u64, usize), Arc<FileTerms>>, usize)>;
 
 fn term_cache() -> &'static TermCache {
     static C: OnceLock<TermCache> = OnceLock::new();
-    C.get_or_init(|| Mutex::new(HashMap::new()))
+    C.get_or_init(|| Mutex::new((HashMap::new(), 0)))
 }
 
-fn file_terms(text: &str) -> Arc<FileTerms> {
-    let key = content_key(text);
-    if let Some(hit) = term_cache().lock().ok().and_then(|c| c.get(&key).cloned()) {
-        return hit;
-    }
-    let mut ft = FileTerms::default();
-    for t in tokenize(text) {
-        *ft.terms.entry(t).or_insert(0) += 1;
-        ft.len += 1;
-    }
+/// Source bytes whose terms the process-wide cache keeps before it is cleared (bounds memory
+/// over whole-benchmark runs that visit many commits of many repositories).
+const TERM_CACHE_BYTES: usize = 32 << 20;
+
+/// Names of `def`/`class` statements, by a line scan (no parse).
+pub fn def_names(text: &str) -> Vec<String> {
+    let mut names = Vec::new();
     for line in text.lines() {
         let l = line.trim_start();
         let rest = l
@@ -247,16 +238,37 @@ fn file_terms(text: &str) -> Arc<FileTerms> {
                 .take_while(|c| c.is_alphanumeric() || *c == '_')
                 .collect();
             if !name.is_empty() {
-                ft.def_names.push(name);
+                names.push(name);
             }
         }
     }
+    names
+}
+
+fn file_terms(text: &str) -> Arc<FileTerms> {
+    let key = python::content_key(text);
+    if let Some(hit) = term_cache()
+        .lock()
+        .ok()
+        .and_then(|c| c.0.get(&key).cloned())
+    {
+        return hit;
+    }
+    let mut ft = FileTerms::default();
+    for t in tokenize(text) {
+        *ft.terms.entry(t).or_insert(0) += 1;
+        ft.len += 1;
+    }
+    ft.def_names = def_names(text);
     let ft = Arc::new(ft);
     if let Ok(mut c) = term_cache().lock() {
-        if c.len() > 200_000 {
-            c.clear();
+        if c.1 + text.len() > TERM_CACHE_BYTES {
+            c.0.clear();
+            c.1 = 0;
         }
-        c.insert(key, ft.clone());
+        if c.0.insert(key, ft.clone()).is_none() {
+            c.1 += text.len();
+        }
     }
     ft
 }

@@ -370,42 +370,48 @@ impl PyIndex {
     }
 }
 
-fn content_key(source: &str) -> (u64, usize) {
+pub fn content_key(source: &str) -> (u64, usize) {
     let mut h = std::collections::hash_map::DefaultHasher::new();
     source.hash(&mut h);
     (h.finish(), source.len())
 }
 
-type Cache = Mutex<HashMap<(u64, usize), Arc<PyIndex>>>;
+/// Cached indexes and the source bytes they stand for.
+type Cache = Mutex<(HashMap<(u64, usize), Arc<PyIndex>>, usize)>;
 
 fn cache() -> &'static Cache {
     static CACHE: OnceLock<Cache> = OnceLock::new();
-    CACHE.get_or_init(|| Mutex::new(HashMap::new()))
+    CACHE.get_or_init(|| Mutex::new((HashMap::new(), 0)))
 }
 
-/// Most indexes kept in the process-wide cache before it is cleared.
-const CACHE_LIMIT: usize = 20_000;
+/// Source bytes whose indexes the process-wide cache keeps before it is cleared. An index
+/// costs several times its source, so this bounds the cache to a few hundred MiB even when
+/// related-context search walks every file of a large repository (sympy) for many issues.
+const CACHE_BYTES: usize = 24 << 20;
 
 /// The index of `source`, parsed once per distinct content (process-wide cache, keyed by a
 /// hash of the content and its length, so the same blob at many commits is parsed once).
 pub fn index(source: &str) -> Arc<PyIndex> {
     let key = content_key(source);
-    if let Some(hit) = cache().lock().ok().and_then(|c| c.get(&key).cloned()) {
+    if let Some(hit) = cache().lock().ok().and_then(|c| c.0.get(&key).cloned()) {
         return hit;
     }
     let idx = Arc::new(PyIndex::new(source));
     if let Ok(mut c) = cache().lock() {
-        if c.len() >= CACHE_LIMIT {
-            c.clear();
+        if c.1 + source.len() > CACHE_BYTES {
+            c.0.clear();
+            c.1 = 0;
         }
-        c.insert(key, idx.clone());
+        if c.0.insert(key, idx.clone()).is_none() {
+            c.1 += source.len();
+        }
     }
     idx
 }
 
 /// Number of indexes in the process-wide cache.
 pub fn cache_len() -> usize {
-    cache().lock().map(|c| c.len()).unwrap_or(0)
+    cache().lock().map(|c| c.0.len()).unwrap_or(0)
 }
 
 #[cfg(test)]

@@ -43,6 +43,24 @@ pub struct Hunk {
 }
 
 impl Hunk {
+    /// Context lines before the first change.
+    pub fn leading(&self) -> usize {
+        self.lines
+            .iter()
+            .take_while(|l| matches!(l, Line::Context(_)))
+            .count()
+    }
+    /// Context lines after the last change.
+    pub fn trailing(&self) -> usize {
+        self.lines
+            .iter()
+            .rev()
+            .take_while(|l| matches!(l, Line::Context(_)))
+            .count()
+    }
+}
+
+impl Hunk {
     /// The lines this hunk expects to find (context and removals).
     pub fn old_lines(&self) -> impl Iterator<Item = &str> {
         self.lines.iter().filter_map(|l| match l {
@@ -74,6 +92,16 @@ pub struct FilePatch {
     pub binary: bool,
     /// 1-based line of the file's first header line in the diff.
     pub header_line: usize,
+    /// `rename from`/`rename to` (the old path goes away).
+    pub is_rename: bool,
+    /// `copy from`/`copy to` (the old path stays).
+    pub is_copy: bool,
+    /// Modes from `old mode`/`new mode`/`new file mode`/`deleted file mode` lines (octal).
+    pub old_mode: Option<u32>,
+    pub new_mode: Option<u32>,
+    /// A traditional one-hunk diff that adds only, without `/dev/null`: git treats it as a
+    /// creation when the old path does not exist.
+    pub maybe_new: bool,
 }
 
 impl FilePatch {
@@ -207,13 +235,28 @@ pub fn parse(text: &str) -> Result<Patch, ParseError> {
         }
         if let Some(f) = current.as_mut() {
             if f.hunks.is_empty() {
-                if line.starts_with("new file mode") {
+                let mode = |s: &str| u32::from_str_radix(s.trim(), 8).ok();
+                if let Some(m) = line.strip_prefix("new file mode ") {
                     f.old_path = None;
-                } else if line.starts_with("deleted file mode") {
+                    f.new_mode = mode(m);
+                } else if let Some(m) = line.strip_prefix("deleted file mode ") {
                     f.new_path = None;
-                } else if let Some(p) = line.strip_prefix("rename from ") {
+                    f.old_mode = mode(m);
+                } else if let Some(m) = line.strip_prefix("old mode ") {
+                    f.old_mode = mode(m);
+                } else if let Some(m) = line.strip_prefix("new mode ") {
+                    f.new_mode = mode(m);
+                } else if let Some(p) = line
+                    .strip_prefix("rename from ")
+                    .or_else(|| line.strip_prefix("copy from "))
+                {
                     f.old_path = Some(p.trim().to_string());
-                } else if let Some(p) = line.strip_prefix("rename to ") {
+                    f.is_rename = line.starts_with("rename");
+                    f.is_copy = line.starts_with("copy");
+                } else if let Some(p) = line
+                    .strip_prefix("rename to ")
+                    .or_else(|| line.strip_prefix("copy to "))
+                {
                     f.new_path = Some(p.trim().to_string());
                 } else if line.starts_with("Binary files ") || line.starts_with("GIT binary patch")
                 {
@@ -261,18 +304,28 @@ pub fn parse(text: &str) -> Result<Patch, ParseError> {
                     i += 1;
                     continue;
                 }
-                if old_left == 0 && new_left == 0 {
-                    break;
-                }
                 if is_header(body, next) {
-                    hunk.count_mismatch = true;
+                    if old_left != 0 || new_left != 0 {
+                        hunk.count_mismatch = true;
+                    }
                     break;
                 }
-                let content = if raw.len() > 1 { &raw[1..] } else { "\n" };
-                let content = normalize_terminator(content);
+                if old_left == 0 && new_left == 0 {
+                    // Counts satisfied: a following `+`/`-` line still belongs to this hunk
+                    // (counts short by a line); anything else ends it.
+                    let more = (body.starts_with('+') || body.starts_with('-'))
+                        && !body.starts_with("-- ");
+                    if !more {
+                        break;
+                    }
+                    hunk.count_mismatch = true;
+                }
+                // Only reached for an ASCII first byte (or an empty line), so slicing at 1 is safe.
+                let content =
+                    || normalize_terminator(raw.get(1..).filter(|c| !c.is_empty()).unwrap_or("\n"));
                 match body.chars().next() {
                     Some(' ') => {
-                        hunk.lines.push(Line::Context(content));
+                        hunk.lines.push(Line::Context(content()));
                         old_left = old_left.saturating_sub(1);
                         new_left = new_left.saturating_sub(1);
                     }
@@ -283,11 +336,11 @@ pub fn parse(text: &str) -> Result<Patch, ParseError> {
                         new_left = new_left.saturating_sub(1);
                     }
                     Some('-') => {
-                        hunk.lines.push(Line::Remove(content));
+                        hunk.lines.push(Line::Remove(content()));
                         old_left = old_left.saturating_sub(1);
                     }
                     Some('+') => {
-                        hunk.lines.push(Line::Add(content));
+                        hunk.lines.push(Line::Add(content()));
                         new_left = new_left.saturating_sub(1);
                     }
                     _ => {
@@ -300,8 +353,18 @@ pub fn parse(text: &str) -> Result<Patch, ParseError> {
             if old_left != 0 || new_left != 0 {
                 hunk.count_mismatch = true;
             }
-            // Trailing empty lines consumed as context past the real end are a common artefact.
-            f.hunks.push(hunk);
+            // Empty lines consumed as context past the real end (counts too large) are an artefact.
+            if hunk.count_mismatch {
+                while hunk.lines.len() > 1
+                    && hunk.lines.last() == Some(&Line::Context("\n".into()))
+                    && raw_blank_tail(&lines, i)
+                {
+                    hunk.lines.pop();
+                }
+            }
+            if hunk.lines.iter().any(|l| !matches!(l, Line::Context(_))) || hunk.lines.is_empty() {
+                f.hunks.push(hunk);
+            }
             continue;
         }
         i += 1;
@@ -316,6 +379,14 @@ pub fn parse(text: &str) -> Result<Patch, ParseError> {
         });
     }
     Ok(patch)
+}
+
+/// True when the hunk body that ended before diff line `end` (0-based) ended with an empty line.
+fn raw_blank_tail(lines: &[&str], end: usize) -> bool {
+    end > 0
+        && lines
+            .get(end - 1)
+            .is_some_and(|l| l.trim_end_matches(['\n', '\r']).is_empty())
 }
 
 /// Every body line keeps a terminator (a CRLF diff keeps `\r\n`, so it matches CRLF files

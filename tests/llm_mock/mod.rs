@@ -503,6 +503,7 @@ pub fn bundle(id: &str, n: usize, good: Option<usize>) -> IssueBundle {
                         changed_before: vec![LineRange::new(20, 20)],
                         changed_after: vec![LineRange::new(20, 20)],
                         error: None,
+                        hunk_info: vec![],
                     }],
                     error: None,
                     lines_added: 1,
