@@ -576,14 +576,12 @@ pub fn build_with(view: &PatchView, task: &Task, budget: usize, rel: &Related) -
             if let Some(repo) = rel.repo {
                 let mut found = 0;
                 let mut scanned = 0;
-                for rf in &repo.files {
+                for &fi in repo.files_containing(short.as_str()).iter() {
+                    let rf = &repo.files[fi];
                     if rf.path == *path
                         || view.files.iter().any(|g| g.path == rf.path)
                         || locate::is_auxiliary(&rf.path)
                     {
-                        continue;
-                    }
-                    if !rf.text.contains(short.as_str()) {
                         continue;
                     }
                     scanned += 1;
