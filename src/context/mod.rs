@@ -588,6 +588,10 @@ pub fn build_with(view: &PatchView, task: &Task, budget: usize, rel: &Related) -
                     if scanned > 20 {
                         break;
                     }
+                    // No `short(` in the text: no call to find, no need to parse the file.
+                    if !python::may_call(&rf.text, &short) {
+                        continue;
+                    }
                     let ri = rf.index();
                     let first = ri.calls_to(&short).next().cloned();
                     if let Some(c) = first {
