@@ -136,6 +136,7 @@ fn main() {
         repos: Some(repos.clone()),
         strict: false,
         context_tokens: 4000,
+        max_patch_bytes: dei::pipeline::DEFAULT_MAX_PATCH_BYTES,
         run_dir: dir.path().join("run"),
         shard: None,
         retry_errors: false,
@@ -188,6 +189,7 @@ fn main() {
             repos: Some(repos.clone()),
             strict: false,
             context_tokens: 4000,
+            max_patch_bytes: dei::pipeline::DEFAULT_MAX_PATCH_BYTES,
         };
         dei::pipeline::rank(&rr, &committee).expect("baseline rank");
     }

@@ -87,6 +87,9 @@ struct RankArgs {
     /// Token budget for the context shown to reviewers.
     #[arg(long, default_value_t = 4000)]
     context_tokens: usize,
+    /// Largest patch (bytes) a candidate may have; longer ones get an error and are not rebuilt.
+    #[arg(long, default_value_t = dei::pipeline::DEFAULT_MAX_PATCH_BYTES)]
+    max_patch_bytes: usize,
     /// Write the machine-readable result to this file ("-" for stdout).
     #[arg(long)]
     json: Option<PathBuf>,
@@ -121,6 +124,7 @@ fn rank(mut args: RankArgs) -> anyhow::Result<()> {
         repos: args.repos,
         strict: args.strict,
         context_tokens: args.context_tokens,
+        max_patch_bytes: args.max_patch_bytes,
     };
     let committee = committee(&args.llm)?;
     let result = dei::pipeline::rank(&req, committee.as_ref())?;
@@ -252,6 +256,7 @@ fn rank_many(args: RankArgs) -> anyhow::Result<()> {
         repos: args.repos,
         strict: args.strict,
         context_tokens: args.context_tokens,
+        max_patch_bytes: args.max_patch_bytes,
         run_dir,
         shard: args.shard,
         retry_errors: args.retry_errors,

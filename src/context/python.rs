@@ -529,7 +529,9 @@ mod tests {
     fn may_call_never_misses_a_call() {
         let src = "import os\nx = foo\n# foo(\nclass A:\n    def bar(self):\n        return self.baz  (1)\n\ny = qux \\\n  (2)\nz = quux  # c\nw = (quux # c\n  (3))\nv = xfoo(1) + foox(2)\n";
         let idx = PyIndex::new(src);
-        for name in ["foo", "bar", "baz", "qux", "quux", "os", "xfoo", "foox", "A", "nope"] {
+        for name in [
+            "foo", "bar", "baz", "qux", "quux", "os", "xfoo", "foox", "A", "nope",
+        ] {
             let called = idx.calls_to(name).next().is_some();
             if called {
                 assert!(may_call(src, name), "{name} is called but may_call says no");

@@ -55,6 +55,8 @@ pub struct RunRequest {
     pub repos: Option<PathBuf>,
     pub strict: bool,
     pub context_tokens: usize,
+    /// Candidates whose patch is longer get an error instead of being rebuilt.
+    pub max_patch_bytes: usize,
     pub run_dir: PathBuf,
     pub shard: Option<Shard>,
     /// Run issues recorded as errors again (e.g. after adding a missing repository).
@@ -225,6 +227,7 @@ fn manifest(req: &RunRequest, committee: &dyn Committee) -> Manifest {
         tasks: abs(&req.tasks),
         strict: req.strict,
         context_tokens: req.context_tokens,
+        max_patch_bytes: req.max_patch_bytes,
         committee: committee.name(),
         shard: req.shard.map(|s| s.to_string()),
     }
@@ -429,6 +432,7 @@ fn rank_one(
         &repo_path,
         mode,
         req.context_tokens,
+        req.max_patch_bytes,
         committee,
         problems.clone(),
     )
