@@ -338,10 +338,28 @@ pub fn run(req: &RunRequest, committee: &dyn Committee) -> anyhow::Result<RunRep
             }
         })
     };
-    match &pool {
-        Some(pool) => pool.install(work),
-        None => work(),
-    }
+    let all_done = AtomicBool::new(false);
+    std::thread::scope(|scope| {
+        // The committee's live status (LLM calls in flight, cost so far), twice a second.
+        let ticker = (bar.is_drawn() && committee.live_status().is_some()).then(|| {
+            scope.spawn(|| {
+                while !all_done.load(Ordering::SeqCst) {
+                    if let Some(status) = committee.live_status() {
+                        bar.set_live(status);
+                    }
+                    std::thread::park_timeout(std::time::Duration::from_millis(500));
+                }
+            })
+        });
+        match &pool {
+            Some(pool) => pool.install(work),
+            None => work(),
+        }
+        all_done.store(true, Ordering::SeqCst);
+        if let Some(t) = ticker {
+            t.thread().unpark();
+        }
+    });
     bar.done();
     if let Some(e) = first_error.into_inner().ok().flatten() {
         return Err(e);
