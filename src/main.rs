@@ -18,6 +18,8 @@ struct Cli {
 }
 
 #[derive(Subcommand)]
+// Parsed once per process: the size of the largest variant does not matter.
+#[allow(clippy::large_enum_variant)]
 enum Command {
     /// Rank the candidate patches for one issue, or for many (--all, --issue A --issue B) into a --run-dir.
     Rank(RankArgs),

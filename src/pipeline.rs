@@ -227,12 +227,22 @@ pub fn rank(req: &RankRequest, committee: &dyn Committee) -> anyhow::Result<Rank
         &task,
         cands,
         &repo_path,
-        mode,
-        req.context_tokens,
-        req.max_patch_bytes,
+        PrepareOptions {
+            mode,
+            context_tokens: req.context_tokens,
+            max_patch_bytes: req.max_patch_bytes,
+        },
         committee,
         loaded.problems,
     )
+}
+
+/// How candidates are rebuilt and given context.
+#[derive(Debug, Clone, Copy)]
+pub struct PrepareOptions {
+    pub mode: Mode,
+    pub context_tokens: usize,
+    pub max_patch_bytes: usize,
 }
 
 /// Rank one issue's candidates against the repository at `repo_path` (the per-issue step of
@@ -241,9 +251,7 @@ pub fn rank_issue(
     task: &Task,
     cands: Vec<Candidate>,
     repo_path: &std::path::Path,
-    mode: Mode,
-    context_tokens: usize,
-    max_patch_bytes: usize,
+    opts: PrepareOptions,
     committee: &dyn Committee,
     problems: Vec<Problem>,
 ) -> anyhow::Result<RankResult> {
@@ -252,9 +260,9 @@ pub fn rank_issue(
         &snapshot,
         task,
         cands,
-        mode,
-        context_tokens,
-        max_patch_bytes,
+        opts.mode,
+        opts.context_tokens,
+        opts.max_patch_bytes,
     )?;
     let empty = prepared
         .iter()

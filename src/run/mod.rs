@@ -448,9 +448,11 @@ fn rank_one(
         task,
         cands,
         &repo_path,
-        mode,
-        req.context_tokens,
-        req.max_patch_bytes,
+        pipeline::PrepareOptions {
+            mode,
+            context_tokens: req.context_tokens,
+            max_patch_bytes: req.max_patch_bytes,
+        },
         committee,
         problems.clone(),
     )
