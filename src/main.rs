@@ -18,6 +18,8 @@ struct Cli {
 }
 
 #[derive(Subcommand)]
+// Parsed once per process: the size of the largest variant does not matter.
+#[allow(clippy::large_enum_variant)]
 enum Command {
     /// Rank the candidate patches for one issue, or for many (--all, --issue A --issue B) into a --run-dir.
     Rank(Box<RankArgs>),
@@ -188,6 +190,9 @@ struct RankArgs {
     /// Token budget for the context shown to reviewers.
     #[arg(long, default_value_t = 4000)]
     context_tokens: usize,
+    /// Largest patch (bytes) a candidate may have; longer ones get an error and are not rebuilt.
+    #[arg(long, default_value_t = dei::pipeline::DEFAULT_MAX_PATCH_BYTES)]
+    max_patch_bytes: usize,
     /// Write the machine-readable result to this file ("-" for stdout).
     #[arg(long)]
     json: Option<PathBuf>,
@@ -232,6 +237,7 @@ fn rank(mut args: RankArgs) -> anyhow::Result<()> {
         repos: args.repos,
         strict: args.strict,
         context_tokens: args.context_tokens,
+        max_patch_bytes: args.max_patch_bytes,
     };
     let committee = committee(&args.llm, args.offline_weights.as_deref())?;
     let result = dei::pipeline::rank(&req, committee.as_ref())?;
@@ -363,6 +369,7 @@ fn rank_many(args: RankArgs) -> anyhow::Result<()> {
         repos: args.repos,
         strict: args.strict,
         context_tokens: args.context_tokens,
+        max_patch_bytes: args.max_patch_bytes,
         run_dir,
         shard: args.shard,
         retry_errors: args.retry_errors,

@@ -63,6 +63,10 @@ impl Snapshot {
         if !path.exists() {
             bail!("repository {} does not exist\n  hint: pass --repo with a git clone or bare git dir", path.display());
         }
+        // Objects are read, never written: skip libgit2's SHA-1 re-check of every object read
+        // (git itself does not re-hash on read; it was a tenth of a whole-benchmark run).
+        static NO_REHASH: std::sync::Once = std::sync::Once::new();
+        NO_REHASH.call_once(|| git2::opts::strict_hash_verification(false));
         let repo = git2::Repository::open(path).map_err(|e| {
             anyhow::anyhow!(
                 "{} is not a git repository ({})\n  hint: pass a clone or a bare git dir",
@@ -122,6 +126,30 @@ impl Snapshot {
             }
         }
         Ok(out)
+    }
+
+    /// Every blob in the tree as `(path, blob id)`, sorted by path. Blob ids let callers cache
+    /// file contents across commits (an unchanged file keeps its id).
+    pub fn list_blobs(&self) -> anyhow::Result<Vec<(String, git2::Oid)>> {
+        let tree = self.repo.find_tree(self.tree_id)?;
+        let mut files = Vec::new();
+        tree.walk(git2::TreeWalkMode::PreOrder, |root, entry| {
+            if entry.kind() == Some(git2::ObjectType::Blob) {
+                files.push((format!("{root}{}", entry.name().unwrap_or("")), entry.id()));
+            }
+            git2::TreeWalkResult::Ok
+        })?;
+        files.sort();
+        Ok(files)
+    }
+
+    /// Text of one blob by id (lossy UTF-8); `Ok(None)` when it is not a blob.
+    pub fn read_blob(&self, id: git2::Oid) -> anyhow::Result<Option<String>> {
+        match self.repo.find_blob(id) {
+            Ok(blob) => Ok(Some(String::from_utf8_lossy(blob.content()).into_owned())),
+            Err(e) if e.code() == git2::ErrorCode::NotFound => Ok(None),
+            Err(e) => Err(e.into()),
+        }
     }
 
     /// Every blob path in the tree, sorted.

@@ -162,11 +162,17 @@ fn hostile_corpus_yields_per_candidate_errors_and_the_run_completes() {
         "{}",
         errs["phantom"]
     );
-    assert!(
-        errs.contains_key("huge-bad") && errs.contains_key("overflow"),
-        "{errs:?}"
-    );
-    for fine in ["good", "twin", "huge-new", "crlf-on-lf", "exec", "empty"] {
+    assert!(errs.contains_key("overflow"), "{errs:?}");
+    // Both ~10 MB patches are over the default --max-patch-bytes: a clear error each, not rebuilt.
+    for huge in ["huge-new", "huge-bad"] {
+        assert!(
+            errs.get(huge)
+                .is_some_and(|e| e.contains("patch too large") && e.contains("--max-patch-bytes")),
+            "{huge}: {:?}",
+            errs.get(huge)
+        );
+    }
+    for fine in ["good", "twin", "crlf-on-lf", "exec", "empty"] {
         assert!(
             !errs.contains_key(fine),
             "{fine} should rebuild: {:?}",
@@ -257,4 +263,86 @@ fn hostile_corpus_yields_per_candidate_errors_and_the_run_completes() {
         .collect();
     names.sort();
     assert_eq!(names, ["journal.jsonl", "lock", "run.json", "summary.json"]);
+}
+
+/// With the limit raised, the ~10 MB new file rebuilds and the ~10 MB patch of hunks that
+/// match nothing fails on its hunks (not on its size).
+#[test]
+fn raised_patch_size_limit_rebuilds_the_huge_candidates() {
+    let dir = tempfile::tempdir().unwrap();
+    let repos = make_repo(dir.path());
+    let preds = dir.path().join("preds.jsonl");
+    std::fs::write(&preds, huge_records()).unwrap();
+    let run_dir = dir.path().join("run");
+    let out = dei_cmd()
+        .args([
+            "rank",
+            s(&preds),
+            "--tasks",
+            s(&hostile().join("tasks.jsonl")),
+            "--repos",
+            s(&repos),
+            "--all",
+            "--max-patch-bytes",
+            "20000000",
+        ])
+        .args(["--run-dir", s(&run_dir), "--no-progress"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "run failed: {}", text(&out.stderr));
+    let journal = std::fs::read_to_string(run_dir.join("journal.jsonl")).unwrap();
+    let one: Value = serde_json::from_str(journal.lines().next().unwrap()).unwrap();
+    assert_eq!(one["instance_id"], "hostile__repo-1");
+    let errs = errors_by_agent(&one);
+    assert!(!errs.contains_key("huge-new"), "{errs:?}");
+    let bad = errs.get("huge-bad").expect("huge-bad fails");
+    assert!(!bad.contains("too large"), "{bad}");
+    // A limit below the patch sizes, on a fresh run directory: both become size errors.
+    let small = dir.path().join("small");
+    let out = dei_cmd()
+        .args([
+            "rank",
+            s(&preds),
+            "--tasks",
+            s(&hostile().join("tasks.jsonl")),
+            "--repos",
+            s(&repos),
+            "--all",
+            "--max-patch-bytes",
+            "1000",
+        ])
+        .args(["--run-dir", s(&small), "--no-progress"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "run failed: {}", text(&out.stderr));
+    let journal = std::fs::read_to_string(small.join("journal.jsonl")).unwrap();
+    let one: Value = serde_json::from_str(journal.lines().next().unwrap()).unwrap();
+    let errs = errors_by_agent(&one);
+    for huge in ["huge-new", "huge-bad"] {
+        assert!(
+            errs.get(huge)
+                .is_some_and(|e| e.contains("1000-byte limit")),
+            "{errs:?}"
+        );
+    }
+    // Resuming the first directory with another limit is refused: results would differ.
+    let out = dei_cmd()
+        .args([
+            "rank",
+            s(&preds),
+            "--tasks",
+            s(&hostile().join("tasks.jsonl")),
+            "--repos",
+            s(&repos),
+            "--all",
+        ])
+        .args(["--run-dir", s(&run_dir), "--no-progress"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(
+        text(&out.stderr).contains("--max-patch-bytes differs"),
+        "{}",
+        text(&out.stderr)
+    );
 }

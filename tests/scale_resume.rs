@@ -193,6 +193,7 @@ fn stopped_run_resumes_without_repeating_a_committee_call() {
         repos: None,
         strict: false,
         context_tokens: 2000,
+        max_patch_bytes: dei::pipeline::DEFAULT_MAX_PATCH_BYTES,
         run_dir: dir.path().join("run"),
         shard: None,
         retry_errors: false,

@@ -22,6 +22,7 @@ use super::python;
 use crate::repo::Snapshot;
 use crate::types::{LineRange, SnippetKind};
 use std::collections::{HashMap, HashSet};
+use std::hash::{Hash, Hasher};
 use std::sync::{Arc, Mutex, OnceLock};
 
 /// Terms of one file, cached by content.
@@ -40,6 +41,7 @@ pub struct RepoFile {
     pub path: String,
     pub text: Arc<str>,
     terms: OnceLock<Arc<FileTerms>>,
+    defs: OnceLock<Arc<[String]>>,
 }
 
 impl RepoFile {
@@ -48,12 +50,24 @@ impl RepoFile {
             path,
             text,
             terms: OnceLock::new(),
+            defs: OnceLock::new(),
         }
+    }
+
+    fn with_defs(path: String, text: Arc<str>, defs: Arc<[String]>) -> RepoFile {
+        let f = RepoFile::new(path, text);
+        let _ = f.defs.set(defs);
+        f
     }
 
     /// The file's terms (computed once, cached by content across snapshots).
     pub fn terms(&self) -> &FileTerms {
         self.terms.get_or_init(|| file_terms(&self.text))
+    }
+
+    /// Names of its `def`/`class` statements (line scan, no parse; no tokenizing).
+    pub fn def_names(&self) -> &[String] {
+        self.defs.get_or_init(|| def_names(&self.text).into())
     }
 
     /// Its tree-sitter index (cached by content).
@@ -68,6 +82,8 @@ pub struct RepoFiles {
     pub files: Vec<RepoFile>,
     by_path: HashMap<String, usize>,
     defs: OnceLock<HashMap<String, Vec<usize>>>,
+    /// Memo of [`RepoFiles::files_containing`]: candidates of one issue look for the same names.
+    containing: Mutex<HashMap<String, Arc<[usize]>>>,
 }
 
 /// Largest file read into a [`RepoFiles`] (bigger ones are generated data, not code to read).
@@ -75,27 +91,70 @@ pub const MAX_FILE_BYTES: usize = 1 << 20;
 
 impl RepoFiles {
     /// Every `.py` file of the snapshot (up to [`MAX_FILE_BYTES`] each).
+    ///
+    /// Contents come from a process-wide cache keyed by blob id (see [`BLOB_CACHE_BYTES`]), so
+    /// ranking many issues of one repository reads each unchanged file once, not once per issue.
     pub fn from_snapshot(snap: &Snapshot) -> anyhow::Result<RepoFiles> {
-        let mut files = Vec::new();
-        for path in snap.list_files()? {
-            if !(path.ends_with(".py") || path.ends_with(".pyi")) {
-                continue;
-            }
-            if let Some(text) = snap.read(&path)? {
-                if text.len() <= MAX_FILE_BYTES {
-                    files.push((path, text));
+        let cache = blob_cache();
+        let blobs: Vec<(String, git2::Oid)> = snap
+            .list_blobs()?
+            .into_iter()
+            .filter(|(p, _)| p.ends_with(".py") || p.ends_with(".pyi"))
+            .collect();
+        let stamp = cache
+            .lock()
+            .map(|mut c| {
+                c.stamp += 1;
+                c.stamp
+            })
+            .unwrap_or(0);
+        let mut files = Vec::with_capacity(blobs.len());
+        let mut missing = Vec::new();
+        if let Ok(mut c) = cache.lock() {
+            for (i, (_, id)) in blobs.iter().enumerate() {
+                match c.map.get_mut(id) {
+                    Some(e) => {
+                        e.used = stamp;
+                        files.push(Some((e.text.clone(), e.defs.clone())));
+                    }
+                    None => {
+                        files.push(None);
+                        missing.push(i);
+                    }
                 }
             }
+        } else {
+            files.resize(blobs.len(), None);
+            missing.extend(0..blobs.len());
         }
-        Ok(RepoFiles::from_pairs(files))
+        // Read what the cache lacks outside its lock.
+        let mut fresh = Vec::with_capacity(missing.len());
+        for i in missing {
+            let id = blobs[i].1;
+            if let Some(text) = snap.read_blob(id)? {
+                let text: Arc<str> = Arc::from(text);
+                let defs: Arc<[String]> = def_names(&text).into();
+                fresh.push((id, text.clone(), defs.clone()));
+                files[i] = Some((text, defs));
+            }
+        }
+        if let Ok(mut c) = cache.lock() {
+            for (id, text, defs) in fresh {
+                c.insert(id, text, defs, stamp);
+            }
+        }
+        let files: Vec<RepoFile> = blobs
+            .into_iter()
+            .zip(files)
+            .filter_map(|((path, _), f)| {
+                let (text, defs) = f?;
+                (text.len() <= MAX_FILE_BYTES).then(|| RepoFile::with_defs(path, text, defs))
+            })
+            .collect();
+        Ok(RepoFiles::from_files(files))
     }
 
-    /// From `(path, text)` pairs (tests, or files already in memory).
-    pub fn from_pairs(pairs: Vec<(String, String)>) -> RepoFiles {
-        let files: Vec<RepoFile> = pairs
-            .into_iter()
-            .map(|(p, t)| RepoFile::new(p, Arc::from(t)))
-            .collect();
+    fn from_files(files: Vec<RepoFile>) -> RepoFiles {
         let by_path = files
             .iter()
             .enumerate()
@@ -105,7 +164,41 @@ impl RepoFiles {
             files,
             by_path,
             defs: OnceLock::new(),
+            containing: Mutex::new(HashMap::new()),
         }
+    }
+
+    /// From `(path, text)` pairs (tests, or files already in memory).
+    pub fn from_pairs(pairs: Vec<(String, String)>) -> RepoFiles {
+        RepoFiles::from_files(
+            pairs
+                .into_iter()
+                .map(|(p, t)| RepoFile::new(p, Arc::from(t)))
+                .collect(),
+        )
+    }
+
+    /// Indices (in file order) of the files whose text contains `needle`, memoised per name.
+    pub fn files_containing(&self, needle: &str) -> Arc<[usize]> {
+        if let Some(hit) = self
+            .containing
+            .lock()
+            .ok()
+            .and_then(|m| m.get(needle).cloned())
+        {
+            return hit;
+        }
+        let found: Arc<[usize]> = self
+            .files
+            .iter()
+            .enumerate()
+            .filter(|(_, f)| f.text.contains(needle))
+            .map(|(i, _)| i)
+            .collect();
+        if let Ok(mut m) = self.containing.lock() {
+            m.insert(needle.to_string(), found.clone());
+        }
+        found
     }
 
     pub fn get(&self, path: &str) -> Option<&RepoFile> {
@@ -121,7 +214,7 @@ impl RepoFiles {
         let map = self.defs.get_or_init(|| {
             let mut m: HashMap<String, Vec<usize>> = HashMap::new();
             for (i, f) in self.files.iter().enumerate() {
-                for d in &def_names(&f.text) {
+                for d in f.def_names() {
                     let v = m.entry(d.clone()).or_default();
                     if v.last() != Some(&i) {
                         v.push(i);
@@ -211,21 +304,43 @@ pub fn tokenize(text: &str) -> Vec<String> {
     out
 }
 
-/// Cached terms and the source bytes they stand for.
-type TermCache = Mutex<(HashMap<(u64, usize), Arc<FileTerms>>, usize)>;
+fn content_key(text: &str) -> (u64, usize) {
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    text.hash(&mut h);
+    (h.finish(), text.len())
+}
+
+type TermCache = Mutex<HashMap<(u64, usize), Arc<FileTerms>>>;
 
 fn term_cache() -> &'static TermCache {
     static C: OnceLock<TermCache> = OnceLock::new();
-    C.get_or_init(|| Mutex::new((HashMap::new(), 0)))
+    C.get_or_init(|| Mutex::new(HashMap::new()))
 }
 
-/// Source bytes whose terms the process-wide cache keeps before it is cleared (bounds memory
-/// over whole-benchmark runs that visit many commits of many repositories).
-const TERM_CACHE_BYTES: usize = 32 << 20;
+fn file_terms(text: &str) -> Arc<FileTerms> {
+    let key = content_key(text);
+    if let Some(hit) = term_cache().lock().ok().and_then(|c| c.get(&key).cloned()) {
+        return hit;
+    }
+    let mut ft = FileTerms::default();
+    for t in tokenize(text) {
+        *ft.terms.entry(t).or_insert(0) += 1;
+        ft.len += 1;
+    }
+    ft.def_names = def_names(text);
+    let ft = Arc::new(ft);
+    if let Ok(mut c) = term_cache().lock() {
+        if c.len() > 200_000 {
+            c.clear();
+        }
+        c.insert(key, ft.clone());
+    }
+    ft
+}
 
-/// Names of `def`/`class` statements, by a line scan (no parse).
-pub fn def_names(text: &str) -> Vec<String> {
-    let mut names = Vec::new();
+/// Names of the `def`/`class` statements of a text (by line scan).
+fn def_names(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
     for line in text.lines() {
         let l = line.trim_start();
         let rest = l
@@ -238,39 +353,61 @@ pub fn def_names(text: &str) -> Vec<String> {
                 .take_while(|c| c.is_alphanumeric() || *c == '_')
                 .collect();
             if !name.is_empty() {
-                names.push(name);
+                out.push(name);
             }
         }
     }
-    names
+    out
 }
 
-fn file_terms(text: &str) -> Arc<FileTerms> {
-    let key = python::content_key(text);
-    if let Some(hit) = term_cache()
-        .lock()
-        .ok()
-        .and_then(|c| c.0.get(&key).cloned())
-    {
-        return hit;
-    }
-    let mut ft = FileTerms::default();
-    for t in tokenize(text) {
-        *ft.terms.entry(t).or_insert(0) += 1;
-        ft.len += 1;
-    }
-    ft.def_names = def_names(text);
-    let ft = Arc::new(ft);
-    if let Ok(mut c) = term_cache().lock() {
-        if c.1 + text.len() > TERM_CACHE_BYTES {
-            c.0.clear();
-            c.1 = 0;
+/// Most bytes of file text the blob cache of [`RepoFiles::from_snapshot`] keeps: about three
+/// snapshots of the largest repository (sympy, 30 MB of Python), so the issues in flight and
+/// their neighbours in commit order share reads; least recently used blobs go first.
+pub const BLOB_CACHE_BYTES: usize = 96 << 20;
+
+struct BlobEntry {
+    text: Arc<str>,
+    defs: Arc<[String]>,
+    used: u64,
+}
+
+#[derive(Default)]
+struct BlobCache {
+    map: HashMap<git2::Oid, BlobEntry>,
+    bytes: usize,
+    stamp: u64,
+}
+
+impl BlobCache {
+    fn insert(&mut self, id: git2::Oid, text: Arc<str>, defs: Arc<[String]>, used: u64) {
+        let len = text.len();
+        if len > BLOB_CACHE_BYTES / 4 {
+            return;
         }
-        if c.0.insert(key, ft.clone()).is_none() {
-            c.1 += text.len();
+        if let Some(old) = self.map.insert(id, BlobEntry { text, defs, used }) {
+            self.bytes -= old.text.len();
+        }
+        self.bytes += len;
+        if self.bytes > BLOB_CACHE_BYTES {
+            // Drop the least recently used down to three quarters of the budget.
+            let mut by_age: Vec<(u64, git2::Oid)> =
+                self.map.iter().map(|(k, e)| (e.used, *k)).collect();
+            by_age.sort_unstable();
+            for (_, k) in by_age {
+                if self.bytes <= BLOB_CACHE_BYTES / 4 * 3 {
+                    break;
+                }
+                if let Some(e) = self.map.remove(&k) {
+                    self.bytes -= e.text.len();
+                }
+            }
         }
     }
-    ft
+}
+
+fn blob_cache() -> &'static Mutex<BlobCache> {
+    static C: OnceLock<Mutex<BlobCache>> = OnceLock::new();
+    C.get_or_init(|| Mutex::new(BlobCache::default()))
 }
 
 /// Tunable weights of the localizer.

@@ -576,19 +576,21 @@ pub fn build_with(view: &PatchView, task: &Task, budget: usize, rel: &Related) -
             if let Some(repo) = rel.repo {
                 let mut found = 0;
                 let mut scanned = 0;
-                for rf in &repo.files {
+                for &fi in repo.files_containing(short.as_str()).iter() {
+                    let rf = &repo.files[fi];
                     if rf.path == *path
                         || view.files.iter().any(|g| g.path == rf.path)
                         || locate::is_auxiliary(&rf.path)
                     {
                         continue;
                     }
-                    if !rf.text.contains(short.as_str()) {
-                        continue;
-                    }
                     scanned += 1;
                     if scanned > 20 {
                         break;
+                    }
+                    // No `short(` in the text: no call to find, no need to parse the file.
+                    if !python::may_call(&rf.text, &short) {
+                        continue;
                     }
                     let ri = rf.index();
                     let first = ri.calls_to(&short).next().cloned();

@@ -370,40 +370,103 @@ impl PyIndex {
     }
 }
 
-pub fn content_key(source: &str) -> (u64, usize) {
+fn content_key(source: &str) -> (u64, usize) {
     let mut h = std::collections::hash_map::DefaultHasher::new();
     source.hash(&mut h);
     (h.finish(), source.len())
 }
 
-/// Cached indexes and the source bytes they stand for.
-type Cache = Mutex<(HashMap<(u64, usize), Arc<PyIndex>>, usize)>;
+fn is_ident_char(c: char) -> bool {
+    c.is_alphanumeric() || c == '_'
+}
+
+/// Could `source` call `name` (as `name(...)` or `x.name(...)`)? A textual over-approximation
+/// of `PyIndex::new(source).calls_to(name)` being non-empty: false only when no occurrence of
+/// the identifier is followed (past whitespace, comments and line continuations) by `(`.
+/// Lets callers skip parsing files that merely mention a name.
+pub fn may_call(source: &str, name: &str) -> bool {
+    if name.is_empty() {
+        return false;
+    }
+    for (pos, _) in source.match_indices(name) {
+        if source[..pos].chars().next_back().is_some_and(is_ident_char) {
+            continue;
+        }
+        let mut rest = &source[pos + name.len()..];
+        if rest.chars().next().is_some_and(is_ident_char) {
+            continue;
+        }
+        loop {
+            let t = rest.trim_start();
+            if let Some(after) = t.strip_prefix('\\') {
+                rest = after;
+            } else if t.starts_with('#') {
+                rest = t.find('\n').map_or("", |i| &t[i..]);
+            } else {
+                rest = t;
+                break;
+            }
+        }
+        if rest.starts_with('(') {
+            return true;
+        }
+    }
+    false
+}
+
+#[derive(Default)]
+struct CacheMap {
+    /// Content key → (index, last use).
+    map: HashMap<(u64, usize), (Arc<PyIndex>, u64)>,
+    /// Source bytes of the cached indexes (an index takes several times its source).
+    bytes: usize,
+    tick: u64,
+}
+
+type Cache = Mutex<CacheMap>;
 
 fn cache() -> &'static Cache {
     static CACHE: OnceLock<Cache> = OnceLock::new();
-    CACHE.get_or_init(|| Mutex::new((HashMap::new(), 0)))
+    CACHE.get_or_init(|| Mutex::new(CacheMap::default()))
 }
 
-/// Source bytes whose indexes the process-wide cache keeps before it is cleared. An index
-/// costs several times its source, so this bounds the cache to a few hundred MiB even when
-/// related-context search walks every file of a large repository (sympy) for many issues.
-const CACHE_BYTES: usize = 24 << 20;
+/// Most source bytes whose indexes the process-wide cache keeps; past it the least recently
+/// used go first. Bounded by bytes, not entries: one large file's index is megabytes.
+const CACHE_BYTES: usize = 32 << 20;
 
 /// The index of `source`, parsed once per distinct content (process-wide cache, keyed by a
 /// hash of the content and its length, so the same blob at many commits is parsed once).
 pub fn index(source: &str) -> Arc<PyIndex> {
     let key = content_key(source);
-    if let Some(hit) = cache().lock().ok().and_then(|c| c.0.get(&key).cloned()) {
-        return hit;
+    if let Ok(mut c) = cache().lock() {
+        c.tick += 1;
+        let tick = c.tick;
+        if let Some((hit, used)) = c.map.get_mut(&key) {
+            *used = tick;
+            return hit.clone();
+        }
     }
     let idx = Arc::new(PyIndex::new(source));
+    if source.len() > CACHE_BYTES / 4 {
+        return idx;
+    }
     if let Ok(mut c) = cache().lock() {
-        if c.1 + source.len() > CACHE_BYTES {
-            c.0.clear();
-            c.1 = 0;
+        let tick = c.tick;
+        if c.map.insert(key, (idx.clone(), tick)).is_none() {
+            c.bytes += key.1;
         }
-        if c.0.insert(key, idx.clone()).is_none() {
-            c.1 += source.len();
+        if c.bytes > CACHE_BYTES {
+            let mut by_age: Vec<(u64, (u64, usize))> =
+                c.map.iter().map(|(k, (_, u))| (*u, *k)).collect();
+            by_age.sort_unstable();
+            for (_, k) in by_age {
+                if c.bytes <= CACHE_BYTES / 4 * 3 {
+                    break;
+                }
+                if c.map.remove(&k).is_some() {
+                    c.bytes -= k.1;
+                }
+            }
         }
     }
     idx
@@ -411,7 +474,7 @@ pub fn index(source: &str) -> Arc<PyIndex> {
 
 /// Number of indexes in the process-wide cache.
 pub fn cache_len() -> usize {
-    cache().lock().map(|c| c.0.len()).unwrap_or(0)
+    cache().lock().map(|c| c.map.len()).unwrap_or(0)
 }
 
 #[cfg(test)]
@@ -460,6 +523,25 @@ mod tests {
         let idx = PyIndex::new("def f():\n    return 1\n\ndef g(:\n  return\n");
         assert!(!idx.errors.is_empty());
         assert!(idx.errors.iter().all(|e| e.line >= 4), "{:?}", idx.errors);
+    }
+
+    #[test]
+    fn may_call_never_misses_a_call() {
+        let src = "import os\nx = foo\n# foo(\nclass A:\n    def bar(self):\n        return self.baz  (1)\n\ny = qux \\\n  (2)\nz = quux  # c\nw = (quux # c\n  (3))\nv = xfoo(1) + foox(2)\n";
+        let idx = PyIndex::new(src);
+        for name in [
+            "foo", "bar", "baz", "qux", "quux", "os", "xfoo", "foox", "A", "nope",
+        ] {
+            let called = idx.calls_to(name).next().is_some();
+            if called {
+                assert!(may_call(src, name), "{name} is called but may_call says no");
+            }
+        }
+        assert!(may_call(src, "baz") && may_call(src, "qux") && may_call(src, "quux"));
+        // Mentioned, never followed by `(`.
+        assert!(!may_call(src, "os") && !may_call(src, "A") && !may_call(src, "nope"));
+        // Only inside another identifier: no call.
+        assert!(!may_call("xfoo(1)\nfoox(2)\n", "foo"));
     }
 
     #[test]

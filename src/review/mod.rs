@@ -42,4 +42,9 @@ pub trait Committee: Send + Sync {
     fn issues_in_flight(&self) -> Option<usize> {
         None
     }
+    /// A short live status for progress bars (calls in flight, cost so far); `None` when the
+    /// committee has nothing to show.
+    fn live_status(&self) -> Option<String> {
+        None
+    }
 }

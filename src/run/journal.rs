@@ -28,10 +28,17 @@ pub struct Manifest {
     pub tasks: PathBuf,
     pub strict: bool,
     pub context_tokens: usize,
+    /// `--max-patch-bytes` (manifests written before it existed mean the default).
+    #[serde(default = "default_max_patch_bytes")]
+    pub max_patch_bytes: usize,
     pub committee: String,
     /// `i/n`, when the run is one shard.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shard: Option<String>,
+}
+
+fn default_max_patch_bytes() -> usize {
+    crate::pipeline::DEFAULT_MAX_PATCH_BYTES
 }
 
 impl Manifest {
@@ -68,6 +75,12 @@ impl Manifest {
             return Some(format!(
                 "--context-tokens differs: {} vs {}",
                 self.context_tokens, other.context_tokens
+            ));
+        }
+        if self.max_patch_bytes != other.max_patch_bytes {
+            return Some(format!(
+                "--max-patch-bytes differs: {} vs {}",
+                self.max_patch_bytes, other.max_patch_bytes
             ));
         }
         if self.committee != other.committee {

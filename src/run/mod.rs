@@ -55,6 +55,8 @@ pub struct RunRequest {
     pub repos: Option<PathBuf>,
     pub strict: bool,
     pub context_tokens: usize,
+    /// Candidates whose patch is longer get an error instead of being rebuilt.
+    pub max_patch_bytes: usize,
     pub run_dir: PathBuf,
     pub shard: Option<Shard>,
     /// Run issues recorded as errors again (e.g. after adding a missing repository).
@@ -225,6 +227,7 @@ fn manifest(req: &RunRequest, committee: &dyn Committee) -> Manifest {
         tasks: abs(&req.tasks),
         strict: req.strict,
         context_tokens: req.context_tokens,
+        max_patch_bytes: req.max_patch_bytes,
         committee: committee.name(),
         shard: req.shard.map(|s| s.to_string()),
     }
@@ -335,10 +338,28 @@ pub fn run(req: &RunRequest, committee: &dyn Committee) -> anyhow::Result<RunRep
             }
         })
     };
-    match &pool {
-        Some(pool) => pool.install(work),
-        None => work(),
-    }
+    let all_done = AtomicBool::new(false);
+    std::thread::scope(|scope| {
+        // The committee's live status (LLM calls in flight, cost so far), twice a second.
+        let ticker = (bar.is_drawn() && committee.live_status().is_some()).then(|| {
+            scope.spawn(|| {
+                while !all_done.load(Ordering::SeqCst) {
+                    if let Some(status) = committee.live_status() {
+                        bar.set_live(status);
+                    }
+                    std::thread::park_timeout(std::time::Duration::from_millis(500));
+                }
+            })
+        });
+        match &pool {
+            Some(pool) => pool.install(work),
+            None => work(),
+        }
+        all_done.store(true, Ordering::SeqCst);
+        if let Some(t) = ticker {
+            t.thread().unpark();
+        }
+    });
     bar.done();
     if let Some(e) = first_error.into_inner().ok().flatten() {
         return Err(e);
@@ -427,8 +448,11 @@ fn rank_one(
         task,
         cands,
         &repo_path,
-        mode,
-        req.context_tokens,
+        pipeline::PrepareOptions {
+            mode,
+            context_tokens: req.context_tokens,
+            max_patch_bytes: req.max_patch_bytes,
+        },
         committee,
         problems.clone(),
     )

@@ -378,6 +378,14 @@ impl Committee for LlmCommittee {
         Some(self.engine.settings.concurrency.clamp(1, 16))
     }
 
+    fn live_status(&self) -> Option<String> {
+        Some(format!(
+            "{} calls in flight, ${:.4} spent",
+            self.engine.in_flight(),
+            self.engine.budget.spend().spent
+        ))
+    }
+
     /// Every call of every issue goes to one pool, for full concurrency.
     fn review_many(&self, bundles: &[IssueBundle]) -> Vec<anyhow::Result<Vec<Review>>> {
         let env = self.env();

@@ -160,6 +160,14 @@ impl Engine {
     }
 
     /// Run totals so far.
+    /// Calls holding a `--concurrency` slot now (sent, retrying, or waiting on the rate limiter).
+    pub fn in_flight(&self) -> usize {
+        self.settings
+            .concurrency
+            .max(1)
+            .saturating_sub(self.sem.available_permits())
+    }
+
     pub fn totals(&self) -> Usage {
         *self.totals.lock().expect("totals lock")
     }
