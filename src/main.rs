@@ -130,6 +130,9 @@ fn generate(args: GenerateArgs) -> anyhow::Result<()> {
         "{} issue(s) worked on, {} (issue, strategy) pair(s) already in {}, {} candidate(s) appended, {} issue(s) skipped",
         report.issues, report.already_done, req.out.display(), report.written, report.failed.len()
     );
+    if report.issues > 0 && report.failed.len() == report.issues {
+        anyhow::bail!("no issue could be worked on (see the reasons above)");
+    }
     Ok(())
 }
 

@@ -169,11 +169,11 @@ impl Selector for Pointwise {
             for s in 0..env.samples {
                 jobs.push(Job {
                     prompt: prompt.clone(),
-                    temperature: None,
                     kind: ReplyKind::Point,
                     sample: s,
                     about: vec![i],
                     label: format!("pointwise {} sample {}", p.candidate.key(), s + 1),
+                    temperature: None,
                 });
             }
         }
@@ -381,11 +381,11 @@ impl Selector for Listwise {
                 .listwise(&bundle.task, &cs, env.rubric, env.format)?;
             jobs.push(Job {
                 prompt,
-                temperature: None,
                 kind: ReplyKind::List(order.len()),
                 sample: s,
                 about: order,
                 label: format!("listwise {} sample {}", bundle.task.instance_id, s + 1),
+                temperature: None,
             });
         }
         Ok(jobs)
@@ -457,10 +457,10 @@ impl Selector for Pairwise {
                     )?;
                     jobs.push(Job {
                         prompt,
-                        temperature: None,
                         kind: ReplyKind::Pair,
                         sample: s,
                         about: vec![first, second],
+                        temperature: None,
                         label: format!(
                             "pairwise {} vs {} sample {}",
                             bundle.candidates[first].candidate.key(),
