@@ -54,17 +54,37 @@ impl Loaded {
     }
 }
 
+/// A candidates path that does not exist is an error, with what to pass instead.
+pub fn require_exists(path: &Path) -> anyhow::Result<()> {
+    if !path.exists() {
+        anyhow::bail!(
+            "candidates path {} does not exist\n  hint: pass a predictions file (.json/.jsonl) or a folder of <agent>/<instance_id>.diff files",
+            path.display()
+        );
+    }
+    Ok(())
+}
+
+/// The agent name a source stands for when a shared model name must be told apart: a patch
+/// folder's name, or a predictions file's [`file_agent`] name.
+pub fn source_agent(source: &Path) -> String {
+    if source.is_dir() {
+        source
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or("unknown")
+            .to_string()
+    } else {
+        file_agent(source)
+    }
+}
+
 /// Load candidates from files and folders. A path that does not exist is an error;
 /// anything wrong inside an existing path is a [`Problem`].
 pub fn load(paths: &[PathBuf]) -> anyhow::Result<Loaded> {
     let mut out = Loaded::default();
     for path in paths {
-        if !path.exists() {
-            anyhow::bail!(
-                "candidates path {} does not exist\n  hint: pass a predictions file (.json/.jsonl) or a folder of <agent>/<instance_id>.diff files",
-                path.display()
-            );
-        }
+        require_exists(path)?;
         if path.is_dir() {
             load_dir(path, path, &mut out)?;
         } else {
@@ -102,16 +122,7 @@ fn disambiguate_agents(cands: &mut [Candidate]) {
     }
     for c in cands.iter_mut() {
         if sources.get(&c.agent).is_some_and(|s| s.len() > 1) {
-            let src = source_of(c);
-            let renamed =
-                if src.is_dir() || matches!(extension(&c.origin.path).as_str(), "diff" | "patch") {
-                    src.file_name()
-                        .and_then(|n| n.to_str())
-                        .unwrap_or("unknown")
-                        .to_string()
-                } else {
-                    file_agent(&src)
-                };
+            let renamed = source_agent(&source_of(c));
             c.agent = format!("{}@{renamed}", c.agent);
         }
     }

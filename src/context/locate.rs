@@ -22,7 +22,6 @@ use super::python;
 use crate::repo::Snapshot;
 use crate::types::{LineRange, SnippetKind};
 use std::collections::{HashMap, HashSet};
-use std::hash::{Hash, Hasher};
 use std::sync::{Arc, Mutex, OnceLock};
 
 /// Terms of one file, cached by content.
@@ -304,12 +303,6 @@ pub fn tokenize(text: &str) -> Vec<String> {
     out
 }
 
-fn content_key(text: &str) -> (u64, usize) {
-    let mut h = std::collections::hash_map::DefaultHasher::new();
-    text.hash(&mut h);
-    (h.finish(), text.len())
-}
-
 type TermCache = Mutex<HashMap<(u64, usize), Arc<FileTerms>>>;
 
 fn term_cache() -> &'static TermCache {
@@ -318,7 +311,7 @@ fn term_cache() -> &'static TermCache {
 }
 
 fn file_terms(text: &str) -> Arc<FileTerms> {
-    let key = content_key(text);
+    let key = python::content_key(text);
     if let Some(hit) = term_cache().lock().ok().and_then(|c| c.get(&key).cloned()) {
         return hit;
     }

@@ -370,7 +370,8 @@ impl PyIndex {
     }
 }
 
-fn content_key(source: &str) -> (u64, usize) {
+/// Cache key of a text: its hash and length (shared by the context caches).
+pub fn content_key(source: &str) -> (u64, usize) {
     let mut h = std::collections::hash_map::DefaultHasher::new();
     source.hash(&mut h);
     (h.finish(), source.len())

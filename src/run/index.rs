@@ -81,12 +81,7 @@ impl Index {
     pub fn build(paths: &[PathBuf]) -> anyhow::Result<Index> {
         let mut index = Index::default();
         for path in paths {
-            if !path.exists() {
-                anyhow::bail!(
-                    "candidates path {} does not exist\n  hint: pass a predictions file (.json/.jsonl) or a folder of <agent>/<instance_id>.diff files",
-                    path.display()
-                );
-            }
+            candidates::require_exists(path)?;
             if path.is_dir() {
                 index.add_dir(path)?;
             } else {
@@ -286,15 +281,7 @@ impl Index {
         }
         for e in self.by_issue.values_mut().flatten() {
             if sources.get(&e.agent).is_some_and(|s| s.len() > 1) {
-                let renamed = if e.source_key.is_dir() {
-                    e.source_key
-                        .file_name()
-                        .and_then(|n| n.to_str())
-                        .unwrap_or("unknown")
-                        .to_string()
-                } else {
-                    candidates::file_agent(&e.source_key)
-                };
+                let renamed = candidates::source_agent(&e.source_key);
                 e.agent = format!("{}@{renamed}", e.agent);
             }
         }
