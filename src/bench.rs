@@ -36,6 +36,21 @@ pub struct BenchContextArgs {
     pub limit: Option<usize>,
     #[arg(long, default_value_t = 4000)]
     pub context_tokens: usize,
+    /// Past commits (first-parent, before the base commit) read for the history signal.
+    #[arg(long, default_value_t = crate::context::locate::HISTORY_COMMITS)]
+    pub history: usize,
+    /// Files whose definitions are ranked for the function-level figures.
+    #[arg(long, default_value_t = crate::context::locate::LocateOptions::default().function_files)]
+    pub function_files: usize,
+    /// Localizer weights (JSON object; missing fields keep their defaults).
+    #[arg(long)]
+    pub weights: Option<PathBuf>,
+    /// Fit the localizer weights on the tune half first, then report with them.
+    #[arg(long)]
+    pub fit: bool,
+    /// Write the fitted weights here (JSON, loadable with --weights).
+    #[arg(long, requires = "fit")]
+    pub save_weights: Option<PathBuf>,
     /// Write per-instance results as JSON here.
     #[arg(long)]
     pub json: Option<PathBuf>,
@@ -49,8 +64,27 @@ fn context(a: BenchContextArgs) -> anyhow::Result<()> {
         split: a.split,
         limit: a.limit,
         budget: a.context_tokens,
-        locate: Default::default(),
+        history: a.history,
+        locate: crate::context::locate::LocateOptions {
+            weights: match &a.weights {
+                Some(p) => crate::context::locate::Weights::load(p)?,
+                None => Default::default(),
+            },
+            function_files: a.function_files,
+            ..Default::default()
+        },
     };
+    let mut opts = opts;
+    if a.fit {
+        let w = crate::context::eval::fit(&opts, |line| eprintln!("{line}"))?;
+        let text = serde_json::to_string_pretty(&w)?;
+        println!("fitted localizer weights (tune half):\n{text}");
+        if let Some(p) = &a.save_weights {
+            std::fs::write(p, &text)
+                .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", p.display()))?;
+        }
+        opts.locate.weights = w;
+    }
     let report = crate::context::eval::run(&opts, |line| eprintln!("{line}"))?;
     if let Some(p) = a.json {
         std::fs::write(&p, serde_json::to_string_pretty(&report)?)

@@ -4,6 +4,7 @@
 use anyhow::{bail, Context as _};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// Environment variable naming a folder of repositories (same as `--repos`).
 pub const REPOS_ENV: &str = "DEI_REPOS";
@@ -47,6 +48,20 @@ pub fn locate(
             "no repository given for `{repo_name}`\n  hint: pass --repo PATH (a clone or bare git dir), or --repos DIR / {REPOS_ENV}=DIR holding owner__name folders"
         ),
     }
+}
+
+/// One commit of a snapshot's history: its message and the paths it changed.
+#[derive(Debug)]
+pub struct CommitChange {
+    pub id: git2::Oid,
+    pub message: String,
+    pub paths: Vec<String>,
+}
+
+fn commit_cache() -> &'static std::sync::Mutex<HashMap<git2::Oid, Arc<CommitChange>>> {
+    static C: std::sync::OnceLock<std::sync::Mutex<HashMap<git2::Oid, Arc<CommitChange>>>> =
+        std::sync::OnceLock::new();
+    C.get_or_init(Default::default)
 }
 
 /// A read-only view of one commit's tree.
@@ -150,6 +165,54 @@ impl Snapshot {
             Err(e) if e.code() == git2::ErrorCode::NotFound => Ok(None),
             Err(e) => Err(e.into()),
         }
+    }
+
+    /// Up to `max` commits before this snapshot along first parents (this commit first), each
+    /// with its message and the paths it changed against its first parent (a merge: everything
+    /// its branch brought in). The snapshot's own future is never read, so nothing of the fix
+    /// can leak in. Root commits are left out (they "change" every file). Commits are cached
+    /// process-wide by id, so issues of one repository share the walk.
+    pub fn history(&self, max: usize) -> anyhow::Result<Vec<Arc<CommitChange>>> {
+        let mut walk = self.repo.revwalk()?;
+        walk.push(git2::Oid::from_str(&self.commit)?)?;
+        walk.simplify_first_parent()?;
+        let mut out = Vec::new();
+        for id in walk.take(max) {
+            let id = id?;
+            if let Some(hit) = commit_cache().lock().ok().and_then(|c| c.get(&id).cloned()) {
+                out.push(hit);
+                continue;
+            }
+            let commit = self.repo.find_commit(id)?;
+            let Ok(parent) = commit.parent(0) else {
+                continue;
+            };
+            let mut opts = git2::DiffOptions::new();
+            opts.skip_binary_check(true);
+            let diff = self.repo.diff_tree_to_tree(
+                Some(&parent.tree()?),
+                Some(&commit.tree()?),
+                Some(&mut opts),
+            )?;
+            let paths: Vec<String> = diff
+                .deltas()
+                .filter_map(|d| d.new_file().path().or_else(|| d.old_file().path()))
+                .map(|p| p.to_string_lossy().into_owned())
+                .collect();
+            let c = Arc::new(CommitChange {
+                id,
+                message: String::from_utf8_lossy(commit.message_bytes()).into_owned(),
+                paths,
+            });
+            if let Ok(mut cache) = commit_cache().lock() {
+                if cache.len() > 500_000 {
+                    cache.clear();
+                }
+                cache.insert(id, c.clone());
+            }
+            out.push(c);
+        }
+        Ok(out)
     }
 
     /// Every blob path in the tree, sorted.

@@ -14,12 +14,12 @@
 //! Instances are split in halves by the first byte of SHA-256(instance_id): even = `tune`,
 //! odd = `report`.
 
-use super::locate::{locate, LocateOptions, RepoFiles};
+use super::locate::{locate, Localization, LocateOptions, RepoFiles, Weights};
 use super::{build_with, edited_units, IssueRefs, Related};
 use crate::patch::{self, Mode};
 use crate::repo::{self, Snapshot};
 use crate::task;
-use crate::types::{Candidate, PatchView, Task};
+use crate::types::{Candidate, PatchView, SnippetKind, Task};
 use sha2::{Digest, Sha256};
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -65,6 +65,8 @@ pub struct EvalOptions {
     pub limit: Option<usize>,
     pub budget: usize,
     pub locate: LocateOptions,
+    /// Past commits read for the history signal (0: none).
+    pub history: usize,
 }
 
 /// Per-instance outcome.
@@ -78,6 +80,11 @@ pub struct InstanceResult {
     pub file_all5: bool,
     pub fn_any10: Option<bool>,
     pub fn_all10: Option<bool>,
+    /// 1-based rank of the best-ranked gold file among the located files (up to 100).
+    pub gold_file_rank: Option<usize>,
+    /// 1-based rank of the first located function that is a gold function or a function
+    /// enclosing one (`tree_cse` for a gold `tree_cse._find_repeated`).
+    pub gold_fn_rank: Option<usize>,
     pub locate_ms: f64,
 }
 
@@ -91,6 +98,10 @@ pub struct EvalReport {
     pub fn_instances: usize,
     pub fn_any10: f64,
     pub fn_all10: f64,
+    /// Function top-10 where a located function enclosing a gold (nested) function counts.
+    pub fn_enclosing10: f64,
+    /// Mean reciprocal rank of the best gold file (0 beyond rank 100).
+    pub file_mrr: f64,
     pub mean_locate_ms: f64,
     pub candidates: usize,
     pub mean_context_tokens: f64,
@@ -151,6 +162,9 @@ pub fn run(opts: &EvalOptions, mut progress: impl FnMut(&str)) -> anyhow::Result
         ..EvalReport::default()
     };
     let (mut any5, mut all5, mut fany, mut fall, mut fn_n) = (0, 0, 0, 0, 0);
+    let (mut fenc, mut rr_sum) = (0, 0.0);
+    let mut lopts = opts.locate.clone();
+    lopts.top_files = lopts.top_files.max(100);
     let (mut tok_sum, mut cold_ms, mut warm_ms) = (0usize, 0.0, 0.0);
     let mut locate_ms = 0.0;
     for t in &tasks {
@@ -165,7 +179,7 @@ pub fn run(opts: &EvalOptions, mut progress: impl FnMut(&str)) -> anyhow::Result
             continue;
         };
         let snap = Snapshot::open(&repo_path, &t.base_commit)?;
-        let files = RepoFiles::from_snapshot(&snap)?;
+        let files = RepoFiles::from_snapshot(&snap)?.with_history(snap.history(opts.history)?);
         // Gold.
         let gold = Candidate {
             instance_id: t.instance_id.clone(),
@@ -183,7 +197,7 @@ pub fn run(opts: &EvalOptions, mut progress: impl FnMut(&str)) -> anyhow::Result
             .collect();
         // Issue-only localization.
         let t0 = Instant::now();
-        let loc = locate(&t.problem_statement, &files, &opts.locate);
+        let loc = locate(&t.problem_statement, &files, &lopts);
         let ms = t0.elapsed().as_secs_f64() * 1e3;
         locate_ms += ms;
         let top5: Vec<String> = loc.files.iter().take(5).map(|f| f.path.clone()).collect();
@@ -193,6 +207,14 @@ pub fn run(opts: &EvalOptions, mut progress: impl FnMut(&str)) -> anyhow::Result
             .take(10)
             .map(|f| format!("{}::{}", f.path, f.name))
             .collect();
+        let gold_file_rank = loc
+            .files
+            .iter()
+            .position(|f| gold_files.contains(&f.path))
+            .map(|r| r + 1);
+        rr_sum += gold_file_rank.map_or(0.0, |r| 1.0 / r as f64);
+        let gold_fn_rank = gold_function_rank(&loc, &gold_fns);
+        fenc += gold_fn_rank.is_some_and(|r| r <= 10) as usize;
         let fa = gold_files.iter().any(|g| top5.contains(g));
         let fl = !gold_files.is_empty() && gold_files.iter().all(|g| top5.contains(g));
         any5 += fa as usize;
@@ -257,6 +279,8 @@ pub fn run(opts: &EvalOptions, mut progress: impl FnMut(&str)) -> anyhow::Result
             file_all5: fl,
             fn_any10: fnany,
             fn_all10: fnall,
+            gold_file_rank,
+            gold_fn_rank,
             locate_ms: ms,
         });
     }
@@ -265,6 +289,12 @@ pub fn run(opts: &EvalOptions, mut progress: impl FnMut(&str)) -> anyhow::Result
     rep.fn_instances = fn_n;
     rep.fn_any10 = pct(fany, fn_n);
     rep.fn_all10 = pct(fall, fn_n);
+    rep.fn_enclosing10 = pct(fenc, fn_n);
+    rep.file_mrr = if rep.instances > 0 {
+        rr_sum / rep.instances as f64
+    } else {
+        0.0
+    };
     rep.mean_locate_ms = if rep.instances > 0 {
         locate_ms / rep.instances as f64
     } else {
@@ -287,8 +317,9 @@ pub fn summary(r: &EvalReport) -> String {
         .collect();
     format!(
         "split {}: {} instances (skipped, no repository: {})\n\
-         issue-only file top-5: any gold file {:.2}%  all gold files {:.2}%\n\
-         issue-only function top-10 ({} instances with a gold function): any {:.2}%  all {:.2}%\n\
+         issue-only file top-5: any gold file {:.2}%  all gold files {:.2}%  (MRR {:.3})\n\
+         issue-only function top-10 ({} instances with a gold function): any {:.2}%  all {:.2}%  \
+         any, counting an enclosing function {:.2}%\n\
          locate: {:.1} ms per issue\n\
          candidate contexts: {} candidates, mean {:.0} tokens (max {}), build {:.2} ms cold, {:.2} ms warm per candidate\n",
         r.split,
@@ -296,9 +327,11 @@ pub fn summary(r: &EvalReport) -> String {
         if skipped.is_empty() { "none".into() } else { skipped.join(", ") },
         r.file_any5,
         r.file_all5,
+        r.file_mrr,
         r.fn_instances,
         r.fn_any10,
         r.fn_all10,
+        r.fn_enclosing10,
         r.mean_locate_ms,
         r.candidates,
         r.mean_context_tokens,
@@ -306,4 +339,128 @@ pub fn summary(r: &EvalReport) -> String {
         r.cold_ms_per_candidate,
         r.warm_ms_per_candidate
     )
+}
+
+/// One tuning instance, prepared once: its repository files (with history) and gold.
+struct Prepared {
+    issue: String,
+    files: RepoFiles,
+    gold_files: Vec<String>,
+    gold_fns: Vec<String>,
+}
+
+/// Rank (1-based) of the first located function that is a gold function or encloses one.
+fn gold_function_rank(loc: &Localization, gold_fns: &[String]) -> Option<usize> {
+    loc.functions
+        .iter()
+        .position(|f| {
+            let q = format!("{}::{}", f.path, f.name);
+            gold_fns.iter().any(|g| {
+                g == &q
+                    || (f.kind == SnippetKind::Function
+                        && g.strip_prefix(q.as_str())
+                            .is_some_and(|r| r.starts_with('.')))
+            })
+        })
+        .map(|r| r + 1)
+}
+
+/// Fit objective over prepared instances: file top-5 hits + function top-10 hits (counting an
+/// enclosing function) + half the file reciprocal rank (a tie-breaker that rewards near misses).
+fn objective(prep: &[Prepared], opts: &LocateOptions) -> f64 {
+    use rayon::prelude::*;
+    prep.par_iter()
+        .map(|p| {
+            let loc = locate(&p.issue, &p.files, opts);
+            let rank = loc
+                .files
+                .iter()
+                .position(|f| p.gold_files.contains(&f.path))
+                .map(|r| r + 1);
+            let f5 = rank.is_some_and(|r| r <= 5) as u8 as f64;
+            let rr = rank.map_or(0.0, |r| 1.0 / r as f64);
+            let fn10 = gold_function_rank(&loc, &p.gold_fns).is_some_and(|r| r <= 10) as u8 as f64;
+            f5 + fn10 + 0.5 * rr
+        })
+        .sum()
+}
+
+/// Fit the localizer weights on the `tune` half by coordinate search (each weight in turn is
+/// scaled by 0, ½, ¾, 1½ and 2, kept when the objective rises), starting from `opts.locate`.
+/// Returns the fitted weights; report them with [`run`] on the `report` half.
+pub fn fit(opts: &EvalOptions, mut progress: impl FnMut(&str)) -> anyhow::Result<Weights> {
+    let tasks: Vec<Task> = task::load_tasks(&opts.tasks)?;
+    let mut prep = Vec::new();
+    for t in &tasks {
+        if half(&t.instance_id) != Split::Tune {
+            continue;
+        }
+        if opts.limit.is_some_and(|l| prep.len() >= l) {
+            break;
+        }
+        let Some(repo_path) = repo::find_in_repos_dir(&opts.repos, &t.repo) else {
+            continue;
+        };
+        let snap = Snapshot::open(&repo_path, &t.base_commit)?;
+        let files = RepoFiles::from_snapshot(&snap)?.with_history(snap.history(opts.history)?);
+        let gold = Candidate {
+            instance_id: t.instance_id.clone(),
+            agent: "gold".into(),
+            patch: t.gold_patch.clone().unwrap_or_default(),
+            resolved: Some(true),
+            origin: Default::default(),
+        };
+        let gview = &rebuild_all(&snap, std::slice::from_ref(&gold))?[0];
+        prep.push(Prepared {
+            issue: t.problem_statement.clone(),
+            gold_files: gview.paths().into_iter().map(String::from).collect(),
+            gold_fns: edited_units(gview)
+                .into_iter()
+                .filter(|(_, n, _)| !n.is_empty() && n != "<module>")
+                .map(|(p, n, _)| format!("{p}::{n}"))
+                .collect(),
+            files,
+        });
+    }
+    progress(&format!("fitting on {} tune-half instances", prep.len()));
+    let mut best = opts.locate.clone();
+    best.top_files = best.top_files.max(100);
+    let mut best_score = objective(&prep, &best);
+    progress(&format!("start: objective {best_score:.2}"));
+    let mut current = serde_json::to_value(&best.weights)?;
+    let names: Vec<String> = current
+        .as_object()
+        .map(|m| m.keys().cloned().collect())
+        .unwrap_or_default();
+    for round in 0..2 {
+        let mut improved = false;
+        for name in &names {
+            let v0 = current[name].as_f64().unwrap_or(0.0);
+            let tries: Vec<f64> = if v0 == 0.0 {
+                vec![0.25, 0.5, 1.0]
+            } else {
+                [0.0, 0.5, 0.75, 1.5, 2.0].iter().map(|m| m * v0).collect()
+            };
+            for v in tries {
+                let mut cand = current.clone();
+                cand[name] = serde_json::json!(v);
+                let mut o = best.clone();
+                o.weights = serde_json::from_value(cand.clone())?;
+                let sc = objective(&prep, &o);
+                if sc > best_score + 1e-9 {
+                    progress(&format!(
+                        "round {round}: {name} {v0} -> {v}: {best_score:.2} -> {sc:.2}"
+                    ));
+                    best_score = sc;
+                    current = cand;
+                    best = o;
+                    improved = true;
+                }
+            }
+        }
+        if !improved {
+            break;
+        }
+    }
+    Ok(best.weights)
 }

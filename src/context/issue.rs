@@ -186,6 +186,71 @@ pub fn dotted(text: &str) -> Vec<String> {
     out
 }
 
+/// The parts of an issue text with the weight their words get in a search query: the title
+/// (first line) gets `title`, the body 1, `<details>` blocks (environment dumps, package lists)
+/// get `details`; HTML comments (issue templates) are dropped.
+pub fn weighted_parts(text: &str, title: f64, details: f64) -> Vec<(String, f64)> {
+    let mut body = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(p) = rest.find("<!--") {
+        body.push_str(&rest[..p]);
+        rest = match rest[p..].find("-->") {
+            Some(e) => &rest[p + e + 3..],
+            None => "",
+        };
+    }
+    body.push_str(rest);
+    let (first, body) = match body.split_once('\n') {
+        Some((a, b)) => (a.to_string(), b.to_string()),
+        None => (body, String::new()),
+    };
+    let mut out = vec![(first, title)];
+    let lower = body.to_ascii_lowercase();
+    let mut at = 0;
+    while let Some(p) = lower[at..].find("<details") {
+        let start = at + p;
+        out.push((body[at..start].to_string(), 1.0));
+        let end = lower[start..]
+            .find("</details>")
+            .map_or(body.len(), |e| start + e + "</details>".len());
+        out.push((body[start..end].to_string(), details));
+        at = end;
+    }
+    out.push((body[at..].to_string(), 1.0));
+    out.retain(|(t, _)| !t.trim().is_empty());
+    out
+}
+
+/// Lines of code quoted in the issue, trimmed, without prompts (`>>> `, `... `, `In [3]: `),
+/// long and code-like enough (brackets, `=`, `.` or `:`) to identify the place that holds them.
+pub fn code_lines(text: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for line in text.lines() {
+        let mut l = line.trim();
+        for p in [">>> ", "... ", "$ "] {
+            l = l.strip_prefix(p).unwrap_or(l).trim();
+        }
+        if let Some(r) = l.strip_prefix("In [") {
+            if let Some(e) = r.find("]:") {
+                l = r[e + 2..].trim();
+            }
+        }
+        let l = l.trim_end_matches(['\\', ' ']);
+        if l.len() < 12
+            || l.len() > 200
+            || l.starts_with("File \"")
+            || l.starts_with('#')
+            || !l.chars().any(|c| "(=.:[".contains(c))
+            || l.chars().filter(|c| c.is_alphabetic()).count() < 6
+            || out.iter().any(|o| o == l)
+        {
+            continue;
+        }
+        out.push(l.to_string());
+    }
+    out
+}
+
 impl IssueRefs {
     pub fn new(text: &str) -> IssueRefs {
         IssueRefs {
@@ -274,6 +339,33 @@ mod tests {
             Some("requests/sessions.py")
         );
         assert_eq!(resolve_path("x.py", files), None);
+    }
+
+    #[test]
+    fn weighted_parts_split_title_details_and_drop_comments() {
+        let t = "Title words\n<!-- template text -->body text\n<details>pip list\naiohttp 3.6</details>\nmore body";
+        let parts = weighted_parts(t, 2.0, 0.25);
+        assert_eq!(parts[0], ("Title words".to_string(), 2.0));
+        assert!(parts.iter().all(|(p, _)| !p.contains("template")));
+        assert!(parts
+            .iter()
+            .any(|(p, w)| p.contains("aiohttp") && *w == 0.25));
+        assert!(parts
+            .iter()
+            .any(|(p, w)| p.contains("more body") && *w == 1.0));
+    }
+
+    #[test]
+    fn code_lines_strip_prompts_and_skip_prose() {
+        let t = ">>> Mod(x**2, x).doit()\nThis is just prose here\n    if p.is_Pow and p.exp.is_Integer:\nIn [3]: r.subs(b, a)\nok";
+        assert_eq!(
+            code_lines(t),
+            vec![
+                "Mod(x**2, x).doit()",
+                "if p.is_Pow and p.exp.is_Integer:",
+                "r.subs(b, a)"
+            ]
+        );
     }
 
     #[test]

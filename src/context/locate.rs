@@ -17,9 +17,9 @@
 //! # Ok(()) }
 //! ```
 
-use super::issue::{resolve_path, IssueRefs};
+use super::issue::{code_lines, resolve_path, weighted_parts, IssueRefs};
 use super::python;
-use crate::repo::Snapshot;
+use crate::repo::{CommitChange, Snapshot};
 use crate::types::{LineRange, SnippetKind};
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, OnceLock};
@@ -81,6 +81,13 @@ pub struct RepoFiles {
     pub files: Vec<RepoFile>,
     by_path: HashMap<String, usize>,
     defs: OnceLock<HashMap<String, Vec<usize>>>,
+    /// Trimmed line hash → files holding it (lines of 12+ bytes; lists stop growing past
+    /// [`MAX_LINE_FILES`] + 1).
+    lines: OnceLock<HashMap<u64, Vec<u32>>>,
+    /// File stem → non-auxiliary files with that stem (for [`tested_files`]).
+    stems: OnceLock<HashMap<String, Vec<usize>>>,
+    /// Commits before the snapshot (newest first), when loaded with [`RepoFiles::with_history`].
+    history: Vec<Arc<CommitChange>>,
     /// Memo of [`RepoFiles::files_containing`]: candidates of one issue look for the same names.
     containing: Mutex<HashMap<String, Arc<[usize]>>>,
 }
@@ -163,6 +170,9 @@ impl RepoFiles {
             files,
             by_path,
             defs: OnceLock::new(),
+            lines: OnceLock::new(),
+            stems: OnceLock::new(),
+            history: Vec::new(),
             containing: Mutex::new(HashMap::new()),
         }
     }
@@ -198,6 +208,32 @@ impl RepoFiles {
             m.insert(needle.to_string(), found.clone());
         }
         found
+    }
+
+    /// Attach the snapshot's history (see [`Snapshot::history`]): past commits whose messages
+    /// resemble the issue point at the files they changed.
+    pub fn with_history(mut self, history: Vec<Arc<CommitChange>>) -> RepoFiles {
+        self.history = history;
+        self
+    }
+
+    /// Trimmed-line hash → files holding that line (built on first use).
+    fn line_index(&self) -> &HashMap<u64, Vec<u32>> {
+        self.lines.get_or_init(|| {
+            let mut m: HashMap<u64, Vec<u32>> = HashMap::new();
+            for (i, f) in self.files.iter().enumerate() {
+                for l in f.text.lines() {
+                    if l.trim().len() < 12 {
+                        continue;
+                    }
+                    let v = m.entry(line_key(l)).or_default();
+                    if v.len() <= MAX_LINE_FILES && v.last() != Some(&(i as u32)) {
+                        v.push(i as u32);
+                    }
+                }
+            }
+            m
+        })
     }
 
     pub fn get(&self, path: &str) -> Option<&RepoFile> {
@@ -403,8 +439,9 @@ fn blob_cache() -> &'static Mutex<BlobCache> {
     C.get_or_init(|| Mutex::new(BlobCache::default()))
 }
 
-/// Tunable weights of the localizer.
-#[derive(Debug, Clone)]
+/// Tunable weights of the localizer (JSON-loadable: missing fields keep their defaults).
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct Weights {
     /// BM25 of the issue over the file, normalised to the best file (0..1).
     pub bm25: f64,
@@ -430,24 +467,67 @@ pub struct Weights {
     pub fn_bm25: f64,
     /// Function level: the file's normalised score.
     pub fn_file: f64,
+    /// Query weight of the issue title (first line) relative to the body.
+    pub title: f64,
+    /// Query weight of `<details>` blocks (environment dumps).
+    pub details: f64,
+    /// Query weight of two adjacent words joined (`man page` → `manpage`).
+    pub compound: f64,
+    /// Code lines quoted in the issue that the file holds, by rarity (saturating, 0..1).
+    pub code_line: f64,
+    /// Function level: code lines quoted in the issue that the function holds (0..1).
+    pub fn_code_line: f64,
+    /// Files changed by past commits whose messages resemble the issue (normalised, 0..1).
+    pub history: f64,
+    /// Function level: the issue names the function's class (`PolyFit` for `PolyFit.__call__`).
+    pub fn_class_mention: f64,
+    /// The best BM25 (0..1) of the test files that test this file (`tests/test_mod.py` →
+    /// `mod.py`): tests hold usage much like the issue's examples.
+    pub test_link: f64,
 }
 
 impl Default for Weights {
+    /// Fitted on the tune half of the available SWE-bench Lite instances by
+    /// `dei bench context --fit` (coordinate search from hand-set weights; see
+    /// [`crate::context::eval::fit`]); signals fitted to 0 stay available through `--weights`.
     fn default() -> Self {
         Weights {
-            bm25: 1.0,
-            path_bm25: 0.5,
-            def_mention: 1.0,
+            bm25: 3.375,
+            path_bm25: 1.6875,
+            def_mention: 0.375,
             path_mention: 1.5,
-            module_mention: 0.6,
-            frame: 1.5,
+            module_mention: 0.25,
+            frame: 2.25,
             test_factor: 0.3,
-            fn_mention: 1.0,
+            fn_mention: 0.5,
             fn_part_mention: 0.8,
             fn_frame: 1.5,
             fn_bm25: 1.0,
-            fn_file: 1.5,
+            fn_file: 2.25,
+            title: 2.0,
+            details: 0.0,
+            compound: 2.25,
+            code_line: 0.0,
+            fn_code_line: 0.0,
+            history: 0.5,
+            fn_class_mention: 0.25,
+            test_link: 0.75,
         }
+    }
+}
+
+impl Weights {
+    /// Read weights from a JSON file (fields left out keep their defaults).
+    pub fn load(path: &std::path::Path) -> anyhow::Result<Weights> {
+        let text = std::fs::read_to_string(path).map_err(|e| {
+            anyhow::anyhow!("cannot read localizer weights {}: {e}", path.display())
+        })?;
+        serde_json::from_str(&text).map_err(|e| {
+            anyhow::anyhow!(
+                "{}: not a localizer weights object: {e} (fields: see `Weights` in src/context/locate.rs)",
+                path.display()
+            )
+        })
     }
 }
 
@@ -503,6 +583,64 @@ pub struct FuncHit {
 pub struct Localization {
     pub files: Vec<FileHit>,
     pub functions: Vec<FuncHit>,
+}
+
+/// The source files a test file tests, by name: `pkg/tests/test_numbers.py` → a `numbers.py`,
+/// `tests/test_domain_std.py` → a `domain_std.py`, else a `std.py` under a `domain…` folder.
+/// Among several, those sharing the most leading folders with the test win; more than three
+/// equally good ones say nothing and give none.
+pub fn tested_files<'a>(test: &str, repo: &'a RepoFiles) -> Vec<&'a str> {
+    let name = test.rsplit('/').next().unwrap_or(test);
+    let Some(stem) = name
+        .strip_suffix(".py")
+        .and_then(|n| n.strip_prefix("test_"))
+    else {
+        return Vec::new();
+    };
+    let by_stem = |s: &str| -> Vec<&'a str> {
+        repo.stems
+            .get_or_init(|| {
+                let mut m: HashMap<String, Vec<usize>> = HashMap::new();
+                for (i, f) in repo.files.iter().enumerate() {
+                    if is_auxiliary(&f.path) {
+                        continue;
+                    }
+                    let file = f.path.rsplit('/').next().unwrap_or(&f.path);
+                    if let Some(st) = file.strip_suffix(".py") {
+                        m.entry(st.to_string()).or_default().push(i);
+                    }
+                }
+                m
+            })
+            .get(s)
+            .map(|v| v.iter().map(|&i| repo.files[i].path.as_str()).collect())
+            .unwrap_or_default()
+    };
+    let mut found = by_stem(stem);
+    if found.is_empty() {
+        if let Some((head, last)) = stem.rsplit_once('_') {
+            found = by_stem(last)
+                .into_iter()
+                .filter(|p| {
+                    p.split('/')
+                        .any(|seg| seg.starts_with(head) || head.starts_with(seg))
+                })
+                .collect();
+        }
+    }
+    let test_dirs: Vec<&str> = test.split('/').collect();
+    let shared = |p: &str| {
+        p.split('/')
+            .zip(&test_dirs)
+            .take_while(|(a, b)| a == *b)
+            .count()
+    };
+    let best = found.iter().map(|p| shared(p)).max().unwrap_or(0);
+    found.retain(|p| shared(p) == best);
+    if found.len() > 3 {
+        found.clear();
+    }
+    found
 }
 
 /// True for tests, docs, examples, benchmarks and similar files a fix rarely edits.
@@ -562,17 +700,118 @@ fn bm25(
         .collect()
 }
 
-fn query_terms(issue: &str) -> HashMap<String, f64> {
+/// Weighted query terms of an issue: title words count `w.title`, `<details>` words
+/// `w.details`, adjacent words joined (`man page` → `manpage`) `w.compound`; repeats are damped.
+fn query_terms(issue: &str, w: &Weights) -> HashMap<String, f64> {
     let mut q: HashMap<String, f64> = HashMap::new();
-    for t in tokenize(issue) {
-        *q.entry(t).or_insert(0.0) += 1.0;
+    for (part, pw) in weighted_parts(issue, w.title, w.details) {
+        for t in tokenize(&part) {
+            *q.entry(t).or_insert(0.0) += pw;
+        }
+        if w.compound > 0.0 {
+            let words: Vec<String> = part
+                .split(|c: char| !c.is_alphabetic())
+                .filter(|x| x.len() >= 2)
+                .map(str::to_lowercase)
+                .collect();
+            for pair in words.windows(2) {
+                if !is_stop(&pair[0]) && !is_stop(&pair[1]) {
+                    *q.entry(format!("{}{}", pair[0], pair[1])).or_insert(0.0) += pw * w.compound;
+                }
+            }
+        }
     }
     // Dampen repeated terms.
     for v in q.values_mut() {
-        *v = 1.0 + v.ln();
+        if *v > 1.0 {
+            *v = 1.0 + v.ln();
+        }
     }
     q
 }
+
+/// Hash of a trimmed source line, for matching code quoted in an issue.
+fn line_key(line: &str) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    line.trim().hash(&mut h);
+    h.finish()
+}
+
+/// Per file, how strongly it holds the code lines the issue quotes: each line adds
+/// 1/(files holding it) when at most [`MAX_LINE_FILES`] files do; the sum saturates to 0..1.
+fn code_line_scores(lines: &[String], repo: &RepoFiles) -> Vec<f64> {
+    let mut sum = vec![0.0; repo.files.len()];
+    if lines.is_empty() {
+        return sum;
+    }
+    let index = repo.line_index();
+    for l in lines {
+        if let Some(files) = index.get(&line_key(l)) {
+            if files.len() <= MAX_LINE_FILES {
+                for &i in files {
+                    sum[i as usize] += 1.0 / files.len() as f64;
+                }
+            }
+        }
+    }
+    sum.iter().map(|s| 1.0 - (-s).exp()).collect()
+}
+
+/// Past commits that lend their files to the history score: the most similar ones only.
+const HISTORY_TOP: usize = 50;
+/// Commits that change more files than this (reformatting, renames) say nothing about one bug.
+const HISTORY_MAX_PATHS: usize = 30;
+/// Commits read by [`RepoFiles::with_history`] callers by default.
+pub const HISTORY_COMMITS: usize = 3000;
+
+/// Per file: the BM25 similarity of the issue to the messages of the past commits that changed
+/// it, each of the [`HISTORY_TOP`] most similar commits sharing its score among its files.
+fn history_scores(q: &HashMap<String, f64>, repo: &RepoFiles, k1: f64, b: f64) -> Vec<f64> {
+    let mut out = vec![0.0; repo.files.len()];
+    if repo.history.is_empty() {
+        return out;
+    }
+    let terms: Vec<HashMap<String, u32>> = repo
+        .history
+        .iter()
+        .map(|c| {
+            let mut m = HashMap::new();
+            for t in tokenize(&c.message) {
+                *m.entry(t).or_insert(0) += 1;
+            }
+            m
+        })
+        .collect();
+    let docs: Vec<(&HashMap<String, u32>, u32)> =
+        terms.iter().map(|m| (m, m.values().sum())).collect();
+    let sims = bm25(q, &docs, k1, b);
+    let mut order: Vec<usize> = (0..sims.len()).filter(|&i| sims[i] > 0.0).collect();
+    order.sort_by(|&a, &b| sims[b].total_cmp(&sims[a]));
+    let mut used = 0;
+    for i in order {
+        if used == HISTORY_TOP {
+            break;
+        }
+        let files: Vec<usize> = repo.history[i]
+            .paths
+            .iter()
+            .filter_map(|p| repo.by_path.get(p).copied())
+            .collect();
+        if files.is_empty() || repo.history[i].paths.len() > HISTORY_MAX_PATHS {
+            continue;
+        }
+        used += 1;
+        for &f in &files {
+            out[f] += sims[i] / files.len() as f64;
+        }
+    }
+    normalise(&mut out);
+    out
+}
+
+/// A quoted line held by more files than this is boilerplate, not a location.
+const MAX_LINE_FILES: usize = 5;
 
 fn normalise(v: &mut [f64]) {
     let max = v.iter().cloned().fold(0.0, f64::max);
@@ -587,7 +826,7 @@ fn normalise(v: &mut [f64]) {
 pub fn locate_files(issue: &str, repo: &RepoFiles, opts: &LocateOptions) -> Vec<FileHit> {
     let w = &opts.weights;
     let refs = IssueRefs::new(issue);
-    let q = query_terms(issue);
+    let q = query_terms(issue, w);
     let docs: Vec<(&HashMap<String, u32>, u32)> = repo
         .files
         .iter()
@@ -618,6 +857,45 @@ pub fn locate_files(issue: &str, repo: &RepoFiles, opts: &LocateOptions) -> Vec<
         .map(|i| w.bm25 * content[i] + w.path_bm25 * path_score[i])
         .collect();
     let mut why: Vec<Vec<String>> = vec![Vec::new(); n];
+    if w.test_link > 0.0 {
+        let mut link = vec![0.0f64; n];
+        for (t, f) in repo.files.iter().enumerate() {
+            if content[t] > 0.0 && is_auxiliary(&f.path) {
+                for p in tested_files(&f.path, repo) {
+                    let i = repo.by_path[p];
+                    link[i] = link[i].max(content[t]);
+                }
+            }
+        }
+        for (i, l) in link.into_iter().enumerate() {
+            if l > 0.0 {
+                score[i] += w.test_link * l;
+                why[i].push("its tests match the issue".into());
+            }
+        }
+    }
+    if w.history > 0.0 {
+        for (i, h) in history_scores(&q, repo, opts.k1, opts.b)
+            .into_iter()
+            .enumerate()
+        {
+            if h > 0.0 {
+                score[i] += w.history * h;
+                why[i].push("changed by similar past commits".into());
+            }
+        }
+    }
+    if w.code_line > 0.0 {
+        for (i, c) in code_line_scores(&code_lines(issue), repo)
+            .into_iter()
+            .enumerate()
+        {
+            if c > 0.0 {
+                score[i] += w.code_line * c;
+                why[i].push("holds quoted code".into());
+            }
+        }
+    }
 
     // Definitions the issue names, weighted by how specific the name is.
     let nfiles = n.max(1) as f64;
@@ -693,7 +971,8 @@ pub fn locate_functions(
 ) -> Vec<FuncHit> {
     let w = &opts.weights;
     let refs = IssueRefs::new(issue);
-    let q = query_terms(issue);
+    let q = query_terms(issue, w);
+    let quoted: HashSet<u64> = code_lines(issue).iter().map(|l| line_key(l)).collect();
     let top = files.iter().take(opts.function_files).collect::<Vec<_>>();
     let best_file = top.first().map(|f| f.score).unwrap_or(1.0).max(1e-9);
     struct Unit {
@@ -701,6 +980,7 @@ pub fn locate_functions(
         terms: HashMap<String, u32>,
         len: u32,
         prior: f64,
+        quoted: u32,
     }
     let mut units: Vec<Unit> = Vec::new();
     for fh in &top {
@@ -718,8 +998,13 @@ pub fn locate_functions(
         }
         let mut per_def: Vec<HashMap<String, u32>> = vec![HashMap::new(); idx.defs.len()];
         let mut lens = vec![0u32; idx.defs.len()];
+        let mut quoted_in = vec![0u32; idx.defs.len()];
         for (l, text) in lines.iter().enumerate() {
             if let Some(di) = owner[l + 1] {
+                if !quoted.is_empty() && text.trim().len() >= 12 && quoted.contains(&line_key(text))
+                {
+                    quoted_in[di] += 1;
+                }
                 for t in tokenize(text) {
                     *per_def[di].entry(t).or_insert(0) += 1;
                     lens[di] += 1;
@@ -748,6 +1033,7 @@ pub fn locate_functions(
                 terms,
                 len: lens[di],
                 prior: fh.score / best_file,
+                quoted: quoted_in[di],
             });
         }
     }
@@ -756,7 +1042,14 @@ pub fn locate_functions(
     normalise(&mut b);
     let mut out: Vec<FuncHit> = Vec::with_capacity(units.len());
     for (u, bs) in units.into_iter().zip(b) {
-        let mut s = w.fn_bm25 * bs + w.fn_file * u.prior;
+        let mut s = w.fn_bm25 * bs
+            + w.fn_file * u.prior
+            + w.fn_code_line * (1.0 - (-(u.quoted as f64)).exp());
+        if let Some((class, _)) = u.hit.name.rsplit_once('.') {
+            if refs.names(class) {
+                s += w.fn_class_mention;
+            }
+        }
         if refs.names(&u.hit.name) {
             s += w.fn_mention;
         } else {
@@ -856,6 +1149,95 @@ mod tests {
             "{:?}",
             loc.functions
         );
+    }
+
+    #[test]
+    fn tests_link_to_the_files_they_test() {
+        let r = RepoFiles::from_pairs(
+            [
+                "sympy/core/numbers.py",
+                "sympy/polys/numbers.py",
+                "sympy/core/tests/test_numbers.py",
+                "sphinx/domains/std.py",
+                "sphinx/util/std.py",
+                "tests/test_domain_std.py",
+                "src/_pytest/skipping.py",
+                "testing/test_skipping.py",
+                "testing/test_nothing_like_it.py",
+            ]
+            .iter()
+            .map(|p| (p.to_string(), String::new()))
+            .collect(),
+        );
+        assert_eq!(
+            tested_files("sympy/core/tests/test_numbers.py", &r),
+            ["sympy/core/numbers.py"],
+            "the nearer of two same-named files"
+        );
+        assert_eq!(
+            tested_files("tests/test_domain_std.py", &r),
+            ["sphinx/domains/std.py"]
+        );
+        assert_eq!(
+            tested_files("testing/test_skipping.py", &r),
+            ["src/_pytest/skipping.py"]
+        );
+        assert!(tested_files("testing/test_nothing_like_it.py", &r).is_empty());
+        assert!(tested_files("src/_pytest/skipping.py", &r).is_empty());
+    }
+
+    #[test]
+    fn tests_matching_the_issue_lift_their_source_file() {
+        // Source files that say nothing the issue says; one test file full of its words.
+        let r = RepoFiles::from_pairs(vec![
+            ("pkg/alpha.py".into(), "def run():\n    return 1\n".into()),
+            ("pkg/beta.py".into(), "def run():\n    return 2\n".into()),
+            (
+                "tests/test_beta.py".into(),
+                "def test_xfail_marker_dynamic():\n    node.add_marker(xfail)\n".into(),
+            ),
+        ]);
+        let issue = "Dynamically adding xfail marker with add_marker no longer works";
+        let with = LocateOptions {
+            weights: Weights {
+                test_link: 1.0,
+                ..Weights::default()
+            },
+            ..LocateOptions::default()
+        };
+        let ranked = locate_files(issue, &r, &with);
+        let beta = ranked.iter().position(|f| f.path == "pkg/beta.py").unwrap();
+        let alpha = ranked.iter().position(|f| f.path == "pkg/alpha.py");
+        assert!(alpha.map_or(true, |a| beta < a), "{ranked:?}");
+        assert!(ranked[beta].why.iter().any(|w| w.contains("its tests")));
+    }
+
+    #[test]
+    fn quoted_source_lines_point_at_their_file() {
+        let r = RepoFiles::from_pairs(vec![
+            ("pkg/mod.py".into(), "class Mod:\n    def eval(p, q):\n        if p.is_Pow and p.exp.is_Integer and p.base == q:\n            return 0\n".into()),
+            ("pkg/other.py".into(), "def eval(p, q):\n    return p\n".into()),
+        ]);
+        let issue = "Wrong result\n```\nif p.is_Pow and p.exp.is_Integer and p.base == q:\n```";
+        let only_lines = LocateOptions {
+            weights: Weights {
+                bm25: 0.0,
+                path_bm25: 0.0,
+                def_mention: 0.0,
+                code_line: 1.0,
+                fn_code_line: 1.0,
+                ..Weights::default()
+            },
+            ..LocateOptions::default()
+        };
+        let loc = locate(issue, &r, &only_lines);
+        assert_eq!(loc.files[0].path, "pkg/mod.py");
+        assert!(
+            loc.files.iter().all(|f| f.path != "pkg/other.py"),
+            "{:?}",
+            loc.files
+        );
+        assert_eq!(loc.functions[0].name, "Mod.eval");
     }
 
     #[test]
