@@ -1,12 +1,16 @@
-//! File-level localization of strategy 1's retrieval (BM25 + schematic match, no model) on the
-//! SWE-bench Lite instances whose repositories are available.
+//! Issue-only file localization on the SWE-bench Lite instances whose repositories are
+//! available: dei's locator ([`dei::context::locate`], the one `dei generate` and the context
+//! use) against a BM25-over-chunks baseline run in the same process (Agentless-style
+//! retrieval, what the generator used before), and against itself without the history signal.
 //!
 //!   cargo bench --bench localize -- [--data ../shared/data] [--repos /work/.mirror] [--limit N]
 //!
-//! Weights are tuned on one half of the instances (hash split of instance_id) and reported on
-//! both halves; the `Default` weights in `localize.rs` are the ones this run tuned.
+//! Halves by SHA-256(instance_id) first byte: even = tune (where the locator's default weights
+//! were fitted with `dei bench context --fit`), odd = report.
 
-use dei::generate::localize::{rank_signals, FileSignals, Localizer, Weights};
+use dei::context::locate::{self, LocateOptions, RepoFiles, Weights};
+use dei::generate::bm25::Bm25;
+use dei::generate::schematic::{is_python, is_test_path};
 use dei::repo::{find_in_repos_dir, Snapshot};
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
@@ -14,29 +18,16 @@ use std::io::BufRead;
 use std::path::PathBuf;
 use std::time::Instant;
 
+const METHODS: [&str; 3] = [
+    "BM25 over chunks (baseline)",
+    "dei, no history",
+    "dei (default)",
+];
+
 struct Inst {
-    id: String,
-    repo: String,
-    gold: Vec<String>,
-    signals: Vec<FileSignals>,
-}
-
-fn tune_half(id: &str) -> bool {
-    Sha256::digest(id.as_bytes())[0] % 2 == 0
-}
-
-fn rates(insts: &[&Inst], w: &Weights, k: usize) -> (f64, f64) {
-    let (mut any, mut all) = (0usize, 0usize);
-    for i in insts {
-        let top: Vec<String> = rank_signals(&i.signals, k, w)
-            .into_iter()
-            .map(|x| x.0)
-            .collect();
-        any += i.gold.iter().any(|g| top.contains(g)) as usize;
-        all += i.gold.iter().all(|g| top.contains(g)) as usize;
-    }
-    let n = insts.len().max(1) as f64;
-    (100.0 * any as f64 / n, 100.0 * all as f64 / n)
+    tune: bool,
+    /// Rank (1-based) of the first gold file, per method.
+    ranks: [Option<usize>; 3],
 }
 
 fn main() -> anyhow::Result<()> {
@@ -64,7 +55,20 @@ fn main() -> anyhow::Result<()> {
     let mut insts = Vec::new();
     let mut skipped: BTreeMap<String, usize> = BTreeMap::new();
     let mut per_repo: BTreeMap<String, usize> = BTreeMap::new();
+    let mut secs = [0.0f64; 3];
     let start = Instant::now();
+    let no_history = LocateOptions {
+        weights: Weights {
+            history: 0.0,
+            ..Weights::default()
+        },
+        top_files: 100,
+        ..LocateOptions::default()
+    };
+    let full = LocateOptions {
+        top_files: 100,
+        ..LocateOptions::default()
+    };
     for line in std::io::BufReader::new(file).lines() {
         let task: dei::types::Task = serde_json::from_str(&line?)?;
         let Some(path) = find_in_repos_dir(&repos, &task.repo) else {
@@ -81,82 +85,103 @@ fn main() -> anyhow::Result<()> {
             .iter()
             .map(|f| f.path().to_string())
             .collect();
+        let rank = |files: &[String]| files.iter().position(|f| gold.contains(f)).map(|r| r + 1);
         let snap = Snapshot::open(&path, &task.base_commit)?;
-        let loc = Localizer::from_snapshot(&snap)?;
-        let signals = loc.signals(&task.problem_statement, 50);
+        let issue = &task.problem_statement;
+        // Baseline: files in the order of their best chunk.
+        let t = Instant::now();
+        let bm = Bm25::from_snapshot(&snap, |p| is_python(p) && !is_test_path(p))?;
+        let mut order: Vec<String> = Vec::new();
+        for (i, _) in bm.search(issue, usize::MAX) {
+            let p = &bm.chunks[i].path;
+            if !order.contains(p) {
+                order.push(p.clone());
+                if order.len() == 100 {
+                    break;
+                }
+            }
+        }
+        secs[0] += t.elapsed().as_secs_f64();
+        let r0 = rank(&order);
+        // dei without, then with, history (the snapshot's files are read once for both).
+        let t = Instant::now();
+        let files = RepoFiles::from_snapshot(&snap)?;
+        let hits: Vec<String> = locate::locate_files(issue, &files, &no_history)
+            .into_iter()
+            .map(|h| h.path)
+            .collect();
+        secs[1] += t.elapsed().as_secs_f64();
+        let r1 = rank(&hits);
+        let t = Instant::now();
+        let files = files.with_history(snap.history(locate::HISTORY_COMMITS)?);
+        let hits: Vec<String> = locate::locate_files(issue, &files, &full)
+            .into_iter()
+            .map(|h| h.path)
+            .collect();
+        secs[2] += t.elapsed().as_secs_f64();
+        let r2 = rank(&hits);
         eprintln!(
-            "{:>4} {:<40} {:.1}s",
+            "{:>4} {:<40} ranks {:?} {:?} {:?}  {:.1}s",
             insts.len() + 1,
             task.instance_id,
+            r0,
+            r1,
+            r2,
             start.elapsed().as_secs_f64()
         );
         insts.push(Inst {
-            id: task.instance_id,
-            repo: task.repo,
-            gold,
-            signals,
+            tune: Sha256::digest(task.instance_id.as_bytes())[0] % 2 == 0,
+            ranks: [r0, r1, r2],
         });
     }
-    let tune: Vec<&Inst> = insts.iter().filter(|i| tune_half(&i.id)).collect();
-    let test: Vec<&Inst> = insts.iter().filter(|i| !tune_half(&i.id)).collect();
-    let mut best = (Weights::BM25_ONLY, -1.0);
-    for path in [0.0, 0.25, 0.5, 1.0, 2.0] {
-        for defs in [0.0, 0.25, 0.5, 1.0, 2.0] {
-            let w = Weights {
-                bm25: 1.0,
-                path,
-                defs,
-            };
-            let (any, all) = rates(&tune, &w, 5);
-            if any + all > best.1 {
-                best = (w, any + all);
-            }
-        }
-    }
-    let tuned = best.0;
+    let n_tune = insts.iter().filter(|i| i.tune).count();
     println!(
-        "instances: {} ({} tune half, {} report half) from {:?}",
+        "instances: {} ({n_tune} tune half, {} report half) from {per_repo:?}",
         insts.len(),
-        tune.len(),
-        test.len(),
-        per_repo
+        insts.len() - n_tune
     );
     println!("skipped (repository not available): {skipped:?}");
-    println!("tuned weights (on tune half, top-5 any+all): {tuned:?}");
     println!(
-        "{:<26} {:>6} {:>10} {:>10} {:>10} {:>10}",
-        "weights", "half", "top1 any", "top5 any", "top5 all", "top10 any"
+        "{:<30} {:>6} {:>9} {:>9} {:>9} {:>7}",
+        "method", "half", "top1", "top5", "top10", "MRR"
     );
-    for (label, w) in [
-        ("bm25 only", Weights::BM25_ONLY),
-        ("default", Weights::default()),
-        ("tuned", tuned),
-    ] {
-        for (half, set) in [
-            ("tune", &tune),
-            ("report", &test),
-            ("all", &insts.iter().collect::<Vec<_>>()),
-        ] {
-            let (a1, _) = rates(set, &w, 1);
-            let (a5, l5) = rates(set, &w, 5);
-            let (a10, _) = rates(set, &w, 10);
-            println!("{label:<26} {half:>6} {a1:>9.2}% {a5:>9.2}% {l5:>9.2}% {a10:>9.2}%");
+    for (m, name) in METHODS.iter().enumerate() {
+        for (half, keep) in [("tune", Some(true)), ("report", Some(false)), ("all", None)] {
+            let set: Vec<&Inst> = insts
+                .iter()
+                .filter(|i| keep.map_or(true, |k| i.tune == k))
+                .collect();
+            let n = set.len().max(1) as f64;
+            let at = |k: usize| {
+                100.0
+                    * set
+                        .iter()
+                        .filter(|i| i.ranks[m].is_some_and(|r| r <= k))
+                        .count() as f64
+                    / n
+            };
+            let mrr = set
+                .iter()
+                .map(|i| i.ranks[m].map_or(0.0, |r| 1.0 / r as f64))
+                .sum::<f64>()
+                / n;
+            println!(
+                "{name:<30} {half:>6} {:>8.2}% {:>8.2}% {:>8.2}% {mrr:>7.3}",
+                at(1),
+                at(5),
+                at(10)
+            );
         }
     }
-    let mut by_repo: BTreeMap<&str, Vec<&Inst>> = BTreeMap::new();
-    for i in &insts {
-        by_repo.entry(i.repo.as_str()).or_default().push(i);
-    }
-    for (r, v) in by_repo {
-        let (a5, l5) = rates(&v, &Weights::default(), 5);
-        println!(
-            "  default weights, {r:<22} n={:<3} top5 any {a5:.1}%  all {l5:.1}%",
-            v.len()
-        );
-    }
+    let n = insts.len().max(1) as f64;
     println!(
-        "SuperCoder2.0 reports 84.33% file-level top-5 on all of SWE-bench Lite (with an LLM)."
+        "time per issue, reading and indexing included: baseline {:.0} ms; dei without history {:.0} ms ({:.2}x); history adds {:.0} ms",
+        1e3 * secs[0] / n,
+        1e3 * secs[1] / n,
+        secs[1] / secs[0].max(1e-9),
+        1e3 * secs[2] / n
     );
+    println!("SuperCoder2.0 reports 84.33% file top-5 on all of SWE-bench Lite (with an LLM).");
     println!("elapsed {:.1}s", start.elapsed().as_secs_f64());
     Ok(())
 }

@@ -14,11 +14,11 @@ pub mod bm25;
 pub mod diff;
 pub mod edit;
 pub mod llm;
-pub mod localize;
 pub mod run;
 pub mod schematic;
 pub mod validate;
 
+use crate::context::locate::{self, RepoFiles};
 use crate::context::tokens;
 use crate::repo::Snapshot;
 use crate::types::{LineRange, SnippetKind, Task};
@@ -36,7 +36,8 @@ use std::fmt::Write as _;
 pub struct Repo<'a> {
     pub snap: &'a Snapshot,
     files: Vec<String>,
-    localizer: OnceCell<localize::Localizer>,
+    bm25: OnceCell<Bm25>,
+    located: OnceCell<RepoFiles>,
     cache: std::cell::RefCell<HashMap<String, Option<String>>>,
 }
 
@@ -45,7 +46,8 @@ impl<'a> Repo<'a> {
         Ok(Repo {
             files: snap.list_files()?,
             snap,
-            localizer: OnceCell::new(),
+            bm25: OnceCell::new(),
+            located: OnceCell::new(),
             cache: Default::default(),
         })
     }
@@ -64,16 +66,37 @@ impl<'a> Repo<'a> {
         v
     }
 
-    pub fn localizer(&self) -> anyhow::Result<&localize::Localizer> {
-        if let Some(l) = self.localizer.get() {
-            return Ok(l);
+    /// BM25 over the non-test Python files' function-level chunks (retrieval by text).
+    pub fn bm25(&self) -> anyhow::Result<&Bm25> {
+        if let Some(b) = self.bm25.get() {
+            return Ok(b);
         }
-        let l = localize::Localizer::from_snapshot(self.snap)?;
-        Ok(self.localizer.get_or_init(|| l))
+        let b = Bm25::from_snapshot(self.snap, |p| is_python(p) && !is_test_path(p))?;
+        Ok(self.bm25.get_or_init(|| b))
     }
 
-    pub fn bm25(&self) -> anyhow::Result<&Bm25> {
-        Ok(&self.localizer()?.index)
+    /// The `n` files most likely to need the fix by issue-only localization
+    /// ([`crate::context::locate`]: text, names, traceback frames, the tests, past commits),
+    /// tests and docs left out; best first.
+    pub fn likely_files(&self, issue: &str, n: usize) -> anyhow::Result<Vec<String>> {
+        let files = match self.located.get() {
+            Some(f) => f,
+            None => {
+                let f = RepoFiles::from_snapshot(self.snap)?
+                    .with_history(self.snap.history(locate::HISTORY_COMMITS)?);
+                self.located.get_or_init(|| f)
+            }
+        };
+        let opts = locate::LocateOptions {
+            top_files: n * 3,
+            ..Default::default()
+        };
+        Ok(locate::locate_files(issue, files, &opts)
+            .into_iter()
+            .map(|h| h.path)
+            .filter(|p| !is_test_path(p) && !locate::is_auxiliary(p))
+            .take(n)
+            .collect())
     }
 }
 
@@ -285,14 +308,10 @@ impl Hierarchical {
         model: &dyn Model,
         fb: Option<&str>,
     ) -> anyhow::Result<Vec<String>> {
-        let ranked = repo.localizer()?.rank(
-            &task.problem_statement,
-            self.shortlist,
-            &localize::Weights::default(),
-        );
+        let ranked = repo.likely_files(&task.problem_statement, self.shortlist)?;
         let map = schematic::file_map(repo.files(), 8, false);
         let map: String = map.lines().take(300).map(|l| format!("{l}\n")).collect();
-        let shortlist: String = ranked.iter().map(|(p, _)| format!("{p}\n")).collect();
+        let shortlist: String = ranked.iter().map(|p| format!("{p}\n")).collect();
         let prompt = format!(
             "{}\nRepository files (trimmed):\n{map}\nMost likely files by search:\n{shortlist}\nList at most {} files that must change to fix the issue, one path per line, most likely first. Reply with paths only.",
             issue_block(task, fb),
@@ -313,7 +332,7 @@ impl Hierarchical {
             }
         }
         if files.is_empty() {
-            files = ranked.into_iter().map(|(p, _)| p).collect();
+            files = ranked;
         }
         files.truncate(self.max_files);
         Ok(files)
