@@ -279,6 +279,20 @@ impl RepoFiles {
                 }
             }
         }
+        // A dotted name relative to a package (`ascii.rst` in `format="ascii.rst"`): the one
+        // file whose path ends with it.
+        if parts.len() >= 2 {
+            let base = parts.join("/");
+            let tails = [format!("/{base}.py"), format!("/{base}/__init__.py")];
+            let mut found = self
+                .files
+                .iter()
+                .enumerate()
+                .filter(|(_, f)| tails.iter().any(|t| f.path.ends_with(t.as_str())));
+            if let (Some((i, _)), None) = (found.next(), found.next()) {
+                return Some(i);
+            }
+        }
         None
     }
 }
@@ -1249,5 +1263,22 @@ mod tests {
             Some("pkg/models.py")
         );
         assert_eq!(r.files_defining("Response").len(), 1);
+        // Relative to a package: the one file ending with it.
+        assert_eq!(
+            r.module_file("pkg.models")
+                .map(|i| r.files[i].path.as_str()),
+            Some("pkg/models.py")
+        );
+        let nested = RepoFiles::from_pairs(vec![
+            ("astropy/io/ascii/rst.py".into(), String::new()),
+            ("astropy/io/ascii/core.py".into(), String::new()),
+        ]);
+        assert_eq!(
+            nested
+                .module_file("ascii.rst")
+                .map(|i| nested.files[i].path.as_str()),
+            Some("astropy/io/ascii/rst.py")
+        );
+        assert_eq!(nested.module_file("io.nothing"), None);
     }
 }
