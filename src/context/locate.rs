@@ -836,11 +836,65 @@ fn normalise(v: &mut [f64]) {
     }
 }
 
-/// Rank the repository's files for an issue.
-pub fn locate_files(issue: &str, repo: &RepoFiles, opts: &LocateOptions) -> Vec<FileHit> {
+/// The file-level evidence for one issue, before weighting: one row per repository file.
+#[derive(Debug, Clone, Default)]
+pub struct FileSignals {
+    /// Per file, the signals in [`Weights::file_vector`] order.
+    pub x: Vec<[f64; 9]>,
+    /// Tests, docs, examples ([`is_auxiliary`]): their score is multiplied by `test_factor`.
+    pub aux: Vec<bool>,
+    pub why: Vec<Vec<String>>,
+}
+
+impl FileSignals {
+    /// Weighted scores of every file.
+    pub fn scores(&self, w: &[f64; 9], test_factor: f64) -> Vec<f64> {
+        self.x
+            .iter()
+            .zip(&self.aux)
+            .map(|(x, &aux)| {
+                let s: f64 = x.iter().zip(w).map(|(a, b)| a * b).sum();
+                if aux {
+                    s * test_factor
+                } else {
+                    s
+                }
+            })
+            .collect()
+    }
+}
+
+impl Weights {
+    /// The file-level weights in [`FileSignals::x`] order: bm25, path_bm25, def_mention,
+    /// path_mention, module_mention, frame, code_line, history, test_link.
+    pub fn file_vector(&self) -> [f64; 9] {
+        [
+            self.bm25,
+            self.path_bm25,
+            self.def_mention,
+            self.path_mention,
+            self.module_mention,
+            self.frame,
+            self.code_line,
+            self.history,
+            self.test_link,
+        ]
+    }
+}
+
+/// Every file's signals for an issue; `need(k)` false skips computing signal `k` (left 0).
+pub fn file_signals(
+    issue: &str,
+    repo: &RepoFiles,
+    opts: &LocateOptions,
+    need: impl Fn(usize) -> bool,
+) -> FileSignals {
     let w = &opts.weights;
     let refs = IssueRefs::new(issue);
     let q = query_terms(issue, w);
+    let n = repo.files.len();
+    let mut x = vec![[0.0f64; 9]; n];
+    let mut why: Vec<Vec<String>> = vec![Vec::new(); n];
     let docs: Vec<(&HashMap<String, u32>, u32)> = repo
         .files
         .iter()
@@ -865,52 +919,10 @@ pub fn locate_files(issue: &str, repo: &RepoFiles, opts: &LocateOptions) -> Vec<
         .collect();
     let mut path_score = bm25(&q, &pdocs, opts.k1, opts.b);
     normalise(&mut path_score);
-
-    let n = repo.files.len();
-    let mut score: Vec<f64> = (0..n)
-        .map(|i| w.bm25 * content[i] + w.path_bm25 * path_score[i])
-        .collect();
-    let mut why: Vec<Vec<String>> = vec![Vec::new(); n];
-    if w.test_link > 0.0 {
-        let mut link = vec![0.0f64; n];
-        for (t, f) in repo.files.iter().enumerate() {
-            if content[t] > 0.0 && is_auxiliary(&f.path) {
-                for p in tested_files(&f.path, repo) {
-                    let i = repo.by_path[p];
-                    link[i] = link[i].max(content[t]);
-                }
-            }
-        }
-        for (i, l) in link.into_iter().enumerate() {
-            if l > 0.0 {
-                score[i] += w.test_link * l;
-                why[i].push("its tests match the issue".into());
-            }
-        }
+    for i in 0..n {
+        x[i][0] = content[i];
+        x[i][1] = path_score[i];
     }
-    if w.history > 0.0 {
-        for (i, h) in history_scores(&q, repo, opts.k1, opts.b)
-            .into_iter()
-            .enumerate()
-        {
-            if h > 0.0 {
-                score[i] += w.history * h;
-                why[i].push("changed by similar past commits".into());
-            }
-        }
-    }
-    if w.code_line > 0.0 {
-        for (i, c) in code_line_scores(&code_lines(issue), repo)
-            .into_iter()
-            .enumerate()
-        {
-            if c > 0.0 {
-                score[i] += w.code_line * c;
-                why[i].push("holds quoted code".into());
-            }
-        }
-    }
-
     // Definitions the issue names, weighted by how specific the name is.
     let nfiles = n.max(1) as f64;
     for m in &refs.mentions {
@@ -920,7 +932,7 @@ pub fn locate_files(issue: &str, repo: &RepoFiles, opts: &LocateOptions) -> Vec<
         }
         let idf = ((nfiles + 1.0) / defining.len() as f64).ln() / (nfiles + 1.0).ln();
         for &i in defining {
-            score[i] += w.def_mention * idf;
+            x[i][2] += idf;
             why[i].push(format!("defines `{m}`"));
         }
     }
@@ -928,7 +940,7 @@ pub fn locate_files(issue: &str, repo: &RepoFiles, opts: &LocateOptions) -> Vec<
     for p in &refs.paths {
         if let Some(f) = resolve_path(p, repo.paths()) {
             let i = repo.by_path[f];
-            score[i] += w.path_mention;
+            x[i][3] += 1.0;
             why[i].push("path named".into());
         }
     }
@@ -936,7 +948,7 @@ pub fn locate_files(issue: &str, repo: &RepoFiles, opts: &LocateOptions) -> Vec<
         if let Some(i) = repo.module_file(d) {
             // `pkg` alone (a top-level __init__) says little.
             if d.contains('.') {
-                score[i] += w.module_mention;
+                x[i][4] += 1.0;
                 why[i].push(format!("module `{d}`"));
             }
         }
@@ -950,16 +962,54 @@ pub fn locate_files(issue: &str, repo: &RepoFiles, opts: &LocateOptions) -> Vec<
     let mut seen = HashSet::new();
     for (k, &i) in resolved.iter().rev().enumerate() {
         if seen.insert(i) {
-            score[i] += w.frame / (1.0 + k as f64 * 0.5);
+            x[i][5] += 1.0 / (1.0 + k as f64 * 0.5);
             why[i].push("traceback frame".into());
         }
     }
-    for (i, f) in repo.files.iter().enumerate() {
-        if is_auxiliary(&f.path) {
-            score[i] *= w.test_factor;
+    if need(6) {
+        for (i, c) in code_line_scores(&code_lines(issue), repo)
+            .into_iter()
+            .enumerate()
+        {
+            if c > 0.0 {
+                x[i][6] = c;
+                why[i].push("holds quoted code".into());
+            }
         }
     }
-    let mut hits: Vec<FileHit> = (0..n)
+    if need(7) {
+        for (i, h) in history_scores(&q, repo, opts.k1, opts.b)
+            .into_iter()
+            .enumerate()
+        {
+            if h > 0.0 {
+                x[i][7] = h;
+                why[i].push("changed by similar past commits".into());
+            }
+        }
+    }
+    let aux: Vec<bool> = repo.files.iter().map(|f| is_auxiliary(&f.path)).collect();
+    if need(8) {
+        for (t, f) in repo.files.iter().enumerate() {
+            if content[t] > 0.0 && aux[t] {
+                for p in tested_files(&f.path, repo) {
+                    let i = repo.by_path[p];
+                    if x[i][8] == 0.0 {
+                        why[i].push("its tests match the issue".into());
+                    }
+                    x[i][8] = x[i][8].max(content[t]);
+                }
+            }
+        }
+    }
+    FileSignals { x, aux, why }
+}
+
+/// Files with a positive score, best first (ties by path), at most `top`.
+pub fn rank_files(repo: &RepoFiles, signals: FileSignals, w: &Weights, top: usize) -> Vec<FileHit> {
+    let score = signals.scores(&w.file_vector(), w.test_factor);
+    let mut why = signals.why;
+    let mut hits: Vec<FileHit> = (0..score.len())
         .filter(|&i| score[i] > 0.0)
         .map(|i| FileHit {
             path: repo.files[i].path.clone(),
@@ -972,8 +1022,20 @@ pub fn locate_files(issue: &str, repo: &RepoFiles, opts: &LocateOptions) -> Vec<
             .total_cmp(&a.score)
             .then_with(|| a.path.cmp(&b.path))
     });
-    hits.truncate(opts.top_files.max(opts.function_files));
+    hits.truncate(top);
     hits
+}
+
+/// Rank the repository's files for an issue.
+pub fn locate_files(issue: &str, repo: &RepoFiles, opts: &LocateOptions) -> Vec<FileHit> {
+    let wv = opts.weights.file_vector();
+    let signals = file_signals(issue, repo, opts, |k| wv[k] != 0.0);
+    rank_files(
+        repo,
+        signals,
+        &opts.weights,
+        opts.top_files.max(opts.function_files),
+    )
 }
 
 /// Rank the definitions of the best files.
