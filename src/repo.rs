@@ -170,7 +170,8 @@ impl Snapshot {
     /// Up to `max` commits before this snapshot along first parents (this commit first), each
     /// with its message and the paths it changed against its first parent (a merge: everything
     /// its branch brought in). The snapshot's own future is never read, so nothing of the fix
-    /// can leak in. Root commits are left out (they "change" every file). Commits are cached
+    /// can leak in. Root commits are left out (they "change" every file); a shallow clone's
+    /// history ends where its objects do. Commits are cached
     /// process-wide by id, so issues of one repository share the walk.
     pub fn history(&self, max: usize) -> anyhow::Result<Vec<Arc<CommitChange>>> {
         let mut walk = self.repo.revwalk()?;
@@ -178,12 +179,15 @@ impl Snapshot {
         walk.simplify_first_parent()?;
         let mut out = Vec::new();
         for id in walk.take(max) {
-            let id = id?;
+            // A shallow clone ends its history early: stop there, keep what was read.
+            let Ok(id) = id else { break };
             if let Some(hit) = commit_cache().lock().ok().and_then(|c| c.get(&id).cloned()) {
                 out.push(hit);
                 continue;
             }
-            let commit = self.repo.find_commit(id)?;
+            let Ok(commit) = self.repo.find_commit(id) else {
+                break;
+            };
             let Ok(parent) = commit.parent(0) else {
                 continue;
             };

@@ -1,11 +1,16 @@
 //! Issue-only localization: from the issue text and a repository snapshot, rank the files
 //! and then the functions a fix most likely edits.
 //!
-//! Files are scored by BM25 of the issue's terms over each file's identifiers and path, plus
-//! exact evidence: traceback frames that resolve to the file, the file's path or dotted module
-//! named in the issue, and definitions the issue names (weighted by how few files define that
-//! name). Functions are then ranked inside the best files by BM25 over their own code and
-//! docstring, names the issue mentions, and traceback frames that fall inside them.
+//! Files are scored ([`file_signals`], weighted by [`Weights`]) by BM25 of the issue's terms
+//! over each file's identifiers and path (title words count more, template comments and
+//! `<details>` dumps not at all, adjacent words are also joined), plus exact evidence:
+//! traceback frames that resolve to the file, its path or dotted module named in the issue,
+//! definitions the issue names (weighted by how few files define that name), test files whose
+//! text matches the issue ([`tested_files`]), and, when the snapshot's history is attached
+//! ([`RepoFiles::with_history`]), past commits whose messages resemble the issue. Functions are
+//! then ranked inside the best files by BM25 over their own code and docstring, names the issue
+//! mentions (the function, its class, a class as part of its name), and traceback frames that
+//! fall inside them. `dei bench context` measures it; `--fit` refits the weights.
 //!
 //! ```no_run
 //! # fn main() -> anyhow::Result<()> {
