@@ -20,6 +20,20 @@ pub enum BenchCommand {
     Offline(BenchOfflineArgs),
 }
 
+/// Weights to measure with, or to fit on one half of the instances first.
+#[derive(Args)]
+pub struct WeightArgs {
+    /// Weights (JSON object; fields left out keep their defaults); the defaults when absent.
+    #[arg(long)]
+    pub weights: Option<PathBuf>,
+    /// Fit the weights on the fit (tune) half first, then report them on the held-out half.
+    #[arg(long)]
+    pub fit: bool,
+    /// Write the fitted weights here (JSON, loadable with --weights).
+    #[arg(long, requires = "fit")]
+    pub save_weights: Option<PathBuf>,
+}
+
 #[derive(Args)]
 pub struct BenchContextArgs {
     #[arg(long, default_value = "../shared/data/swebench_lite/test.jsonl")]
@@ -42,15 +56,8 @@ pub struct BenchContextArgs {
     /// Files whose definitions are ranked for the function-level figures.
     #[arg(long, default_value_t = crate::context::locate::LocateOptions::default().function_files)]
     pub function_files: usize,
-    /// Localizer weights (JSON object; missing fields keep their defaults).
-    #[arg(long)]
-    pub weights: Option<PathBuf>,
-    /// Fit the localizer weights on the tune half first, then report with them.
-    #[arg(long)]
-    pub fit: bool,
-    /// Write the fitted weights here (JSON, loadable with --weights).
-    #[arg(long, requires = "fit")]
-    pub save_weights: Option<PathBuf>,
+    #[command(flatten)]
+    pub weights: WeightArgs,
     /// Write per-instance results as JSON here.
     #[arg(long)]
     pub json: Option<PathBuf>,
@@ -66,7 +73,7 @@ fn context(a: BenchContextArgs) -> anyhow::Result<()> {
         budget: a.context_tokens,
         history: a.history,
         locate: crate::context::locate::LocateOptions {
-            weights: match &a.weights {
+            weights: match &a.weights.weights {
                 Some(p) => crate::context::locate::Weights::load(p)?,
                 None => Default::default(),
             },
@@ -75,11 +82,11 @@ fn context(a: BenchContextArgs) -> anyhow::Result<()> {
         },
     };
     let mut opts = opts;
-    if a.fit {
+    if a.weights.fit {
         let w = crate::context::eval::fit(&opts, |line| eprintln!("{line}"))?;
         let text = serde_json::to_string_pretty(&w)?;
         println!("fitted localizer weights (tune half):\n{text}");
-        if let Some(p) = &a.save_weights {
+        if let Some(p) = &a.weights.save_weights {
             std::fs::write(p, &text)
                 .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", p.display()))?;
         }
@@ -102,15 +109,8 @@ pub struct BenchOfflineArgs {
     /// Folder of repositories; instances without one use text-only signals.
     #[arg(long, env = "DEI_REPOS")]
     pub repos: Option<PathBuf>,
-    /// Offline weights (JSON); the hand-set defaults when absent.
-    #[arg(long)]
-    pub weights: Option<PathBuf>,
-    /// Fit weights on the fit half and report them on the held-out half.
-    #[arg(long)]
-    pub fit: bool,
-    /// Write the fitted weights to this file.
-    #[arg(long, requires = "fit")]
-    pub save_weights: Option<PathBuf>,
+    #[command(flatten)]
+    pub weights: WeightArgs,
     /// Picks per instance (n of n@k).
     #[arg(long, default_value_t = 1)]
     pub n: usize,
@@ -120,7 +120,7 @@ pub struct BenchOfflineArgs {
 }
 
 fn offline(a: BenchOfflineArgs) -> anyhow::Result<()> {
-    let weights = match &a.weights {
+    let weights = match &a.weights.weights {
         Some(p) => crate::review::offline::eval::load_weights(p)?,
         None => Default::default(),
     };
@@ -128,12 +128,12 @@ fn offline(a: BenchOfflineArgs) -> anyhow::Result<()> {
         data: a.data,
         repos: a.repos,
         weights,
-        fit: a.fit,
+        fit: a.weights.fit,
         n: a.n,
     };
     let report = crate::review::offline::eval::run(&req)?;
     print!("{}", crate::review::offline::eval::table(&report));
-    if let (Some(p), Some(w)) = (&a.save_weights, &report.fitted) {
+    if let (Some(p), Some(w)) = (&a.weights.save_weights, &report.fitted) {
         std::fs::write(p, serde_json::to_string_pretty(w)? + "\n")
             .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", p.display()))?;
     }

@@ -179,22 +179,12 @@ pub fn run(opts: &EvalOptions, mut progress: impl FnMut(&str)) -> anyhow::Result
             continue;
         };
         let snap = Snapshot::open(&repo_path, &t.base_commit)?;
-        let files = RepoFiles::from_snapshot(&snap)?.with_history(snap.history(opts.history)?);
-        // Gold.
-        let gold = Candidate {
-            instance_id: t.instance_id.clone(),
-            agent: "gold".into(),
-            patch: t.gold_patch.clone().unwrap_or_default(),
-            resolved: Some(true),
-            origin: Default::default(),
-        };
-        let gview = &rebuild_all(&snap, std::slice::from_ref(&gold))?[0];
-        let gold_files: Vec<String> = gview.paths().into_iter().map(String::from).collect();
-        let gold_fns: Vec<String> = edited_units(gview)
-            .into_iter()
-            .filter(|(_, n, _)| !n.is_empty() && n != "<module>")
-            .map(|(p, n, _)| format!("{p}::{n}"))
-            .collect();
+        let Prepared {
+            files,
+            gold_files,
+            gold_fns,
+            ..
+        } = prepare(&snap, t, opts.history)?;
         // Issue-only localization.
         let t0 = Instant::now();
         let loc = locate(&t.problem_statement, &files, &lopts);
@@ -341,12 +331,36 @@ pub fn summary(r: &EvalReport) -> String {
     )
 }
 
-/// One tuning instance, prepared once: its repository files (with history) and gold.
+/// One instance, prepared once: its repository files (with `history` past commits) and gold.
 struct Prepared {
     issue: String,
     files: RepoFiles,
+    /// Files the gold patch edits.
     gold_files: Vec<String>,
+    /// `path::Qualified.name` of the innermost definition around each gold edit.
     gold_fns: Vec<String>,
+}
+
+fn prepare(snap: &Snapshot, t: &Task, history: usize) -> anyhow::Result<Prepared> {
+    let files = RepoFiles::from_snapshot(snap)?.with_history(snap.history(history)?);
+    let gold = Candidate {
+        instance_id: t.instance_id.clone(),
+        agent: "gold".into(),
+        patch: t.gold_patch.clone().unwrap_or_default(),
+        resolved: Some(true),
+        origin: Default::default(),
+    };
+    let gview = &rebuild_all(snap, std::slice::from_ref(&gold))?[0];
+    Ok(Prepared {
+        issue: t.problem_statement.clone(),
+        files,
+        gold_files: gview.paths().into_iter().map(String::from).collect(),
+        gold_fns: edited_units(gview)
+            .into_iter()
+            .filter(|(_, n, _)| !n.is_empty() && n != "<module>")
+            .map(|(p, n, _)| format!("{p}::{n}"))
+            .collect(),
+    })
 }
 
 /// Rank (1-based) of the first located function that is a gold function or encloses one.
@@ -402,25 +416,7 @@ pub fn fit(opts: &EvalOptions, mut progress: impl FnMut(&str)) -> anyhow::Result
             continue;
         };
         let snap = Snapshot::open(&repo_path, &t.base_commit)?;
-        let files = RepoFiles::from_snapshot(&snap)?.with_history(snap.history(opts.history)?);
-        let gold = Candidate {
-            instance_id: t.instance_id.clone(),
-            agent: "gold".into(),
-            patch: t.gold_patch.clone().unwrap_or_default(),
-            resolved: Some(true),
-            origin: Default::default(),
-        };
-        let gview = &rebuild_all(&snap, std::slice::from_ref(&gold))?[0];
-        prep.push(Prepared {
-            issue: t.problem_statement.clone(),
-            gold_files: gview.paths().into_iter().map(String::from).collect(),
-            gold_fns: edited_units(gview)
-                .into_iter()
-                .filter(|(_, n, _)| !n.is_empty() && n != "<module>")
-                .map(|(p, n, _)| format!("{p}::{n}"))
-                .collect(),
-            files,
-        });
+        prep.push(prepare(&snap, t, opts.history)?);
     }
     progress(&format!("fitting on {} tune-half instances", prep.len()));
     let mut best = opts.locate.clone();
