@@ -209,7 +209,7 @@ impl Snapshot {
                 paths,
             });
             if let Ok(mut cache) = commit_cache().lock() {
-                if cache.len() > 500_000 {
+                if cache.len() > 100_000 {
                     cache.clear();
                 }
                 cache.insert(id, c.clone());
