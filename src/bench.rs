@@ -38,7 +38,8 @@ pub struct WeightArgs {
 pub struct BenchContextArgs {
     #[arg(long, default_value = "../shared/data/swebench_lite/test.jsonl")]
     pub tasks: PathBuf,
-    #[arg(long, default_value = "/work/.mirror")]
+    /// Folder of repositories (owner__name or owner+name/repo); DEI_REPOS when not given.
+    #[arg(long, env = "DEI_REPOS", default_value = "/work/.mirror")]
     pub repos: PathBuf,
     /// Candidate pool; "none" skips the context measurements.
     #[arg(long, default_value = "../shared/data/lite_candidates.jsonl")]
