@@ -221,6 +221,10 @@ pub fn weighted_parts(text: &str, title: f64, details: f64) -> Vec<(String, f64)
     out
 }
 
+/// Shortest trimmed line (bytes) that [`code_lines`] quotes and the localizer matches: shorter
+/// ones (`return x`, `else:`) stand in too many places to point anywhere.
+pub const MIN_QUOTED_LINE: usize = 12;
+
 /// Lines of code quoted in the issue, trimmed, without prompts (`>>> `, `... `, `In [3]: `),
 /// long and code-like enough (brackets, `=`, `.` or `:`) to identify the place that holds them.
 pub fn code_lines(text: &str) -> Vec<String> {
@@ -236,7 +240,7 @@ pub fn code_lines(text: &str) -> Vec<String> {
             }
         }
         let l = l.trim_end_matches(['\\', ' ']);
-        if l.len() < 12
+        if l.len() < MIN_QUOTED_LINE
             || l.len() > 200
             || l.starts_with("File \"")
             || l.starts_with('#')

@@ -22,7 +22,7 @@
 //! # Ok(()) }
 //! ```
 
-use super::issue::{code_lines, resolve_path, weighted_parts, IssueRefs};
+use super::issue::{code_lines, resolve_path, weighted_parts, IssueRefs, MIN_QUOTED_LINE};
 use super::python;
 use crate::repo::{CommitChange, Snapshot};
 use crate::types::{LineRange, SnippetKind};
@@ -86,7 +86,7 @@ pub struct RepoFiles {
     pub files: Vec<RepoFile>,
     by_path: HashMap<String, usize>,
     defs: OnceLock<HashMap<String, Vec<usize>>>,
-    /// Trimmed line hash → files holding it (lines of 12+ bytes; lists stop growing past
+    /// Trimmed line hash → files holding it (lines of [`MIN_QUOTED_LINE`]+ bytes; lists stop growing past
     /// [`MAX_LINE_FILES`] + 1).
     lines: OnceLock<HashMap<u64, Vec<u32>>>,
     /// File stem → non-auxiliary files with that stem (for [`tested_files`]).
@@ -228,7 +228,7 @@ impl RepoFiles {
             let mut m: HashMap<u64, Vec<u32>> = HashMap::new();
             for (i, f) in self.files.iter().enumerate() {
                 for l in f.text.lines() {
-                    if l.trim().len() < 12 {
+                    if l.trim().len() < MIN_QUOTED_LINE {
                         continue;
                     }
                     let v = m.entry(line_key(l)).or_default();
@@ -1053,7 +1053,12 @@ pub fn locate_functions(
     let w = &opts.weights;
     let refs = IssueRefs::new(issue);
     let q = query_terms(issue, w);
-    let quoted: HashSet<u64> = code_lines(issue).iter().map(|l| line_key(l)).collect();
+    // Quoted lines are hashed and looked for only when they count.
+    let quoted: HashSet<u64> = if w.fn_code_line != 0.0 {
+        code_lines(issue).iter().map(|l| line_key(l)).collect()
+    } else {
+        HashSet::new()
+    };
     let top = files.iter().take(opts.function_files).collect::<Vec<_>>();
     let best_file = top.first().map(|f| f.score).unwrap_or(1.0).max(1e-9);
     struct Unit {
@@ -1082,7 +1087,9 @@ pub fn locate_functions(
         let mut quoted_in = vec![0u32; idx.defs.len()];
         for (l, text) in lines.iter().enumerate() {
             if let Some(di) = owner[l + 1] {
-                if !quoted.is_empty() && text.trim().len() >= 12 && quoted.contains(&line_key(text))
+                if !quoted.is_empty()
+                    && text.trim().len() >= MIN_QUOTED_LINE
+                    && quoted.contains(&line_key(text))
                 {
                     quoted_in[di] += 1;
                 }
