@@ -197,11 +197,7 @@ pub fn run(opts: &EvalOptions, mut progress: impl FnMut(&str)) -> anyhow::Result
             .take(10)
             .map(|f| format!("{}::{}", f.path, f.name))
             .collect();
-        let gold_file_rank = loc
-            .files
-            .iter()
-            .position(|f| gold_files.contains(&f.path))
-            .map(|r| r + 1);
+        let gold_file_rank = gold_file_rank(&loc, &gold_files);
         rr_sum += gold_file_rank.map_or(0.0, |r| 1.0 / r as f64);
         let gold_fn_rank = gold_function_rank(&loc, &gold_fns);
         fenc += gold_fn_rank.is_some_and(|r| r <= 10) as usize;
@@ -363,6 +359,14 @@ fn prepare(snap: &Snapshot, t: &Task, history: usize) -> anyhow::Result<Prepared
     })
 }
 
+/// Rank (1-based) of the first located file the gold patch edits.
+fn gold_file_rank(loc: &Localization, gold_files: &[String]) -> Option<usize> {
+    loc.files
+        .iter()
+        .position(|f| gold_files.contains(&f.path))
+        .map(|r| r + 1)
+}
+
 /// Rank (1-based) of the first located function that is a gold function or encloses one.
 fn gold_function_rank(loc: &Localization, gold_fns: &[String]) -> Option<usize> {
     loc.functions
@@ -386,11 +390,7 @@ fn objective(prep: &[Prepared], opts: &LocateOptions) -> f64 {
     prep.par_iter()
         .map(|p| {
             let loc = locate(&p.issue, &p.files, opts);
-            let rank = loc
-                .files
-                .iter()
-                .position(|f| p.gold_files.contains(&f.path))
-                .map(|r| r + 1);
+            let rank = gold_file_rank(&loc, &p.gold_files);
             let f5 = rank.is_some_and(|r| r <= 5) as u8 as f64;
             let rr = rank.map_or(0.0, |r| 1.0 / r as f64);
             let fn10 = gold_function_rank(&loc, &p.gold_fns).is_some_and(|r| r <= 10) as u8 as f64;
