@@ -662,26 +662,27 @@ pub fn tested_files<'a>(test: &str, repo: &'a RepoFiles) -> Vec<&'a str> {
     found
 }
 
-/// True for tests, docs, examples, benchmarks and similar files a fix rarely edits.
+/// A path under a test folder (`tests`, `test`, `testing`) or named like a test module
+/// (`test_*.py`, `*_test.py`, `conftest.py`). The one rule the locator, the generator and the
+/// offline committee share.
+pub fn is_test_path(path: &str) -> bool {
+    let file = path.rsplit('/').next().unwrap_or(path);
+    path.split('/')
+        .any(|c| c == "tests" || c == "test" || c == "testing")
+        || file.starts_with("test_")
+        || file.ends_with("_test.py")
+        || file == "conftest.py"
+}
+
+/// True for tests (in any letter case), docs, examples, benchmarks and similar files a fix
+/// rarely edits.
 pub fn is_auxiliary(path: &str) -> bool {
     let p = path.to_ascii_lowercase();
-    let name = p.rsplit('/').next().unwrap_or(&p);
-    name.starts_with("test_")
-        || name.ends_with("_test.py")
-        || name == "conftest.py"
+    is_test_path(&p)
         || p.split('/').any(|seg| {
             matches!(
                 seg,
-                "tests"
-                    | "test"
-                    | "testing"
-                    | "doc"
-                    | "docs"
-                    | "examples"
-                    | "example"
-                    | "benchmarks"
-                    | "bench"
-                    | "scripts"
+                "doc" | "docs" | "examples" | "example" | "benchmarks" | "bench" | "scripts"
             )
         })
 }

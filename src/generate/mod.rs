@@ -94,7 +94,7 @@ impl<'a> Repo<'a> {
         Ok(locate::locate_files(issue, files, &opts)
             .into_iter()
             .map(|h| h.path)
-            .filter(|p| !is_test_path(p) && !locate::is_auxiliary(p))
+            .filter(|p| !locate::is_auxiliary(p))
             .take(n)
             .collect())
     }

@@ -2,6 +2,7 @@
 //! file a schematic (classes, functions, signatures, decorators, the first docstring line,
 //! and where top-level code sits), all read with tree-sitter.
 
+pub use crate::context::locate::is_test_path;
 use crate::context::python;
 use crate::types::{LineRange, SnippetKind};
 use std::collections::BTreeMap;
@@ -192,16 +193,6 @@ impl Schematic {
         }
         out
     }
-}
-
-/// Test files, which a fix for an issue rarely edits.
-pub fn is_test_path(path: &str) -> bool {
-    let file = path.rsplit('/').next().unwrap_or(path);
-    path.split('/')
-        .any(|c| c == "tests" || c == "test" || c == "testing")
-        || file.starts_with("test_")
-        || file.ends_with("_test.py")
-        || file == "conftest.py"
 }
 
 pub fn is_python(path: &str) -> bool {

@@ -4,6 +4,7 @@
 //! Everything here is a plain value so that each signal scorer can be tested on small
 //! hand-made inputs.
 
+pub use crate::context::locate::is_test_path;
 use crate::patch::parse::{self, Line};
 use crate::types::{Applies, Candidate, Context, PatchView};
 use std::collections::BTreeSet;
@@ -92,15 +93,6 @@ fn strip_run_suffix(s: &str) -> &str {
         }
     }
     s
-}
-
-/// A path under a test folder or named like a test module.
-pub fn is_test_path(p: &str) -> bool {
-    p.split('/')
-        .any(|part| part == "tests" || part == "test" || part == "testing")
-        || p.rsplit('/').next().is_some_and(|f| {
-            f.starts_with("test_") || f.ends_with("_test.py") || f == "conftest.py"
-        })
 }
 
 /// Whitespace-collapsed text of a changed line; `None` for blank lines and comments.
