@@ -104,22 +104,20 @@ fn main() -> anyhow::Result<()> {
         secs[0] += t.elapsed().as_secs_f64();
         let r0 = rank(&order);
         // dei without, then with, history (the snapshot's files are read once for both).
+        let located = |files: &RepoFiles, opts: &LocateOptions| -> Vec<String> {
+            locate::locate_files(issue, files, opts)
+                .into_iter()
+                .map(|h| h.path)
+                .collect()
+        };
         let t = Instant::now();
         let files = RepoFiles::from_snapshot(&snap)?;
-        let hits: Vec<String> = locate::locate_files(issue, &files, &no_history)
-            .into_iter()
-            .map(|h| h.path)
-            .collect();
+        let r1 = rank(&located(&files, &no_history));
         secs[1] += t.elapsed().as_secs_f64();
-        let r1 = rank(&hits);
         let t = Instant::now();
         let files = files.with_history(snap.history(locate::HISTORY_COMMITS)?);
-        let hits: Vec<String> = locate::locate_files(issue, &files, &full)
-            .into_iter()
-            .map(|h| h.path)
-            .collect();
+        let r2 = rank(&located(&files, &full));
         secs[2] += t.elapsed().as_secs_f64();
-        let r2 = rank(&hits);
         eprintln!(
             "{:>4} {:<40} ranks {:?} {:?} {:?}  {:.1}s",
             insts.len() + 1,
