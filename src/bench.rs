@@ -59,6 +59,13 @@ pub struct BenchContextArgs {
     pub function_files: usize,
     #[command(flatten)]
     pub weights: WeightArgs,
+    /// More tasks to fit on (JSON/JSONL, repeatable), such as SWE-bench Verified; tasks whose
+    /// id is among --tasks are left out, so the held-out half stays unseen.
+    #[arg(long, requires = "fit")]
+    pub fit_tasks: Vec<PathBuf>,
+    /// While fitting, write each fit instance's file signals here (JSONL), to study signals.
+    #[arg(long, requires = "fit")]
+    pub dump_signals: Option<PathBuf>,
     /// Write per-instance results as JSON here.
     #[arg(long)]
     pub json: Option<PathBuf>,
@@ -73,6 +80,8 @@ fn context(a: BenchContextArgs) -> anyhow::Result<()> {
         limit: a.limit,
         budget: a.context_tokens,
         history: a.history,
+        fit_tasks: a.fit_tasks,
+        dump_signals: a.dump_signals,
         locate: crate::context::locate::LocateOptions {
             weights: match &a.weights.weights {
                 Some(p) => crate::context::locate::Weights::load(p)?,

@@ -14,7 +14,10 @@
 //! Instances are split in halves by the first byte of SHA-256(instance_id): even = `tune`,
 //! odd = `report`.
 
-use super::locate::{locate, Localization, LocateOptions, RepoFiles, Weights};
+use super::locate::{
+    file_signals, function_signals, locate, locate_files, FileSignals, FuncHit, Localization,
+    LocateOptions, RepoFiles, Weights, FUNCTION_SIGNALS,
+};
 use super::{build_with, edited_units, IssueRefs, Related};
 use crate::patch::{self, Mode};
 use crate::repo::{self, Snapshot};
@@ -67,6 +70,12 @@ pub struct EvalOptions {
     pub locate: LocateOptions,
     /// Past commits read for the history signal (0: none).
     pub history: usize,
+    /// More tasks to fit on besides the tune half (SWE-bench Verified, say); those whose
+    /// instance id is in `tasks` are left out, so nothing of the report half is fitted on.
+    pub fit_tasks: Vec<PathBuf>,
+    /// While fitting, write each fit instance's file signals here (JSONL: the 100 best files
+    /// under the starting weights and every gold file), for studying new signals offline.
+    pub dump_signals: Option<PathBuf>,
 }
 
 /// Per-instance outcome.
@@ -76,6 +85,8 @@ pub struct InstanceResult {
     pub gold_files: Vec<String>,
     pub gold_functions: Vec<String>,
     pub top_files: Vec<String>,
+    /// The 10 best functions, `path::Qualified.name`.
+    pub top_functions: Vec<String>,
     pub file_any5: bool,
     pub file_all5: bool,
     pub fn_any10: Option<bool>,
@@ -261,6 +272,7 @@ pub fn run(opts: &EvalOptions, mut progress: impl FnMut(&str)) -> anyhow::Result
             gold_files,
             gold_functions: gold_fns,
             top_files: top5,
+            top_functions: top10,
             file_any5: fa,
             file_all5: fl,
             fn_any10: fnany,
@@ -371,85 +383,118 @@ fn gold_file_rank(loc: &Localization, gold_files: &[String]) -> Option<usize> {
 fn gold_function_rank(loc: &Localization, gold_fns: &[String]) -> Option<usize> {
     loc.functions
         .iter()
-        .position(|f| {
-            let q = format!("{}::{}", f.path, f.name);
-            gold_fns.iter().any(|g| {
-                g == &q
-                    || (f.kind == SnippetKind::Function
-                        && g.strip_prefix(q.as_str())
-                            .is_some_and(|r| r.starts_with('.')))
-            })
-        })
+        .position(|f| is_gold_function(f, gold_fns))
         .map(|r| r + 1)
 }
 
-/// Fit objective over prepared instances: file top-5 hits + function top-10 hits (counting an
-/// enclosing function) + half the file reciprocal rank (a tie-breaker that rewards near misses).
-fn objective(prep: &[Prepared], opts: &LocateOptions) -> f64 {
-    use rayon::prelude::*;
-    prep.par_iter()
-        .map(|p| {
-            let loc = locate(&p.issue, &p.files, opts);
-            let rank = gold_file_rank(&loc, &p.gold_files);
-            let f5 = rank.is_some_and(|r| r <= 5) as u8 as f64;
-            let rr = rank.map_or(0.0, |r| 1.0 / r as f64);
-            let fn10 = gold_function_rank(&loc, &p.gold_fns).is_some_and(|r| r <= 10) as u8 as f64;
-            f5 + fn10 + 0.5 * rr
+/// A gold function, or a function enclosing one (`tree_cse` for `tree_cse._find_repeated`).
+fn is_gold_function(f: &FuncHit, gold_fns: &[String]) -> bool {
+    let q = format!("{}::{}", f.path, f.name);
+    gold_fns.iter().any(|g| {
+        g == &q
+            || (f.kind == SnippetKind::Function
+                && g.strip_prefix(q.as_str())
+                    .is_some_and(|r| r.starts_with('.')))
+    })
+}
+
+/// One fitting instance's file evidence: the signals of every file, and the gold files.
+struct FileFit {
+    signals: FileSignals,
+    /// Each file's place in path order (ties in score go to the earlier path).
+    tie: Vec<u32>,
+    gold: Vec<usize>,
+}
+
+/// One fitting instance's function evidence (files fixed): the signals of the definitions of
+/// the best files, in (path, line) order, and which are a gold function or enclose one.
+struct FnFit {
+    x: Vec<[f64; FUNCTION_SIGNALS]>,
+    gold: Vec<bool>,
+}
+
+/// 1-based rank of the best gold item when items are ordered by score (descending, ties to
+/// the smaller `tie`), items scoring 0 or less never ranked; `None` past rank 100.
+fn best_gold_rank(score: &[f64], tie: impl Fn(usize) -> u32, gold: &[usize]) -> Option<usize> {
+    gold.iter()
+        .filter(|&&g| score[g] > 0.0)
+        .map(|&g| {
+            let (sg, tg) = (score[g], tie(g));
+            1 + score
+                .iter()
+                .enumerate()
+                .filter(|&(j, &sj)| sj > sg || (sj == sg && tie(j) < tg))
+                .count()
+        })
+        .min()
+        .filter(|&r| r <= 100)
+}
+
+fn file_objective(fits: &[FileFit], w: &Weights) -> f64 {
+    let wv = w.file_vector();
+    fits.iter()
+        .map(|f| {
+            let score = f.signals.scores(&wv, w.test_factor);
+            let r = best_gold_rank(&score, |j| f.tie[j], &f.gold);
+            r.map_or(0.0, |r| (r <= 5) as u8 as f64 + 0.5 / r as f64)
         })
         .sum()
 }
 
-/// Fit the localizer weights on the `tune` half by coordinate search (each weight in turn is
-/// scaled by 0, ½, ¾, 1½ and 2, kept when the objective rises), starting from `opts.locate`.
-/// Returns the fitted weights; report them with [`run`] on the `report` half.
-pub fn fit(opts: &EvalOptions, mut progress: impl FnMut(&str)) -> anyhow::Result<Weights> {
-    let tasks: Vec<Task> = task::load_tasks(&opts.tasks)?;
-    let mut prep = Vec::new();
-    for t in &tasks {
-        if half(&t.instance_id) != Split::Tune {
-            continue;
-        }
-        if opts.limit.is_some_and(|l| prep.len() >= l) {
-            break;
-        }
-        let Some(repo_path) = repo::find_in_repos_dir(&opts.repos, &t.repo) else {
-            continue;
-        };
-        let snap = Snapshot::open(&repo_path, &t.base_commit)?;
-        prep.push(prepare(&snap, t, opts.history)?);
-    }
-    progress(&format!("fitting on {} tune-half instances", prep.len()));
-    let mut best = opts.locate.clone();
-    best.top_files = best.top_files.max(100);
-    let mut best_score = objective(&prep, &best);
+fn function_objective(fits: &[FnFit], w: &Weights) -> f64 {
+    let wv = w.function_vector();
+    fits.iter()
+        .map(|f| {
+            let score: Vec<f64> =
+                f.x.iter()
+                    .map(|x| x.iter().zip(&wv).map(|(a, b)| a * b).sum())
+                    .collect();
+            let gold: Vec<usize> = (0..f.gold.len()).filter(|&i| f.gold[i]).collect();
+            // Definitions score below 0 only with negative weights; rank them all the same.
+            let shifted: Vec<f64> = score.iter().map(|s| s + 1e6).collect();
+            let r = best_gold_rank(&shifted, |j| j as u32, &gold);
+            r.map_or(0.0, |r| (r <= 10) as u8 as f64 + 0.5 / r as f64)
+        })
+        .sum()
+}
+
+/// Coordinate search over the named weights: each in turn is scaled by 0, ¼, ½, ¾, 1½, 2 and
+/// 4 (a zero weight tries ±⅛ to ±1 and 2), kept when the objective rises; rounds until none
+/// does (at most 8).
+fn coordinate_search(
+    start: &Weights,
+    names: &[&str],
+    objective: impl Fn(&Weights) -> f64,
+    progress: &mut impl FnMut(&str),
+) -> anyhow::Result<Weights> {
+    let mut current = serde_json::to_value(start)?;
+    let mut best = start.clone();
+    let mut best_score = objective(&best);
     progress(&format!("start: objective {best_score:.2}"));
-    let mut current = serde_json::to_value(&best.weights)?;
-    let names: Vec<String> = current
-        .as_object()
-        .map(|m| m.keys().cloned().collect())
-        .unwrap_or_default();
-    for round in 0..2 {
+    for round in 0..8 {
         let mut improved = false;
-        for name in &names {
+        for &name in names {
             let v0 = current[name].as_f64().unwrap_or(0.0);
             let tries: Vec<f64> = if v0 == 0.0 {
-                vec![0.25, 0.5, 1.0]
+                vec![0.125, 0.25, 0.5, 1.0, 2.0, -0.125, -0.25, -0.5, -1.0]
             } else {
-                [0.0, 0.5, 0.75, 1.5, 2.0].iter().map(|m| m * v0).collect()
+                [0.0, 0.25, 0.5, 0.75, 1.5, 2.0, 4.0]
+                    .iter()
+                    .map(|m| m * v0)
+                    .collect()
             };
             for v in tries {
                 let mut cand = current.clone();
                 cand[name] = serde_json::json!(v);
-                let mut o = best.clone();
-                o.weights = serde_json::from_value(cand.clone())?;
-                let sc = objective(&prep, &o);
+                let w: Weights = serde_json::from_value(cand.clone())?;
+                let sc = objective(&w);
                 if sc > best_score + 1e-9 {
                     progress(&format!(
                         "round {round}: {name} {v0} -> {v}: {best_score:.2} -> {sc:.2}"
                     ));
                     best_score = sc;
                     current = cand;
-                    best = o;
+                    best = w;
                     improved = true;
                 }
             }
@@ -458,5 +503,167 @@ pub fn fit(opts: &EvalOptions, mut progress: impl FnMut(&str)) -> anyhow::Result
             break;
         }
     }
-    Ok(best.weights)
+    Ok(best)
+}
+
+/// The fitting tasks: the `tune` half of `opts.tasks`, then every task of `opts.fit_tasks`
+/// whose id is not in `opts.tasks`; only those whose repository is available.
+fn fit_tasks(opts: &EvalOptions) -> anyhow::Result<Vec<(Task, PathBuf)>> {
+    let tasks: Vec<Task> = task::load_tasks(&opts.tasks)?;
+    let held: std::collections::HashSet<&str> =
+        tasks.iter().map(|t| t.instance_id.as_str()).collect();
+    let mut extra = Vec::new();
+    for p in &opts.fit_tasks {
+        extra.extend(
+            task::load_tasks(p)?
+                .into_iter()
+                .filter(|t| !held.contains(t.instance_id.as_str())),
+        );
+    }
+    let mut out = Vec::new();
+    for t in tasks
+        .iter()
+        .filter(|t| half(&t.instance_id) == Split::Tune)
+        .chain(&extra)
+    {
+        if opts.limit.is_some_and(|l| out.len() >= l) {
+            break;
+        }
+        if let Some(p) = repo::find_in_repos_dir(&opts.repos, &t.repo) {
+            out.push((t.clone(), p));
+        }
+    }
+    Ok(out)
+}
+
+/// Fit the localizer weights on the `tune` half (and `opts.fit_tasks`), starting from
+/// `opts.locate`: first the file weights on every file's signals, computed once per instance
+/// (objective: gold file in the top 5, plus half its reciprocal rank), then, with the files
+/// those weights pick, the function weights (gold function or one enclosing it in the top 10,
+/// plus half its reciprocal rank). The query weights (`title`, `details`, `compound`) and
+/// BM25's k1 and b stay as given. Report the result with [`run`] on the `report` half.
+pub fn fit(opts: &EvalOptions, mut progress: impl FnMut(&str)) -> anyhow::Result<Weights> {
+    let tasks = fit_tasks(opts)?;
+    progress(&format!(
+        "fitting on {} instances (tune half and extra fit tasks)",
+        tasks.len()
+    ));
+    let mut lopts = opts.locate.clone();
+    lopts.top_files = lopts.top_files.max(100);
+    let mut file_fits = Vec::with_capacity(tasks.len());
+    let mut dump = match &opts.dump_signals {
+        Some(p) => Some(std::io::BufWriter::new(
+            std::fs::File::create(p)
+                .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", p.display()))?,
+        )),
+        None => None,
+    };
+    for (t, path) in &tasks {
+        let snap = Snapshot::open(path, &t.base_commit)?;
+        let p = prepare(&snap, t, opts.history)?;
+        let signals = file_signals(&p.issue, &p.files, &lopts, |_| true);
+        let mut order: Vec<usize> = (0..p.files.files.len()).collect();
+        order.sort_by(|&a, &b| p.files.files[a].path.cmp(&p.files.files[b].path));
+        let mut tie = vec![0u32; order.len()];
+        for (k, &i) in order.iter().enumerate() {
+            tie[i] = k as u32;
+        }
+        let gold: Vec<usize> = p
+            .files
+            .files
+            .iter()
+            .enumerate()
+            .filter(|(_, f)| p.gold_files.contains(&f.path))
+            .map(|(i, _)| i)
+            .collect();
+        if let Some(out) = dump.as_mut() {
+            use std::io::Write;
+            let score = signals.scores(&lopts.weights.file_vector(), lopts.weights.test_factor);
+            let mut best: Vec<usize> = (0..score.len()).collect();
+            best.sort_by(|&a, &b| score[b].total_cmp(&score[a]).then(tie[a].cmp(&tie[b])));
+            best.truncate(100);
+            let missing: Vec<usize> = gold.iter().copied().filter(|g| !best.contains(g)).collect();
+            best.extend(missing);
+            for i in best {
+                let row = serde_json::json!({
+                    "instance_id": t.instance_id,
+                    "path": p.files.files[i].path,
+                    "gold": gold.contains(&i),
+                    "aux": signals.aux[i],
+                    "x": signals.x[i],
+                });
+                writeln!(out, "{row}")?;
+            }
+        }
+        file_fits.push(FileFit { signals, tie, gold });
+    }
+    const FILE_WEIGHTS: [&str; 13] = [
+        "bm25",
+        "path_bm25",
+        "def_mention",
+        "path_mention",
+        "module_mention",
+        "frame",
+        "code_line",
+        "history",
+        "test_link",
+        "churn",
+        "chunk_bm25",
+        "import_neighbour",
+        "test_factor",
+    ];
+    progress("file weights:");
+    let w = coordinate_search(
+        &lopts.weights,
+        &FILE_WEIGHTS,
+        |w| file_objective(&file_fits, w),
+        &mut progress,
+    )?;
+    drop(file_fits);
+    lopts.weights = w;
+    let mut fn_fits = Vec::with_capacity(tasks.len());
+    for (t, path) in &tasks {
+        let snap = Snapshot::open(path, &t.base_commit)?;
+        let p = prepare(&snap, t, opts.history)?;
+        if p.gold_fns.is_empty() {
+            continue;
+        }
+        let files = locate_files(&p.issue, &p.files, &lopts);
+        let sig = function_signals(&p.issue, &p.files, &files, &lopts, |_| true);
+        let mut order: Vec<usize> = (0..sig.hits.len()).collect();
+        order.sort_by(|&a, &b| {
+            let (ha, hb) = (&sig.hits[a], &sig.hits[b]);
+            ha.path
+                .cmp(&hb.path)
+                .then(ha.lines.start.cmp(&hb.lines.start))
+        });
+        fn_fits.push(FnFit {
+            x: order.iter().map(|&i| sig.x[i]).collect(),
+            gold: order
+                .iter()
+                .map(|&i| is_gold_function(&sig.hits[i], &p.gold_fns))
+                .collect(),
+        });
+    }
+    const FUNCTION_WEIGHTS: [&str; 9] = [
+        "fn_bm25",
+        "fn_file",
+        "fn_code_line",
+        "fn_class_mention",
+        "fn_mention",
+        "fn_part_mention",
+        "fn_frame",
+        "fn_uses_mention",
+        "fn_class",
+    ];
+    progress(&format!(
+        "function weights, on {} instances with a gold function:",
+        fn_fits.len()
+    ));
+    coordinate_search(
+        &lopts.weights,
+        &FUNCTION_WEIGHTS,
+        |w| function_objective(&fn_fits, w),
+        &mut progress,
+    )
 }

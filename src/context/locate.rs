@@ -39,12 +39,50 @@ pub struct FileTerms {
     pub def_names: Vec<String>,
 }
 
+/// Terms of one file by definition chunk: a chunk starts at every `def`/`class` line (any
+/// depth) and at the top of the file, and runs to the next one. Built only for the
+/// `chunk_bm25` signal.
+#[derive(Debug, Default)]
+pub struct ChunkTerms {
+    /// Term count of each chunk.
+    pub lens: Vec<u32>,
+    /// Term → `(chunk, count)` for every chunk holding it.
+    pub terms: HashMap<String, Vec<(u32, u32)>>,
+}
+
+impl ChunkTerms {
+    fn new(text: &str) -> ChunkTerms {
+        let mut out = ChunkTerms::default();
+        let mut chunk: HashMap<String, u32> = HashMap::new();
+        let flush = |chunk: &mut HashMap<String, u32>, out: &mut ChunkTerms| {
+            let c = out.lens.len() as u32;
+            out.lens.push(chunk.values().sum());
+            for (t, n) in chunk.drain() {
+                out.terms.entry(t).or_default().push((c, n));
+            }
+        };
+        for line in text.lines() {
+            if def_name(line).is_some() && !chunk.is_empty() {
+                flush(&mut chunk, &mut out);
+            }
+            for t in tokenize(line) {
+                *chunk.entry(t).or_insert(0) += 1;
+            }
+        }
+        if !chunk.is_empty() {
+            flush(&mut chunk, &mut out);
+        }
+        out
+    }
+}
+
 /// One source file at the snapshot.
 #[derive(Debug)]
 pub struct RepoFile {
     pub path: String,
     pub text: Arc<str>,
     terms: OnceLock<Arc<FileTerms>>,
+    chunks: OnceLock<ChunkTerms>,
     defs: OnceLock<Arc<[String]>>,
 }
 
@@ -54,6 +92,7 @@ impl RepoFile {
             path,
             text,
             terms: OnceLock::new(),
+            chunks: OnceLock::new(),
             defs: OnceLock::new(),
         }
     }
@@ -67,6 +106,11 @@ impl RepoFile {
     /// The file's terms (computed once, cached by content across snapshots).
     pub fn terms(&self) -> &FileTerms {
         self.terms.get_or_init(|| file_terms(&self.text))
+    }
+
+    /// Its terms by definition chunk (computed once per snapshot, on first use).
+    pub fn chunks(&self) -> &ChunkTerms {
+        self.chunks.get_or_init(|| ChunkTerms::new(&self.text))
     }
 
     /// Names of its `def`/`class` statements (line scan, no parse; no tokenizing).
@@ -241,6 +285,36 @@ impl RepoFiles {
         })
     }
 
+    /// The repository files that file `i` imports (`import a.b`, `from a.b import c` where
+    /// `a/b/c.py` may be a module, relative `from .x import y`; at any depth, so imports
+    /// inside functions count), by line scan.
+    pub fn imports_of(&self, i: usize) -> Vec<usize> {
+        let f = &self.files[i];
+        let mut out: Vec<usize> = Vec::new();
+        for m in imported_modules(&f.path, &f.text) {
+            if let Some(j) = self.module_file_exact(&m) {
+                if j != i && !out.contains(&j) {
+                    out.push(j);
+                }
+            }
+        }
+        out
+    }
+
+    /// The file of a dotted module path, exactly (`a.b` → `a/b.py` or `a/b/__init__.py`, also
+    /// under `src/` or `lib/`).
+    fn module_file_exact(&self, dotted: &str) -> Option<usize> {
+        let base = dotted.replace('.', "/");
+        for cand in [format!("{base}.py"), format!("{base}/__init__.py")] {
+            for pre in ["", "src/", "lib/"] {
+                if let Some(&i) = self.by_path.get(&format!("{pre}{cand}")) {
+                    return Some(i);
+                }
+            }
+        }
+        None
+    }
+
     pub fn get(&self, path: &str) -> Option<&RepoFile> {
         self.by_path.get(path).map(|&i| &self.files[i])
     }
@@ -386,26 +460,90 @@ fn file_terms(text: &str) -> Arc<FileTerms> {
     ft
 }
 
-/// Names of the `def`/`class` statements of a text (by line scan).
-fn def_names(text: &str) -> Vec<String> {
+/// The name a `def`/`class` line defines (by line scan, no parse).
+fn def_name(line: &str) -> Option<&str> {
+    let l = line.trim_start();
+    let rest = l
+        .strip_prefix("def ")
+        .or_else(|| l.strip_prefix("class "))
+        .or_else(|| l.strip_prefix("async def "))?;
+    let end = rest
+        .find(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .unwrap_or(rest.len());
+    (end > 0).then(|| &rest[..end])
+}
+
+/// Dotted modules a Python file imports, by line scan: `import a.b as c, d` gives `a.b` and
+/// `d`; `from a.b import c, d` gives `a.b`, `a.b.c` and `a.b.d` (either may be a module);
+/// relative imports are resolved against the file's own package. Continuation lines of a
+/// parenthesised import list are not read.
+fn imported_modules(path: &str, text: &str) -> Vec<String> {
+    let package: Vec<&str> = {
+        let mut parts: Vec<&str> = path.trim_end_matches(".py").split('/').collect();
+        parts.pop();
+        // Packages under src/ or lib/ are imported without that prefix.
+        if matches!(parts.first(), Some(&"src") | Some(&"lib")) {
+            parts.remove(0);
+        }
+        parts
+    };
+    let names = |list: &str| -> Vec<String> {
+        list.trim_matches(|c| c == '(' || c == ')' || c == '\\')
+            .split(',')
+            .filter_map(|n| n.split_whitespace().next())
+            .filter(|n| {
+                n.chars()
+                    .all(|c| c.is_alphanumeric() || c == '_' || c == '.')
+            })
+            .filter(|n| !n.is_empty() && *n != "*")
+            .map(String::from)
+            .collect()
+    };
     let mut out = Vec::new();
     for line in text.lines() {
         let l = line.trim_start();
-        let rest = l
-            .strip_prefix("def ")
-            .or_else(|| l.strip_prefix("class "))
-            .or_else(|| l.strip_prefix("async def "));
-        if let Some(rest) = rest {
-            let name: String = rest
-                .chars()
-                .take_while(|c| c.is_alphanumeric() || *c == '_')
-                .collect();
-            if !name.is_empty() {
-                out.push(name);
+        if let Some(rest) = l.strip_prefix("import ") {
+            out.extend(names(rest.split('#').next().unwrap_or("")));
+        } else if let Some(rest) = l.strip_prefix("from ") {
+            let Some((module, list)) = rest.split_once(" import ") else {
+                continue;
+            };
+            let module = module.trim();
+            let dots = module.len() - module.trim_start_matches('.').len();
+            let module = if dots > 0 {
+                if dots > package.len() + 1 {
+                    continue;
+                }
+                let mut parts: Vec<&str> = package[..package.len() + 1 - dots].to_vec();
+                let tail = module.trim_start_matches('.');
+                if !tail.is_empty() {
+                    parts.push(tail);
+                }
+                parts.join(".")
+            } else {
+                module.to_string()
+            };
+            if !module.is_empty() {
+                out.push(module.clone());
+            }
+            for n in names(list.split('#').next().unwrap_or("")) {
+                out.push(if module.is_empty() {
+                    n
+                } else {
+                    format!("{module}.{n}")
+                });
             }
         }
     }
     out
+}
+
+/// Names of the `def`/`class` statements of a text (by line scan).
+fn def_names(text: &str) -> Vec<String> {
+    text.lines()
+        .filter_map(def_name)
+        .map(String::from)
+        .collect()
 }
 
 /// Most bytes of file text the blob cache of [`RepoFiles::from_snapshot`] keeps: about three
@@ -503,34 +641,57 @@ pub struct Weights {
     /// The best BM25 (0..1) of the test files that test this file (`tests/test_mod.py` →
     /// `mod.py`): tests hold usage much like the issue's examples.
     pub test_link: f64,
+    /// How often past commits changed the file (log-scaled, 0..1): files that were fixed
+    /// often are fixed again. Needs the history ([`RepoFiles::with_history`]).
+    pub churn: f64,
+    /// The best BM25 of the issue over one definition of the file (a `def`/`class` chunk),
+    /// normalised to the best file: a large file with one matching function is not diluted.
+    pub chunk_bm25: f64,
+    /// A file imported by a file the issue points at explicitly (a definition it names, its
+    /// path or module, a traceback frame): the importer's evidence (0..1) times this file's
+    /// content BM25 (0..1). The fix often lies in what the named entry point calls.
+    pub import_neighbour: f64,
+    /// Function level: identifiers the issue names that the function's own code uses, each
+    /// by its rarity among the ranked definitions (normalised, 0..1).
+    pub fn_uses_mention: f64,
+    /// Function level: the definition is a class (its own lines: header, docstring, class
+    /// attributes); a fix edits methods far more often, so this is usually negative.
+    pub fn_class: f64,
 }
 
 impl Default for Weights {
-    /// Fitted on the tune half of the available SWE-bench Lite instances by
-    /// `dei bench context --fit` (coordinate search from hand-set weights; see
-    /// [`crate::context::eval::fit`]); signals fitted to 0 stay available through `--weights`.
+    /// Fitted by `dei bench context --fit --fit-tasks <SWE-bench Verified>` on the tune half of
+    /// the available SWE-bench Lite instances plus the Verified instances outside Lite (235 in
+    /// all; coordinate search, see [`crate::context::eval::fit`]); the report half was never
+    /// fitted on. Signals at 0 stay available through `--weights` (`chunk_bm25` was fitted to a
+    /// small negative weight of no clear meaning and is shipped at 0).
     fn default() -> Self {
         Weights {
             bm25: 3.375,
             path_bm25: 1.6875,
-            def_mention: 0.375,
+            def_mention: 0.5625,
             path_mention: 1.5,
-            module_mention: 0.25,
+            module_mention: 0.1875,
             frame: 2.25,
             test_factor: 0.3,
-            fn_mention: 0.5,
-            fn_part_mention: 0.8,
-            fn_frame: 1.5,
-            fn_bm25: 1.0,
+            fn_mention: 1.125,
+            fn_part_mention: 2.4,
+            fn_frame: 3.0,
+            fn_bm25: 2.0,
             fn_file: 2.25,
             title: 2.0,
             details: 0.0,
             compound: 2.25,
-            code_line: 0.0,
-            fn_code_line: 0.0,
-            history: 0.5,
-            fn_class_mention: 0.25,
+            code_line: 0.1875,
+            fn_code_line: 0.0234375,
+            history: 0.375,
+            fn_class_mention: 0.09375,
             test_link: 0.75,
+            churn: 0.0,
+            chunk_bm25: 0.0,
+            import_neighbour: 0.375,
+            fn_uses_mention: 0.0,
+            fn_class: -0.75,
         }
     }
 }
@@ -842,11 +1003,14 @@ fn normalise(v: &mut [f64]) {
     }
 }
 
+/// How many file-level signals there are (the length of [`Weights::file_vector`]).
+pub const FILE_SIGNALS: usize = 12;
+
 /// The file-level evidence for one issue, before weighting: one row per repository file.
 #[derive(Debug, Clone, Default)]
 pub struct FileSignals {
     /// Per file, the signals in [`Weights::file_vector`] order.
-    pub x: Vec<[f64; 9]>,
+    pub x: Vec<[f64; FILE_SIGNALS]>,
     /// Tests, docs, examples ([`is_auxiliary`]): their score is multiplied by `test_factor`.
     pub aux: Vec<bool>,
     pub why: Vec<Vec<String>>,
@@ -854,7 +1018,7 @@ pub struct FileSignals {
 
 impl FileSignals {
     /// Weighted scores of every file.
-    pub fn scores(&self, w: &[f64; 9], test_factor: f64) -> Vec<f64> {
+    pub fn scores(&self, w: &[f64; FILE_SIGNALS], test_factor: f64) -> Vec<f64> {
         self.x
             .iter()
             .zip(&self.aux)
@@ -872,8 +1036,9 @@ impl FileSignals {
 
 impl Weights {
     /// The file-level weights in [`FileSignals::x`] order: bm25, path_bm25, def_mention,
-    /// path_mention, module_mention, frame, code_line, history, test_link.
-    pub fn file_vector(&self) -> [f64; 9] {
+    /// path_mention, module_mention, frame, code_line, history, test_link, churn, chunk_bm25,
+    /// import_neighbour.
+    pub fn file_vector(&self) -> [f64; FILE_SIGNALS] {
         [
             self.bm25,
             self.path_bm25,
@@ -884,6 +1049,9 @@ impl Weights {
             self.code_line,
             self.history,
             self.test_link,
+            self.churn,
+            self.chunk_bm25,
+            self.import_neighbour,
         ]
     }
 }
@@ -899,7 +1067,7 @@ pub fn file_signals(
     let refs = IssueRefs::new(issue);
     let q = query_terms(issue, w);
     let n = repo.files.len();
-    let mut x = vec![[0.0f64; 9]; n];
+    let mut x = vec![[0.0f64; FILE_SIGNALS]; n];
     let mut why: Vec<Vec<String>> = vec![Vec::new(); n];
     let docs: Vec<(&HashMap<String, u32>, u32)> = repo
         .files
@@ -1008,7 +1176,121 @@ pub fn file_signals(
             }
         }
     }
+    if need(9) {
+        for (i, c) in churn_scores(repo).into_iter().enumerate() {
+            x[i][9] = c;
+        }
+    }
+    if need(10) {
+        for (i, c) in chunk_scores(&q, repo, opts.k1, opts.b)
+            .into_iter()
+            .enumerate()
+        {
+            if c > 0.0 {
+                x[i][10] = c;
+                if c >= 0.5 {
+                    why[i].push("a definition matches the issue".into());
+                }
+            }
+        }
+    }
+    if need(11) {
+        for f in 0..n {
+            if aux[f] {
+                continue;
+            }
+            // Explicit evidence only: a named definition, the path, the module, a frame.
+            let anchor = (x[f][2] + x[f][3] + x[f][4] + x[f][5]).min(1.0);
+            if anchor <= 0.0 {
+                continue;
+            }
+            for g in repo.imports_of(f) {
+                let v = anchor * content[g];
+                if v > x[g][11] {
+                    if x[g][11] == 0.0 {
+                        why[g].push(format!("imported by {}", repo.files[f].path));
+                    }
+                    x[g][11] = v;
+                }
+            }
+        }
+    }
     FileSignals { x, aux, why }
+}
+
+/// Per file, how many past commits (of at most [`HISTORY_MAX_PATHS`] files) changed it, as
+/// `ln(1+n) / ln(1+max)`.
+fn churn_scores(repo: &RepoFiles) -> Vec<f64> {
+    let mut n = vec![0u32; repo.files.len()];
+    for c in &repo.history {
+        if c.paths.len() > HISTORY_MAX_PATHS {
+            continue;
+        }
+        for p in &c.paths {
+            if let Some(&i) = repo.by_path.get(p) {
+                n[i] += 1;
+            }
+        }
+    }
+    let max = n.iter().copied().max().unwrap_or(0);
+    if max == 0 {
+        return vec![0.0; n.len()];
+    }
+    let den = (1.0 + max as f64).ln();
+    n.iter().map(|&c| (1.0 + c as f64).ln() / den).collect()
+}
+
+/// Per file, the best BM25 of the query over one of its definition chunks
+/// ([`RepoFile::chunks`]), with document frequencies and mean length over every chunk
+/// of the repository; normalised to the best file.
+fn chunk_scores(q: &HashMap<String, f64>, repo: &RepoFiles, k1: f64, b: f64) -> Vec<f64> {
+    let terms: Vec<&ChunkTerms> = repo.files.iter().map(|f| f.chunks()).collect();
+    let n: usize = terms.iter().map(|t| t.lens.len()).sum();
+    if n == 0 {
+        return vec![0.0; terms.len()];
+    }
+    let total: u64 = terms
+        .iter()
+        .flat_map(|t| t.lens.iter())
+        .map(|&l| l as u64)
+        .sum();
+    let avg = (total as f64 / n as f64).max(1.0);
+    let idf: Vec<(&str, f64)> = q
+        .iter()
+        .filter_map(|(t, qw)| {
+            let df: usize = terms
+                .iter()
+                .filter_map(|ft| ft.terms.get(t))
+                .map(Vec::len)
+                .sum();
+            (df > 0).then(|| {
+                let df = df as f64;
+                (
+                    t.as_str(),
+                    qw * ((n as f64 - df + 0.5) / (df + 0.5) + 1.0).ln(),
+                )
+            })
+        })
+        .collect();
+    let mut out: Vec<f64> = terms
+        .iter()
+        .map(|ft| {
+            let mut acc = vec![0.0f64; ft.lens.len()];
+            for (t, w) in &idf {
+                let Some(post) = ft.terms.get(*t) else {
+                    continue;
+                };
+                for &(c, tf) in post {
+                    let len = ft.lens[c as usize] as f64;
+                    let tf = tf as f64;
+                    acc[c as usize] += w * tf * (k1 + 1.0) / (tf + k1 * (1.0 - b + b * len / avg));
+                }
+            }
+            acc.into_iter().fold(0.0, f64::max)
+        })
+        .collect();
+    normalise(&mut out);
+    out
 }
 
 /// Files with a positive score, best first (ties by path), at most `top`.
@@ -1044,18 +1326,51 @@ pub fn locate_files(issue: &str, repo: &RepoFiles, opts: &LocateOptions) -> Vec<
     )
 }
 
-/// Rank the definitions of the best files.
-pub fn locate_functions(
+/// How many function-level signals there are (the length of [`Weights::function_vector`]).
+pub const FUNCTION_SIGNALS: usize = 9;
+
+impl Weights {
+    /// The function-level weights in [`FunctionSignals::x`] order: fn_bm25, fn_file,
+    /// fn_code_line, fn_class_mention, fn_mention, fn_part_mention, fn_frame, fn_uses_mention,
+    /// fn_class.
+    pub fn function_vector(&self) -> [f64; FUNCTION_SIGNALS] {
+        [
+            self.fn_bm25,
+            self.fn_file,
+            self.fn_code_line,
+            self.fn_class_mention,
+            self.fn_mention,
+            self.fn_part_mention,
+            self.fn_frame,
+            self.fn_uses_mention,
+            self.fn_class,
+        ]
+    }
+}
+
+/// The function-level evidence for one issue, before weighting: one row per definition of
+/// the best files.
+#[derive(Debug, Clone, Default)]
+pub struct FunctionSignals {
+    /// The definitions, scores not yet set.
+    pub hits: Vec<FuncHit>,
+    /// Per definition, the signals in [`Weights::function_vector`] order.
+    pub x: Vec<[f64; FUNCTION_SIGNALS]>,
+}
+
+/// Every definition of the first `opts.function_files` files, with its signals; `need(k)`
+/// false skips computing signal `k` (left 0).
+pub fn function_signals(
     issue: &str,
     repo: &RepoFiles,
     files: &[FileHit],
     opts: &LocateOptions,
-) -> Vec<FuncHit> {
-    let w = &opts.weights;
+    need: impl Fn(usize) -> bool,
+) -> FunctionSignals {
     let refs = IssueRefs::new(issue);
-    let q = query_terms(issue, w);
+    let q = query_terms(issue, &opts.weights);
     // Quoted lines are hashed and looked for only when they count.
-    let quoted: HashSet<u64> = if w.fn_code_line != 0.0 {
+    let quoted: HashSet<u64> = if need(2) {
         code_lines(issue).iter().map(|l| line_key(l)).collect()
     } else {
         HashSet::new()
@@ -1063,12 +1378,11 @@ pub fn locate_functions(
     let top = files.iter().take(opts.function_files).collect::<Vec<_>>();
     let best_file = top.first().map(|f| f.score).unwrap_or(1.0).max(1e-9);
     struct Unit {
-        hit: FuncHit,
         terms: HashMap<String, u32>,
         len: u32,
-        prior: f64,
-        quoted: u32,
     }
+    let mut hits: Vec<FuncHit> = Vec::new();
+    let mut x: Vec<[f64; FUNCTION_SIGNALS]> = Vec::new();
     let mut units: Vec<Unit> = Vec::new();
     for fh in &top {
         let Some(rf) = repo.get(&fh.path) else {
@@ -1111,68 +1425,123 @@ pub fn locate_functions(
                 *terms.entry(t).or_insert(0) += 2;
                 lens[di] += 2;
             }
+            let hit = FuncHit {
+                path: fh.path.clone(),
+                name: d.name.clone(),
+                kind: d.kind,
+                lines: d.lines,
+                score: 0.0,
+            };
+            let mut row = [0.0; FUNCTION_SIGNALS];
+            row[1] = fh.score / best_file;
+            row[2] = 1.0 - (-(quoted_in[di] as f64)).exp();
+            if let Some((class, _)) = hit.name.rsplit_once('.') {
+                row[3] = refs.names(class) as u8 as f64;
+            }
+            if refs.names(&hit.name) {
+                row[4] = 1.0;
+            } else {
+                // `_print_Sum`, `_eval_rewrite_as_Heaviside`: a named class as a part of the name.
+                let short = hit.name.rsplit('.').next().unwrap_or(&hit.name);
+                row[5] = short.split('_').any(|p| {
+                    p.len() >= 3
+                        && p.chars().next().is_some_and(char::is_uppercase)
+                        && refs.mentions.iter().any(|m| m == p)
+                }) as u8 as f64;
+            }
+            for (k, f) in refs.frames.iter().rev().enumerate() {
+                if f.line >= hit.lines.start
+                    && f.line <= hit.lines.end
+                    && resolve_path(&f.file, [hit.path.as_str()]).is_some()
+                {
+                    row[6] = 1.0 / (1.0 + k as f64 * 0.5);
+                    break;
+                }
+            }
+            row[8] = (hit.kind == SnippetKind::Class) as u8 as f64;
+            hits.push(hit);
+            x.push(row);
             units.push(Unit {
-                hit: FuncHit {
-                    path: fh.path.clone(),
-                    name: d.name.clone(),
-                    kind: d.kind,
-                    lines: d.lines,
-                    score: 0.0,
-                },
                 terms,
                 len: lens[di],
-                prior: fh.score / best_file,
-                quoted: quoted_in[di],
             });
         }
     }
-    let docs: Vec<(&HashMap<String, u32>, u32)> = units.iter().map(|u| (&u.terms, u.len)).collect();
-    let mut b = bm25(&q, &docs, opts.k1, opts.b);
-    normalise(&mut b);
-    let mut out: Vec<FuncHit> = Vec::with_capacity(units.len());
-    for (u, bs) in units.into_iter().zip(b) {
-        let mut s = w.fn_bm25 * bs
-            + w.fn_file * u.prior
-            + w.fn_code_line * (1.0 - (-(u.quoted as f64)).exp());
-        if let Some((class, _)) = u.hit.name.rsplit_once('.') {
-            if refs.names(class) {
-                s += w.fn_class_mention;
-            }
+    if need(7) && !units.is_empty() {
+        // Named identifiers (lowercased, as terms are), by rarity among the units.
+        let names: Vec<String> = refs.mentions.iter().map(|m| m.to_lowercase()).collect();
+        let n = units.len() as f64;
+        let idf: Vec<f64> = names
+            .iter()
+            .map(|m| {
+                let df = units.iter().filter(|u| u.terms.contains_key(m)).count() as f64;
+                if df == 0.0 {
+                    0.0
+                } else {
+                    ((n + 1.0) / df).ln()
+                }
+            })
+            .collect();
+        let mut uses: Vec<f64> = units
+            .iter()
+            .map(|u| {
+                names
+                    .iter()
+                    .zip(&idf)
+                    .filter(|(m, _)| u.terms.contains_key(*m))
+                    .map(|(_, w)| w)
+                    .sum()
+            })
+            .collect();
+        normalise(&mut uses);
+        for (row, v) in x.iter_mut().zip(uses) {
+            row[7] = v;
         }
-        if refs.names(&u.hit.name) {
-            s += w.fn_mention;
-        } else {
-            // `_print_Sum`, `_eval_rewrite_as_Heaviside`: a named class as a part of the name.
-            let short = u.hit.name.rsplit('.').next().unwrap_or(&u.hit.name);
-            if short.split('_').any(|p| {
-                p.len() >= 3
-                    && p.chars().next().is_some_and(char::is_uppercase)
-                    && refs.mentions.iter().any(|m| m == p)
-            }) {
-                s += w.fn_part_mention;
-            }
-        }
-        for (k, f) in refs.frames.iter().rev().enumerate() {
-            if f.line >= u.hit.lines.start
-                && f.line <= u.hit.lines.end
-                && resolve_path(&f.file, [u.hit.path.as_str()]).is_some()
-            {
-                s += w.fn_frame / (1.0 + k as f64 * 0.5);
-                break;
-            }
-        }
-        let mut hit = u.hit;
-        hit.score = s;
-        out.push(hit);
     }
+    if need(0) {
+        let docs: Vec<(&HashMap<String, u32>, u32)> =
+            units.iter().map(|u| (&u.terms, u.len)).collect();
+        let mut b = bm25(&q, &docs, opts.k1, opts.b);
+        normalise(&mut b);
+        for (row, bs) in x.iter_mut().zip(b) {
+            row[0] = bs;
+        }
+    }
+    FunctionSignals { hits, x }
+}
+
+/// Definitions best first (ties by path, then line), at most `top`.
+pub fn rank_functions(signals: FunctionSignals, w: &Weights, top: usize) -> Vec<FuncHit> {
+    let wv = w.function_vector();
+    let mut out: Vec<FuncHit> = signals
+        .hits
+        .into_iter()
+        .zip(&signals.x)
+        .map(|(mut hit, x)| {
+            hit.score = x.iter().zip(&wv).map(|(a, b)| a * b).sum();
+            hit
+        })
+        .collect();
     out.sort_by(|a, b| {
         b.score
             .total_cmp(&a.score)
             .then_with(|| a.path.cmp(&b.path))
             .then(a.lines.start.cmp(&b.lines.start))
     });
-    out.truncate(opts.top_functions);
+    out.truncate(top);
     out
+}
+
+/// Rank the definitions of the best files.
+pub fn locate_functions(
+    issue: &str,
+    repo: &RepoFiles,
+    files: &[FileHit],
+    opts: &LocateOptions,
+) -> Vec<FuncHit> {
+    let wv = opts.weights.function_vector();
+    let signals = function_signals(issue, repo, files, opts, |k| wv[k] != 0.0);
+    rank_functions(signals, &opts.weights, opts.top_functions)
 }
 
 /// Rank files, then the functions of the best files, for an issue.
@@ -1327,6 +1696,147 @@ mod tests {
             loc.files
         );
         assert_eq!(loc.functions[0].name, "Mod.eval");
+    }
+
+    #[test]
+    fn imports_resolve_absolute_relative_and_local_imports() {
+        let r = RepoFiles::from_pairs(vec![
+            (
+                "pkg/api.py".into(),
+                "import pkg.core as c, os\nfrom .util import helper\nfrom . import extra  # x\n\ndef f():\n    from pkg.sub import deep\n    from ..outside import z\n".into(),
+            ),
+            ("pkg/core.py".into(), String::new()),
+            ("pkg/util.py".into(), String::new()),
+            ("pkg/extra.py".into(), String::new()),
+            ("pkg/sub/__init__.py".into(), String::new()),
+            ("pkg/sub/deep.py".into(), String::new()),
+            ("src/lib2/mod.py".into(), "from lib2 import other\nfrom .mod import x\n".into()),
+            ("src/lib2/other.py".into(), String::new()),
+        ]);
+        let names = |i: usize| -> Vec<&str> {
+            let mut v: Vec<&str> = r
+                .imports_of(i)
+                .into_iter()
+                .map(|j| r.files[j].path.as_str())
+                .collect();
+            v.sort();
+            v
+        };
+        assert_eq!(
+            names(0),
+            [
+                "pkg/core.py",
+                "pkg/extra.py",
+                "pkg/sub/__init__.py",
+                "pkg/sub/deep.py",
+                "pkg/util.py"
+            ]
+        );
+        // Under src/: imported without the prefix; a file never imports itself.
+        assert_eq!(names(6), ["src/lib2/other.py"]);
+        assert!(names(1).is_empty());
+    }
+
+    #[test]
+    fn import_neighbour_lifts_what_a_named_entry_point_imports() {
+        // The issue names `factor` (defined in api.py); the fix is in impl.py, which api.py
+        // imports and which shares the issue's words; noise.py shares them too, unimported.
+        let r = RepoFiles::from_pairs(vec![
+            (
+                "pkg/api.py".into(),
+                "from pkg import impl\n\ndef factor(f):\n    return impl.go(f)\n".into(),
+            ),
+            (
+                "pkg/impl.py".into(),
+                "def go(f):\n    extension = gaussian(f)\n    return extension\n".into(),
+            ),
+            (
+                "pkg/noise.py".into(),
+                "def other(f):\n    extension = gaussian(f)\n    return extension\n".into(),
+            ),
+        ]);
+        let issue = "`factor` with extension drops a gaussian factor";
+        let only = |import_neighbour: f64| LocateOptions {
+            weights: Weights {
+                bm25: 1.0,
+                path_bm25: 0.0,
+                def_mention: 0.0,
+                history: 0.0,
+                test_link: 0.0,
+                import_neighbour,
+                ..Weights::default()
+            },
+            ..LocateOptions::default()
+        };
+        let pos = |w: f64, p: &str| {
+            locate_files(issue, &r, &only(w))
+                .iter()
+                .position(|f| f.path == p)
+        };
+        // Without the signal the two are tied and the earlier path wins.
+        assert!(pos(0.0, "pkg/impl.py") < pos(0.0, "pkg/noise.py"));
+        let with = locate_files(issue, &r, &only(1.0));
+        let imp = with.iter().find(|f| f.path == "pkg/impl.py").unwrap();
+        let noise = with.iter().find(|f| f.path == "pkg/noise.py").unwrap();
+        assert!(imp.score > noise.score, "{with:?}");
+        assert!(imp.why.iter().any(|w| w == "imported by pkg/api.py"));
+    }
+
+    #[test]
+    fn chunk_bm25_does_not_dilute_one_matching_definition_in_a_big_file() {
+        // big.py holds one definition about the issue among much else; small.py holds the
+        // same words in a short file. Whole-file BM25 prefers small.py by far; the best chunk
+        // of big.py scores as well as small.py's.
+        let mut big =
+            String::from("def other(x):\n    # rewrite heaviside piecewise\n    return x\n");
+        for i in 0..60 {
+            big.push_str(&format!(
+                "\ndef unrelated_{i}(a):\n    return alpha_{i} + beta_{i} * gamma_{i}\n"
+            ));
+        }
+        let r = RepoFiles::from_pairs(vec![
+            ("pkg/big.py".into(), big),
+            (
+                "pkg/small.py".into(),
+                "def other(x):\n    # rewrite heaviside piecewise\n    return x\n".into(),
+            ),
+        ]);
+        assert_eq!(r.files[0].chunks().lens.len(), 61);
+        let issue = "rewrite heaviside piecewise";
+        let opts = LocateOptions::default();
+        let s = file_signals(issue, &r, &opts, |_| true);
+        let (big, small) = (&s.x[0], &s.x[1]);
+        assert!(big[0] < 0.5 * small[0], "whole file: {big:?} vs {small:?}");
+        assert!(
+            (big[10] - small[10]).abs() < 1e-9 && big[10] > 0.0,
+            "{big:?} vs {small:?}"
+        );
+    }
+
+    #[test]
+    fn churn_counts_past_commits_per_file() {
+        use crate::repo::CommitChange;
+        let commit = |paths: &[&str]| {
+            Arc::new(CommitChange {
+                id: git2::Oid::zero(),
+                message: "fix".into(),
+                paths: paths.iter().map(|p| p.to_string()).collect(),
+            })
+        };
+        let r = RepoFiles::from_pairs(vec![
+            ("a.py".into(), String::new()),
+            ("b.py".into(), String::new()),
+            ("c.py".into(), String::new()),
+        ])
+        .with_history(vec![
+            commit(&["a.py", "b.py"]),
+            commit(&["a.py"]),
+            commit(&["a.py", "gone.py"]),
+        ]);
+        let c = churn_scores(&r);
+        assert_eq!(c[0], 1.0);
+        assert!((c[1] - 2f64.ln() / 4f64.ln()).abs() < 1e-12);
+        assert_eq!(c[2], 0.0);
     }
 
     #[test]
