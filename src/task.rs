@@ -119,6 +119,19 @@ mod tests {
     use super::*;
 
     #[test]
+    fn golden_patch_is_read_as_the_gold_patch() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("verified.json");
+        std::fs::write(
+            &p,
+            r#"[{"instance_id":"psf__requests-1142","base_commit":"abc","problem_statement":"x","repo":"psf/requests","golden_patch":"diff --git a/x b/x","expected_spans":"{}"}]"#,
+        )
+        .unwrap();
+        let t = load_tasks(&p).unwrap();
+        assert_eq!(t[0].gold_patch.as_deref(), Some("diff --git a/x b/x"));
+    }
+
+    #[test]
     fn jsonl_with_bad_line_names_file_and_line() {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("t.jsonl");

@@ -667,3 +667,52 @@ pub fn fit(opts: &EvalOptions, mut progress: impl FnMut(&str)) -> anyhow::Result
         &mut progress,
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn best_gold_rank_orders_by_score_then_tie_and_never_ranks_zero() {
+        let score = [0.5, 0.9, 0.5, 0.0, 0.7];
+        let by_index = |j: usize| j as u32;
+        // 0.9, 0.7, then the tie at 0.5 goes to the smaller tie key.
+        assert_eq!(best_gold_rank(&score, by_index, &[2]), Some(4));
+        assert_eq!(best_gold_rank(&score, by_index, &[0]), Some(3));
+        // Reversed tie keys flip the tie.
+        assert_eq!(best_gold_rank(&score, |j| 10 - j as u32, &[2]), Some(3));
+        // The best of several gold items; a zero score is never ranked.
+        assert_eq!(best_gold_rank(&score, by_index, &[0, 4]), Some(2));
+        assert_eq!(best_gold_rank(&score, by_index, &[3]), None);
+        assert_eq!(best_gold_rank(&score, by_index, &[]), None);
+        // Past rank 100 counts as not found.
+        let many: Vec<f64> = (0..150).map(|i| 150.0 - i as f64).collect();
+        assert_eq!(best_gold_rank(&many, by_index, &[99]), Some(100));
+        assert_eq!(best_gold_rank(&many, by_index, &[100]), None);
+    }
+
+    #[test]
+    fn file_objective_counts_top5_hits_and_half_the_reciprocal_rank() {
+        let row = |v: f64| {
+            let mut x = [0.0; crate::context::locate::FILE_SIGNALS];
+            x[0] = v;
+            x
+        };
+        let fit = |gold: usize| FileFit {
+            signals: FileSignals {
+                x: (0..8).map(|i| row(8.0 - i as f64)).collect(),
+                aux: vec![false; 8],
+                why: vec![Vec::new(); 8],
+            },
+            tie: (0..8).collect(),
+            gold: vec![gold],
+        };
+        let w = Weights {
+            bm25: 1.0,
+            ..Weights::default()
+        };
+        // Rank 1: 1 + 0.5; rank 6: 0 + 0.5/6.
+        assert!((file_objective(&[fit(0)], &w) - 1.5).abs() < 1e-12);
+        assert!((file_objective(&[fit(5)], &w) - 0.5 / 6.0).abs() < 1e-12);
+    }
+}
