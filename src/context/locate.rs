@@ -7,10 +7,13 @@
 //! traceback frames that resolve to the file, its path or dotted module named in the issue,
 //! definitions the issue names (weighted by how few files define that name), test files whose
 //! text matches the issue ([`tested_files`]), and, when the snapshot's history is attached
-//! ([`RepoFiles::with_history`]), past commits whose messages resemble the issue. Functions are
+//! ([`RepoFiles::with_history`]), past commits whose messages resemble the issue, and modules
+//! imported by a file with such explicit evidence ([`RepoFiles::imports_of`]). Functions are
 //! then ranked inside the best files by BM25 over their own code and docstring, names the issue
-//! mentions (the function, its class, a class as part of its name), and traceback frames that
-//! fall inside them. `dei bench context` measures it; `--fit` refits the weights.
+//! mentions (the function, its class, a class as part of its name), traceback frames that fall
+//! inside them, and whether the unit is a class header. Further signals (change frequency,
+//! best-definition BM25, names used in a body) are computed only when weighted. `dei bench
+//! context` measures it; `--fit` (with `--fit-tasks`) refits the weights.
 //!
 //! ```no_run
 //! # fn main() -> anyhow::Result<()> {
