@@ -348,17 +348,8 @@ impl RepoFiles {
     pub fn module_file(&self, dotted: &str) -> Option<usize> {
         let parts: Vec<&str> = dotted.split('.').collect();
         for n in (1..=parts.len()).rev() {
-            let base = parts[..n].join("/");
-            for cand in [format!("{base}.py"), format!("{base}/__init__.py")] {
-                if let Some(&i) = self.by_path.get(&cand) {
-                    return Some(i);
-                }
-                // Packages under src/ or lib/.
-                for pre in ["src/", "lib/"] {
-                    if let Some(&i) = self.by_path.get(&format!("{pre}{cand}")) {
-                        return Some(i);
-                    }
-                }
+            if let Some(i) = self.module_file_exact(&parts[..n].join(".")) {
+                return Some(i);
             }
         }
         // A dotted name relative to a package (`ascii.rst` in `format="ascii.rst"`): the one
@@ -875,13 +866,21 @@ fn bm25(
             for (q, qw) in query {
                 let Some(&tf) = terms.get(q) else { continue };
                 let d = df.get(q.as_str()).copied().unwrap_or(0.0);
-                let idf = ((n - d + 0.5) / (d + 0.5) + 1.0).ln();
-                let tf = tf as f64;
-                s += qw * idf * tf * (k1 + 1.0) / (tf + k1 * (1.0 - b + b * (*len as f64) / avg));
+                s += qw * bm25_idf(n, d) * bm25_tf(tf as f64, *len as f64, avg, k1, b);
             }
             s
         })
         .collect()
+}
+
+/// BM25's inverse document frequency of a term held by `df` of `n` documents.
+fn bm25_idf(n: f64, df: f64) -> f64 {
+    ((n - df + 0.5) / (df + 0.5) + 1.0).ln()
+}
+
+/// BM25's saturated term frequency in a document of `len` terms (collection mean `avg`).
+fn bm25_tf(tf: f64, len: f64, avg: f64, k1: f64, b: f64) -> f64 {
+    tf * (k1 + 1.0) / (tf + k1 * (1.0 - b + b * len / avg))
 }
 
 /// Weighted query terms of an issue: title words count `w.title`, `<details>` words
@@ -1266,13 +1265,7 @@ fn chunk_scores(q: &HashMap<String, f64>, repo: &RepoFiles, k1: f64, b: f64) -> 
                 .filter_map(|ft| ft.terms.get(t))
                 .map(Vec::len)
                 .sum();
-            (df > 0).then(|| {
-                let df = df as f64;
-                (
-                    t.as_str(),
-                    qw * ((n as f64 - df + 0.5) / (df + 0.5) + 1.0).ln(),
-                )
-            })
+            (df > 0).then(|| (t.as_str(), qw * bm25_idf(n as f64, df as f64)))
         })
         .collect();
     let mut out: Vec<f64> = terms
@@ -1285,8 +1278,7 @@ fn chunk_scores(q: &HashMap<String, f64>, repo: &RepoFiles, k1: f64, b: f64) -> 
                 };
                 for &(c, tf) in post {
                     let len = ft.lens[c as usize] as f64;
-                    let tf = tf as f64;
-                    acc[c as usize] += w * tf * (k1 + 1.0) / (tf + k1 * (1.0 - b + b * len / avg));
+                    acc[c as usize] += w * bm25_tf(tf as f64, len, avg, k1, b);
                 }
             }
             acc.into_iter().fold(0.0, f64::max)
