@@ -15,7 +15,7 @@
 //! odd = `report`.
 
 use super::locate::{
-    file_signals, function_signals, locate, locate_files, FileSignals, FuncHit, Localization,
+    dot, file_signals, function_signals, locate, locate_files, FileSignals, FuncHit, Localization,
     LocateOptions, RepoFiles, Weights, FUNCTION_SIGNALS,
 };
 use super::{build_with, edited_units, IssueRefs, Related};
@@ -414,10 +414,9 @@ struct FnFit {
 }
 
 /// 1-based rank of the best gold item when items are ordered by score (descending, ties to
-/// the smaller `tie`), items scoring 0 or less never ranked; `None` past rank 100.
+/// the smaller `tie`); `None` past rank 100.
 fn best_gold_rank(score: &[f64], tie: impl Fn(usize) -> u32, gold: &[usize]) -> Option<usize> {
     gold.iter()
-        .filter(|&&g| score[g] > 0.0)
         .map(|&g| {
             let (sg, tg) = (score[g], tie(g));
             1 + score
@@ -430,12 +429,19 @@ fn best_gold_rank(score: &[f64], tie: impl Fn(usize) -> u32, gold: &[usize]) -> 
         .filter(|&r| r <= 100)
 }
 
+/// [`best_gold_rank`] of a file: files scoring 0 or less are never ranked (as in
+/// [`rank_files`](super::locate::rank_files)).
+fn best_gold_file_rank(score: &[f64], tie: &[u32], gold: &[usize]) -> Option<usize> {
+    let ranked: Vec<usize> = gold.iter().copied().filter(|&g| score[g] > 0.0).collect();
+    best_gold_rank(score, |j| tie[j], &ranked)
+}
+
 fn file_objective(fits: &[FileFit], w: &Weights) -> f64 {
     let wv = w.file_vector();
     fits.iter()
         .map(|f| {
             let score = f.signals.scores(&wv, w.test_factor);
-            let r = best_gold_rank(&score, |j| f.tie[j], &f.gold);
+            let r = best_gold_file_rank(&score, &f.tie, &f.gold);
             r.map_or(0.0, |r| (r <= 5) as u8 as f64 + 0.5 / r as f64)
         })
         .sum()
@@ -445,14 +451,10 @@ fn function_objective(fits: &[FnFit], w: &Weights) -> f64 {
     let wv = w.function_vector();
     fits.iter()
         .map(|f| {
-            let score: Vec<f64> =
-                f.x.iter()
-                    .map(|x| x.iter().zip(&wv).map(|(a, b)| a * b).sum())
-                    .collect();
+            // Every definition is ranked, whatever its score (as in `rank_functions`).
+            let score: Vec<f64> = f.x.iter().map(|x| dot(x, &wv)).collect();
             let gold: Vec<usize> = (0..f.gold.len()).filter(|&i| f.gold[i]).collect();
-            // Definitions score below 0 only with negative weights; rank them all the same.
-            let shifted: Vec<f64> = score.iter().map(|s| s + 1e6).collect();
-            let r = best_gold_rank(&shifted, |j| j as u32, &gold);
+            let r = best_gold_rank(&score, |j| j as u32, &gold);
             r.map_or(0.0, |r| (r <= 10) as u8 as f64 + 0.5 / r as f64)
         })
         .sum()
@@ -597,30 +599,19 @@ pub fn fit(opts: &EvalOptions, mut progress: impl FnMut(&str)) -> anyhow::Result
         }
         file_fits.push(FileFit { signals, tie, gold });
     }
-    const FILE_WEIGHTS: [&str; 13] = [
-        "bm25",
-        "path_bm25",
-        "def_mention",
-        "path_mention",
-        "module_mention",
-        "frame",
-        "code_line",
-        "history",
-        "test_link",
-        "churn",
-        "chunk_bm25",
-        "import_neighbour",
-        "test_factor",
-    ];
+    let mut file_weights = Weights::FILE_NAMES.to_vec();
+    file_weights.push("test_factor");
     progress("file weights:");
     let w = coordinate_search(
         &lopts.weights,
-        &FILE_WEIGHTS,
+        &file_weights,
         |w| file_objective(&file_fits, w),
         &mut progress,
     )?;
     drop(file_fits);
     lopts.weights = w;
+    // The second pass reads each instance again rather than keeping every repository's files
+    // in memory since the first (235 snapshots, most of them sympy's 30 MB).
     let mut fn_fits = Vec::with_capacity(tasks.len());
     for (t, path) in &tasks {
         let snap = Snapshot::open(path, &t.base_commit)?;
@@ -645,24 +636,13 @@ pub fn fit(opts: &EvalOptions, mut progress: impl FnMut(&str)) -> anyhow::Result
                 .collect(),
         });
     }
-    const FUNCTION_WEIGHTS: [&str; 9] = [
-        "fn_bm25",
-        "fn_file",
-        "fn_code_line",
-        "fn_class_mention",
-        "fn_mention",
-        "fn_part_mention",
-        "fn_frame",
-        "fn_uses_mention",
-        "fn_class",
-    ];
     progress(&format!(
         "function weights, on {} instances with a gold function:",
         fn_fits.len()
     ));
     coordinate_search(
         &lopts.weights,
-        &FUNCTION_WEIGHTS,
+        &Weights::FUNCTION_NAMES,
         |w| function_objective(&fn_fits, w),
         &mut progress,
     )
@@ -673,7 +653,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn best_gold_rank_orders_by_score_then_tie_and_never_ranks_zero() {
+    fn best_gold_rank_orders_by_score_then_tie_and_files_never_rank_zero() {
         let score = [0.5, 0.9, 0.5, 0.0, 0.7];
         let by_index = |j: usize| j as u32;
         // 0.9, 0.7, then the tie at 0.5 goes to the smaller tie key.
@@ -683,7 +663,9 @@ mod tests {
         assert_eq!(best_gold_rank(&score, |j| 10 - j as u32, &[2]), Some(3));
         // The best of several gold items; a zero score is never ranked.
         assert_eq!(best_gold_rank(&score, by_index, &[0, 4]), Some(2));
-        assert_eq!(best_gold_rank(&score, by_index, &[3]), None);
+        let tie: Vec<u32> = (0..score.len() as u32).collect();
+        assert_eq!(best_gold_file_rank(&score, &tie, &[3]), None);
+        assert_eq!(best_gold_file_rank(&score, &tie, &[3, 2]), Some(4));
         assert_eq!(best_gold_rank(&score, by_index, &[]), None);
         // Past rank 100 counts as not found.
         let many: Vec<f64> = (0..150).map(|i| 150.0 - i as f64).collect();

@@ -1005,6 +1005,11 @@ fn normalise(v: &mut [f64]) {
     }
 }
 
+/// A row of signals weighted: the sum of `x[k] * w[k]`.
+pub fn dot<const N: usize>(x: &[f64; N], w: &[f64; N]) -> f64 {
+    x.iter().zip(w).map(|(a, b)| a * b).sum()
+}
+
 /// How many file-level signals there are (the length of [`Weights::file_vector`]).
 pub const FILE_SIGNALS: usize = 12;
 
@@ -1025,7 +1030,7 @@ impl FileSignals {
             .iter()
             .zip(&self.aux)
             .map(|(x, &aux)| {
-                let s: f64 = x.iter().zip(w).map(|(a, b)| a * b).sum();
+                let s = dot(x, w);
                 if aux {
                     s * test_factor
                 } else {
@@ -1037,9 +1042,25 @@ impl FileSignals {
 }
 
 impl Weights {
+    /// The fields of [`Weights::file_vector`], in its order.
+    pub const FILE_NAMES: [&'static str; FILE_SIGNALS] = [
+        "bm25",
+        "path_bm25",
+        "def_mention",
+        "path_mention",
+        "module_mention",
+        "frame",
+        "code_line",
+        "history",
+        "test_link",
+        "churn",
+        "chunk_bm25",
+        "import_neighbour",
+    ];
+
     /// The file-level weights in [`FileSignals::x`] order: bm25, path_bm25, def_mention,
     /// path_mention, module_mention, frame, code_line, history, test_link, churn, chunk_bm25,
-    /// import_neighbour.
+    /// import_neighbour (the field names in [`Weights::FILE_NAMES`]).
     pub fn file_vector(&self) -> [f64; FILE_SIGNALS] {
         [
             self.bm25,
@@ -1325,6 +1346,19 @@ pub fn locate_files(issue: &str, repo: &RepoFiles, opts: &LocateOptions) -> Vec<
 pub const FUNCTION_SIGNALS: usize = 9;
 
 impl Weights {
+    /// The fields of [`Weights::function_vector`], in its order.
+    pub const FUNCTION_NAMES: [&'static str; FUNCTION_SIGNALS] = [
+        "fn_bm25",
+        "fn_file",
+        "fn_code_line",
+        "fn_class_mention",
+        "fn_mention",
+        "fn_part_mention",
+        "fn_frame",
+        "fn_uses_mention",
+        "fn_class",
+    ];
+
     /// The function-level weights in [`FunctionSignals::x`] order: fn_bm25, fn_file,
     /// fn_code_line, fn_class_mention, fn_mention, fn_part_mention, fn_frame, fn_uses_mention,
     /// fn_class.
@@ -1513,7 +1547,7 @@ pub fn rank_functions(signals: FunctionSignals, w: &Weights, top: usize) -> Vec<
         .into_iter()
         .zip(&signals.x)
         .map(|(mut hit, x)| {
-            hit.score = x.iter().zip(&wv).map(|(a, b)| a * b).sum();
+            hit.score = dot(x, &wv);
             hit
         })
         .collect();
@@ -1832,6 +1866,33 @@ mod tests {
         assert_eq!(c[0], 1.0);
         assert!((c[1] - 2f64.ln() / 4f64.ln()).abs() < 1e-12);
         assert_eq!(c[2], 0.0);
+    }
+
+    #[test]
+    fn weight_names_name_the_slots_of_their_vectors() {
+        let zero = || {
+            let mut v = serde_json::to_value(Weights::default()).unwrap();
+            for (_, x) in v.as_object_mut().unwrap().iter_mut() {
+                *x = serde_json::json!(0.0);
+            }
+            v
+        };
+        for (k, name) in Weights::FILE_NAMES.iter().enumerate() {
+            let mut v = zero();
+            v[*name] = serde_json::json!(1.0);
+            let w: Weights = serde_json::from_value(v).unwrap();
+            let mut want = [0.0; FILE_SIGNALS];
+            want[k] = 1.0;
+            assert_eq!(w.file_vector(), want, "{name}");
+        }
+        for (k, name) in Weights::FUNCTION_NAMES.iter().enumerate() {
+            let mut v = zero();
+            v[*name] = serde_json::json!(1.0);
+            let w: Weights = serde_json::from_value(v).unwrap();
+            let mut want = [0.0; FUNCTION_SIGNALS];
+            want[k] = 1.0;
+            assert_eq!(w.function_vector(), want, "{name}");
+        }
     }
 
     #[test]
