@@ -188,7 +188,8 @@ pub fn dotted(text: &str) -> Vec<String> {
 
 /// The parts of an issue text with the weight their words get in a search query: the title
 /// (first line) gets `title`, the body 1, `<details>` blocks (environment dumps, package lists)
-/// get `details`; HTML comments (issue templates) are dropped.
+/// get `details`; HTML comments and the rest of an issue template ([`strip_template`]) are
+/// dropped.
 pub fn weighted_parts(text: &str, title: f64, details: f64) -> Vec<(String, f64)> {
     let mut body = String::with_capacity(text.len());
     let mut rest = text;
@@ -201,7 +202,7 @@ pub fn weighted_parts(text: &str, title: f64, details: f64) -> Vec<(String, f64)
     }
     body.push_str(rest);
     let (first, body) = match body.split_once('\n') {
-        Some((a, b)) => (a.to_string(), b.to_string()),
+        Some((a, b)) => (a.to_string(), strip_template(b)),
         None => (body, String::new()),
     };
     let mut out = vec![(first, title)];
@@ -218,6 +219,31 @@ pub fn weighted_parts(text: &str, title: f64, details: f64) -> Vec<(String, f64)
     }
     out.push((body[at..].to_string(), 1.0));
     out.retain(|(t, _)| !t.trim().is_empty());
+    out
+}
+
+/// The body without issue-template scaffolding, which names the template and not the bug:
+/// Markdown headings outside code fences (`### Describe the bug`), unanswered fields
+/// (`_No response_`) and checklist items (`- [x] a minimal example`).
+fn strip_template(body: &str) -> String {
+    let mut out = String::with_capacity(body.len());
+    let mut fenced = false;
+    for line in body.lines() {
+        let t = line.trim_start();
+        if t.starts_with("```") || t.starts_with("~~~") {
+            fenced = !fenced;
+        } else if !fenced
+            && ((t.starts_with('#') && t.trim_start_matches('#').starts_with(' '))
+                || t == "_No response_"
+                || t.starts_with("- [ ]")
+                || t.starts_with("- [x]")
+                || t.starts_with("- [X]"))
+        {
+            continue;
+        }
+        out.push_str(line);
+        out.push('\n');
+    }
     out
 }
 
@@ -357,6 +383,22 @@ mod tests {
         assert!(parts
             .iter()
             .any(|(p, w)| p.contains("more body") && *w == 1.0));
+    }
+
+    #[test]
+    fn template_headings_and_checklists_are_dropped_but_code_comments_kept() {
+        let t = "Literal nitpick\n### Describe the bug\nnitpick flags Literal\n- [x] minimal example\n```python\n# keep this comment\nfoo()\n```\n### Sphinx extensions\n_No response_\n#hashtag stays\n";
+        let body: String = weighted_parts(t, 2.0, 0.25)
+            .into_iter()
+            .skip(1)
+            .map(|(p, _)| p)
+            .collect();
+        assert!(body.contains("nitpick flags Literal"), "{body}");
+        assert!(body.contains("# keep this comment"), "{body}");
+        assert!(body.contains("#hashtag stays"), "{body}");
+        for gone in ["Describe", "minimal example", "extensions", "No response"] {
+            assert!(!body.contains(gone), "{gone} left in {body}");
+        }
     }
 
     #[test]
