@@ -86,7 +86,7 @@ pub fn load(paths: &[PathBuf]) -> anyhow::Result<Loaded> {
     for path in paths {
         require_exists(path)?;
         if path.is_dir() {
-            load_dir(path, path, &mut out)?;
+            load_dir(path, &mut out)?;
         } else {
             load_file(path, None, &mut out);
         }
@@ -128,7 +128,22 @@ fn disambiguate_agents(cands: &mut [Candidate]) {
     }
 }
 
-fn load_dir(root: &Path, dir: &Path, out: &mut Loaded) -> anyhow::Result<()> {
+fn load_dir(root: &Path, out: &mut Loaded) -> anyhow::Result<()> {
+    for path in files_under(root)? {
+        load_file(&path, folder_agent(&path, root), out);
+    }
+    Ok(())
+}
+
+/// Every file below `dir`, recursively, in sorted order, hidden entries (`.git`, `.DS_Store`)
+/// left out.
+pub fn files_under(dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
+    let mut out = Vec::new();
+    walk(dir, &mut out)?;
+    Ok(out)
+}
+
+fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> anyhow::Result<()> {
     let mut entries: Vec<PathBuf> = fs::read_dir(dir)
         .map_err(|e| anyhow::anyhow!("cannot read folder {}: {e}", dir.display()))?
         .filter_map(|e| e.ok().map(|e| e.path()))
@@ -140,19 +155,22 @@ fn load_dir(root: &Path, dir: &Path, out: &mut Loaded) -> anyhow::Result<()> {
             continue;
         }
         if path.is_dir() {
-            load_dir(root, &path, out)?;
+            walk(&path, out)?;
         } else {
-            // Folder name under the root names the agent for diff files.
-            let agent = path
-                .parent()
-                .filter(|p| *p != root || root.parent().is_some())
-                .and_then(|p| p.file_name())
-                .and_then(|n| n.to_str())
-                .map(str::to_string);
-            load_file(&path, agent, out);
+            out.push(path);
         }
     }
     Ok(())
+}
+
+/// The agent a diff file found below `root` belongs to: the name of the folder it sits in
+/// (one folder per agent), `None` for a root without a name.
+pub fn folder_agent(path: &Path, root: &Path) -> Option<String> {
+    path.parent()
+        .filter(|p| *p != root || root.parent().is_some())
+        .and_then(|p| p.file_name())
+        .and_then(|n| n.to_str())
+        .map(str::to_string)
 }
 
 fn extension(path: &Path) -> String {

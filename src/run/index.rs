@@ -93,26 +93,9 @@ impl Index {
     }
 
     fn add_dir(&mut self, dir: &Path) -> anyhow::Result<()> {
-        let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
-            .map_err(|e| anyhow::anyhow!("cannot read folder {}: {e}", dir.display()))?
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .collect();
-        entries.sort();
-        for path in entries {
-            let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
-            if name.starts_with('.') {
-                continue;
-            }
-            if path.is_dir() {
-                self.add_dir(&path)?;
-            } else {
-                let agent = path
-                    .parent()
-                    .and_then(|p| p.file_name())
-                    .and_then(|n| n.to_str())
-                    .map(str::to_string);
-                self.add_file(&path, agent);
-            }
+        for path in candidates::files_under(dir)? {
+            let agent = candidates::folder_agent(&path, dir);
+            self.add_file(&path, agent);
         }
         Ok(())
     }
