@@ -47,7 +47,9 @@ pub fn normalize_line(line: &str) -> String {
     line[..cut].split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
-fn function_name(section: &str) -> Option<String> {
+/// The definition named in a hunk header's section text (`def foo(`, `class Bar(`,
+/// `async def baz(`).
+pub fn section_def(section: &str) -> Option<String> {
     let s = section.trim();
     let rest = s.strip_prefix("async ").unwrap_or(s);
     let rest = rest
@@ -66,7 +68,7 @@ pub fn normalize(patch: &Patch) -> Normalized {
     for f in &patch.files {
         let e = files.entry(f.path().to_string()).or_default();
         for h in &f.hunks {
-            if let Some(n) = function_name(&h.section) {
+            if let Some(n) = section_def(&h.section) {
                 e.functions.insert(n);
             }
             for l in &h.lines {

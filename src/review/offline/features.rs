@@ -105,20 +105,6 @@ pub fn normalize_line(text: &str) -> Option<String> {
     }
 }
 
-/// The definition named in a hunk header's section text (`def foo(`, `class Bar(`, `async def baz(`).
-pub fn section_def(section: &str) -> Option<String> {
-    let s = section.trim_start();
-    let rest = s
-        .strip_prefix("async def ")
-        .or_else(|| s.strip_prefix("def "))
-        .or_else(|| s.strip_prefix("class "))?;
-    let name: String = rest
-        .chars()
-        .take_while(|c| c.is_alphanumeric() || *c == '_')
-        .collect();
-    (!name.is_empty()).then_some(name)
-}
-
 fn is_debug_line(text: &str) -> bool {
     let t = text.trim_start();
     t.starts_with("print(")
@@ -155,7 +141,7 @@ pub fn from_diff(candidate: &Candidate) -> Features {
             f.hunks += 1;
             f.lines_added += h.added();
             f.lines_removed += h.removed();
-            if let Some(d) = section_def(&h.section) {
+            if let Some(d) = crate::patch::normalize::section_def(&h.section) {
                 f.defs.insert(format!("{path}::{d}"));
             }
             for l in &h.lines {
