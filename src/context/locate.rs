@@ -10,8 +10,9 @@
 //! ([`RepoFiles::with_history`]), past commits whose messages resemble the issue, and modules
 //! imported by a file with such explicit evidence ([`RepoFiles::imports_of`]). Functions are
 //! then ranked inside the best files by BM25 over their own code and docstring, names the issue
-//! mentions (the function, its class, a class as part of its name), traceback frames that fall
-//! inside them, and whether the unit is a class header. Further signals (change frequency,
+//! mentions (the function, its class, a class as part of its name), how much of their own
+//! name the issue's words cover (compared by English stem: `__iter__` ← "iterating"),
+//! traceback frames that fall inside them, and whether the unit is a class header. Further signals (change frequency,
 //! best-definition BM25, names used in a body) are computed only when weighted. `dei bench
 //! context` measures it; `--fit` (with `--fit-tasks`) refits the weights.
 //!
@@ -651,6 +652,10 @@ pub struct Weights {
     /// Function level: the definition is a class (its own lines: header, docstring, class
     /// attributes); a fix edits methods far more often, so this is usually negative.
     pub fn_class: f64,
+    /// Function level: how much of the function's own name the issue's words cover, each
+    /// name part by its rarity among the ranked names, words compared by their English stem
+    /// (`__iter__` ← "iterating", `_print_Symbol` ← "printing a symbol"; 0..1).
+    pub fn_name_match: f64,
 }
 
 impl Default for Weights {
@@ -668,7 +673,7 @@ impl Default for Weights {
             module_mention: 0.1875,
             frame: 2.25,
             test_factor: 0.3,
-            fn_mention: 1.125,
+            fn_mention: 0.5625,
             fn_part_mention: 2.4,
             fn_frame: 3.0,
             fn_bm25: 2.0,
@@ -677,15 +682,16 @@ impl Default for Weights {
             details: 0.0,
             compound: 2.25,
             code_line: 0.1875,
-            fn_code_line: 0.0234375,
+            fn_code_line: 0.09375,
             history: 0.375,
             fn_class_mention: 0.09375,
             test_link: 0.75,
             churn: 0.0,
             chunk_bm25: 0.0,
             import_neighbour: 0.375,
-            fn_uses_mention: 0.0,
-            fn_class: -0.75,
+            fn_uses_mention: 0.03125,
+            fn_class: -1.125,
+            fn_name_match: 0.5,
         }
     }
 }
@@ -1343,7 +1349,7 @@ pub fn locate_files(issue: &str, repo: &RepoFiles, opts: &LocateOptions) -> Vec<
 }
 
 /// How many function-level signals there are (the length of [`Weights::function_vector`]).
-pub const FUNCTION_SIGNALS: usize = 9;
+pub const FUNCTION_SIGNALS: usize = 10;
 
 impl Weights {
     /// The fields of [`Weights::function_vector`], in its order.
@@ -1357,11 +1363,12 @@ impl Weights {
         "fn_frame",
         "fn_uses_mention",
         "fn_class",
+        "fn_name_match",
     ];
 
     /// The function-level weights in [`FunctionSignals::x`] order: fn_bm25, fn_file,
     /// fn_code_line, fn_class_mention, fn_mention, fn_part_mention, fn_frame, fn_uses_mention,
-    /// fn_class.
+    /// fn_class, fn_name_match.
     pub fn function_vector(&self) -> [f64; FUNCTION_SIGNALS] {
         [
             self.fn_bm25,
@@ -1373,6 +1380,7 @@ impl Weights {
             self.fn_frame,
             self.fn_uses_mention,
             self.fn_class,
+            self.fn_name_match,
         ]
     }
 }
@@ -1527,6 +1535,11 @@ pub fn function_signals(
             row[7] = v;
         }
     }
+    if need(9) && !hits.is_empty() {
+        for (row, v) in x.iter_mut().zip(name_match(issue, &hits)) {
+            row[9] = v;
+        }
+    }
     if need(0) {
         let docs: Vec<(&HashMap<String, u32>, u32)> =
             units.iter().map(|u| (&u.terms, u.len)).collect();
@@ -1537,6 +1550,65 @@ pub fn function_signals(
         }
     }
     FunctionSignals { hits, x }
+}
+
+/// English stem of a lowercase word (`iterating` → `iter`, `printing` → `print`).
+fn stem(word: &str) -> String {
+    static S: OnceLock<rust_stemmers::Stemmer> = OnceLock::new();
+    S.get_or_init(|| rust_stemmers::Stemmer::create(rust_stemmers::Algorithm::English))
+        .stem(word)
+        .into_owned()
+}
+
+/// Per definition, the share of its own name's parts (by rarity among `hits`' names) whose
+/// stem is the stem of a word of the issue (template and HTML comments left out).
+fn name_match(issue: &str, hits: &[FuncHit]) -> Vec<f64> {
+    let mut words: HashSet<String> = HashSet::new();
+    for (part, _) in weighted_parts(issue, 1.0, 1.0) {
+        for t in tokenize(&part) {
+            if t.len() >= 3 && t.bytes().all(|b| b.is_ascii_lowercase()) {
+                words.insert(stem(&t));
+            }
+        }
+    }
+    let parts: Vec<Vec<String>> = hits
+        .iter()
+        .map(|h| {
+            let short = h.name.rsplit('.').next().unwrap_or(&h.name);
+            let mut t = Vec::new();
+            split_terms(short, &mut t);
+            // The whole name when it has parts, and parts too short to mean a word, go.
+            if t.len() > 1 {
+                let whole = short.to_lowercase();
+                let whole = whole.trim_matches('_');
+                t.retain(|p| p != whole);
+            }
+            t.retain(|p| p.len() >= 3 && p.bytes().all(|b| b.is_ascii_lowercase()));
+            t.iter().map(|p| stem(p)).collect()
+        })
+        .collect();
+    let mut df: HashMap<&str, u32> = HashMap::new();
+    for p in &parts {
+        for t in p.iter().collect::<HashSet<_>>() {
+            *df.entry(t.as_str()).or_insert(0) += 1;
+        }
+    }
+    let n = hits.len() as f64;
+    parts
+        .iter()
+        .map(|p| {
+            let idf = |t: &String| ((n + 1.0) / df[t.as_str()] as f64).ln();
+            let all: f64 = p.iter().map(idf).sum();
+            if all <= 0.0 {
+                return 0.0;
+            }
+            p.iter()
+                .filter(|t| words.contains(*t))
+                .map(idf)
+                .sum::<f64>()
+                / all
+        })
+        .collect()
 }
 
 /// Definitions best first (ties by path, then line), at most `top`.
@@ -1764,6 +1836,34 @@ mod tests {
         // Under src/: imported without the prefix; a file never imports itself.
         assert_eq!(names(6), ["src/lib2/other.py"]);
         assert!(names(1).is_empty());
+    }
+
+    #[test]
+    fn name_match_compares_stems_and_weighs_rare_parts() {
+        let hit = |name: &str| FuncHit {
+            path: "p.py".into(),
+            name: name.into(),
+            kind: SnippetKind::Function,
+            lines: LineRange { start: 1, end: 2 },
+            score: 0.0,
+        };
+        let hits = [
+            hit("DataArrayRolling.__iter__"),
+            hit("MathMLPrinter._print_Symbol"),
+            hit("MathMLPrinter._print_Integral"),
+            hit("MathMLPrinter._print_Sum"),
+            hit("reduce"),
+        ];
+        let m = name_match(
+            "center kwarg ignored when manually iterating; a symbol is printed wrong",
+            &hits,
+        );
+        // `iterating` → `iter`; `printed`/`symbol` cover all of `_print_Symbol`.
+        assert_eq!(m[0], 1.0, "{m:?}");
+        assert_eq!(m[1], 1.0, "{m:?}");
+        // Only the common part `print` of `_print_Integral` matches: some, not all.
+        assert!(m[2] > 0.0 && m[2] < 0.5, "{m:?}");
+        assert_eq!(m[4], 0.0, "{m:?}");
     }
 
     #[test]
