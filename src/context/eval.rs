@@ -460,9 +460,14 @@ fn function_objective(fits: &[FnFit], w: &Weights) -> f64 {
         .sum()
 }
 
+/// Least rise of the objective a move must bring to be kept: a twentieth of an instance. Moves
+/// that only reshuffle ranks far down (or tie) would otherwise drift weights, such as a
+/// traceback frame's, that the fit set has no evidence about.
+const MIN_GAIN: f64 = 0.05;
+
 /// Coordinate search over the named weights: each in turn is scaled by 0, ¼, ½, ¾, 1½, 2 and
-/// 4 (a zero weight tries ±⅛ to ±1 and 2), kept when the objective rises; rounds until none
-/// does (at most 8).
+/// 4 (a zero weight tries ±⅛ to ±1 and 2), kept when the objective rises by [`MIN_GAIN`] or
+/// more; rounds until none does (at most 8).
 fn coordinate_search(
     start: &Weights,
     names: &[&str],
@@ -490,7 +495,7 @@ fn coordinate_search(
                 cand[name] = serde_json::json!(v);
                 let w: Weights = serde_json::from_value(cand.clone())?;
                 let sc = objective(&w);
-                if sc > best_score + 1e-9 {
+                if sc >= best_score + MIN_GAIN {
                     progress(&format!(
                         "round {round}: {name} {v0} -> {v}: {best_score:.2} -> {sc:.2}"
                     ));

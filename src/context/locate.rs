@@ -662,7 +662,7 @@ impl Default for Weights {
     /// Fitted by `dei bench context --fit --fit-tasks <SWE-bench Verified>` on the tune half of
     /// the available SWE-bench Lite instances plus the Verified instances outside Lite (235 in
     /// all; coordinate search, see [`crate::context::eval::fit`]); the report half was never
-    /// fitted on. Signals at 0 stay available through `--weights` (`chunk_bm25` was fitted to a
+    /// fitted on. Refitting from these moves no weight. Signals at 0 stay available through `--weights` (`chunk_bm25` was fitted to a
     /// small negative weight of no clear meaning and is shipped at 0).
     fn default() -> Self {
         Weights {
