@@ -12,9 +12,10 @@
 //! then ranked inside the best files by BM25 over their own code and docstring, names the issue
 //! mentions (the function, its class, a class as part of its name), how much of their own
 //! name the issue's words cover (compared by English stem: `__iter__` ← "iterating"),
-//! traceback frames that fall inside them, and whether the unit is a class header. Further signals (change frequency,
-//! best-definition BM25, names used in a body) are computed only when weighted. `dei bench
-//! context` measures it; `--fit` (with `--fit-tasks`) refits the weights.
+//! traceback frames that fall inside them, whether the unit is a class header and, faintly,
+//! names from the issue that their body uses. Further signals (change frequency,
+//! best-definition BM25) are computed only when weighted. `dei bench context` measures it;
+//! `--fit` (with `--fit-tasks`) refits the weights.
 //!
 //! ```no_run
 //! # fn main() -> anyhow::Result<()> {
