@@ -3,19 +3,20 @@
 //!
 //! Files are scored ([`file_signals`], weighted by [`Weights`]) by BM25 of the issue's terms
 //! over each file's identifiers and path (title words count more, template comments and
-//! `<details>` dumps not at all, adjacent words are also joined), plus exact evidence:
-//! traceback frames that resolve to the file, its path or dotted module named in the issue,
-//! definitions the issue names (weighted by how few files define that name), test files whose
-//! text matches the issue ([`tested_files`]), and, when the snapshot's history is attached
+//! `<details>` dumps not at all, adjacent words are also joined), by BM25 of the title alone
+//! and of the best `def`/`class` chunk, plus exact evidence: traceback frames that resolve to
+//! the file, its path or dotted module named in the issue, definitions the issue names
+//! (weighted by how few files define that name), test files whose text matches the issue
+//! ([`tested_files`]), and, when the snapshot's history is attached
 //! ([`RepoFiles::with_history`]), past commits whose messages resemble the issue, and modules
 //! imported by a file with such explicit evidence ([`RepoFiles::imports_of`]). Functions are
-//! then ranked inside the best files by BM25 over their own code and docstring, names the issue
+//! then ranked inside the best files by BM25 over their own code and docstring (and of the
+//! title alone), names the issue
 //! mentions (the function, its class, a class as part of its name), how much of their own
 //! name the issue's words cover (compared by English stem: `__iter__` ← "iterating"),
 //! traceback frames that fall inside them, whether the unit is a class header and, faintly,
-//! names from the issue that their body uses. Further signals (change frequency,
-//! best-definition BM25) are computed only when weighted. `dei bench context` measures it;
-//! `--fit` (with `--fit-tasks`) refits the weights.
+//! names from the issue that their body uses. Change frequency is computed only when
+//! weighted. `dei bench context` measures it; `--fit` (with `--fit-tasks`) refits the weights.
 //!
 //! ```no_run
 //! # fn main() -> anyhow::Result<()> {
@@ -42,11 +43,12 @@ pub struct FileTerms {
     pub len: u32,
     /// Names of `def`/`class` statements (found by line scan, no parse).
     pub def_names: Vec<String>,
+    /// The same terms by definition chunk.
+    pub chunks: ChunkTerms,
 }
 
 /// Terms of one file by definition chunk: a chunk starts at every `def`/`class` line (any
-/// depth) and at the top of the file, and runs to the next one. Built only for the
-/// `chunk_bm25` signal.
+/// depth) and at the top of the file, and runs to the next one (for the `chunk_bm25` signal).
 #[derive(Debug, Default)]
 pub struct ChunkTerms {
     /// Term count of each chunk.
@@ -56,28 +58,19 @@ pub struct ChunkTerms {
 }
 
 impl ChunkTerms {
-    fn new(text: &str) -> ChunkTerms {
-        let mut out = ChunkTerms::default();
-        let mut chunk: HashMap<String, u32> = HashMap::new();
-        let flush = |chunk: &mut HashMap<String, u32>, out: &mut ChunkTerms| {
-            let c = out.lens.len() as u32;
-            out.lens.push(chunk.values().sum());
-            for (t, n) in chunk.drain() {
-                out.terms.entry(t).or_default().push((c, n));
+    /// Close the current chunk: its counts join the chunk index and the file's totals.
+    fn flush(&mut self, chunk: &mut HashMap<String, u32>, file: &mut HashMap<String, u32>) {
+        let c = self.lens.len() as u32;
+        self.lens.push(chunk.values().sum());
+        for (t, n) in chunk.drain() {
+            match file.get_mut(&t) {
+                Some(v) => *v += n,
+                None => {
+                    file.insert(t.clone(), n);
+                }
             }
-        };
-        for line in text.lines() {
-            if def_name(line).is_some() && !chunk.is_empty() {
-                flush(&mut chunk, &mut out);
-            }
-            for t in tokenize(line) {
-                *chunk.entry(t).or_insert(0) += 1;
-            }
+            self.terms.entry(t).or_default().push((c, n));
         }
-        if !chunk.is_empty() {
-            flush(&mut chunk, &mut out);
-        }
-        out
     }
 }
 
@@ -87,7 +80,6 @@ pub struct RepoFile {
     pub path: String,
     pub text: Arc<str>,
     terms: OnceLock<Arc<FileTerms>>,
-    chunks: OnceLock<ChunkTerms>,
     defs: OnceLock<Arc<[String]>>,
 }
 
@@ -97,7 +89,6 @@ impl RepoFile {
             path,
             text,
             terms: OnceLock::new(),
-            chunks: OnceLock::new(),
             defs: OnceLock::new(),
         }
     }
@@ -113,9 +104,9 @@ impl RepoFile {
         self.terms.get_or_init(|| file_terms(&self.text))
     }
 
-    /// Its terms by definition chunk (computed once per snapshot, on first use).
+    /// Its terms by definition chunk (built with [`RepoFile::terms`], in the same pass).
     pub fn chunks(&self) -> &ChunkTerms {
-        self.chunks.get_or_init(|| ChunkTerms::new(&self.text))
+        &self.terms().chunks
     }
 
     /// Names of its `def`/`class` statements (line scan, no parse; no tokenizing).
@@ -440,10 +431,20 @@ fn file_terms(text: &str) -> Arc<FileTerms> {
     if let Some(hit) = term_cache().lock().ok().and_then(|c| c.get(&key).cloned()) {
         return hit;
     }
+    // One tokenizing pass feeds the chunks; closing a chunk adds it to the file's totals.
     let mut ft = FileTerms::default();
-    for t in tokenize(text) {
-        *ft.terms.entry(t).or_insert(0) += 1;
-        ft.len += 1;
+    let mut chunk: HashMap<String, u32> = HashMap::new();
+    for line in text.lines() {
+        if def_name(line).is_some() && !chunk.is_empty() {
+            ft.chunks.flush(&mut chunk, &mut ft.terms);
+        }
+        for t in tokenize(line) {
+            *chunk.entry(t).or_insert(0) += 1;
+            ft.len += 1;
+        }
+    }
+    if !chunk.is_empty() {
+        ft.chunks.flush(&mut chunk, &mut ft.terms);
     }
     ft.def_names = def_names(text);
     let ft = Arc::new(ft);
@@ -657,42 +658,50 @@ pub struct Weights {
     /// name part by its rarity among the ranked names, words compared by their English stem
     /// (`__iter__` ← "iterating", `_print_Symbol` ← "printing a symbol"; 0..1).
     pub fn_name_match: f64,
+    /// BM25 of the issue's title (its first line) alone over the file, normalised to the best
+    /// file: the title names the problem in a few words, which a long body dilutes even at
+    /// `title` weight.
+    pub title_bm25: f64,
+    /// Function level: BM25 of the issue's title alone over the function, normalised.
+    pub fn_title_bm25: f64,
 }
 
 impl Default for Weights {
     /// Fitted by `dei bench context --fit --fit-tasks <SWE-bench Verified>` on the tune half of
     /// the available SWE-bench Lite instances plus the Verified instances outside Lite (235 in
     /// all; coordinate search, see [`crate::context::eval::fit`]); the report half was never
-    /// fitted on. Refitting from these moves no weight. Signals at 0 stay available through `--weights` (`chunk_bm25` was fitted to a
-    /// small negative weight of no clear meaning and is shipped at 0).
+    /// fitted on. Refitting from these moves no weight. Signals at 0 (`churn`) stay available
+    /// through `--weights`.
     fn default() -> Self {
         Weights {
-            bm25: 3.375,
+            bm25: 2.53125,
             path_bm25: 1.6875,
-            def_mention: 0.5625,
+            def_mention: 0.421875,
             path_mention: 1.5,
             module_mention: 0.1875,
             frame: 2.25,
             test_factor: 0.3,
             fn_mention: 0.5625,
             fn_part_mention: 2.4,
-            fn_frame: 3.0,
+            fn_frame: 1.5,
             fn_bm25: 2.0,
-            fn_file: 2.25,
+            fn_file: 3.375,
             title: 2.0,
             details: 0.0,
             compound: 2.25,
             code_line: 0.1875,
-            fn_code_line: 0.09375,
+            fn_code_line: 0.2109375,
             history: 0.375,
-            fn_class_mention: 0.09375,
-            test_link: 0.75,
+            fn_class_mention: 0.140625,
+            test_link: 0.375,
             churn: 0.0,
-            chunk_bm25: 0.0,
+            chunk_bm25: 0.125,
             import_neighbour: 0.375,
-            fn_uses_mention: 0.03125,
-            fn_class: -1.125,
+            fn_uses_mention: 0.125,
+            fn_class: -0.5625,
             fn_name_match: 0.5,
+            title_bm25: 2.0,
+            fn_title_bm25: 0.25,
         }
     }
 }
@@ -1018,7 +1027,7 @@ pub fn dot<const N: usize>(x: &[f64; N], w: &[f64; N]) -> f64 {
 }
 
 /// How many file-level signals there are (the length of [`Weights::file_vector`]).
-pub const FILE_SIGNALS: usize = 12;
+pub const FILE_SIGNALS: usize = 13;
 
 /// The file-level evidence for one issue, before weighting: one row per repository file.
 #[derive(Debug, Clone, Default)]
@@ -1063,6 +1072,7 @@ impl Weights {
         "churn",
         "chunk_bm25",
         "import_neighbour",
+        "title_bm25",
     ];
 
     /// The file-level weights in [`FileSignals::x`] order: bm25, path_bm25, def_mention,
@@ -1082,6 +1092,7 @@ impl Weights {
             self.churn,
             self.chunk_bm25,
             self.import_neighbour,
+            self.title_bm25,
         ]
     }
 }
@@ -1245,7 +1256,24 @@ pub fn file_signals(
             }
         }
     }
+    if need(12) {
+        let tq = title_terms(issue);
+        let mut t = bm25(&tq, &docs, opts.k1, opts.b);
+        normalise(&mut t);
+        for i in 0..n {
+            x[i][12] = t[i];
+        }
+    }
     FileSignals { x, aux, why }
+}
+
+/// The terms of the issue's title (first line), each once.
+fn title_terms(issue: &str) -> HashMap<String, f64> {
+    let mut q = HashMap::new();
+    for t in tokenize(issue.lines().next().unwrap_or("")) {
+        q.insert(t, 1.0);
+    }
+    q
 }
 
 /// Per file, how many past commits (of at most [`HISTORY_MAX_PATHS`] files) changed it, as
@@ -1350,7 +1378,7 @@ pub fn locate_files(issue: &str, repo: &RepoFiles, opts: &LocateOptions) -> Vec<
 }
 
 /// How many function-level signals there are (the length of [`Weights::function_vector`]).
-pub const FUNCTION_SIGNALS: usize = 10;
+pub const FUNCTION_SIGNALS: usize = 11;
 
 impl Weights {
     /// The fields of [`Weights::function_vector`], in its order.
@@ -1365,6 +1393,7 @@ impl Weights {
         "fn_uses_mention",
         "fn_class",
         "fn_name_match",
+        "fn_title_bm25",
     ];
 
     /// The function-level weights in [`FunctionSignals::x`] order: fn_bm25, fn_file,
@@ -1382,6 +1411,7 @@ impl Weights {
             self.fn_uses_mention,
             self.fn_class,
             self.fn_name_match,
+            self.fn_title_bm25,
         ]
     }
 }
@@ -1539,6 +1569,15 @@ pub fn function_signals(
     if need(9) && !hits.is_empty() {
         for (row, v) in x.iter_mut().zip(name_match(issue, &hits)) {
             row[9] = v;
+        }
+    }
+    if need(10) {
+        let docs: Vec<(&HashMap<String, u32>, u32)> =
+            units.iter().map(|u| (&u.terms, u.len)).collect();
+        let mut b = bm25(&title_terms(issue), &docs, opts.k1, opts.b);
+        normalise(&mut b);
+        for (row, bs) in x.iter_mut().zip(b) {
+            row[10] = bs;
         }
     }
     if need(0) {
@@ -1837,6 +1876,43 @@ mod tests {
         // Under src/: imported without the prefix; a file never imports itself.
         assert_eq!(names(6), ["src/lib2/other.py"]);
         assert!(names(1).is_empty());
+    }
+
+    #[test]
+    fn title_bm25_favours_the_file_the_title_describes() {
+        let r = RepoFiles::from_pairs(vec![
+            (
+                "pkg/rolling.py".into(),
+                "def window(center):\n    return center\n".into(),
+            ),
+            (
+                "pkg/plot.py".into(),
+                "def figure(axes, legend):\n    return axes\n".into(),
+            ),
+        ]);
+        // The body talks about plotting at length; the title names the real subject.
+        let issue = "rolling window ignores center\nI plot axes and a legend, then plot axes again with a legend and axes.";
+        let only = |title_bm25: f64, bm25: f64| LocateOptions {
+            weights: Weights {
+                bm25,
+                title_bm25,
+                path_bm25: 0.0,
+                chunk_bm25: 0.0,
+                test_link: 0.0,
+                history: 0.0,
+                ..Weights::default()
+            },
+            ..LocateOptions::default()
+        };
+        assert_eq!(
+            locate_files(issue, &r, &only(0.0, 1.0))[0].path,
+            "pkg/plot.py"
+        );
+        assert_eq!(
+            locate_files(issue, &r, &only(1.0, 0.0))[0].path,
+            "pkg/rolling.py"
+        );
+        assert_eq!(title_terms(issue).len(), 4, "{:?}", title_terms(issue));
     }
 
     #[test]
