@@ -43,15 +43,7 @@ fn generate(mock: &Mock, dir: &Path, extra: &[&str]) -> Output {
     let base = mock.openai_base();
     args.extend(["--base-url", base.as_str()]);
     args.extend(extra);
-    Command::new(env!("CARGO_BIN_EXE_dei"))
-        .args(&args)
-        .current_dir(root())
-        .env_remove("DEI_REPOS")
-        .env_remove("OPENAI_API_KEY")
-        .env_remove("ANTHROPIC_API_KEY")
-        .env_remove("DEI_LLM")
-        .output()
-        .expect("dei runs")
+    dei(&args)
 }
 
 fn read_preds(path: &Path) -> Vec<Prediction> {

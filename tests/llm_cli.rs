@@ -10,36 +10,12 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 fn dei_cmd(args: &[String], key: Option<&str>) -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_dei"));
-    c.args(args)
-        .current_dir(root())
-        .env_remove("DEI_REPOS")
-        .env_remove("OPENAI_API_KEY")
-        .env_remove("ANTHROPIC_API_KEY")
-        .env_remove("DEI_LLM");
+    let mut c = dei_command();
+    c.args(args);
     if let Some(k) = key {
         c.env("MOCK_KEY", k);
     }
     c
-}
-
-fn example_args(extra: &[&str]) -> Vec<String> {
-    let repo = example_repo();
-    let mut v: Vec<String> = [
-        "rank",
-        "examples/candidates",
-        "--tasks",
-        "examples/tasks.jsonl",
-        "--issue",
-        "example__textkit-1",
-        "--repo",
-        path_str(&repo),
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
-    v.extend(extra.iter().map(|s| s.to_string()));
-    v
 }
 
 #[test]
@@ -48,7 +24,7 @@ fn dry_run_prints_prompts_and_counts_with_no_server() {
     let cache = dir.path().join("cache");
     // Nothing listens on port 9: any call would fail.
     let out = dei_cmd(
-        &example_args(&[
+        &example_rank_args(&[
             "--llm",
             "openai-compatible:m",
             "--base-url",
@@ -84,7 +60,7 @@ fn killed_run_resumes_and_redoes_only_what_is_missing() {
     let mock = Mock::start(Duration::from_millis(150));
     let dir = tempfile::tempdir().unwrap();
     let cache = dir.path().join("cache");
-    let args = example_args(&[
+    let args = example_rank_args(&[
         "--llm",
         "openai-compatible:m",
         "--base-url",
@@ -183,7 +159,7 @@ fn keys_never_reach_output_cache_or_errors() {
     let cache = dir.path().join("cache");
     let ledger = dir.path().join("calls.jsonl");
     mock.push(Fault::Unauthorized);
-    let args = example_args(&[
+    let args = example_rank_args(&[
         "--llm",
         "anthropic:claude-test",
         "--base-url",

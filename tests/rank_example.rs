@@ -4,19 +4,7 @@ mod common;
 use common::*;
 
 fn rank_example(extra: &[&str]) -> std::process::Output {
-    let repo = example_repo();
-    let mut args = vec![
-        "rank",
-        "examples/candidates",
-        "--tasks",
-        "examples/tasks.jsonl",
-        "--issue",
-        "example__textkit-1",
-        "--repo",
-        path_str(&repo),
-    ];
-    args.extend_from_slice(extra);
-    dei(&args)
+    dei(&example_rank_args(extra))
 }
 
 #[test]

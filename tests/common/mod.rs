@@ -31,16 +31,40 @@ pub fn example_repo() -> PathBuf {
     .clone()
 }
 
-pub fn dei(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_dei"))
-        .args(args)
-        .current_dir(root())
+/// The `dei` binary, run from the crate root with none of the user's LLM or repository
+/// settings.
+pub fn dei_command() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_dei"));
+    c.current_dir(root())
         .env_remove("DEI_REPOS")
         .env_remove("OPENAI_API_KEY")
         .env_remove("ANTHROPIC_API_KEY")
-        .env_remove("DEI_LLM")
-        .output()
-        .expect("dei runs")
+        .env_remove("DEI_LLM");
+    c
+}
+
+pub fn dei<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> Output {
+    dei_command().args(args).output().expect("dei runs")
+}
+
+/// `dei rank` on the bundled example's candidates and issue (`extra` appended).
+pub fn example_rank_args(extra: &[&str]) -> Vec<String> {
+    let repo = example_repo();
+    let mut v: Vec<String> = [
+        "rank",
+        "examples/candidates",
+        "--tasks",
+        "examples/tasks.jsonl",
+        "--issue",
+        "example__textkit-1",
+        "--repo",
+        path_str(&repo),
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    v.extend(extra.iter().map(|s| s.to_string()));
+    v
 }
 
 pub fn stdout(o: &Output) -> String {
