@@ -173,7 +173,8 @@ pub fn folder_agent(path: &Path, root: &Path) -> Option<String> {
         .map(str::to_string)
 }
 
-fn extension(path: &Path) -> String {
+/// A file's extension, lowercased (`""` when it has none).
+pub fn extension(path: &Path) -> String {
     path.extension()
         .and_then(|e| e.to_str())
         .unwrap_or("")

@@ -858,6 +858,18 @@ pub fn is_auxiliary(path: &str) -> bool {
         })
 }
 
+/// [`bm25`] scaled so the best document scores 1.
+fn bm25_normalised(
+    query: &HashMap<String, f64>,
+    docs: &[(&HashMap<String, u32>, u32)],
+    k1: f64,
+    b: f64,
+) -> Vec<f64> {
+    let mut s = bm25(query, docs, k1, b);
+    normalise(&mut s);
+    s
+}
+
 /// BM25 scores of `query` terms over documents given as term maps.
 fn bm25(
     query: &HashMap<String, f64>,
@@ -1115,8 +1127,7 @@ pub fn file_signals(
         .iter()
         .map(|f| (&f.terms().terms, f.terms().len))
         .collect();
-    let mut content = bm25(&q, &docs, opts.k1, opts.b);
-    normalise(&mut content);
+    let content = bm25_normalised(&q, &docs, opts.k1, opts.b);
     let path_terms: Vec<HashMap<String, u32>> = repo
         .files
         .iter()
@@ -1132,8 +1143,7 @@ pub fn file_signals(
         .iter()
         .map(|m| (m, m.values().sum::<u32>()))
         .collect();
-    let mut path_score = bm25(&q, &pdocs, opts.k1, opts.b);
-    normalise(&mut path_score);
+    let path_score = bm25_normalised(&q, &pdocs, opts.k1, opts.b);
     for i in 0..n {
         x[i][0] = content[i];
         x[i][1] = path_score[i];
@@ -1257,9 +1267,7 @@ pub fn file_signals(
         }
     }
     if need(12) {
-        let tq = title_terms(issue);
-        let mut t = bm25(&tq, &docs, opts.k1, opts.b);
-        normalise(&mut t);
+        let t = bm25_normalised(&title_terms(issue), &docs, opts.k1, opts.b);
         for i in 0..n {
             x[i][12] = t[i];
         }
@@ -1571,22 +1579,17 @@ pub fn function_signals(
             row[9] = v;
         }
     }
-    if need(10) {
-        let docs: Vec<(&HashMap<String, u32>, u32)> =
-            units.iter().map(|u| (&u.terms, u.len)).collect();
-        let mut b = bm25(&title_terms(issue), &docs, opts.k1, opts.b);
-        normalise(&mut b);
-        for (row, bs) in x.iter_mut().zip(b) {
-            row[10] = bs;
-        }
-    }
+    let docs: Vec<(&HashMap<String, u32>, u32)> = units.iter().map(|u| (&u.terms, u.len)).collect();
     if need(0) {
-        let docs: Vec<(&HashMap<String, u32>, u32)> =
-            units.iter().map(|u| (&u.terms, u.len)).collect();
-        let mut b = bm25(&q, &docs, opts.k1, opts.b);
-        normalise(&mut b);
+        let b = bm25_normalised(&q, &docs, opts.k1, opts.b);
         for (row, bs) in x.iter_mut().zip(b) {
             row[0] = bs;
+        }
+    }
+    if need(10) {
+        let b = bm25_normalised(&title_terms(issue), &docs, opts.k1, opts.b);
+        for (row, bs) in x.iter_mut().zip(b) {
+            row[10] = bs;
         }
     }
     FunctionSignals { hits, x }

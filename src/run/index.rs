@@ -53,13 +53,6 @@ pub struct Index {
     pub issue_problems: BTreeMap<String, Vec<Problem>>,
 }
 
-fn extension(path: &Path) -> String {
-    path.extension()
-        .and_then(|e| e.to_str())
-        .unwrap_or("")
-        .to_ascii_lowercase()
-}
-
 /// Parse one JSON line; bytes that are not UTF-8 are replaced (and said so) rather than
 /// making the record unusable.
 fn parse_line(bytes: &[u8]) -> Result<(Value, bool), String> {
@@ -101,7 +94,7 @@ impl Index {
     }
 
     fn add_file(&mut self, path: &Path, dir_agent: Option<String>) {
-        match extension(path).as_str() {
+        match candidates::extension(path).as_str() {
             "diff" | "patch" => {
                 let id = path
                     .file_stem()
