@@ -14,6 +14,8 @@ pub mod eval;
 pub mod issue;
 pub mod locate;
 pub mod python;
+pub mod rerank;
+pub mod schematic;
 
 pub use issue::IssueRefs;
 pub use python::{Def, PyIndex};

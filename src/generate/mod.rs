@@ -13,10 +13,14 @@
 pub mod bm25;
 pub mod diff;
 pub mod edit;
-pub mod llm;
 pub mod run;
-pub mod schematic;
 pub mod validate;
+
+/// File maps and schematics; they live with the context stage, whose re-ranking shows them too.
+pub use crate::context::schematic;
+/// The model interface; it lives with the LLM client ([`crate::review::llm::model`]), which the
+/// context stage's re-ranking shares.
+pub use crate::review::llm::model as llm;
 
 use crate::context::locate::{self, RepoFiles};
 use crate::context::tokens;
@@ -26,7 +30,7 @@ use anyhow::bail;
 use bm25::Bm25;
 use edit::{EditError, FileEdit};
 use llm::Model;
-use schematic::{is_python, is_test_path, schematic as schematic_of};
+use schematic::{is_python, is_test_path, parse_targets, schematic as schematic_of, Target};
 use serde::{Deserialize, Serialize};
 use std::cell::OnceCell;
 use std::collections::HashMap;
@@ -218,60 +222,6 @@ impl Default for Hierarchical {
             shortlist: 10,
         }
     }
-}
-
-/// Where a rewrite goes: a definition, or module-level lines.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Target {
-    Def { path: String, name: String },
-    Lines { path: String, lines: LineRange },
-}
-
-impl Target {
-    fn path(&self) -> &str {
-        match self {
-            Target::Def { path, .. } | Target::Lines { path, .. } => path,
-        }
-    }
-    fn label(&self) -> String {
-        match self {
-            Target::Def { path, name } => format!("{path}::{name}"),
-            Target::Lines { path, lines } => format!("{path}:{}-{}", lines.start, lines.end),
-        }
-    }
-}
-
-/// Parse `path::Name` and `path:START-END` lines.
-pub fn parse_targets(reply: &str) -> Vec<Target> {
-    let mut out = Vec::new();
-    for l in reply.lines() {
-        let t = l
-            .trim()
-            .trim_start_matches(['-', '*', '#', ' '])
-            .trim_matches('`')
-            .trim();
-        let t = t.split_whitespace().next().unwrap_or("").trim_matches('`');
-        if let Some((path, name)) = t.split_once("::") {
-            if !path.is_empty() && !name.is_empty() {
-                out.push(Target::Def {
-                    path: path.into(),
-                    name: name.trim_end_matches(['(', ')', ':']).into(),
-                });
-            }
-        } else if let Some((path, range)) = t.rsplit_once(':') {
-            if let Some((a, b)) = range.split_once('-') {
-                if let (Ok(a), Ok(b)) = (a.parse::<usize>(), b.parse::<usize>()) {
-                    if a >= 1 && b >= a {
-                        out.push(Target::Lines {
-                            path: path.into(),
-                            lines: LineRange::new(a, b),
-                        });
-                    }
-                }
-            }
-        }
-    }
-    out
 }
 
 /// Code blocks under `### <target>` headings: (target label, code).

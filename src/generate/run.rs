@@ -15,8 +15,7 @@ use super::{
     SearchReplace, Strategy,
 };
 use crate::repo::{locate, Snapshot};
-use crate::review::llm::runner::Engine;
-use crate::review::llm::{cache::Cache, LlmArgs};
+use crate::review::llm::LlmArgs;
 use crate::run::Selection;
 use crate::task::{find_task, load_tasks};
 use crate::types::{Task, Usage};
@@ -208,21 +207,16 @@ pub fn generate(req: &GenerateRequest, llm: &LlmArgs) -> anyhow::Result<Generate
     }
     let mut args = llm.clone();
     args.samples = 1;
-    let Some(cfg) = args.resolve(&|k| std::env::var(k).ok()).map_err(|e| {
-        if !llm.llm.as_deref().is_some_and(|s| !s.trim().is_empty()) {
-            anyhow::anyhow!("{NO_MODEL}")
-        } else {
-            e
-        }
-    })?
-    else {
-        bail!("{NO_MODEL}");
-    };
-    let cache = match &cfg.cache {
-        Some(dir) => Some(Cache::open(dir).context("the LLM response cache")?),
-        None => None,
-    };
-    let engine = Arc::new(Engine::new(cfg.provider, cfg.settings, cache)?);
+    let engine = args
+        .engine()
+        .map_err(|e| {
+            if !llm.llm.as_deref().is_some_and(|s| !s.trim().is_empty()) {
+                anyhow::anyhow!("{NO_MODEL}")
+            } else {
+                e
+            }
+        })?
+        .ok_or_else(|| anyhow::anyhow!("{NO_MODEL}"))?;
     let mut req = req.clone();
     req.dry_run = engine.settings.dry_run;
     if req.jobs == 0 {

@@ -2,7 +2,8 @@
 //!
 //! The default set lives in `prompts/` and is built into the binary; `--prompt-dir DIR`
 //! replaces any of its files (`system.j2`, `pointwise.j2`, `listwise.j2`, `pairwise.j2`,
-//! `candidate.j2`) with the file of the same name in DIR.
+//! `candidate.j2`; for re-ranking the localization `localize_system.j2`, `localize_files.j2`,
+//! `localize_functions.j2`) with the file of the same name in DIR.
 
 use super::Prepared;
 use crate::review::rubric::Rubric;
@@ -13,12 +14,24 @@ use serde::Serialize;
 use std::path::Path;
 
 /// The built-in templates, by file name.
-pub const DEFAULTS: [(&str, &str); 5] = [
+pub const DEFAULTS: [(&str, &str); 8] = [
     ("system.j2", include_str!("../../prompts/system.j2")),
     ("candidate.j2", include_str!("../../prompts/candidate.j2")),
     ("pointwise.j2", include_str!("../../prompts/pointwise.j2")),
     ("listwise.j2", include_str!("../../prompts/listwise.j2")),
     ("pairwise.j2", include_str!("../../prompts/pairwise.j2")),
+    (
+        "localize_system.j2",
+        include_str!("../../prompts/localize_system.j2"),
+    ),
+    (
+        "localize_files.j2",
+        include_str!("../../prompts/localize_files.j2"),
+    ),
+    (
+        "localize_functions.j2",
+        include_str!("../../prompts/localize_functions.j2"),
+    ),
 ];
 
 /// How the model is asked to shape its reply.
@@ -159,6 +172,14 @@ pub struct Rendered {
     pub user: String,
 }
 
+/// A file as the localization prompts show it.
+#[derive(Debug, Clone, Serialize)]
+pub struct Outlined {
+    pub path: String,
+    /// Its schematic ([`crate::context::schematic::Schematic::render`]), trimmed.
+    pub outline: String,
+}
+
 /// The loaded template set.
 #[derive(Debug)]
 pub struct Prompts {
@@ -199,6 +220,15 @@ impl Prompts {
     }
 
     fn render(&self, name: &str, ctx: minijinja::Value) -> anyhow::Result<Rendered> {
+        self.render_with(name, "system.j2", ctx)
+    }
+
+    fn render_with(
+        &self,
+        name: &str,
+        system: &str,
+        ctx: minijinja::Value,
+    ) -> anyhow::Result<Rendered> {
         let place = |n: &str| match &self.dir {
             Some(d) if d.join(n).is_file() => d.join(n).display().to_string(),
             _ => format!("built-in prompts/{n}"),
@@ -209,9 +239,9 @@ impl Prompts {
             .map_err(|e| anyhow!("cannot render {}: {e:#}", place(name)))?;
         let system = self
             .env
-            .get_template("system.j2")?
+            .get_template(system)?
             .render(&ctx)
-            .map_err(|e| anyhow!("cannot render {}: {e:#}", place("system.j2")))?;
+            .map_err(|e| anyhow!("cannot render {}: {e:#}", place(system)))?;
         Ok(Rendered {
             system: system.trim().to_string(),
             user: user.trim().to_string(),
@@ -241,6 +271,36 @@ impl Prompts {
         self.render(
             "listwise.j2",
             minijinja::context! { issue => task.problem_statement.trim(), candidates => cs, rubric => rubric.text, format => format },
+        )
+    }
+
+    /// Re-ranking, step 1: which of the shortlisted `files` (path, outline) must change.
+    pub fn localize_files(
+        &self,
+        issue: &str,
+        files: &[Outlined],
+        pick: usize,
+    ) -> anyhow::Result<Rendered> {
+        self.render_with(
+            "localize_files.j2",
+            "localize_system.j2",
+            minijinja::context! { issue => issue.trim(), files => files, pick => pick },
+        )
+    }
+
+    /// Re-ranking, step 2: which definitions of the outlined `files` must change;
+    /// `example` shows the reply format (`path::Class.method`).
+    pub fn localize_functions(
+        &self,
+        issue: &str,
+        files: &[Outlined],
+        pick: usize,
+        example: &str,
+    ) -> anyhow::Result<Rendered> {
+        self.render_with(
+            "localize_functions.j2",
+            "localize_system.j2",
+            minijinja::context! { issue => issue.trim(), files => files, pick => pick, example => example },
         )
     }
 

@@ -8,6 +8,7 @@
 
 pub mod cache;
 pub mod limiter;
+pub mod model;
 pub mod parse;
 pub mod provider;
 pub mod runner;
@@ -277,6 +278,23 @@ impl LlmArgs {
     }
 
     /// The LLM committee the flags ask for (environment from the process), or `None`.
+    /// A bare engine for these flags (response cache opened), for work other than reviewing
+    /// (generating candidates, re-ranking localization); `None` when no model is configured.
+    pub fn engine(&self) -> anyhow::Result<Option<Arc<Engine>>> {
+        let Some(cfg) = self.resolve(&|k| std::env::var(k).ok())? else {
+            return Ok(None);
+        };
+        let cache = match &cfg.cache {
+            Some(dir) => Some(cache::Cache::open(dir).context("the LLM response cache")?),
+            None => None,
+        };
+        Ok(Some(Arc::new(Engine::new(
+            cfg.provider,
+            cfg.settings,
+            cache,
+        )?)))
+    }
+
     pub fn committee(&self) -> anyhow::Result<Option<LlmCommittee>> {
         match self.resolve(&|k| std::env::var(k).ok())? {
             Some(cfg) => Ok(Some(LlmCommittee::new(cfg)?)),

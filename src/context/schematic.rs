@@ -2,8 +2,8 @@
 //! file a schematic (classes, functions, signatures, decorators, the first docstring line,
 //! and where top-level code sits), all read with tree-sitter.
 
-pub use crate::context::locate::is_test_path;
-use crate::context::python;
+pub use super::locate::is_test_path;
+use super::python;
 use crate::types::{LineRange, SnippetKind};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -226,6 +226,62 @@ pub fn file_map(paths: &[String], per_dir: usize, with_tests: bool) -> String {
         }
         if files.len() > per_dir {
             let _ = writeln!(out, "{pad}... ({} more)", files.len() - per_dir);
+        }
+    }
+    out
+}
+
+/// A place in the code a model names: a definition (`path::Class.method`), or module-level
+/// lines (`path:START-END`).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Target {
+    Def { path: String, name: String },
+    Lines { path: String, lines: LineRange },
+}
+
+impl Target {
+    pub fn path(&self) -> &str {
+        match self {
+            Target::Def { path, .. } | Target::Lines { path, .. } => path,
+        }
+    }
+    pub fn label(&self) -> String {
+        match self {
+            Target::Def { path, name } => format!("{path}::{name}"),
+            Target::Lines { path, lines } => format!("{path}:{}-{}", lines.start, lines.end),
+        }
+    }
+}
+
+/// The places named in a model's reply, one per line (`path::Name` or `path:START-END`;
+/// bullets, backticks and trailing words are ignored).
+pub fn parse_targets(reply: &str) -> Vec<Target> {
+    let mut out = Vec::new();
+    for l in reply.lines() {
+        let t = l
+            .trim()
+            .trim_start_matches(['-', '*', '#', ' '])
+            .trim_matches('`')
+            .trim();
+        let t = t.split_whitespace().next().unwrap_or("").trim_matches('`');
+        if let Some((path, name)) = t.split_once("::") {
+            if !path.is_empty() && !name.is_empty() {
+                out.push(Target::Def {
+                    path: path.into(),
+                    name: name.trim_end_matches(['(', ')', ':']).into(),
+                });
+            }
+        } else if let Some((path, range)) = t.rsplit_once(':') {
+            if let Some((a, b)) = range.split_once('-') {
+                if let (Ok(a), Ok(b)) = (a.parse::<usize>(), b.parse::<usize>()) {
+                    if a >= 1 && b >= a {
+                        out.push(Target::Lines {
+                            path: path.into(),
+                            lines: LineRange::new(a, b),
+                        });
+                    }
+                }
+            }
         }
     }
     out

@@ -1,10 +1,11 @@
-//! The one thing the generator needs from a language model: complete a prompt.
+//! The one thing the generator and the localization re-ranker need from a language model:
+//! complete a prompt.
 //!
 //! [`Model`] is deliberately tiny so that any client (the committee's LLM client, a local
 //! server, a test double) plugs in with a few lines. [`Scripted`] is the test double: it answers
 //! from a script, in order or by matching prompt content, and records every call.
 
-use crate::review::llm::runner::Engine;
+use super::runner::Engine;
 use crate::types::Usage;
 use anyhow::bail;
 use std::collections::HashMap;
