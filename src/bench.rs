@@ -7,7 +7,7 @@ use std::path::PathBuf;
 /// Run one measurement.
 pub fn run(cmd: BenchCommand) -> anyhow::Result<()> {
     match cmd {
-        BenchCommand::Context(a) => context(a),
+        BenchCommand::Context(a) => context(*a),
         BenchCommand::Offline(a) => offline(a),
     }
 }
@@ -15,7 +15,7 @@ pub fn run(cmd: BenchCommand) -> anyhow::Result<()> {
 #[derive(Subcommand)]
 pub enum BenchCommand {
     /// Issue-only localization recall and candidate context size/time on SWE-bench Lite.
-    Context(BenchContextArgs),
+    Context(Box<BenchContextArgs>),
     /// n@k of the offline committee on SWE-bench Lite candidates.
     Offline(BenchOfflineArgs),
 }
@@ -69,6 +69,10 @@ pub struct BenchContextArgs {
     /// Write per-instance results as JSON here.
     #[arg(long)]
     pub json: Option<PathBuf>,
+    /// With --llm (or DEI_LLM), a model re-ranks each issue's localization and the report gives
+    /// the figures with and without it.
+    #[command(flatten)]
+    pub llm: crate::review::llm::LlmArgs,
 }
 
 fn context(a: BenchContextArgs) -> anyhow::Result<()> {
@@ -102,7 +106,30 @@ fn context(a: BenchContextArgs) -> anyhow::Result<()> {
         }
         opts.locate.weights = w;
     }
-    let report = crate::context::eval::run(&opts, |line| eprintln!("{line}"))?;
+    let engine = a.llm.engine()?;
+    let report = match engine {
+        Some(engine) => {
+            let model = crate::review::llm::model::EngineModel::new(
+                std::sync::Arc::clone(&engine),
+                "localize",
+            );
+            let prompts = crate::review::prompts::Prompts::load(a.llm.prompt_dir.as_deref())?;
+            let rerank = crate::context::eval::Rerank {
+                model: &model,
+                prompts: &prompts,
+                options: crate::context::rerank::RerankOptions {
+                    temperature: a.llm.temperature.unwrap_or(0.0),
+                    ..Default::default()
+                },
+                label: a.llm.llm.clone().unwrap_or_else(|| "dry run".into()),
+            };
+            let r =
+                crate::context::eval::run_with(&opts, Some(&rerank), |line| eprintln!("{line}"))?;
+            eprintln!("{}", crate::generate::run::usage_line(&engine.totals()));
+            r
+        }
+        None => crate::context::eval::run(&opts, |line| eprintln!("{line}"))?,
+    };
     if let Some(p) = a.json {
         std::fs::write(&p, serde_json::to_string_pretty(&report)?)
             .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", p.display()))?;

@@ -97,6 +97,77 @@ pub struct InstanceResult {
     /// enclosing one (`tree_cse` for a gold `tree_cse._find_repeated`).
     pub gold_fn_rank: Option<usize>,
     pub locate_ms: f64,
+    /// Why re-ranking kept the search order, when it did.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub rerank_notes: Vec<String>,
+}
+
+/// Recall figures over a set of instances (percentages; MRR in 0..1).
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+pub struct Recall {
+    pub instances: usize,
+    pub file_any5: f64,
+    pub file_all5: f64,
+    pub fn_instances: usize,
+    pub fn_any10: f64,
+    pub fn_all10: f64,
+    pub fn_enclosing10: f64,
+    pub file_mrr: f64,
+}
+
+impl Recall {
+    pub fn of(results: &[InstanceResult]) -> Recall {
+        let n = results.len();
+        let count = |f: &dyn Fn(&InstanceResult) -> bool| results.iter().filter(|r| f(r)).count();
+        let with_fn: Vec<&InstanceResult> =
+            results.iter().filter(|r| r.fn_any10.is_some()).collect();
+        let fn_n = with_fn.len();
+        let fn_count =
+            |f: &dyn Fn(&InstanceResult) -> bool| with_fn.iter().filter(|r| f(r)).count();
+        Recall {
+            instances: n,
+            file_any5: pct(count(&|r| r.file_any5), n),
+            file_all5: pct(count(&|r| r.file_all5), n),
+            fn_instances: fn_n,
+            fn_any10: pct(fn_count(&|r| r.fn_any10 == Some(true)), fn_n),
+            fn_all10: pct(fn_count(&|r| r.fn_all10 == Some(true)), fn_n),
+            fn_enclosing10: pct(fn_count(&|r| r.gold_fn_rank.is_some_and(|k| k <= 10)), fn_n),
+            file_mrr: if n > 0 {
+                results
+                    .iter()
+                    .map(|r| r.gold_file_rank.map_or(0.0, |k| 1.0 / k as f64))
+                    .sum::<f64>()
+                    / n as f64
+            } else {
+                0.0
+            },
+        }
+    }
+}
+
+/// A model that re-ranks the localization during [`run_with`] ([`super::rerank`]).
+pub struct Rerank<'a> {
+    pub model: &'a dyn crate::review::llm::model::Model,
+    pub prompts: &'a crate::review::prompts::Prompts,
+    pub options: super::rerank::RerankOptions,
+    /// Shown in the report (`openai:gpt-4o`, say).
+    pub label: String,
+}
+
+/// What re-ranking did, next to the figures without it.
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct RerankSummary {
+    pub model: String,
+    /// The same instances ranked by the search alone.
+    pub lexical: Recall,
+    /// Instances where the model named a shown file / an existing definition.
+    pub files_named: usize,
+    pub functions_named: usize,
+    /// Instances where a step kept the search order (failed call, reply naming nothing).
+    pub kept_order: usize,
+    pub mean_rerank_ms: f64,
+    /// Per instance, ranked by the search alone.
+    pub lexical_per_instance: Vec<InstanceResult>,
 }
 
 #[derive(Debug, Clone, Default, serde::Serialize)]
@@ -119,6 +190,9 @@ pub struct EvalReport {
     pub max_context_tokens: usize,
     pub cold_ms_per_candidate: f64,
     pub warm_ms_per_candidate: f64,
+    /// Present when a model re-ranked the localization (the figures above are then its).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rerank: Option<RerankSummary>,
     pub per_instance: Vec<InstanceResult>,
 }
 
@@ -162,7 +236,17 @@ fn pct(n: usize, d: usize) -> f64 {
 }
 
 /// Run the evaluation; `progress` receives one line per instance.
-pub fn run(opts: &EvalOptions, mut progress: impl FnMut(&str)) -> anyhow::Result<EvalReport> {
+pub fn run(opts: &EvalOptions, progress: impl FnMut(&str)) -> anyhow::Result<EvalReport> {
+    run_with(opts, None, progress)
+}
+
+/// [`run`], with the localization re-ranked by a model when `rerank` is given; the report then
+/// carries both the re-ranked figures and those of the search alone.
+pub fn run_with(
+    opts: &EvalOptions,
+    rerank: Option<&Rerank>,
+    mut progress: impl FnMut(&str),
+) -> anyhow::Result<EvalReport> {
     let tasks: Vec<Task> = task::load_tasks(&opts.tasks)?;
     let pool = match &opts.candidates {
         Some(p) => load_candidates(p)?,
@@ -172,8 +256,11 @@ pub fn run(opts: &EvalOptions, mut progress: impl FnMut(&str)) -> anyhow::Result
         split: format!("{:?}", opts.split).to_lowercase(),
         ..EvalReport::default()
     };
-    let (mut any5, mut all5, mut fany, mut fall, mut fn_n) = (0, 0, 0, 0, 0);
-    let (mut fenc, mut rr_sum) = (0, 0.0);
+    let mut summary = rerank.map(|r| RerankSummary {
+        model: r.label.clone(),
+        ..RerankSummary::default()
+    });
+    let mut rerank_ms = 0.0;
     let mut lopts = opts.locate.clone();
     lopts.top_files = lopts.top_files.max(100);
     let (mut tok_sum, mut cold_ms, mut warm_ms) = (0usize, 0.0, 0.0);
@@ -198,34 +285,31 @@ pub fn run(opts: &EvalOptions, mut progress: impl FnMut(&str)) -> anyhow::Result
         } = prepare(&snap, t, opts.history)?;
         // Issue-only localization.
         let t0 = Instant::now();
-        let loc = locate(&t.problem_statement, &files, &lopts);
+        let mut loc = locate(&t.problem_statement, &files, &lopts);
         let ms = t0.elapsed().as_secs_f64() * 1e3;
         locate_ms += ms;
-        let top5: Vec<String> = loc.files.iter().take(5).map(|f| f.path.clone()).collect();
-        let top10: Vec<String> = loc
-            .functions
-            .iter()
-            .take(10)
-            .map(|f| format!("{}::{}", f.path, f.name))
-            .collect();
-        let gold_file_rank = gold_file_rank(&loc, &gold_files);
-        rr_sum += gold_file_rank.map_or(0.0, |r| 1.0 / r as f64);
-        let gold_fn_rank = gold_function_rank(&loc, &gold_fns);
-        fenc += gold_fn_rank.is_some_and(|r| r <= 10) as usize;
-        let fa = gold_files.iter().any(|g| top5.contains(g));
-        let fl = !gold_files.is_empty() && gold_files.iter().all(|g| top5.contains(g));
-        any5 += fa as usize;
-        all5 += fl as usize;
-        let (fnany, fnall) = if gold_fns.is_empty() {
-            (None, None)
-        } else {
-            fn_n += 1;
-            let a = gold_fns.iter().any(|g| top10.contains(g));
-            let l = gold_fns.iter().all(|g| top10.contains(g));
-            fany += a as usize;
-            fall += l as usize;
-            (Some(a), Some(l))
-        };
+        let mut notes = Vec::new();
+        if let (Some(r), Some(sum)) = (rerank, summary.as_mut()) {
+            let lexical = score(&t.instance_id, &loc, &gold_files, &gold_fns, ms);
+            sum.lexical_per_instance.push(lexical);
+            let t1 = Instant::now();
+            let rr = super::rerank::rerank(
+                &t.problem_statement,
+                &files,
+                &loc,
+                r.model,
+                r.prompts,
+                &r.options,
+            )?;
+            rerank_ms += t1.elapsed().as_secs_f64() * 1e3;
+            sum.files_named += (rr.files_named > 0) as usize;
+            sum.functions_named += (rr.functions_named > 0) as usize;
+            sum.kept_order += (!rr.notes.is_empty()) as usize;
+            loc = rr.localization;
+            notes = rr.notes;
+        }
+        let mut result = score(&t.instance_id, &loc, &gold_files, &gold_fns, ms);
+        result.rerank_notes = notes;
         // Candidate contexts.
         let mut ncand = 0;
         if let Some(cands) = pool.get(&t.instance_id) {
@@ -257,47 +341,48 @@ pub fn run(opts: &EvalOptions, mut progress: impl FnMut(&str)) -> anyhow::Result
         }
         rep.instances += 1;
         progress(&format!(
-            "{:<32} files {}/{} any5={} all5={} fn={} locate {:.0} ms, {} candidates",
+            "{:<32} files {}/{} any5={} all5={} fn={} locate {:.0} ms, {} candidates{}",
             t.instance_id,
-            gold_files.iter().filter(|g| top5.contains(g)).count(),
-            gold_files.len(),
-            fa as u8,
-            fl as u8,
-            fnany.map(|b| (b as u8).to_string()).unwrap_or("-".into()),
+            result
+                .gold_files
+                .iter()
+                .filter(|g| result.top_files.contains(g))
+                .count(),
+            result.gold_files.len(),
+            result.file_any5 as u8,
+            result.file_all5 as u8,
+            result
+                .fn_any10
+                .map(|b| (b as u8).to_string())
+                .unwrap_or("-".into()),
             ms,
-            ncand
+            ncand,
+            result
+                .rerank_notes
+                .iter()
+                .map(|n| format!("\n    re-rank: {n}"))
+                .collect::<String>()
         ));
-        rep.per_instance.push(InstanceResult {
-            instance_id: t.instance_id.clone(),
-            gold_files,
-            gold_functions: gold_fns,
-            top_files: top5,
-            top_functions: top10,
-            file_any5: fa,
-            file_all5: fl,
-            fn_any10: fnany,
-            fn_all10: fnall,
-            gold_file_rank,
-            gold_fn_rank,
-            locate_ms: ms,
-        });
+        rep.per_instance.push(result);
     }
-    rep.file_any5 = pct(any5, rep.instances);
-    rep.file_all5 = pct(all5, rep.instances);
-    rep.fn_instances = fn_n;
-    rep.fn_any10 = pct(fany, fn_n);
-    rep.fn_all10 = pct(fall, fn_n);
-    rep.fn_enclosing10 = pct(fenc, fn_n);
-    rep.file_mrr = if rep.instances > 0 {
-        rr_sum / rep.instances as f64
-    } else {
-        0.0
-    };
-    rep.mean_locate_ms = if rep.instances > 0 {
-        locate_ms / rep.instances as f64
-    } else {
-        0.0
-    };
+    let recall = Recall::of(&rep.per_instance);
+    rep.file_any5 = recall.file_any5;
+    rep.file_all5 = recall.file_all5;
+    rep.fn_instances = recall.fn_instances;
+    rep.fn_any10 = recall.fn_any10;
+    rep.fn_all10 = recall.fn_all10;
+    rep.fn_enclosing10 = recall.fn_enclosing10;
+    rep.file_mrr = recall.file_mrr;
+    if rep.instances > 0 {
+        rep.mean_locate_ms = locate_ms / rep.instances as f64;
+    }
+    if let Some(sum) = summary.as_mut() {
+        sum.lexical = Recall::of(&sum.lexical_per_instance);
+        if rep.instances > 0 {
+            sum.mean_rerank_ms = rerank_ms / rep.instances as f64;
+        }
+    }
+    rep.rerank = summary;
     if rep.candidates > 0 {
         rep.mean_context_tokens = tok_sum as f64 / rep.candidates as f64;
         rep.cold_ms_per_candidate = cold_ms / rep.candidates as f64;
@@ -306,8 +391,76 @@ pub fn run(opts: &EvalOptions, mut progress: impl FnMut(&str)) -> anyhow::Result
     Ok(rep)
 }
 
+/// One instance's figures for a localization.
+fn score(
+    instance_id: &str,
+    loc: &Localization,
+    gold_files: &[String],
+    gold_fns: &[String],
+    locate_ms: f64,
+) -> InstanceResult {
+    let top5: Vec<String> = loc.files.iter().take(5).map(|f| f.path.clone()).collect();
+    let top10: Vec<String> = loc
+        .functions
+        .iter()
+        .take(10)
+        .map(|f| format!("{}::{}", f.path, f.name))
+        .collect();
+    let file_any5 = gold_files.iter().any(|g| top5.contains(g));
+    let file_all5 = !gold_files.is_empty() && gold_files.iter().all(|g| top5.contains(g));
+    let (fn_any10, fn_all10) = if gold_fns.is_empty() {
+        (None, None)
+    } else {
+        (
+            Some(gold_fns.iter().any(|g| top10.contains(g))),
+            Some(gold_fns.iter().all(|g| top10.contains(g))),
+        )
+    };
+    InstanceResult {
+        instance_id: instance_id.to_string(),
+        gold_files: gold_files.to_vec(),
+        gold_functions: gold_fns.to_vec(),
+        top_files: top5,
+        top_functions: top10,
+        file_any5,
+        file_all5,
+        fn_any10,
+        fn_all10,
+        gold_file_rank: gold_file_rank(loc, gold_files),
+        gold_fn_rank: gold_function_rank(loc, gold_fns),
+        locate_ms,
+        rerank_notes: Vec::new(),
+    }
+}
+
 /// The report as a few lines of text.
 pub fn summary(r: &EvalReport) -> String {
+    let mut out = figures(r);
+    if let Some(s) = &r.rerank {
+        let l = &s.lexical;
+        out.push_str(&format!(
+            "re-ranked by {}: the model named a shown file for {} of {} issues and a definition for {}; \
+             {} kept the search order in a step ({:.0} ms per issue)\n\
+             without re-ranking: file top-5 any {:.2}%  all {:.2}%  (MRR {:.3}); function top-10 any {:.2}%  \
+             all {:.2}%  counting an enclosing function {:.2}%\n",
+            s.model,
+            s.files_named,
+            r.instances,
+            s.functions_named,
+            s.kept_order,
+            s.mean_rerank_ms,
+            l.file_any5,
+            l.file_all5,
+            l.file_mrr,
+            l.fn_any10,
+            l.fn_all10,
+            l.fn_enclosing10
+        ));
+    }
+    out
+}
+
+fn figures(r: &EvalReport) -> String {
     let skipped: Vec<String> = r
         .skipped_no_repo
         .iter()

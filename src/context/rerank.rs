@@ -61,10 +61,28 @@ pub struct Reranked {
     pub notes: Vec<String>,
 }
 
-/// A file's outline for a prompt: its schematic within `max_lines` lines (deepest definitions
-/// dropped first, then the tail cut with a count).
-pub fn outline(path: &str, source: &str, max_lines: usize) -> String {
-    let text = schematic(path, source).render(max_lines);
+/// A file's outline for a prompt, within `max_lines` lines. When the whole outline does not
+/// fit, the top-level definitions stay, with the nested ones named in `focus` (qualified
+/// names, such as the search's best methods) and their classes; then the deepest are dropped
+/// and the tail is cut with a count. `brief` leaves out module-level code spans.
+pub fn outline(path: &str, source: &str, max_lines: usize, focus: &[&str], brief: bool) -> String {
+    let mut s = schematic(path, source);
+    if brief {
+        s.top_level.clear();
+    }
+    let full = s.render(usize::MAX);
+    if full.lines().count() <= max_lines {
+        return full;
+    }
+    s.items.retain(|i| {
+        i.depth == 0
+            || focus.iter().any(|f| {
+                *f == i.name
+                    || f.strip_prefix(i.name.as_str())
+                        .is_some_and(|r| r.starts_with('.'))
+            })
+    });
+    let text = s.render(max_lines);
     let total = text.lines().count();
     if total <= max_lines {
         return text;
@@ -103,7 +121,7 @@ pub fn rerank(
         .take(opts.shortlist)
         .map(|f| Outlined {
             path: f.path.clone(),
-            outline: outline(&f.path, &f.text, opts.file_outline_lines),
+            outline: outline(&f.path, &f.text, opts.file_outline_lines, &[], true),
         })
         .collect();
     if shown.is_empty() {
@@ -142,9 +160,17 @@ pub fn rerank(
         .collect();
     let shown: Vec<Outlined> = outlined
         .iter()
-        .map(|(p, src)| Outlined {
-            path: p.to_string(),
-            outline: outline(p, src, opts.outline_lines),
+        .map(|(p, src)| {
+            let focus: Vec<&str> = lexical
+                .functions
+                .iter()
+                .filter(|f| f.path == *p)
+                .map(|f| f.name.as_str())
+                .collect();
+            Outlined {
+                path: p.to_string(),
+                outline: outline(p, src, opts.outline_lines, &focus, false),
+            }
         })
         .collect();
     let example = outlined
@@ -430,13 +456,26 @@ mod tests {
     }
 
     #[test]
-    fn long_outlines_are_cut_with_a_count() {
-        let src: String = (0..40)
-            .map(|i| format!("def f{i}():\n    pass\n\n"))
-            .collect();
-        let o = outline("m.py", &src, 10);
-        assert_eq!(o.lines().count(), 11, "{o}");
-        assert!(o.ends_with("… (31 more lines of outline)\n"), "{o}");
-        assert!(outline("m.py", &src, 100).contains("def f39():"));
+    fn long_outlines_keep_the_focus_and_are_cut_with_a_count() {
+        let mut src = String::from("X = 1\n\n");
+        for c in 0..4 {
+            src.push_str(&format!("class C{c}:\n"));
+            for m in 0..10 {
+                src.push_str(&format!("    def m{m}(self):\n        pass\n\n"));
+            }
+        }
+        // Fits whole.
+        let all = outline("m.py", &src, 1000, &[], false);
+        assert!(all.contains("module-level code") && all.contains("def m9(self):"));
+        assert!(!outline("m.py", &src, 1000, &[], true).contains("module-level code"));
+        // Too long: classes stay, with the focused method only.
+        let o = outline("m.py", &src, 12, &["C2.m7"], true);
+        assert!(o.contains("class C0:") && o.contains("class C3:"), "{o}");
+        assert_eq!(o.matches("def ").count(), 1, "{o}");
+        assert!(o.contains("def m7(self):"), "{o}");
+        // Still too long: the tail is cut with a count.
+        let o = outline("m.py", &src, 3, &[], true);
+        assert_eq!(o.lines().count(), 4, "{o}");
+        assert!(o.ends_with("… (2 more lines of outline)\n"), "{o}");
     }
 }

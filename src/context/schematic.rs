@@ -114,7 +114,15 @@ pub fn schematic(path: &str, source: &str) -> Schematic {
                 .to_string();
             child_scope.push(name);
             let body = node.child_by_field_name("body");
-            let header_end = body.map_or(node.end_byte(), |b| b.start_byte());
+            // The header ends at its colon; comments between it and the body are not part of it.
+            let mut hc = node.walk();
+            let header_end = node
+                .children(&mut hc)
+                .filter(|c| c.kind() == ":")
+                .last()
+                .map(|c| c.end_byte())
+                .or(body.map(|b| b.start_byte()))
+                .unwrap_or(node.end_byte());
             let signature =
                 collapse(std::str::from_utf8(&src[node.start_byte()..header_end]).unwrap_or(""));
             let (span, decorators) = match node.parent() {
@@ -291,7 +299,7 @@ pub fn parse_targets(reply: &str) -> Vec<Target> {
 mod tests {
     use super::*;
 
-    const SRC: &str = "\"\"\"Mod.\"\"\"\nimport os\n\nX = 1\n\n\nclass Session(Base):\n    \"\"\"A session.\n\n    More.\n    \"\"\"\n\n    @property\n    def url(self) -> str:\n        return self._u\n\n    def request(self, method,\n                url=None):\n        '''Send it.'''\n        pass\n\n\ndef helper(x):\n    return x\n\nmain()\n";
+    const SRC: &str = "\"\"\"Mod.\"\"\"\nimport os\n\nX = 1\n\n\nclass Session(Base):\n    \"\"\"A session.\n\n    More.\n    \"\"\"\n\n    @property\n    def url(self) -> str:\n        return self._u\n\n    def request(self, method,\n                url=None):\n        '''Send it.'''\n        pass\n\n\ndef helper(x):\n    return x\n\nmain()\n\ndef op(oper):\n    # a comment before the body\n    # and another\n    return oper\n";
 
     #[test]
     fn items_signatures_docs_and_top_level() {
@@ -299,7 +307,7 @@ mod tests {
         let names: Vec<_> = s.items.iter().map(|i| i.name.as_str()).collect();
         assert_eq!(
             names,
-            ["Session", "Session.url", "Session.request", "helper"]
+            ["Session", "Session.url", "Session.request", "helper", "op"]
         );
         let req = s.find("request").unwrap();
         assert_eq!(req.signature, "def request(self, method, url=None):");
@@ -312,6 +320,7 @@ mod tests {
             Some("A session.")
         );
         assert_eq!(s.top_level, [LineRange::new(1, 4), LineRange::new(26, 26)]);
+        assert_eq!(s.find("op").unwrap().signature, "def op(oper):");
         assert_eq!(s.errors, 0);
         let text = s.render(100);
         assert!(

@@ -1,0 +1,151 @@
+//! `dei bench context --llm …` end to end against the mock model server: the model re-ranks
+//! the issue-only localization, the report gives the figures with and without it, failures
+//! keep the search order, and a rerun is answered from the cache.
+
+mod common;
+mod llm_mock;
+
+use common::{dei, example_repo, path_str, stderr, stdout};
+use llm_mock::{Fault, Mock};
+use std::path::Path;
+use std::time::Duration;
+
+/// The bundled example's task with an issue that names the command line, not the faulty
+/// `textkit/words.py`, so the search ranks `textkit/cli.py` first.
+fn vague_task(dir: &Path) -> String {
+    let text = std::fs::read_to_string(common::root().join("examples/tasks.jsonl")).unwrap();
+    let mut t: serde_json::Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
+    t["problem_statement"] = "The command line tool prints a wrong number\n\nRunning `python -m textkit.cli notes.txt` on a file whose lines are indented with tabs prints a number that is too large.".into();
+    let p = dir.join("tasks.jsonl");
+    std::fs::write(&p, serde_json::to_string(&t).unwrap() + "\n").unwrap();
+    path_str(&p).to_string()
+}
+
+fn bench(mock: &Mock, dir: &Path, extra: &[&str]) -> (serde_json::Value, String, String) {
+    let tasks = vague_task(dir);
+    let repos = example_repo().parent().unwrap().to_path_buf();
+    let json = dir.join("report.json");
+    let cache = dir.join("cache");
+    let base = mock.openai_base();
+    let mut args: Vec<&str> = vec![
+        "bench",
+        "context",
+        "--tasks",
+        &tasks,
+        "--repos",
+        path_str(&repos),
+        "--candidates",
+        "none",
+        "--history",
+        "0",
+        "--json",
+        path_str(&json),
+        "--cache",
+        path_str(&cache),
+        "--llm",
+        "openai-compatible:mock-localizer",
+        "--base-url",
+        &base,
+        "--backoff-ms",
+        "1",
+    ];
+    args.extend(extra);
+    let out = dei(&args);
+    assert!(out.status.success(), "{}\n{}", stdout(&out), stderr(&out));
+    let report = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    (report, stdout(&out), stderr(&out))
+}
+
+#[test]
+fn the_model_moves_the_faulty_file_and_function_first() {
+    let dir = tempfile::tempdir().unwrap();
+    let mock = Mock::start(Duration::ZERO);
+    mock.script_always(
+        "Which of these files",
+        "1. `textkit/words.py`\n2. textkit/cli.py\n",
+    );
+    mock.script_always(
+        "Which classes, functions",
+        "- textkit/words.py::word_count\n- textkit/words.py::no_such_function\n",
+    );
+    let (r, out, _) = bench(&mock, dir.path(), &[]);
+    let rr = &r["rerank"];
+    assert_eq!(rr["model"], "openai-compatible:mock-localizer");
+    assert_eq!(rr["files_named"], 1);
+    assert_eq!(rr["functions_named"], 1);
+    assert_eq!(rr["kept_order"], 0);
+    // The search alone put the command line first; the model put the gold file and function first.
+    let lexical = &rr["lexical_per_instance"][0];
+    assert!(lexical["gold_file_rank"].as_u64().unwrap() > 1, "{lexical}");
+    assert!(lexical["gold_fn_rank"].as_u64().unwrap() > 1, "{lexical}");
+    let now = &r["per_instance"][0];
+    assert_eq!(now["gold_file_rank"], 1, "{now}");
+    assert_eq!(now["gold_fn_rank"], 1, "{now}");
+    assert_eq!(now["top_files"][0], "textkit/words.py");
+    assert_eq!(now["top_functions"][0], "textkit/words.py::word_count");
+    assert!(r["file_mrr"].as_f64().unwrap() > rr["lexical"]["file_mrr"].as_f64().unwrap());
+    assert!(
+        out.contains("re-ranked by openai-compatible:mock-localizer"),
+        "{out}"
+    );
+    assert!(out.contains("without re-ranking: file top-5"), "{out}");
+    // Two calls: the files with outlines, then the definitions of the best files, words.py first.
+    let prompts: Vec<String> = mock
+        .seen()
+        .iter()
+        .map(|s| llm_mock::user_prompt(&s.body))
+        .collect();
+    assert_eq!(prompts.len(), 2, "{prompts:?}");
+    assert!(
+        prompts[0].contains("### textkit/cli.py") && prompts[0].contains("def main(argv=None):")
+    );
+    assert!(prompts[0].contains("python -m textkit.cli notes.txt"));
+    let words = prompts[1].find("textkit/words.py (").unwrap();
+    let cli = prompts[1].find("textkit/cli.py (").unwrap();
+    assert!(words < cli, "{}", prompts[1]);
+    assert!(prompts[1].contains("def word_count(text):"));
+    // A rerun is answered from the cache: no new request, same figures.
+    let (again, _, err) = bench(&mock, dir.path(), &[]);
+    assert_eq!(mock.seen().len(), 2, "the rerun called the model: {err}");
+    for k in [
+        "top_files",
+        "top_functions",
+        "gold_file_rank",
+        "gold_fn_rank",
+    ] {
+        assert_eq!(again["per_instance"][0][k], r["per_instance"][0][k], "{k}");
+    }
+}
+
+#[test]
+fn a_failing_or_unhelpful_model_keeps_the_search_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let mock = Mock::start(Duration::ZERO);
+    // Step 1 fails outright (500, no retries); step 2 replies with names that do not exist.
+    mock.push(Fault::ServerError);
+    mock.script_always("Which classes, functions", "textkit/nowhere.py::f\n");
+    let (r, out, err) = bench(&mock, dir.path(), &["--retries", "0", "--no-cache"]);
+    let rr = &r["rerank"];
+    assert_eq!(rr["files_named"], 0);
+    assert_eq!(rr["functions_named"], 0);
+    assert_eq!(rr["kept_order"], 1);
+    let now = &r["per_instance"][0];
+    let lexical = &rr["lexical_per_instance"][0];
+    assert_eq!(now["top_files"], lexical["top_files"]);
+    assert_eq!(now["top_functions"], lexical["top_functions"]);
+    let notes = now["rerank_notes"].as_array().unwrap();
+    assert_eq!(notes.len(), 2, "{notes:?}");
+    assert!(
+        notes[0].as_str().unwrap().contains("model call failed"),
+        "{notes:?}"
+    );
+    assert!(
+        notes[1].as_str().unwrap().contains("named no definition"),
+        "{notes:?}"
+    );
+    assert!(
+        err.contains("re-rank: files: the model call failed"),
+        "{err}"
+    );
+    assert!(out.contains("1 kept the search order"), "{out}");
+}
