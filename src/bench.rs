@@ -73,6 +73,10 @@ pub struct BenchContextArgs {
     /// the figures with and without it.
     #[command(flatten)]
     pub llm: crate::review::llm::LlmArgs,
+    /// Re-rank with a stand-in that names exactly the gold files and definitions it is shown:
+    /// the ceiling of re-ranking with these shortlists and outlines (no model is called).
+    #[arg(long, conflicts_with = "llm")]
+    pub rerank_oracle: bool,
 }
 
 fn context(a: BenchContextArgs) -> anyhow::Result<()> {
@@ -106,21 +110,35 @@ fn context(a: BenchContextArgs) -> anyhow::Result<()> {
         }
         opts.locate.weights = w;
     }
-    let engine = a.llm.engine()?;
+    let engine = if a.rerank_oracle {
+        None
+    } else {
+        a.llm.engine()?
+    };
+    let prompts = crate::review::prompts::Prompts::load(a.llm.prompt_dir.as_deref())?;
+    let options = crate::context::rerank::RerankOptions {
+        temperature: a.llm.temperature.unwrap_or(0.0),
+        ..Default::default()
+    };
     let report = match engine {
+        None if a.rerank_oracle => {
+            let rerank = crate::context::eval::Rerank {
+                model: crate::context::eval::Reranker::Oracle,
+                prompts: &prompts,
+                options,
+                label: "the gold patch (ceiling)".into(),
+            };
+            crate::context::eval::run_with(&opts, Some(&rerank), |line| eprintln!("{line}"))?
+        }
         Some(engine) => {
             let model = crate::review::llm::model::EngineModel::new(
                 std::sync::Arc::clone(&engine),
                 "localize",
             );
-            let prompts = crate::review::prompts::Prompts::load(a.llm.prompt_dir.as_deref())?;
             let rerank = crate::context::eval::Rerank {
-                model: &model,
+                model: crate::context::eval::Reranker::Model(&model),
                 prompts: &prompts,
-                options: crate::context::rerank::RerankOptions {
-                    temperature: a.llm.temperature.unwrap_or(0.0),
-                    ..Default::default()
-                },
+                options,
                 label: a.llm.llm.clone().unwrap_or_else(|| "dry run".into()),
             };
             let r =

@@ -21,6 +21,7 @@ use super::locate::{
 use super::{build_with, edited_units, IssueRefs, Related};
 use crate::patch::{self, Mode};
 use crate::repo::{self, Snapshot};
+use crate::review::llm::model::Model;
 use crate::task;
 use crate::types::{Candidate, PatchView, SnippetKind, Task};
 use sha2::{Digest, Sha256};
@@ -145,9 +146,18 @@ impl Recall {
     }
 }
 
+/// Who re-ranks: a real model, or the gold patch itself.
+pub enum Reranker<'a> {
+    Model(&'a dyn Model),
+    /// A stand-in that names exactly the gold files and definitions it is shown, nothing
+    /// else: the most re-ranking can gain with these shortlists and outlines (a ceiling, not a
+    /// model's figure).
+    Oracle,
+}
+
 /// A model that re-ranks the localization during [`run_with`] ([`super::rerank`]).
 pub struct Rerank<'a> {
-    pub model: &'a dyn crate::review::llm::model::Model,
+    pub model: Reranker<'a>,
     pub prompts: &'a crate::review::prompts::Prompts,
     pub options: super::rerank::RerankOptions,
     /// Shown in the report (`openai:gpt-4o`, say).
@@ -293,11 +303,19 @@ pub fn run_with(
             let lexical = score(&t.instance_id, &loc, &gold_files, &gold_fns, ms);
             sum.lexical_per_instance.push(lexical);
             let t1 = Instant::now();
+            let oracle = Oracle {
+                gold_files: &gold_files,
+                gold_fns: &gold_fns,
+            };
+            let model: &dyn Model = match &r.model {
+                Reranker::Model(m) => *m,
+                Reranker::Oracle => &oracle,
+            };
             let rr = super::rerank::rerank(
                 &t.problem_statement,
                 &files,
                 &loc,
-                r.model,
+                model,
                 r.prompts,
                 &r.options,
             )?;
@@ -389,6 +407,50 @@ pub fn run_with(
         rep.warm_ms_per_candidate = warm_ms / rep.candidates as f64;
     }
     Ok(rep)
+}
+
+/// [`Reranker::Oracle`] for one instance: answers the files prompt (the built-in one, with its
+/// `## Candidate files`) with the gold files listed in it (`### path`), and the definitions prompt with the gold definitions whose `def`/`class`
+/// line appears in their file's outline.
+struct Oracle<'a> {
+    gold_files: &'a [String],
+    gold_fns: &'a [String],
+}
+
+impl Model for Oracle<'_> {
+    fn complete(&self, _system: &str, prompt: &str, _t: f64) -> anyhow::Result<String> {
+        let mut reply = String::new();
+        if prompt.contains("## Candidate files") {
+            for g in self.gold_files {
+                if prompt.contains(&format!("\n### {g}\n")) {
+                    reply.push_str(&format!("{g}\n"));
+                }
+            }
+            return Ok(reply);
+        }
+        for g in self.gold_fns {
+            let Some((path, name)) = g.split_once("::") else {
+                continue;
+            };
+            let Some(start) = prompt.find(&format!("\n{path} (")) else {
+                continue;
+            };
+            let section = &prompt[start + 1..];
+            let end = section[1..].find("\n\n").map_or(section.len(), |e| e + 1);
+            let short = name.rsplit('.').next().unwrap_or(name);
+            let shown = section[..end].lines().any(|l| {
+                let l = l.trim_start();
+                l.starts_with(&format!("def {short}("))
+                    || l.starts_with(&format!("async def {short}("))
+                    || l.starts_with(&format!("class {short}("))
+                    || l.starts_with(&format!("class {short}:"))
+            });
+            if shown {
+                reply.push_str(&format!("{g}\n"));
+            }
+        }
+        Ok(reply)
+    }
 }
 
 /// One instance's figures for a localization.
@@ -854,5 +916,58 @@ mod tests {
         // Rank 1: 1 + 0.5; rank 6: 0 + 0.5/6.
         assert!((file_objective(&[fit(0)], &w) - 1.5).abs() < 1e-12);
         assert!((file_objective(&[fit(5)], &w) - 0.5 / 6.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn oracle_names_only_gold_it_is_shown() {
+        use crate::context::locate::{locate, LocateOptions};
+        use crate::context::rerank::{rerank, RerankOptions};
+        let repo = RepoFiles::from_pairs(vec![
+            (
+                "pkg/a.py".into(),
+                "class A:\n    def run(self):\n        return parse(self)\n".into(),
+            ),
+            (
+                "pkg/b.py".into(),
+                "def parse(x):\n    return x\n\n\ndef hidden():\n    pass\n".into(),
+            ),
+            ("pkg/c.py".into(), "def other():\n    pass\n".into()),
+        ]);
+        let issue = "A.run breaks when parse gets a number";
+        let lex = locate(issue, &repo, &LocateOptions::default());
+        let gold_files = vec!["pkg/b.py".to_string(), "pkg/z.py".to_string()];
+        let gold_fns = vec![
+            "pkg/b.py::parse".to_string(),
+            "pkg/b.py::hidden".to_string(),
+        ];
+        let oracle = Oracle {
+            gold_files: &gold_files,
+            gold_fns: &gold_fns,
+        };
+        let prompts = crate::review::prompts::Prompts::load(None).unwrap();
+        // Outlines of one line per file: `hidden` is not shown, so it is not named.
+        let opts = RerankOptions {
+            outline_lines: 2,
+            ..RerankOptions::default()
+        };
+        let rr = rerank(issue, &repo, &lex, &oracle, &prompts, &opts).unwrap();
+        assert_eq!(rr.localization.files[0].path, "pkg/b.py");
+        assert_eq!(rr.files_named, 1, "pkg/z.py was never shown");
+        let named: Vec<&str> = rr.localization.functions[..rr.functions_named]
+            .iter()
+            .map(|f| f.name.as_str())
+            .collect();
+        assert_eq!(named, ["parse"]);
+        // With room for the whole outline, `hidden` is shown and named too.
+        let rr = rerank(
+            issue,
+            &repo,
+            &lex,
+            &oracle,
+            &prompts,
+            &RerankOptions::default(),
+        )
+        .unwrap();
+        assert_eq!(rr.functions_named, 2);
     }
 }

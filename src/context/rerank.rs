@@ -38,11 +38,11 @@ pub struct RerankOptions {
 impl Default for RerankOptions {
     fn default() -> Self {
         RerankOptions {
-            shortlist: 15,
+            shortlist: 20,
             pick_files: 5,
-            file_outline_lines: 16,
+            file_outline_lines: 14,
             outline_files: 3,
-            outline_lines: 150,
+            outline_lines: 300,
             pick_functions: 10,
             temperature: 0.0,
         }
