@@ -88,7 +88,10 @@ fn the_model_moves_the_faulty_file_and_function_first() {
         out.contains("re-ranked by openai-compatible:mock-localizer"),
         "{out}"
     );
-    assert!(out.contains("without re-ranking: file top-5"), "{out}");
+    assert!(
+        out.contains("without re-ranking, issue-only file top-5"),
+        "{out}"
+    );
     // Two calls: the files with outlines, then the definitions of the best files, words.py first.
     let prompts: Vec<String> = mock
         .seen()

@@ -112,11 +112,29 @@ pub struct Recall {
     pub fn_instances: usize,
     pub fn_any10: f64,
     pub fn_all10: f64,
+    /// Function top-10 where a located function enclosing a gold (nested) function counts.
     pub fn_enclosing10: f64,
+    /// Mean reciprocal rank of the best gold file (0 beyond rank 100).
     pub file_mrr: f64,
 }
 
 impl Recall {
+    /// Two lines of text, each starting with `lead`: file top-5, then function top-10.
+    pub fn lines(&self, lead: &str) -> String {
+        format!(
+            "{lead}file top-5: any gold file {:.2}%  all gold files {:.2}%  (MRR {:.3})\n\
+             {lead}function top-10 ({} instances with a gold function): any {:.2}%  all {:.2}%  \
+             any, counting an enclosing function {:.2}%\n",
+            self.file_any5,
+            self.file_all5,
+            self.file_mrr,
+            self.fn_instances,
+            self.fn_any10,
+            self.fn_all10,
+            self.fn_enclosing10
+        )
+    }
+
     pub fn of(results: &[InstanceResult]) -> Recall {
         let n = results.len();
         let count = |f: &dyn Fn(&InstanceResult) -> bool| results.iter().filter(|r| f(r)).count();
@@ -183,17 +201,10 @@ pub struct RerankSummary {
 #[derive(Debug, Clone, Default, serde::Serialize)]
 pub struct EvalReport {
     pub split: String,
-    pub instances: usize,
     pub skipped_no_repo: HashMap<String, usize>,
-    pub file_any5: f64,
-    pub file_all5: f64,
-    pub fn_instances: usize,
-    pub fn_any10: f64,
-    pub fn_all10: f64,
-    /// Function top-10 where a located function enclosing a gold (nested) function counts.
-    pub fn_enclosing10: f64,
-    /// Mean reciprocal rank of the best gold file (0 beyond rank 100).
-    pub file_mrr: f64,
+    /// The figures (of the re-ranked localization when a model re-ranked it).
+    #[serde(flatten)]
+    pub recall: Recall,
     pub mean_locate_ms: f64,
     pub candidates: usize,
     pub mean_context_tokens: f64,
@@ -279,7 +290,7 @@ pub fn run_with(
         if opts.split != Split::All && half(&t.instance_id) != opts.split {
             continue;
         }
-        if opts.limit.is_some_and(|l| rep.instances >= l) {
+        if opts.limit.is_some_and(|l| rep.per_instance.len() >= l) {
             break;
         }
         let Some(repo_path) = repo::find_in_repos_dir(&opts.repos, &t.repo) else {
@@ -357,7 +368,6 @@ pub fn run_with(
             ncand = ctxs.len();
             rep.candidates += ncand;
         }
-        rep.instances += 1;
         progress(&format!(
             "{:<32} files {}/{} any5={} all5={} fn={} locate {:.0} ms, {} candidates{}",
             t.instance_id,
@@ -383,21 +393,15 @@ pub fn run_with(
         ));
         rep.per_instance.push(result);
     }
-    let recall = Recall::of(&rep.per_instance);
-    rep.file_any5 = recall.file_any5;
-    rep.file_all5 = recall.file_all5;
-    rep.fn_instances = recall.fn_instances;
-    rep.fn_any10 = recall.fn_any10;
-    rep.fn_all10 = recall.fn_all10;
-    rep.fn_enclosing10 = recall.fn_enclosing10;
-    rep.file_mrr = recall.file_mrr;
-    if rep.instances > 0 {
-        rep.mean_locate_ms = locate_ms / rep.instances as f64;
+    rep.recall = Recall::of(&rep.per_instance);
+    let n = rep.per_instance.len();
+    if n > 0 {
+        rep.mean_locate_ms = locate_ms / n as f64;
     }
     if let Some(sum) = summary.as_mut() {
         sum.lexical = Recall::of(&sum.lexical_per_instance);
-        if rep.instances > 0 {
-            sum.mean_rerank_ms = rerank_ms / rep.instances as f64;
+        if n > 0 {
+            sum.mean_rerank_ms = rerank_ms / n as f64;
         }
     }
     rep.rerank = summary;
@@ -497,61 +501,40 @@ fn score(
 
 /// The report as a few lines of text.
 pub fn summary(r: &EvalReport) -> String {
-    let mut out = figures(r);
-    if let Some(s) = &r.rerank {
-        let l = &s.lexical;
-        out.push_str(&format!(
-            "re-ranked by {}: the model named a shown file for {} of {} issues and a definition for {}; \
-             {} kept the search order in a step ({:.0} ms per issue)\n\
-             without re-ranking: file top-5 any {:.2}%  all {:.2}%  (MRR {:.3}); function top-10 any {:.2}%  \
-             all {:.2}%  counting an enclosing function {:.2}%\n",
-            s.model,
-            s.files_named,
-            r.instances,
-            s.functions_named,
-            s.kept_order,
-            s.mean_rerank_ms,
-            l.file_any5,
-            l.file_all5,
-            l.file_mrr,
-            l.fn_any10,
-            l.fn_all10,
-            l.fn_enclosing10
-        ));
-    }
-    out
-}
-
-fn figures(r: &EvalReport) -> String {
     let skipped: Vec<String> = r
         .skipped_no_repo
         .iter()
         .map(|(k, v)| format!("{k} {v}"))
         .collect();
-    format!(
-        "split {}: {} instances (skipped, no repository: {})\n\
-         issue-only file top-5: any gold file {:.2}%  all gold files {:.2}%  (MRR {:.3})\n\
-         issue-only function top-10 ({} instances with a gold function): any {:.2}%  all {:.2}%  \
-         any, counting an enclosing function {:.2}%\n\
+    let mut out = format!(
+        "split {}: {} instances (skipped, no repository: {})\n{}\
          locate: {:.1} ms per issue\n\
          candidate contexts: {} candidates, mean {:.0} tokens (max {}), build {:.2} ms cold, {:.2} ms warm per candidate\n",
         r.split,
-        r.instances,
+        r.recall.instances,
         if skipped.is_empty() { "none".into() } else { skipped.join(", ") },
-        r.file_any5,
-        r.file_all5,
-        r.file_mrr,
-        r.fn_instances,
-        r.fn_any10,
-        r.fn_all10,
-        r.fn_enclosing10,
+        r.recall.lines("issue-only "),
         r.mean_locate_ms,
         r.candidates,
         r.mean_context_tokens,
         r.max_context_tokens,
         r.cold_ms_per_candidate,
         r.warm_ms_per_candidate
-    )
+    );
+    if let Some(s) = &r.rerank {
+        out.push_str(&format!(
+            "re-ranked by {}: the model named a shown file for {} of {} issues and a definition for {}; \
+             {} kept the search order in a step ({:.0} ms per issue)\n{}",
+            s.model,
+            s.files_named,
+            r.recall.instances,
+            s.functions_named,
+            s.kept_order,
+            s.mean_rerank_ms,
+            s.lexical.lines("without re-ranking, issue-only ")
+        ));
+    }
+    out
 }
 
 /// One instance, prepared once: its repository files (with `history` past commits) and gold.

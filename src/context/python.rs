@@ -116,8 +116,9 @@ fn one_line(s: &str, max: usize) -> String {
     out.trim().to_string()
 }
 
-/// The docstring of a body block: the first statement when it is a string.
-fn docstring(body: Option<tree_sitter::Node>, src: &str) -> Option<String> {
+/// The first line of a body block's docstring (its first statement, when that is a string),
+/// whitespace collapsed and cut at about `max` bytes.
+pub(crate) fn docstring(body: Option<tree_sitter::Node>, src: &str, max: usize) -> Option<String> {
     let body = body?;
     let first = body.named_child(0)?;
     if first.kind() != "expression_statement" {
@@ -132,7 +133,7 @@ fn docstring(body: Option<tree_sitter::Node>, src: &str) -> Option<String> {
         .trim_start_matches(|c: char| c.is_ascii_alphabetic())
         .trim_matches(|c| c == '"' || c == '\'');
     let line = inner.lines().map(str::trim).find(|l| !l.is_empty())?;
-    Some(one_line(line, 200))
+    Some(one_line(line, max))
 }
 
 impl PyIndex {
@@ -146,7 +147,7 @@ impl PyIndex {
             return idx;
         };
         let root = tree.root_node();
-        idx.module_doc = docstring(Some(root), source);
+        idx.module_doc = docstring(Some(root), source, 200);
         // (node, enclosing def index, qualified scope)
         let mut stack: Vec<(tree_sitter::Node, Option<usize>, Arc<Vec<String>>)> =
             vec![(root, None, Arc::new(vec![]))];
@@ -212,7 +213,7 @@ impl PyIndex {
                         ),
                         depth: scope.len(),
                         signature: one_line(header, 300),
-                        doc: docstring(body, source),
+                        doc: docstring(body, source, 200),
                         bases,
                         parent: encl,
                     });

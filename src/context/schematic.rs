@@ -50,23 +50,6 @@ fn clip(s: &str, max: usize) -> String {
     out
 }
 
-fn docstring(body: tree_sitter::Node, src: &[u8]) -> Option<String> {
-    let first = body.named_child(0)?;
-    if first.kind() != "expression_statement" {
-        return None;
-    }
-    let s = first.named_child(0)?;
-    if s.kind() != "string" {
-        return None;
-    }
-    let text = s.utf8_text(src).ok()?;
-    let inner = text
-        .trim_start_matches(|c: char| c.is_ascii_alphabetic())
-        .trim_matches(|c| c == '"' || c == '\'');
-    let line = inner.lines().map(str::trim).find(|l| !l.is_empty())?;
-    Some(clip(line, 120))
-}
-
 /// Build the schematic of one Python file.
 pub fn schematic(path: &str, source: &str) -> Schematic {
     let mut sch = Schematic {
@@ -142,7 +125,7 @@ pub fn schematic(path: &str, source: &str) -> Schematic {
                 name: child_scope.join("."),
                 signature: clip(&signature, 200),
                 decorators,
-                doc: body.and_then(|b| docstring(b, src)),
+                doc: python::docstring(body, source, 120),
                 lines: LineRange::new(span.start_position().row + 1, span.end_position().row + 1),
                 depth: scope.len(),
             });
