@@ -136,11 +136,17 @@ pub fn prepare_capped(
     // Context sees the other candidates and the repository's Python files.
     let repo_files = context::locate::RepoFiles::from_snapshot(snapshot)?;
     let refs = context::IssueRefs::new(&task.problem_statement);
+    let located = context::locate::locate(
+        &task.problem_statement,
+        &repo_files,
+        &context::locate::LocateOptions::default(),
+    );
     let others: Vec<&crate::types::PatchView> = views.iter().collect();
     let related = context::Related {
         refs: Some(&refs),
         others: &others,
         repo: Some(&repo_files),
+        located: Some(&located),
     };
     let contexts: Vec<_> = views
         .par_iter()

@@ -143,6 +143,7 @@ fn edited_def_before_and_after_with_callee_caller_and_base() {
             refs: Some(&refs),
             others: &[],
             repo: Some(&repo),
+            located: None,
         },
     );
     assert_eq!(ctx.edited, vec!["pkg/lib.py::Parser.parse"]);
@@ -294,6 +295,7 @@ fn other_candidates_spans_are_shown_and_counted() {
             refs: None,
             others: &all,
             repo: None,
+            located: None,
         },
     );
     let edited = ctx
@@ -310,6 +312,66 @@ fn other_candidates_spans_are_shown_and_counted() {
         ctx.snippets.iter().any(|s| s.name == "run"
             && s.reason
                 .contains("edited by 1 other candidate(s), not by this one")),
+        "{:?}",
+        names(&ctx)
+    );
+}
+
+#[test]
+fn located_definitions_are_shown_when_the_candidate_goes_elsewhere() {
+    let mut files = base();
+    files.remove("setup.cfg");
+    let repo = RepoFiles::from_pairs(files.into_iter().map(|(p, t)| (p, t.unwrap())).collect());
+    let issue = "normalise lower-cases every token, it should keep the case";
+    let loc = dei::context::locate::locate(issue, &repo, &Default::default());
+    assert_eq!(loc.functions[0].name, "normalise", "{:?}", loc.functions);
+    let build = |patch: &str| {
+        build_with(
+            &view(patch),
+            &task(issue),
+            4000,
+            &Related {
+                repo: Some(&repo),
+                located: Some(&loc),
+                ..Related::default()
+            },
+        )
+    };
+    // This candidate edits Parser.parse: the reviewer also sees where the issue points.
+    let ctx = build(EDIT_PARSE);
+    let shown = ctx
+        .snippets
+        .iter()
+        .find(|s| s.path == "pkg/helpers.py" && s.name == "normalise")
+        .unwrap_or_else(|| panic!("{:?}", names(&ctx)));
+    assert!(
+        shown.reason.contains("issue-only localization ranks it #1"),
+        "{}",
+        shown.reason
+    );
+    assert!(shown.text.contains("return [t.lower() for t in tokens]"));
+    // Without the localization it is not there for that reason.
+    let bare = build_with(
+        &view(EDIT_PARSE),
+        &task(issue),
+        4000,
+        &Related {
+            repo: Some(&repo),
+            ..Related::default()
+        },
+    );
+    assert!(!bare
+        .snippets
+        .iter()
+        .any(|s| s.reason.contains("issue-only localization")));
+    // A candidate that edits the located function is not shown it twice.
+    let edit_norm = "--- a/pkg/helpers.py\n+++ b/pkg/helpers.py\n@@ -3 +3 @@\n-    return [t.lower() for t in tokens]\n+    return list(tokens)\n";
+    let ctx = build(edit_norm);
+    assert_eq!(ctx.edited, vec!["pkg/helpers.py::normalise"]);
+    assert!(
+        !ctx.snippets
+            .iter()
+            .any(|s| s.reason.contains("localization ranks it #1")),
         "{:?}",
         names(&ctx)
     );

@@ -67,6 +67,7 @@ fn issue_only_localization_and_context_on_real_instances() {
                 refs: Some(&refs),
                 others: &others,
                 repo: Some(&files),
+                located: None,
             },
         );
         let units = edited_units(&view);

@@ -211,6 +211,12 @@ pub struct EvalReport {
     pub max_context_tokens: usize,
     pub cold_ms_per_candidate: f64,
     pub warm_ms_per_candidate: f64,
+    /// Candidates that edit no gold function (the wrong place, or module-level code only).
+    pub elsewhere_candidates: usize,
+    /// Of those, how many contexts show a gold function (or one enclosing it) for any reason.
+    pub elsewhere_shown_gold: usize,
+    /// Of those, how many show it only because the issue-only localization points there.
+    pub elsewhere_shown_gold_by_location: usize,
     /// Present when a model re-ranked the localization (the figures above are then its).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rerank: Option<RerankSummary>,
@@ -349,6 +355,7 @@ pub fn run_with(
                 refs: Some(&refs),
                 others: &others,
                 repo: Some(&files),
+                located: Some(&loc),
             };
             let t1 = Instant::now();
             for v in &views {
@@ -364,6 +371,29 @@ pub fn run_with(
             for c in &ctxs {
                 tok_sum += c.tokens;
                 rep.max_context_tokens = rep.max_context_tokens.max(c.tokens);
+                if gold_fns.is_empty() || c.edited.iter().any(|e| gold_fns.contains(e)) {
+                    continue;
+                }
+                rep.elsewhere_candidates += 1;
+                let gold: Vec<&str> = c
+                    .snippets
+                    .iter()
+                    .filter(|s| {
+                        !s.after
+                            && is_gold_function(
+                                &format!("{}::{}", s.path, s.name),
+                                s.kind,
+                                &gold_fns,
+                            )
+                    })
+                    .map(|s| s.reason.as_str())
+                    .collect();
+                if !gold.is_empty() {
+                    rep.elsewhere_shown_gold += 1;
+                    if gold.iter().all(|r| *r == located_reason(r)) {
+                        rep.elsewhere_shown_gold_by_location += 1;
+                    }
+                }
             }
             ncand = ctxs.len();
             rep.candidates += ncand;
@@ -509,7 +539,8 @@ pub fn summary(r: &EvalReport) -> String {
     let mut out = format!(
         "split {}: {} instances (skipped, no repository: {})\n{}\
          locate: {:.1} ms per issue\n\
-         candidate contexts: {} candidates, mean {:.0} tokens (max {}), build {:.2} ms cold, {:.2} ms warm per candidate\n",
+         candidate contexts: {} candidates, mean {:.0} tokens (max {}), build {:.2} ms cold, {:.2} ms warm per candidate\n\
+         candidates that edit no gold function: {}; their context shows a gold function for {} ({} of them only through the issue-only localization)\n",
         r.split,
         r.recall.instances,
         if skipped.is_empty() { "none".into() } else { skipped.join(", ") },
@@ -519,7 +550,10 @@ pub fn summary(r: &EvalReport) -> String {
         r.mean_context_tokens,
         r.max_context_tokens,
         r.cold_ms_per_candidate,
-        r.warm_ms_per_candidate
+        r.warm_ms_per_candidate,
+        r.elsewhere_candidates,
+        r.elsewhere_shown_gold,
+        r.elsewhere_shown_gold_by_location
     );
     if let Some(s) = &r.rerank {
         out.push_str(&format!(
@@ -581,19 +615,32 @@ fn gold_file_rank(loc: &Localization, gold_files: &[String]) -> Option<usize> {
 fn gold_function_rank(loc: &Localization, gold_fns: &[String]) -> Option<usize> {
     loc.functions
         .iter()
-        .position(|f| is_gold_function(f, gold_fns))
+        .position(|f| is_gold_hit(f, gold_fns))
         .map(|r| r + 1)
 }
 
-/// A gold function, or a function enclosing one (`tree_cse` for `tree_cse._find_repeated`).
-fn is_gold_function(f: &FuncHit, gold_fns: &[String]) -> bool {
-    let q = format!("{}::{}", f.path, f.name);
+/// A gold function, or a function enclosing one (`tree_cse` for `tree_cse._find_repeated`);
+/// `q` is `path::Qualified.name`.
+fn is_gold_function(q: &str, kind: SnippetKind, gold_fns: &[String]) -> bool {
     gold_fns.iter().any(|g| {
-        g == &q
-            || (f.kind == SnippetKind::Function
-                && g.strip_prefix(q.as_str())
-                    .is_some_and(|r| r.starts_with('.')))
+        g == q
+            || (kind == SnippetKind::Function
+                && g.strip_prefix(q).is_some_and(|r| r.starts_with('.')))
     })
+}
+
+fn is_gold_hit(f: &FuncHit, gold_fns: &[String]) -> bool {
+    is_gold_function(&format!("{}::{}", f.path, f.name), f.kind, gold_fns)
+}
+
+/// The reason a snippet has when only the localization put it there (see
+/// [`super::build_with`]): `issue-only localization ranks it #k`, with no other reason joined.
+fn located_reason(reason: &str) -> &str {
+    if reason.starts_with("issue-only localization ranks it #") && !reason.contains(';') {
+        reason
+    } else {
+        ""
+    }
 }
 
 /// One fitting instance's file evidence: the signals of every file, and the gold files.
@@ -835,7 +882,7 @@ pub fn fit(opts: &EvalOptions, mut progress: impl FnMut(&str)) -> anyhow::Result
             x: order.iter().map(|&i| sig.x[i]).collect(),
             gold: order
                 .iter()
-                .map(|&i| is_gold_function(&sig.hits[i], &p.gold_fns))
+                .map(|&i| is_gold_hit(&sig.hits[i], &p.gold_fns))
                 .collect(),
         });
     }

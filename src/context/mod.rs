@@ -57,7 +57,13 @@ pub struct Related<'a> {
     pub others: &'a [&'a PatchView],
     /// The repository's Python files at the base commit, for callers/callees/issue names elsewhere.
     pub repo: Option<&'a RepoFiles>,
+    /// Where the issue text alone points ([`locate::locate`], or re-ranked by a model): its best
+    /// definitions are shown when the candidate leaves them alone.
+    pub located: Option<&'a locate::Localization>,
 }
+
+/// Best located definitions shown to the reviewer (when the candidate does not edit them).
+pub const LOCATED_SHOWN: usize = 3;
 
 /// Lines of context around an edit in a non-Python file (and around module-level code).
 pub const WINDOW: usize = 5;
@@ -733,6 +739,40 @@ pub fn build_with(view: &PatchView, task: &Task, budget: usize, rel: &Related) -
                     ));
                 }
             }
+        }
+    }
+
+    // Where the issue alone points, when this candidate goes elsewhere.
+    if let Some(loc) = rel.located {
+        for (k, f) in loc.functions.iter().take(LOCATED_SHOWN).enumerate() {
+            if edited.iter().any(|(p, n)| *p == f.path && *n == f.name) || !is_python(&f.path) {
+                continue;
+            }
+            let src: Option<Arc<str>> = match view.files.iter().find(|g| g.path == f.path) {
+                Some(g) => g.before.as_deref().map(Arc::from),
+                None => rel
+                    .repo
+                    .and_then(|r| r.get(&f.path))
+                    .map(|rf| rf.text.clone()),
+            };
+            let Some(src) = src else { continue };
+            let idx = python::index(&src);
+            let Some(d) = idx
+                .defs
+                .iter()
+                .find(|d| d.name == f.name && d.lines.start == f.lines.start)
+            else {
+                continue;
+            };
+            b.add(def_snippet(
+                &f.path,
+                &src,
+                d,
+                format!("issue-only localization ranks it #{}", k + 1),
+                38.0 - k as f64,
+                false,
+                None,
+            ));
         }
     }
 
