@@ -36,9 +36,14 @@ fn llm_args(sy: &Synth, run_dir: &Path, mock: &Mock, cache: &Path) -> Vec<String
     )
 }
 
-/// The module an issue's patches edit (named in every prompt of that issue).
+/// Text found in every prompt of one issue and in no other issue's: its own issue statement.
+/// (The module name alone is not enough: contexts also show code the issue points to, which
+/// may sit in another issue's module, and `mod_1` is a prefix of `mod_10`.)
 fn module_of(id: &str) -> String {
-    format!("pkg/mod_{}.py", id.rsplit('-').next().unwrap_or(""))
+    format!(
+        " in pkg/mod_{}.py returns the wrong value",
+        id.rsplit('-').next().unwrap_or("")
+    )
 }
 
 /// Complete entries in the response cache (`<dir>/<2 hex>/<key>.json`).
