@@ -186,21 +186,34 @@ pub fn dotted(text: &str) -> Vec<String> {
     out
 }
 
-/// The parts of an issue text with the weight their words get in a search query: the title
-/// (first line) gets `title`, the body 1, `<details>` blocks (environment dumps, package lists)
-/// get `details`; HTML comments and the rest of an issue template ([`strip_template`]) are
-/// dropped.
-pub fn weighted_parts(text: &str, title: f64, details: f64) -> Vec<(String, f64)> {
-    let mut body = String::with_capacity(text.len());
+/// The text without HTML comments (`<!-- … -->`; an unclosed one runs to the end).
+pub fn strip_comments(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
     let mut rest = text;
     while let Some(p) = rest.find("<!--") {
-        body.push_str(&rest[..p]);
+        out.push_str(&rest[..p]);
         rest = match rest[p..].find("-->") {
             Some(e) => &rest[p + e + 3..],
             None => "",
         };
     }
-    body.push_str(rest);
+    out.push_str(rest);
+    out
+}
+
+/// The issue's title: its first line once HTML comments are dropped (the first part of
+/// [`weighted_parts`]).
+pub fn title(text: &str) -> String {
+    let text = strip_comments(text);
+    text.lines().next().unwrap_or("").to_string()
+}
+
+/// The parts of an issue text with the weight their words get in a search query: the title
+/// (first line) gets `title`, the body 1, `<details>` blocks (environment dumps, package lists)
+/// get `details`; HTML comments and the rest of an issue template ([`strip_template`]) are
+/// dropped.
+pub fn weighted_parts(text: &str, title: f64, details: f64) -> Vec<(String, f64)> {
+    let body = strip_comments(text);
     let (first, body) = match body.split_once('\n') {
         Some((a, b)) => (a.to_string(), strip_template(b)),
         None => (body, String::new()),
@@ -369,6 +382,18 @@ mod tests {
             Some("requests/sessions.py")
         );
         assert_eq!(resolve_path("x.py", files), None);
+    }
+
+    #[test]
+    fn title_is_the_first_line_without_comments() {
+        assert_eq!(
+            title("<!-- Please describe -->Crash in foo\nbody"),
+            "Crash in foo"
+        );
+        assert_eq!(title("Plain title\nbody"), "Plain title");
+        assert_eq!(title(""), "");
+        let parts = weighted_parts("<!-- x -->Crash in foo\nbody", 2.0, 1.0);
+        assert_eq!(parts[0].0, title("<!-- x -->Crash in foo\nbody"));
     }
 
     #[test]

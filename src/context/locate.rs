@@ -1275,10 +1275,10 @@ pub fn file_signals(
     FileSignals { x, aux, why }
 }
 
-/// The terms of the issue's title (first line), each once.
+/// The terms of the issue's title ([`super::issue::title`]: the first line, HTML comments dropped), each once.
 fn title_terms(issue: &str) -> HashMap<String, f64> {
     let mut q = HashMap::new();
-    for t in tokenize(issue.lines().next().unwrap_or("")) {
+    for t in tokenize(&super::issue::title(issue)) {
         q.insert(t, 1.0);
     }
     q
