@@ -104,10 +104,20 @@ pub fn prepare(
     mode: Mode,
     budget: usize,
 ) -> anyhow::Result<Vec<Prepared>> {
-    prepare_capped(snapshot, task, cands, mode, budget, DEFAULT_MAX_PATCH_BYTES)
+    prepare_capped(
+        snapshot,
+        task,
+        cands,
+        mode,
+        budget,
+        DEFAULT_MAX_PATCH_BYTES,
+        None,
+    )
 }
 
-/// [`prepare`], with candidates over `max_patch_bytes` turned into errors (not rebuilt).
+/// [`prepare`], with candidates over `max_patch_bytes` turned into errors (not rebuilt), and
+/// the issue-only localization shown to reviewers re-ranked by `committee` when it does that
+/// ([`Committee::relocate`]).
 pub fn prepare_capped(
     snapshot: &Snapshot,
     task: &Task,
@@ -115,6 +125,7 @@ pub fn prepare_capped(
     mode: Mode,
     budget: usize,
     max_patch_bytes: usize,
+    committee: Option<&dyn Committee>,
 ) -> anyhow::Result<Vec<Prepared>> {
     let fits = |c: &Candidate| c.patch.len() <= max_patch_bytes;
     let needed: Vec<String> = cands
@@ -136,11 +147,19 @@ pub fn prepare_capped(
     // Context sees the other candidates and the repository's Python files.
     let repo_files = context::locate::RepoFiles::from_snapshot(snapshot)?;
     let refs = context::IssueRefs::new(&task.problem_statement);
-    let located = context::locate::locate(
+    let mut located = context::locate::locate(
         &task.problem_statement,
         &repo_files,
         &context::locate::LocateOptions::default(),
     );
+    if let Some(c) = committee {
+        if let Some(rr) = c.relocate(task, &repo_files, &located)? {
+            for note in &rr.notes {
+                eprintln!("note: {}: localization: {note}", task.instance_id);
+            }
+            located = rr.localization;
+        }
+    }
     let others: Vec<&crate::types::PatchView> = views.iter().collect();
     let related = context::Related {
         refs: Some(&refs),
@@ -269,6 +288,7 @@ pub fn rank_issue(
         opts.mode,
         opts.context_tokens,
         opts.max_patch_bytes,
+        Some(committee),
     )?;
     let empty = prepared
         .iter()

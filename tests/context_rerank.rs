@@ -152,3 +152,74 @@ fn a_failing_or_unhelpful_model_keeps_the_search_order() {
     );
     assert!(out.contains("1 kept the search order"), "{out}");
 }
+
+/// `dei rank --llm … --llm-locate`: the model re-ranks the localization first, and a reviewer
+/// of a candidate that edits elsewhere is shown the definition the model picked.
+#[test]
+fn rank_with_llm_locate_shows_reviewers_the_models_pick() {
+    let dir = tempfile::tempdir().unwrap();
+    let mock = Mock::start(Duration::ZERO);
+    // The search ranks word_count first (the issue names it); the model is scripted to pick
+    // longest_word, which no candidate edits and the issue does not name.
+    mock.script_always("Which of these files", "textkit/words.py\n");
+    mock.script_always(
+        "Which classes, functions",
+        "textkit/words.py::longest_word\n",
+    );
+    let run = |extra: &[&str]| {
+        let base = mock.openai_base();
+        let cache = dir.path().join(format!("cache{}", extra.len()));
+        let mut args = vec![
+            "--llm",
+            "openai-compatible:mock-reviewer",
+            "--base-url",
+            base.as_str(),
+            "--cache",
+            path_str(&cache),
+            "--backoff-ms",
+            "1",
+        ];
+        args.extend(extra);
+        let before = mock.seen().len();
+        let out = dei(&common::example_rank_args(&args));
+        assert!(out.status.success(), "{}", stderr(&out));
+        let prompts: Vec<String> = mock.seen()[before..]
+            .iter()
+            .map(|s| llm_mock::user_prompt(&s.body))
+            .collect();
+        (stdout(&out), prompts)
+    };
+    let wrong_place = |prompts: &[String]| -> String {
+        prompts
+            .iter()
+            .find(|p| p.contains("+        text = \" \".join(handle.read().split())"))
+            .cloned()
+            .expect("a review prompt for the wrong-place candidate")
+    };
+    let (out, prompts) = run(&["--llm-locate"]);
+    assert!(
+        out.contains("+locate"),
+        "the committee's name says so: {out}"
+    );
+    let locate_calls = prompts
+        .iter()
+        .filter(|p| p.contains("Which of these files") || p.contains("Which classes, functions"))
+        .count();
+    assert_eq!(locate_calls, 2, "two localization calls for the one issue");
+    let p = wrong_place(&prompts);
+    assert!(p.contains("def longest_word(text):"), "{p}");
+    assert!(
+        p.contains("longest_word (issue-only localization ranks it #1)"),
+        "{p}"
+    );
+    // Without the flag: no localization call, and the model's pick is not shown.
+    let (out, prompts) = run(&[]);
+    assert!(!out.contains("+locate"));
+    assert!(!prompts.iter().any(|p| p.contains("Which of these files")));
+    // (The search alone ranks it second.)
+    let p = wrong_place(&prompts);
+    assert!(
+        !p.contains("longest_word (issue-only localization ranks it #1)"),
+        "{p}"
+    );
+}

@@ -47,4 +47,14 @@ pub trait Committee: Send + Sync {
     fn live_status(&self) -> Option<String> {
         None
     }
+    /// Re-rank the issue-only localization that reviewers are shown, before reviewing;
+    /// `None` keeps the search's own ranking (the default).
+    fn relocate(
+        &self,
+        _task: &Task,
+        _repo: &crate::context::locate::RepoFiles,
+        _lexical: &crate::context::locate::Localization,
+    ) -> anyhow::Result<Option<crate::context::rerank::Reranked>> {
+        Ok(None)
+    }
 }

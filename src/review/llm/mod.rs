@@ -102,6 +102,10 @@ pub struct LlmArgs {
     /// Append one JSON line per call (tokens, cost, cache hit, result) to this file.
     #[arg(long, help_heading = "LLM committee")]
     pub ledger: Option<PathBuf>,
+    /// Before reviewing, let the model re-rank where the issue points (two more calls per
+    /// issue); reviewers are shown the definitions it picks when a candidate leaves them alone.
+    #[arg(long, help_heading = "LLM committee")]
+    pub llm_locate: bool,
 }
 
 /// List prices in USD per million tokens (input, output) as published when this was written;
@@ -144,6 +148,8 @@ pub struct LlmConfig {
     pub cache: Option<PathBuf>,
     pub prompt_dir: Option<PathBuf>,
     pub rubric: Option<PathBuf>,
+    /// Re-rank the issue-only localization with the model ([`crate::context::rerank`]).
+    pub locate: bool,
 }
 
 impl LlmArgs {
@@ -274,10 +280,10 @@ impl LlmArgs {
             cache: (!self.no_cache).then(|| self.cache.clone()),
             prompt_dir: self.prompt_dir.clone(),
             rubric: self.rubric.clone(),
+            locate: self.llm_locate,
         }))
     }
 
-    /// The LLM committee the flags ask for (environment from the process), or `None`.
     /// A bare engine for these flags (response cache opened), for work other than reviewing
     /// (generating candidates, re-ranking localization); `None` when no model is configured.
     pub fn engine(&self) -> anyhow::Result<Option<Arc<Engine>>> {
@@ -295,6 +301,7 @@ impl LlmArgs {
         )?)))
     }
 
+    /// The LLM committee the flags ask for (environment from the process), or `None`.
     pub fn committee(&self) -> anyhow::Result<Option<LlmCommittee>> {
         match self.resolve(&|k| std::env::var(k).ok())? {
             Some(cfg) => Ok(Some(LlmCommittee::new(cfg)?)),
@@ -311,6 +318,7 @@ pub struct LlmCommittee {
     rubric: Rubric,
     samples: u32,
     limits: Limits,
+    locate: bool,
 }
 
 impl LlmCommittee {
@@ -331,6 +339,7 @@ impl LlmCommittee {
             rubric,
             samples: cfg.samples,
             limits: Limits::default(),
+            locate: cfg.locate,
         })
     }
 
@@ -379,11 +388,36 @@ impl LlmCommittee {
 impl Committee for LlmCommittee {
     fn name(&self) -> String {
         format!(
-            "llm-{}:{}:{}",
+            "llm-{}:{}:{}{}",
             self.selector.name(),
             self.engine.provider.protocol.name(),
-            self.engine.provider.model
+            self.engine.provider.model,
+            if self.locate { "+locate" } else { "" }
         )
+    }
+
+    fn relocate(
+        &self,
+        task: &crate::types::Task,
+        repo: &crate::context::locate::RepoFiles,
+        lexical: &crate::context::locate::Localization,
+    ) -> anyhow::Result<Option<crate::context::rerank::Reranked>> {
+        if !self.locate {
+            return Ok(None);
+        }
+        let model = model::EngineModel::new(
+            Arc::clone(&self.engine),
+            format!("{}/locate", task.instance_id),
+        );
+        crate::context::rerank::rerank(
+            &task.problem_statement,
+            repo,
+            lexical,
+            &model,
+            &self.prompts,
+            &crate::context::rerank::RerankOptions::default(),
+        )
+        .map(Some)
     }
 
     fn review(&self, bundle: &IssueBundle) -> anyhow::Result<Vec<Review>> {
