@@ -127,6 +127,7 @@ fn context(a: BenchContextArgs) -> anyhow::Result<()> {
                 prompts: &prompts,
                 options,
                 label: "the gold patch (ceiling)".into(),
+                jobs: 1,
             };
             crate::context::eval::run_with(&opts, Some(&rerank), |line| eprintln!("{line}"))?
         }
@@ -140,6 +141,8 @@ fn context(a: BenchContextArgs) -> anyhow::Result<()> {
                 prompts: &prompts,
                 options,
                 label: a.llm.llm.clone().unwrap_or_else(|| "dry run".into()),
+                // Each issue in flight holds its repository's files in memory.
+                jobs: a.llm.concurrency.clamp(1, 4),
             };
             let r =
                 crate::context::eval::run_with(&opts, Some(&rerank), |line| eprintln!("{line}"))?;

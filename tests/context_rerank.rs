@@ -10,14 +10,22 @@ use llm_mock::{Fault, Mock};
 use std::path::Path;
 use std::time::Duration;
 
-/// The bundled example's task with an issue that names the command line, not the faulty
-/// `textkit/words.py`, so the search ranks `textkit/cli.py` first.
+/// Issues in the task file (evaluated several at once when a model re-ranks).
+const N: u64 = 3;
+
+/// The bundled example's task, `N` times under different ids, with an issue that names the
+/// command line, not the faulty `textkit/words.py`, so the search ranks `textkit/cli.py` first.
 fn vague_task(dir: &Path) -> String {
     let text = std::fs::read_to_string(common::root().join("examples/tasks.jsonl")).unwrap();
     let mut t: serde_json::Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
     t["problem_statement"] = "The command line tool prints a wrong number\n\nRunning `python -m textkit.cli notes.txt` on a file whose lines are indented with tabs prints a number that is too large.".into();
+    let mut lines = String::new();
+    for i in 1..=N {
+        t["instance_id"] = format!("example__textkit-{i}").into();
+        lines.push_str(&(serde_json::to_string(&t).unwrap() + "\n"));
+    }
     let p = dir.join("tasks.jsonl");
-    std::fs::write(&p, serde_json::to_string(&t).unwrap() + "\n").unwrap();
+    std::fs::write(&p, lines).unwrap();
     path_str(&p).to_string()
 }
 
@@ -71,9 +79,23 @@ fn the_model_moves_the_faulty_file_and_function_first() {
     let (r, out, _) = bench(&mock, dir.path(), &[]);
     let rr = &r["rerank"];
     assert_eq!(rr["model"], "openai-compatible:mock-localizer");
-    assert_eq!(rr["files_named"], 1);
-    assert_eq!(rr["functions_named"], 1);
+    assert_eq!(rr["files_named"], N);
+    assert_eq!(rr["functions_named"], N);
     assert_eq!(rr["kept_order"], 0);
+    let ids: Vec<&str> = r["per_instance"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["instance_id"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        ids,
+        [
+            "example__textkit-1",
+            "example__textkit-2",
+            "example__textkit-3"
+        ]
+    );
     // The search alone put the command line first; the model put the gold file and function first.
     let lexical = &rr["lexical_per_instance"][0];
     assert!(lexical["gold_file_rank"].as_u64().unwrap() > 1, "{lexical}");
@@ -98,18 +120,27 @@ fn the_model_moves_the_faulty_file_and_function_first() {
         .iter()
         .map(|s| llm_mock::user_prompt(&s.body))
         .collect();
-    assert_eq!(prompts.len(), 2, "{prompts:?}");
-    assert!(
-        prompts[0].contains("### textkit/cli.py") && prompts[0].contains("def main(argv=None):")
-    );
-    assert!(prompts[0].contains("python -m textkit.cli notes.txt"));
-    let words = prompts[1].find("textkit/words.py (").unwrap();
-    let cli = prompts[1].find("textkit/cli.py (").unwrap();
-    assert!(words < cli, "{}", prompts[1]);
-    assert!(prompts[1].contains("def word_count(text):"));
+    // The same issue text thrice: the cache answers the two later issues' identical prompts,
+    // unless they were sent at the same time; either way each issue asked both questions.
+    assert!((2..=2 * N as usize).contains(&prompts.len()), "{prompts:?}");
+    let files = prompts
+        .iter()
+        .find(|p| p.contains("Which of these files"))
+        .unwrap();
+    assert!(files.contains("### textkit/cli.py") && files.contains("def main(argv=None):"));
+    assert!(files.contains("python -m textkit.cli notes.txt"));
+    let defs = prompts
+        .iter()
+        .find(|p| p.contains("Which classes, functions"))
+        .unwrap();
+    let words = defs.find("textkit/words.py (").unwrap();
+    let cli = defs.find("textkit/cli.py (").unwrap();
+    assert!(words < cli, "{defs}");
+    assert!(defs.contains("def word_count(text):"));
     // A rerun is answered from the cache: no new request, same figures.
     let (again, _, err) = bench(&mock, dir.path(), &[]);
-    assert_eq!(mock.seen().len(), 2, "the rerun called the model: {err}");
+    let sent = prompts.len();
+    assert_eq!(mock.seen().len(), sent, "the rerun called the model: {err}");
     for k in [
         "top_files",
         "top_functions",
@@ -125,13 +156,19 @@ fn a_failing_or_unhelpful_model_keeps_the_search_order() {
     let dir = tempfile::tempdir().unwrap();
     let mock = Mock::start(Duration::ZERO);
     // Step 1 fails outright (500, no retries); step 2 replies with names that do not exist.
+    // One issue at a time (--concurrency 1), so that the one fault meets the first call.
     mock.push(Fault::ServerError);
+    mock.script_always("Which of these files", "nothing useful\n");
     mock.script_always("Which classes, functions", "textkit/nowhere.py::f\n");
-    let (r, out, err) = bench(&mock, dir.path(), &["--retries", "0", "--no-cache"]);
+    let (r, out, err) = bench(
+        &mock,
+        dir.path(),
+        &["--retries", "0", "--no-cache", "--concurrency", "1"],
+    );
     let rr = &r["rerank"];
     assert_eq!(rr["files_named"], 0);
     assert_eq!(rr["functions_named"], 0);
-    assert_eq!(rr["kept_order"], 1);
+    assert_eq!(rr["kept_order"], N);
     let now = &r["per_instance"][0];
     let lexical = &rr["lexical_per_instance"][0];
     assert_eq!(now["top_files"], lexical["top_files"]);
@@ -150,7 +187,12 @@ fn a_failing_or_unhelpful_model_keeps_the_search_order() {
         err.contains("re-rank: files: the model call failed"),
         "{err}"
     );
-    assert!(out.contains("1 kept the search order"), "{out}");
+    assert!(out.contains(&format!("{N} kept the search order")), "{out}");
+    let second = &r["per_instance"][1]["rerank_notes"];
+    assert!(
+        second[0].as_str().unwrap().contains("named none of"),
+        "{second}"
+    );
 }
 
 /// `dei rank --llm … --llm-locate`: the model re-ranks the localization first, and a reviewer

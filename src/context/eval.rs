@@ -180,6 +180,8 @@ pub struct Rerank<'a> {
     pub options: super::rerank::RerankOptions,
     /// Shown in the report (`openai:gpt-4o`, say).
     pub label: String,
+    /// Issues evaluated at once.
+    pub jobs: usize,
 }
 
 /// What re-ranking did, next to the figures without it.
@@ -263,16 +265,18 @@ fn pct(n: usize, d: usize) -> f64 {
 }
 
 /// Run the evaluation; `progress` receives one line per instance.
-pub fn run(opts: &EvalOptions, progress: impl FnMut(&str)) -> anyhow::Result<EvalReport> {
+pub fn run(opts: &EvalOptions, progress: impl FnMut(&str) + Send) -> anyhow::Result<EvalReport> {
     run_with(opts, None, progress)
 }
 
 /// [`run`], with the localization re-ranked by a model when `rerank` is given; the report then
-/// carries both the re-ranked figures and those of the search alone.
+/// carries both the re-ranked figures and those of the search alone. With a model, `jobs`
+/// issues are evaluated at once (the calls wait on the network); without, one at a time, so
+/// that build times are not skewed by sharing the CPU.
 pub fn run_with(
     opts: &EvalOptions,
     rerank: Option<&Rerank>,
-    mut progress: impl FnMut(&str),
+    progress: impl FnMut(&str) + Send,
 ) -> anyhow::Result<EvalReport> {
     let tasks: Vec<Task> = task::load_tasks(&opts.tasks)?;
     let pool = match &opts.candidates {
@@ -283,145 +287,61 @@ pub fn run_with(
         split: format!("{:?}", opts.split).to_lowercase(),
         ..EvalReport::default()
     };
-    let mut summary = rerank.map(|r| RerankSummary {
-        model: r.label.clone(),
-        ..RerankSummary::default()
-    });
-    let mut rerank_ms = 0.0;
-    let mut lopts = opts.locate.clone();
-    lopts.top_files = lopts.top_files.max(100);
-    let (mut tok_sum, mut cold_ms, mut warm_ms) = (0usize, 0.0, 0.0);
-    let mut locate_ms = 0.0;
+    // The instances to evaluate, in order.
+    let mut chosen: Vec<(&Task, PathBuf)> = Vec::new();
     for t in &tasks {
         if opts.split != Split::All && half(&t.instance_id) != opts.split {
             continue;
         }
-        if opts.limit.is_some_and(|l| rep.per_instance.len() >= l) {
+        if opts.limit.is_some_and(|l| chosen.len() >= l) {
             break;
         }
-        let Some(repo_path) = repo::find_in_repos_dir(&opts.repos, &t.repo) else {
-            *rep.skipped_no_repo.entry(t.repo.clone()).or_insert(0) += 1;
-            continue;
-        };
-        let snap = Snapshot::open(&repo_path, &t.base_commit)?;
-        let Prepared {
-            files,
-            gold_files,
-            gold_fns,
-            ..
-        } = prepare(&snap, t, opts.history)?;
-        // Issue-only localization.
-        let t0 = Instant::now();
-        let mut loc = locate(&t.problem_statement, &files, &lopts);
-        let ms = t0.elapsed().as_secs_f64() * 1e3;
-        locate_ms += ms;
-        let mut notes = Vec::new();
-        if let (Some(r), Some(sum)) = (rerank, summary.as_mut()) {
-            let lexical = score(&t.instance_id, &loc, &gold_files, &gold_fns, ms);
+        match repo::find_in_repos_dir(&opts.repos, &t.repo) {
+            Some(p) => chosen.push((t, p)),
+            None => *rep.skipped_no_repo.entry(t.repo.clone()).or_insert(0) += 1,
+        }
+    }
+    let progress = std::sync::Mutex::new(progress);
+    let one = |(t, path): &(&Task, PathBuf)| -> anyhow::Result<One> {
+        let o = evaluate(t, path, opts, rerank, pool.get(&t.instance_id))?;
+        (progress.lock().expect("progress lock"))(&o.line);
+        Ok(o)
+    };
+    let jobs = rerank.map_or(1, |r| r.jobs.max(1));
+    let done: Vec<anyhow::Result<One>> = if jobs > 1 {
+        use rayon::prelude::*;
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(jobs)
+            .build()?
+            .install(|| chosen.par_iter().map(one).collect())
+    } else {
+        chosen.iter().map(one).collect()
+    };
+    let mut summary = rerank.map(|r| RerankSummary {
+        model: r.label.clone(),
+        ..RerankSummary::default()
+    });
+    let (mut tok_sum, mut cold_ms, mut warm_ms, mut locate_ms, mut rerank_ms) =
+        (0usize, 0.0, 0.0, 0.0, 0.0);
+    for o in done {
+        let o = o?;
+        locate_ms += o.result.locate_ms;
+        tok_sum += o.tokens;
+        cold_ms += o.cold_ms;
+        warm_ms += o.warm_ms;
+        rep.candidates += o.candidates;
+        rep.max_context_tokens = rep.max_context_tokens.max(o.max_tokens);
+        rep.elsewhere_candidates += o.elsewhere[0];
+        rep.elsewhere_shown_gold += o.elsewhere[1];
+        rep.elsewhere_shown_gold_by_location += o.elsewhere[2];
+        if let (Some(sum), Some((lexical, named))) = (summary.as_mut(), o.rerank) {
             sum.lexical_per_instance.push(lexical);
-            let t1 = Instant::now();
-            let oracle = Oracle {
-                gold_files: &gold_files,
-                gold_fns: &gold_fns,
-            };
-            let model: &dyn Model = match &r.model {
-                Reranker::Model(m) => *m,
-                Reranker::Oracle => &oracle,
-            };
-            let rr = super::rerank::rerank(
-                &t.problem_statement,
-                &files,
-                &loc,
-                model,
-                r.prompts,
-                &r.options,
-            )?;
-            rerank_ms += t1.elapsed().as_secs_f64() * 1e3;
-            sum.files_named += (rr.files_named > 0) as usize;
-            sum.functions_named += (rr.functions_named > 0) as usize;
-            sum.kept_order += (!rr.notes.is_empty()) as usize;
-            loc = rr.localization;
-            notes = rr.notes;
+            sum.files_named += named[0];
+            sum.functions_named += named[1];
+            sum.kept_order += named[2];
+            rerank_ms += o.rerank_ms;
         }
-        let mut result = score(&t.instance_id, &loc, &gold_files, &gold_fns, ms);
-        result.rerank_notes = notes;
-        // Candidate contexts.
-        let mut ncand = 0;
-        if let Some(cands) = pool.get(&t.instance_id) {
-            let views = rebuild_all(&snap, cands)?;
-            let refs = IssueRefs::new(&t.problem_statement);
-            let others: Vec<&PatchView> = views.iter().collect();
-            let rel = Related {
-                refs: Some(&refs),
-                others: &others,
-                repo: Some(&files),
-                located: Some(&loc),
-            };
-            let t1 = Instant::now();
-            for v in &views {
-                let _ = build_with(v, t, opts.budget, &rel);
-            }
-            cold_ms += t1.elapsed().as_secs_f64() * 1e3;
-            let t2 = Instant::now();
-            let ctxs: Vec<_> = views
-                .iter()
-                .map(|v| build_with(v, t, opts.budget, &rel))
-                .collect();
-            warm_ms += t2.elapsed().as_secs_f64() * 1e3;
-            for c in &ctxs {
-                tok_sum += c.tokens;
-                rep.max_context_tokens = rep.max_context_tokens.max(c.tokens);
-                if gold_fns.is_empty() || c.edited.iter().any(|e| gold_fns.contains(e)) {
-                    continue;
-                }
-                rep.elsewhere_candidates += 1;
-                let gold: Vec<&str> = c
-                    .snippets
-                    .iter()
-                    .filter(|s| {
-                        !s.after
-                            && is_gold_function(
-                                &format!("{}::{}", s.path, s.name),
-                                s.kind,
-                                &gold_fns,
-                            )
-                    })
-                    .map(|s| s.reason.as_str())
-                    .collect();
-                if !gold.is_empty() {
-                    rep.elsewhere_shown_gold += 1;
-                    if gold.iter().all(|r| *r == located_reason(r)) {
-                        rep.elsewhere_shown_gold_by_location += 1;
-                    }
-                }
-            }
-            ncand = ctxs.len();
-            rep.candidates += ncand;
-        }
-        progress(&format!(
-            "{:<32} files {}/{} any5={} all5={} fn={} locate {:.0} ms, {} candidates{}",
-            t.instance_id,
-            result
-                .gold_files
-                .iter()
-                .filter(|g| result.top_files.contains(g))
-                .count(),
-            result.gold_files.len(),
-            result.file_any5 as u8,
-            result.file_all5 as u8,
-            result
-                .fn_any10
-                .map(|b| (b as u8).to_string())
-                .unwrap_or("-".into()),
-            ms,
-            ncand,
-            result
-                .rerank_notes
-                .iter()
-                .map(|n| format!("\n    re-rank: {n}"))
-                .collect::<String>()
-        ));
-        rep.per_instance.push(result);
+        rep.per_instance.push(o.result);
     }
     rep.recall = Recall::of(&rep.per_instance);
     let n = rep.per_instance.len();
@@ -441,6 +361,160 @@ pub fn run_with(
         rep.warm_ms_per_candidate = warm_ms / rep.candidates as f64;
     }
     Ok(rep)
+}
+
+/// What one instance contributes to the report.
+struct One {
+    result: InstanceResult,
+    /// With re-ranking: the search-only result, and whether the model named a file, named a
+    /// definition, and kept the search order in a step (0 or 1 each).
+    rerank: Option<(InstanceResult, [usize; 3])>,
+    rerank_ms: f64,
+    candidates: usize,
+    tokens: usize,
+    max_tokens: usize,
+    cold_ms: f64,
+    warm_ms: f64,
+    /// Candidates editing no gold function; of those, shown one; shown one only by location.
+    elsewhere: [usize; 3],
+    line: String,
+}
+
+/// Localize one issue (and re-rank), then build its candidates' contexts.
+fn evaluate(
+    t: &Task,
+    repo_path: &std::path::Path,
+    opts: &EvalOptions,
+    rerank: Option<&Rerank>,
+    cands: Option<&Vec<Candidate>>,
+) -> anyhow::Result<One> {
+    let mut lopts = opts.locate.clone();
+    lopts.top_files = lopts.top_files.max(100);
+    let snap = Snapshot::open(repo_path, &t.base_commit)?;
+    let Prepared {
+        files,
+        gold_files,
+        gold_fns,
+        ..
+    } = prepare(&snap, t, opts.history)?;
+    // Issue-only localization.
+    let t0 = Instant::now();
+    let mut loc = locate(&t.problem_statement, &files, &lopts);
+    let ms = t0.elapsed().as_secs_f64() * 1e3;
+    let mut notes = Vec::new();
+    let (mut reranked, mut rerank_ms) = (None, 0.0);
+    if let Some(r) = rerank {
+        let lexical = score(&t.instance_id, &loc, &gold_files, &gold_fns, ms);
+        let t1 = Instant::now();
+        let oracle = Oracle {
+            gold_files: &gold_files,
+            gold_fns: &gold_fns,
+        };
+        let model: &dyn Model = match &r.model {
+            Reranker::Model(m) => *m,
+            Reranker::Oracle => &oracle,
+        };
+        let rr = super::rerank::rerank(
+            &t.problem_statement,
+            &files,
+            &loc,
+            model,
+            r.prompts,
+            &r.options,
+        )?;
+        rerank_ms = t1.elapsed().as_secs_f64() * 1e3;
+        let named = [
+            (rr.files_named > 0) as usize,
+            (rr.functions_named > 0) as usize,
+            (!rr.notes.is_empty()) as usize,
+        ];
+        reranked = Some((lexical, named));
+        loc = rr.localization;
+        notes = rr.notes;
+    }
+    let mut result = score(&t.instance_id, &loc, &gold_files, &gold_fns, ms);
+    result.rerank_notes = notes;
+    let mut o = One {
+        result,
+        rerank: reranked,
+        rerank_ms,
+        candidates: 0,
+        tokens: 0,
+        max_tokens: 0,
+        cold_ms: 0.0,
+        warm_ms: 0.0,
+        elsewhere: [0; 3],
+        line: String::new(),
+    };
+    // Candidate contexts.
+    if let Some(cands) = cands {
+        let views = rebuild_all(&snap, cands)?;
+        let refs = IssueRefs::new(&t.problem_statement);
+        let others: Vec<&PatchView> = views.iter().collect();
+        let rel = Related {
+            refs: Some(&refs),
+            others: &others,
+            repo: Some(&files),
+            located: Some(&loc),
+        };
+        let t1 = Instant::now();
+        for v in &views {
+            let _ = build_with(v, t, opts.budget, &rel);
+        }
+        o.cold_ms = t1.elapsed().as_secs_f64() * 1e3;
+        let t2 = Instant::now();
+        let ctxs: Vec<_> = views
+            .iter()
+            .map(|v| build_with(v, t, opts.budget, &rel))
+            .collect();
+        o.warm_ms = t2.elapsed().as_secs_f64() * 1e3;
+        for c in &ctxs {
+            o.tokens += c.tokens;
+            o.max_tokens = o.max_tokens.max(c.tokens);
+            if gold_fns.is_empty() || c.edited.iter().any(|e| gold_fns.contains(e)) {
+                continue;
+            }
+            o.elsewhere[0] += 1;
+            let gold: Vec<&str> = c
+                .snippets
+                .iter()
+                .filter(|s| {
+                    !s.after
+                        && is_gold_function(&format!("{}::{}", s.path, s.name), s.kind, &gold_fns)
+                })
+                .map(|s| s.reason.as_str())
+                .collect();
+            if !gold.is_empty() {
+                o.elsewhere[1] += 1;
+                if gold.iter().all(|r| *r == located_reason(r)) {
+                    o.elsewhere[2] += 1;
+                }
+            }
+        }
+        o.candidates = ctxs.len();
+    }
+    let r = &o.result;
+    o.line = format!(
+        "{:<32} files {}/{} any5={} all5={} fn={} locate {:.0} ms, {} candidates{}",
+        t.instance_id,
+        r.gold_files
+            .iter()
+            .filter(|g| r.top_files.contains(g))
+            .count(),
+        r.gold_files.len(),
+        r.file_any5 as u8,
+        r.file_all5 as u8,
+        r.fn_any10
+            .map(|b| (b as u8).to_string())
+            .unwrap_or("-".into()),
+        ms,
+        o.candidates,
+        r.rerank_notes
+            .iter()
+            .map(|n| format!("\n    re-rank: {n}"))
+            .collect::<String>()
+    );
+    Ok(o)
 }
 
 /// [`Reranker::Oracle`] for one instance: answers the files prompt (the built-in one, with its
