@@ -13,7 +13,7 @@
 //! template that cannot be rendered (a broken `--prompt-dir`) is an error.
 
 use super::locate::{FileHit, FuncHit, Localization, RepoFiles};
-use super::schematic::{is_python, parse_targets, schematic, Target};
+use super::schematic::{is_python, parse_targets, schematic, Schematic, Target};
 use crate::review::llm::model::Model;
 use crate::review::prompts::{Outlined, Prompts};
 
@@ -66,7 +66,10 @@ pub struct Reranked {
 /// names, such as the search's best methods) and their classes; then the deepest are dropped
 /// and the tail is cut with a count. `brief` leaves out module-level code spans.
 pub fn outline(path: &str, source: &str, max_lines: usize, focus: &[&str], brief: bool) -> String {
-    let mut s = schematic(path, source);
+    outline_of(schematic(path, source), max_lines, focus, brief)
+}
+
+fn outline_of(mut s: Schematic, max_lines: usize, focus: &[&str], brief: bool) -> String {
     if brief {
         s.top_level.clear();
     }
@@ -149,36 +152,35 @@ pub fn rerank(
         )),
     }
     // Step 2: definitions of the best files after step 1.
-    let outlined: Vec<(&str, &str)> = out
+    let outlined: Vec<Schematic> = out
         .localization
         .files
         .iter()
         .filter_map(|f| repo.get(&f.path))
         .filter(|f| is_python(&f.path))
         .take(opts.outline_files)
-        .map(|f| (f.path.as_str(), &*f.text))
+        .map(|f| schematic(&f.path, &f.text))
         .collect();
     let shown: Vec<Outlined> = outlined
         .iter()
-        .map(|(p, src)| {
+        .map(|s| {
             let focus: Vec<&str> = lexical
                 .functions
                 .iter()
-                .filter(|f| f.path == *p)
+                .filter(|f| f.path == s.path)
                 .map(|f| f.name.as_str())
                 .collect();
             Outlined {
-                path: p.to_string(),
-                outline: outline(p, src, opts.outline_lines, &focus, false),
+                path: s.path.clone(),
+                outline: outline_of(s.clone(), opts.outline_lines, &focus, false),
             }
         })
         .collect();
     let example = outlined
         .iter()
-        .find_map(|(p, src)| {
-            let s = schematic(p, src);
+        .find_map(|s| {
             let it = s.items.iter().find(|i| i.depth > 0).or(s.items.first())?;
-            Some(format!("{p}::{}", it.name))
+            Some(format!("{}::{}", s.path, it.name))
         })
         .unwrap_or_else(|| "pkg/module.py::Class.method".into());
     let prompt = prompts.localize_functions(issue, &shown, opts.pick_functions, &example)?;
@@ -190,7 +192,7 @@ pub fn rerank(
                     "functions: the reply named no definition of {}; kept the search order",
                     outlined
                         .iter()
-                        .map(|(p, _)| *p)
+                        .map(|s| s.path.as_str())
                         .collect::<Vec<_>>()
                         .join(", ")
                 ));
@@ -230,11 +232,10 @@ pub fn named_paths<'a>(reply: &str, known: impl Iterator<Item = &'a str>) -> Vec
     out
 }
 
-/// The definitions of `files` (path, source) a reply names as `path::Name`, in its order, at
+/// The definitions of the outlined files a reply names as `path::Name`, in its order, at
 /// most `max`; names not found in the file's schematic are dropped.
-fn named_definitions(reply: &str, files: &[(&str, &str)], max: usize) -> Vec<FuncHit> {
+fn named_definitions(reply: &str, schematics: &[Schematic], max: usize) -> Vec<FuncHit> {
     let mut out: Vec<FuncHit> = Vec::new();
-    let schematics: Vec<_> = files.iter().map(|(p, src)| schematic(p, src)).collect();
     for t in parse_targets(reply) {
         let Target::Def { path, name } = t else {
             continue;
