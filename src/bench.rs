@@ -69,6 +69,9 @@ pub struct BenchContextArgs {
     /// Write per-instance results as JSON here.
     #[arg(long)]
     pub json: Option<PathBuf>,
+    /// Build each candidate's context without the other candidates (as if it were alone).
+    #[arg(long)]
+    pub alone: bool,
     /// With --llm (or DEI_LLM), a model re-ranks each issue's localization and the report gives
     /// the figures with and without it.
     #[command(flatten)]
@@ -90,6 +93,7 @@ fn context(a: BenchContextArgs) -> anyhow::Result<()> {
         history: a.history,
         fit_tasks: a.fit_tasks,
         dump_signals: a.dump_signals,
+        alone: a.alone,
         locate: crate::context::locate::LocateOptions {
             weights: match &a.weights.weights {
                 Some(p) => crate::context::locate::Weights::load(p)?,

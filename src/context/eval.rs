@@ -77,6 +77,9 @@ pub struct EvalOptions {
     /// While fitting, write each fit instance's file signals here (JSONL: the 100 best files
     /// under the starting weights and every gold file), for studying new signals offline.
     pub dump_signals: Option<PathBuf>,
+    /// Build each candidate's context as if it were the issue's only one (no other
+    /// candidates' spans): the case of a single candidate.
+    pub alone: bool,
 }
 
 /// Per-instance outcome.
@@ -450,7 +453,11 @@ fn evaluate(
     if let Some(cands) = cands {
         let views = rebuild_all(&snap, cands)?;
         let refs = IssueRefs::new(&t.problem_statement);
-        let others: Vec<&PatchView> = views.iter().collect();
+        let others: Vec<&PatchView> = if opts.alone {
+            Vec::new()
+        } else {
+            views.iter().collect()
+        };
         let rel = Related {
             refs: Some(&refs),
             others: &others,
