@@ -147,25 +147,32 @@ pub fn prepare_capped(
     // Context sees the other candidates and the repository's Python files.
     let repo_files = context::locate::RepoFiles::from_snapshot(snapshot)?;
     let refs = context::IssueRefs::new(&task.problem_statement);
-    let mut located = context::locate::locate(
-        &task.problem_statement,
-        &repo_files,
-        &context::locate::LocateOptions::default(),
-    );
-    if let Some(c) = committee {
-        if let Some(rr) = c.relocate(task, &repo_files, &located)? {
-            for note in &rr.notes {
-                eprintln!("note: {}: localization: {note}", task.instance_id);
+    // Where the issue alone points, for committees that read the context.
+    let located = match committee.filter(|c| c.reads_context()) {
+        Some(c) => {
+            let lexical = context::locate::locate(
+                &task.problem_statement,
+                &repo_files,
+                &context::locate::LocateOptions::default(),
+            );
+            match c.relocate(task, &repo_files, &lexical)? {
+                Some(rr) => {
+                    for note in &rr.notes {
+                        eprintln!("note: {}: localization: {note}", task.instance_id);
+                    }
+                    Some(rr.localization)
+                }
+                None => Some(lexical),
             }
-            located = rr.localization;
         }
-    }
+        None => None,
+    };
     let others: Vec<&crate::types::PatchView> = views.iter().collect();
     let related = context::Related {
         refs: Some(&refs),
         others: &others,
         repo: Some(&repo_files),
-        located: Some(&located),
+        located: located.as_ref(),
     };
     let contexts: Vec<_> = views
         .par_iter()

@@ -47,6 +47,12 @@ pub trait Committee: Send + Sync {
     fn live_status(&self) -> Option<String> {
         None
     }
+    /// Whether reviewers read the candidates' context snippets (the LLM committee does; the
+    /// offline committee does not). Only then is the issue-only localization computed for the
+    /// context: it tokenizes the whole repository (about 2 s and 120 MB on sympy, cold).
+    fn reads_context(&self) -> bool {
+        false
+    }
     /// Re-rank the issue-only localization that reviewers are shown, before reviewing;
     /// `None` keeps the search's own ranking (the default).
     fn relocate(

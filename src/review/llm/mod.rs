@@ -396,6 +396,10 @@ impl Committee for LlmCommittee {
         )
     }
 
+    fn reads_context(&self) -> bool {
+        true
+    }
+
     fn relocate(
         &self,
         task: &crate::types::Task,
