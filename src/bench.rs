@@ -35,6 +35,7 @@ pub struct WeightArgs {
 }
 
 #[derive(Args)]
+#[command(mut_arg("llm_locate", |a| a.hide(true)))]
 pub struct BenchContextArgs {
     #[arg(long, default_value = "../shared/data/swebench_lite/test.jsonl")]
     pub tasks: PathBuf,

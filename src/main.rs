@@ -32,6 +32,46 @@ enum Command {
     Bench(dei::bench::BenchCommand),
     /// Join the run directories of several shards (dei rank --shard i/n) into one result.
     Merge(MergeArgs),
+    /// Show where an issue points from its text alone: the files and definitions most likely to need the fix.
+    Locate(Box<LocateArgs>),
+}
+
+#[derive(Args)]
+#[command(
+    mut_arg("llm", |a| a.help("Model that re-ranks the search (optional): openai:MODEL, anthropic:MODEL, openai-compatible:MODEL (needs --base-url), vllm:MODEL, ollama:MODEL or llamacpp:MODEL")),
+    mut_arg("selector", |a| a.hide(true)),
+    mut_arg("samples", |a| a.hide(true)),
+    mut_arg("rubric", |a| a.hide(true)),
+    mut_arg("llm_locate", |a| a.hide(true)),
+    mut_arg("temperature", |a| a.hide(true)),
+)]
+struct LocateArgs {
+    /// SWE-bench-style task records (JSON or JSONL).
+    #[arg(long, requires = "issue")]
+    tasks: Option<PathBuf>,
+    /// Issue id (SWE-bench instance_id) in --tasks.
+    #[arg(long, requires = "tasks")]
+    issue: Option<String>,
+    /// A plain-text issue; needs --repo and --commit.
+    #[arg(long, conflicts_with = "issue", requires_all = ["repo", "commit"])]
+    issue_file: Option<PathBuf>,
+    /// Base commit for --issue-file.
+    #[arg(long)]
+    commit: Option<String>,
+    /// The repository (a clone or bare git dir).
+    #[arg(long)]
+    repo: Option<PathBuf>,
+    /// A folder of repositories named owner__name.
+    #[arg(long, env = "DEI_REPOS")]
+    repos: Option<PathBuf>,
+    /// How many files and definitions to show.
+    #[arg(long, default_value_t = 10)]
+    top: usize,
+    /// Write the result as JSON to this file ("-" for stdout).
+    #[arg(long)]
+    json: Option<PathBuf>,
+    #[command(flatten)]
+    llm: dei::review::llm::LlmArgs,
 }
 
 #[derive(Args)]
@@ -45,6 +85,7 @@ enum Command {
     mut_arg("output_format", |a| a.hide(true)),
     mut_arg("prompt_dir", |a| a.hide(true)),
     mut_arg("rubric", |a| a.hide(true)),
+    mut_arg("llm_locate", |a| a.hide(true)),
 )]
 struct GenerateArgs {
     /// SWE-bench-style task records (JSON or JSONL).
@@ -430,6 +471,43 @@ fn merge(args: MergeArgs) -> anyhow::Result<()> {
     write_summary(&merged.summary, args.json.as_deref())
 }
 
+fn locate(a: LocateArgs) -> anyhow::Result<()> {
+    let task = match (&a.tasks, &a.issue, &a.issue_file, &a.commit) {
+        (Some(file), Some(id), _, _) => {
+            dei::task::find_task(&dei::task::load_tasks(file)?, id, file)?
+        }
+        (_, _, Some(file), Some(commit)) => dei::task::task_from_text(file, commit)?,
+        _ => anyhow::bail!(
+            "which issue? pass --tasks FILE --issue ID, or --issue-file FILE --commit SHA --repo PATH"
+        ),
+    };
+    let repo_path = dei::repo::locate(a.repo.as_deref(), a.repos.as_deref(), &task.repo)?;
+    let engine = a.llm.engine()?;
+    let prompts = dei::review::prompts::Prompts::load(a.llm.prompt_dir.as_deref())?;
+    let model = engine
+        .as_ref()
+        .map(|e| dei::review::llm::model::EngineModel::new(std::sync::Arc::clone(e), "locate"));
+    let with = model.as_ref().map(|m| dei::context::report::WithModel {
+        model: m,
+        prompts: &prompts,
+        label: a.llm.llm.clone().unwrap_or_default(),
+    });
+    let located = dei::context::report::locate_issue(&task, &repo_path, a.top, with.as_ref())?;
+    if let Some(e) = &engine {
+        eprintln!("{}", dei::generate::run::usage_line(&e.totals()));
+    }
+    match a.json.as_deref() {
+        Some(p) if p.as_os_str() == "-" => println!("{}", serde_json::to_string_pretty(&located)?),
+        Some(p) => {
+            std::fs::write(p, serde_json::to_string_pretty(&located)? + "\n")
+                .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", p.display()))?;
+            print!("{}", dei::context::report::render(&located));
+        }
+        None => print!("{}", dei::context::report::render(&located)),
+    }
+    Ok(())
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
@@ -438,6 +516,7 @@ fn main() -> ExitCode {
         Command::Eval(a) => eval(a),
         Command::Bench(b) => dei::bench::run(b),
         Command::Merge(a) => merge(a),
+        Command::Locate(a) => locate(*a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -265,3 +265,89 @@ fn rank_with_llm_locate_shows_reviewers_the_models_pick() {
         "{p}"
     );
 }
+
+/// `dei locate`: the search alone, the same re-ranked by the model, and a clear error when the
+/// issue is not named.
+#[test]
+fn locate_command_prints_where_the_issue_points() {
+    let repo = example_repo();
+    let args = |extra: &[&str]| -> Vec<String> {
+        let mut v: Vec<String> = [
+            "locate",
+            "--tasks",
+            "examples/tasks.jsonl",
+            "--issue",
+            "example__textkit-1",
+            "--repo",
+            path_str(&repo),
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        v.extend(extra.iter().map(|s| s.to_string()));
+        v
+    };
+    let out = dei(&args(&[]));
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(
+        text.contains("search over the issue text, no model"),
+        "{text}"
+    );
+    let first_file = text
+        .lines()
+        .find(|l| l.trim_start().starts_with("1. "))
+        .unwrap();
+    assert!(first_file.contains("textkit/words.py"), "{text}");
+    assert!(first_file.contains("defines `word_count`"), "{text}");
+    assert!(
+        text.contains("1. textkit/words.py:4-8  word_count"),
+        "{text}"
+    );
+
+    // Re-ranked: the scripted model picks longest_word.
+    let dir = tempfile::tempdir().unwrap();
+    let mock = Mock::start(Duration::ZERO);
+    mock.script_always("Which of these files", "textkit/words.py\n");
+    mock.script_always(
+        "Which classes, functions",
+        "textkit/words.py::longest_word\n",
+    );
+    let base = mock.openai_base();
+    let cache = dir.path().join("cache");
+    let json = dir.path().join("located.json");
+    let out = dei(&args(&[
+        "--llm",
+        "openai-compatible:mock-locator",
+        "--base-url",
+        &base,
+        "--cache",
+        path_str(&cache),
+        "--json",
+        path_str(&json),
+    ]));
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(
+        text.contains("search re-ranked by openai-compatible:mock-locator"),
+        "{text}"
+    );
+    assert!(
+        text.contains("1. textkit/words.py:16-21  longest_word"),
+        "{text}"
+    );
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(v["functions"][0]["name"], "longest_word");
+    assert_eq!(v["files"][0]["why"][0], "named by the model");
+    assert_eq!(mock.seen().len(), 2);
+
+    // No issue named: say what to pass.
+    let out = dei(&["locate", "--repo", path_str(&repo)]);
+    assert!(!out.status.success());
+    assert!(
+        stderr(&out).contains("pass --tasks FILE --issue ID"),
+        "{}",
+        stderr(&out)
+    );
+}

@@ -749,7 +749,7 @@ impl Default for LocateOptions {
 }
 
 /// A ranked file.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct FileHit {
     pub path: String,
     pub score: f64,
@@ -758,7 +758,7 @@ pub struct FileHit {
 }
 
 /// A ranked function, method or class.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct FuncHit {
     pub path: String,
     /// Qualified name (`Class.method`).
@@ -769,7 +769,7 @@ pub struct FuncHit {
 }
 
 /// Result of issue-only localization, best first.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
 pub struct Localization {
     pub files: Vec<FileHit>,
     pub functions: Vec<FuncHit>,

@@ -14,6 +14,7 @@ pub mod eval;
 pub mod issue;
 pub mod locate;
 pub mod python;
+pub mod report;
 pub mod rerank;
 pub mod schematic;
 
