@@ -160,9 +160,10 @@ pub fn prepare_capped(
                     for note in &rr.notes {
                         eprintln!("note: {}: localization: {note}", task.instance_id);
                     }
-                    Some(rr.localization)
+                    let by = (rr.functions_named > 0).then(|| c.name());
+                    Some((rr.localization, by))
                 }
-                None => Some(lexical),
+                None => Some((lexical, None)),
             }
         }
         None => None,
@@ -172,7 +173,8 @@ pub fn prepare_capped(
         refs: Some(&refs),
         others: &others,
         repo: Some(&repo_files),
-        located: located.as_ref(),
+        located: located.as_ref().map(|(l, _)| l),
+        located_by: located.as_ref().and_then(|(_, by)| by.as_deref()),
     };
     let contexts: Vec<_> = views
         .par_iter()

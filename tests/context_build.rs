@@ -144,6 +144,7 @@ fn edited_def_before_and_after_with_callee_caller_and_base() {
             others: &[],
             repo: Some(&repo),
             located: None,
+            located_by: None,
         },
     );
     assert_eq!(ctx.edited, vec!["pkg/lib.py::Parser.parse"]);
@@ -296,6 +297,7 @@ fn other_candidates_spans_are_shown_and_counted() {
             others: &all,
             repo: None,
             located: None,
+            located_by: None,
         },
     );
     let edited = ctx

@@ -68,6 +68,7 @@ fn issue_only_localization_and_context_on_real_instances() {
                 others: &others,
                 repo: Some(&files),
                 located: None,
+                located_by: None,
             },
         );
         let units = edited_units(&view);

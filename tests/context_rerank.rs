@@ -251,7 +251,10 @@ fn rank_with_llm_locate_shows_reviewers_the_models_pick() {
     let p = wrong_place(&prompts);
     assert!(p.contains("def longest_word(text):"), "{p}");
     assert!(
-        p.contains("longest_word (issue-only localization ranks it #1)"),
+        p.contains(
+            "longest_word (issue-only localization ranks it #1 \
+             (llm-pointwise:openai-compatible:mock-reviewer+locate))"
+        ),
         "{p}"
     );
     // Without the flag: no localization call, and the model's pick is not shown.

@@ -463,6 +463,7 @@ fn evaluate(
             others: &others,
             repo: Some(&files),
             located: Some(&loc),
+            located_by: None,
         };
         let t1 = Instant::now();
         for v in &views {
@@ -715,7 +716,8 @@ fn is_gold_hit(f: &FuncHit, gold_fns: &[String]) -> bool {
 }
 
 /// The reason a snippet has when only the localization put it there (see
-/// [`super::build_with`]): `issue-only localization ranks it #k`, with no other reason joined.
+/// [`super::build_with`]): `issue-only localization ranks it #k` (perhaps naming the model that
+/// re-ranked it), with no other reason joined.
 fn located_reason(reason: &str) -> &str {
     if reason.starts_with("issue-only localization ranks it #") && !reason.contains(';') {
         reason

@@ -61,6 +61,8 @@ pub struct Related<'a> {
     /// Where the issue text alone points ([`locate::locate`], or re-ranked by a model): its best
     /// definitions are shown when the candidate leaves them alone.
     pub located: Option<&'a locate::Localization>,
+    /// The model that re-ranked `located`, named in the snippets' reason; `None`: the search.
+    pub located_by: Option<&'a str>,
 }
 
 /// Best located definitions shown to the reviewer (when the candidate does not edit them).
@@ -769,7 +771,10 @@ pub fn build_with(view: &PatchView, task: &Task, budget: usize, rel: &Related) -
                 &f.path,
                 &src,
                 d,
-                format!("issue-only localization ranks it #{}", k + 1),
+                match rel.located_by {
+                    Some(m) => format!("issue-only localization ranks it #{} ({m})", k + 1),
+                    None => format!("issue-only localization ranks it #{}", k + 1),
+                },
                 38.0 - k as f64,
                 false,
                 None,
