@@ -36,6 +36,42 @@ enum Command {
     Locate(Box<LocateArgs>),
 }
 
+/// Where the repository is (`dei rank`, `dei generate`, `dei locate`).
+#[derive(Args)]
+struct RepoArgs {
+    /// The repository (a clone or bare git dir).
+    #[arg(long)]
+    repo: Option<PathBuf>,
+    /// A folder of repositories named owner__name.
+    #[arg(long, env = "DEI_REPOS")]
+    repos: Option<PathBuf>,
+}
+
+/// A plain-text issue instead of a task record (`dei rank`, `dei locate`).
+#[derive(Args)]
+struct IssueTextArgs {
+    /// A plain-text issue; needs --repo and --commit.
+    #[arg(long, conflicts_with = "issue", requires_all = ["repo", "commit"])]
+    issue_file: Option<PathBuf>,
+    /// Base commit for --issue-file.
+    #[arg(long)]
+    commit: Option<String>,
+}
+
+/// The issue named by `--issue ID --tasks FILE` or `--issue-file FILE --commit SHA`; `None`
+/// when neither is complete.
+fn issue_source(
+    id: Option<String>,
+    tasks: Option<PathBuf>,
+    text: IssueTextArgs,
+) -> Option<IssueSource> {
+    match (id, tasks, text.issue_file, text.commit) {
+        (Some(id), Some(file), None, _) => Some(IssueSource::Tasks { file, id }),
+        (None, _, Some(file), Some(commit)) => Some(IssueSource::Text { file, commit }),
+        _ => None,
+    }
+}
+
 #[derive(Args)]
 #[command(
     mut_arg("llm", |a| a.help("Model that re-ranks the search (optional): openai:MODEL, anthropic:MODEL, openai-compatible:MODEL (needs --base-url), vllm:MODEL, ollama:MODEL or llamacpp:MODEL")),
@@ -52,18 +88,10 @@ struct LocateArgs {
     /// Issue id (SWE-bench instance_id) in --tasks.
     #[arg(long, requires = "tasks")]
     issue: Option<String>,
-    /// A plain-text issue; needs --repo and --commit.
-    #[arg(long, conflicts_with = "issue", requires_all = ["repo", "commit"])]
-    issue_file: Option<PathBuf>,
-    /// Base commit for --issue-file.
-    #[arg(long)]
-    commit: Option<String>,
-    /// The repository (a clone or bare git dir).
-    #[arg(long)]
-    repo: Option<PathBuf>,
-    /// A folder of repositories named owner__name.
-    #[arg(long, env = "DEI_REPOS")]
-    repos: Option<PathBuf>,
+    #[command(flatten)]
+    text: IssueTextArgs,
+    #[command(flatten)]
+    place: RepoArgs,
     /// How many files and definitions to show.
     #[arg(long, default_value_t = 10)]
     top: usize,
@@ -97,12 +125,8 @@ struct GenerateArgs {
     /// Generate for every issue in --tasks.
     #[arg(long, conflicts_with = "issue")]
     all: bool,
-    /// The repository (a clone or bare git dir).
-    #[arg(long)]
-    repo: Option<PathBuf>,
-    /// A folder of repositories named owner__name.
-    #[arg(long, env = "DEI_REPOS")]
-    repos: Option<PathBuf>,
+    #[command(flatten)]
+    place: RepoArgs,
     /// Strategies to run: hierarchical, search-replace, chain (comma-separated).
     #[arg(
         long,
@@ -145,8 +169,8 @@ fn generate(args: GenerateArgs) -> anyhow::Result<()> {
         } else {
             dei::run::Selection::Ids(args.issue)
         },
-        repo: args.repo,
-        repos: args.repos,
+        repo: args.place.repo,
+        repos: args.place.repos,
         strategies: gen::parse_kinds(&args.strategies)?,
         samples: args.llm.samples as usize,
         temperatures: args.temperatures,
@@ -216,18 +240,10 @@ struct RankArgs {
     /// SWE-bench-style task records (JSON or JSONL).
     #[arg(long)]
     tasks: Option<PathBuf>,
-    /// A plain-text issue; needs --repo and --commit.
-    #[arg(long, conflicts_with = "issue", requires_all = ["repo", "commit"])]
-    issue_file: Option<PathBuf>,
-    /// Base commit for --issue-file.
-    #[arg(long)]
-    commit: Option<String>,
-    /// The repository (a clone or bare git dir).
-    #[arg(long)]
-    repo: Option<PathBuf>,
-    /// A folder of repositories named owner__name.
-    #[arg(long, env = "DEI_REPOS")]
-    repos: Option<PathBuf>,
+    #[command(flatten)]
+    text: IssueTextArgs,
+    #[command(flatten)]
+    place: RepoArgs,
     /// Count only patches `git apply` would accept as applying.
     #[arg(long)]
     strict: bool,
@@ -269,16 +285,14 @@ fn rank(mut args: RankArgs) -> anyhow::Result<()> {
     if args.all || args.issue.len() > 1 || args.run_dir.is_some() || args.shard.is_some() {
         return rank_many(args);
     }
-    let issue = match (args.issue.pop(), args.issue_file) {
-        (Some(id), None) => IssueSource::Tasks { file: args.tasks.expect("clap requires --tasks"), id },
-        (None, Some(file)) => IssueSource::Text { file, commit: args.commit.expect("clap requires --commit") },
-        _ => anyhow::bail!("say which issue to rank: --issue ID --tasks FILE, or --issue-file FILE --repo PATH --commit SHA"),
+    let Some(issue) = issue_source(args.issue.pop(), args.tasks, args.text) else {
+        anyhow::bail!("say which issue to rank: --issue ID --tasks FILE, or --issue-file FILE --repo PATH --commit SHA");
     };
     let req = RankRequest {
         candidates: args.candidates,
         issue,
-        repo: args.repo,
-        repos: args.repos,
+        repo: args.place.repo,
+        repos: args.place.repos,
         strict: args.strict,
         context_tokens: args.context_tokens,
         max_patch_bytes: args.max_patch_bytes,
@@ -392,7 +406,7 @@ fn rank_many(args: RankArgs) -> anyhow::Result<()> {
     let Some(run_dir) = args.run_dir else {
         anyhow::bail!("ranking many issues needs --run-dir DIR: results stream there, and rerunning the same command resumes");
     };
-    if args.issue_file.is_some() {
+    if args.text.issue_file.is_some() {
         anyhow::bail!(
             "--issue-file ranks one plain-text issue; drop --run-dir/--shard/--all to use it"
         );
@@ -409,8 +423,8 @@ fn rank_many(args: RankArgs) -> anyhow::Result<()> {
         candidates: args.candidates,
         tasks,
         selection,
-        repo: args.repo,
-        repos: args.repos,
+        repo: args.place.repo,
+        repos: args.place.repos,
         strict: args.strict,
         context_tokens: args.context_tokens,
         max_patch_bytes: args.max_patch_bytes,
@@ -472,16 +486,17 @@ fn merge(args: MergeArgs) -> anyhow::Result<()> {
 }
 
 fn locate(a: LocateArgs) -> anyhow::Result<()> {
-    let task = match (&a.tasks, &a.issue, &a.issue_file, &a.commit) {
-        (Some(file), Some(id), _, _) => {
-            dei::task::find_task(&dei::task::load_tasks(file)?, id, file)?
-        }
-        (_, _, Some(file), Some(commit)) => dei::task::task_from_text(file, commit)?,
-        _ => anyhow::bail!(
+    let Some(issue) = issue_source(a.issue, a.tasks, a.text) else {
+        anyhow::bail!(
             "which issue? pass --tasks FILE --issue ID, or --issue-file FILE --commit SHA --repo PATH"
-        ),
+        );
     };
-    let repo_path = dei::repo::locate(a.repo.as_deref(), a.repos.as_deref(), &task.repo)?;
+    let task = issue.load()?;
+    let repo_path = dei::repo::locate(
+        a.place.repo.as_deref(),
+        a.place.repos.as_deref(),
+        &task.repo,
+    )?;
     let engine = a.llm.engine()?;
     let prompts = dei::review::prompts::Prompts::load(a.llm.prompt_dir.as_deref())?;
     let model = engine

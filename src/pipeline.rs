@@ -85,15 +85,22 @@ pub struct RankResult {
     pub problems: Vec<Problem>,
 }
 
+impl IssueSource {
+    /// Read the task this names.
+    pub fn load(&self) -> anyhow::Result<Task> {
+        match self {
+            IssueSource::Tasks { file, id } => {
+                let tasks = task::load_tasks(file)?;
+                task::find_task(&tasks, id, file)
+            }
+            IssueSource::Text { file, commit } => task::task_from_text(file, commit),
+        }
+    }
+}
+
 /// Resolve the task of a request.
 pub fn load_task(req: &RankRequest) -> anyhow::Result<Task> {
-    match &req.issue {
-        IssueSource::Tasks { file, id } => {
-            let tasks = task::load_tasks(file)?;
-            task::find_task(&tasks, id, file)
-        }
-        IssueSource::Text { file, commit } => task::task_from_text(file, commit),
-    }
+    req.issue.load()
 }
 
 /// Rebuild every candidate and its context against one snapshot (in parallel).
