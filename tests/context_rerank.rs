@@ -195,19 +195,23 @@ fn a_failing_or_unhelpful_model_keeps_the_search_order() {
     );
 }
 
+/// Script the model to pick `textkit/words.py`, then `longest_word` in it (which no candidate
+/// edits and the issue does not name; the search alone ranks `word_count` first).
+fn script_longest_word(mock: &Mock) {
+    mock.script_always("Which of these files", "textkit/words.py\n");
+    mock.script_always(
+        "Which classes, functions",
+        "textkit/words.py::longest_word\n",
+    );
+}
+
 /// `dei rank --llm … --llm-locate`: the model re-ranks the localization first, and a reviewer
 /// of a candidate that edits elsewhere is shown the definition the model picked.
 #[test]
 fn rank_with_llm_locate_shows_reviewers_the_models_pick() {
     let dir = tempfile::tempdir().unwrap();
     let mock = Mock::start(Duration::ZERO);
-    // The search ranks word_count first (the issue names it); the model is scripted to pick
-    // longest_word, which no candidate edits and the issue does not name.
-    mock.script_always("Which of these files", "textkit/words.py\n");
-    mock.script_always(
-        "Which classes, functions",
-        "textkit/words.py::longest_word\n",
-    );
+    script_longest_word(&mock);
     let run = |extra: &[&str]| {
         let base = mock.openai_base();
         let cache = dir.path().join(format!("cache{}", extra.len()));
@@ -273,23 +277,7 @@ fn rank_with_llm_locate_shows_reviewers_the_models_pick() {
 /// issue is not named.
 #[test]
 fn locate_command_prints_where_the_issue_points() {
-    let repo = example_repo();
-    let args = |extra: &[&str]| -> Vec<String> {
-        let mut v: Vec<String> = [
-            "locate",
-            "--tasks",
-            "examples/tasks.jsonl",
-            "--issue",
-            "example__textkit-1",
-            "--repo",
-            path_str(&repo),
-        ]
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
-        v.extend(extra.iter().map(|s| s.to_string()));
-        v
-    };
+    let args = |extra: &[&str]| common::example_issue_args(&["locate"], extra);
     let out = dei(&args(&[]));
     assert!(out.status.success(), "{}", stderr(&out));
     let text = stdout(&out);
@@ -311,11 +299,7 @@ fn locate_command_prints_where_the_issue_points() {
     // Re-ranked: the scripted model picks longest_word.
     let dir = tempfile::tempdir().unwrap();
     let mock = Mock::start(Duration::ZERO);
-    mock.script_always("Which of these files", "textkit/words.py\n");
-    mock.script_always(
-        "Which classes, functions",
-        "textkit/words.py::longest_word\n",
-    );
+    script_longest_word(&mock);
     let base = mock.openai_base();
     let cache = dir.path().join("cache");
     let json = dir.path().join("located.json");
@@ -346,7 +330,7 @@ fn locate_command_prints_where_the_issue_points() {
     assert_eq!(mock.seen().len(), 2);
 
     // No issue named: say what to pass.
-    let out = dei(&["locate", "--repo", path_str(&repo)]);
+    let out = dei(&["locate", "--repo", path_str(&example_repo())]);
     assert!(!out.status.success());
     assert!(
         stderr(&out).contains("pass --tasks FILE --issue ID"),

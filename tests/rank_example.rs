@@ -154,7 +154,6 @@ fn missing_repo_and_unknown_commit() {
 
 #[test]
 fn bad_candidate_lines_are_reported_and_skipped() {
-    let repo = example_repo();
     let dir = tempfile::tempdir().unwrap();
     let good =
         std::fs::read_to_string(root().join("examples/candidates/more-agents.jsonl")).unwrap();
@@ -164,16 +163,7 @@ fn bad_candidate_lines_are_reported_and_skipped() {
         format!("{{broken\n{good}{{\"instance_id\": \"example__textkit-1\"}}\n"),
     )
     .unwrap();
-    let out = dei(&[
-        "rank",
-        path_str(&preds),
-        "--tasks",
-        "examples/tasks.jsonl",
-        "--issue",
-        "example__textkit-1",
-        "--repo",
-        path_str(&repo),
-    ]);
+    let out = dei(&example_issue_args(&["rank", path_str(&preds)], &[]));
     assert!(out.status.success(), "{}", stderr(&out));
     let text = stdout(&out);
     assert!(text.contains("tests-only-agent"), "{text}");

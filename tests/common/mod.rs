@@ -47,24 +47,28 @@ pub fn dei<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> Output {
     dei_command().args(args).output().expect("dei runs")
 }
 
+/// `head` (a subcommand and its positional arguments), then the bundled example's issue and
+/// repository (`--tasks examples/tasks.jsonl --issue example__textkit-1 --repo …`), then `extra`.
+pub fn example_issue_args(head: &[&str], extra: &[&str]) -> Vec<String> {
+    let repo = example_repo();
+    head.iter()
+        .copied()
+        .chain([
+            "--tasks",
+            "examples/tasks.jsonl",
+            "--issue",
+            "example__textkit-1",
+            "--repo",
+            path_str(&repo),
+        ])
+        .chain(extra.iter().copied())
+        .map(str::to_string)
+        .collect()
+}
+
 /// `dei rank` on the bundled example's candidates and issue (`extra` appended).
 pub fn example_rank_args(extra: &[&str]) -> Vec<String> {
-    let repo = example_repo();
-    let mut v: Vec<String> = [
-        "rank",
-        "examples/candidates",
-        "--tasks",
-        "examples/tasks.jsonl",
-        "--issue",
-        "example__textkit-1",
-        "--repo",
-        path_str(&repo),
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
-    v.extend(extra.iter().map(|s| s.to_string()));
-    v
+    example_issue_args(&["rank", "examples/candidates"], extra)
 }
 
 pub fn stdout(o: &Output) -> String {
