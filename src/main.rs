@@ -299,16 +299,11 @@ fn rank(mut args: RankArgs) -> anyhow::Result<()> {
     };
     let committee = committee(&args.llm, args.offline_weights.as_deref())?;
     let result = dei::pipeline::rank(&req, committee.as_ref())?;
-    match args.json.as_deref() {
-        Some(p) if p.as_os_str() == "-" => println!("{}", dei::report::json(&result)?),
-        Some(p) => {
-            std::fs::write(p, dei::report::json(&result)?)
-                .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", p.display()))?;
-            print!("{}", dei::report::table(&result));
-        }
-        None => print!("{}", dei::report::table(&result)),
-    }
-    Ok(())
+    emit(
+        args.json.as_deref(),
+        || dei::report::json(&result),
+        || dei::report::table(&result),
+    )
 }
 
 #[derive(Args)]
@@ -388,15 +383,11 @@ fn eval(args: EvalArgs) -> anyhow::Result<()> {
     if let Some(p) = args.html.as_deref() {
         write(p, html::report(&report))?;
     }
-    match args.json.as_deref() {
-        Some(p) if p.as_os_str() == "-" => println!("{}", serde_json::to_string_pretty(&report)?),
-        Some(p) => {
-            write(p, serde_json::to_string_pretty(&report)?)?;
-            print!("{}", text::table(&report));
-        }
-        None => print!("{}", text::table(&report)),
-    }
-    Ok(())
+    emit(
+        args.json.as_deref(),
+        || Ok(serde_json::to_string_pretty(&report)?),
+        || text::table(&report),
+    )
 }
 
 fn rank_many(args: RankArgs) -> anyhow::Result<()> {
@@ -462,14 +453,27 @@ fn write_summary(
     summary: &dei::run::Summary,
     json: Option<&std::path::Path>,
 ) -> anyhow::Result<()> {
+    emit(
+        json,
+        || Ok(serde_json::to_string_pretty(summary)?),
+        || summary.table(50),
+    )
+}
+
+/// Print `table`, and write the JSON to `json`; `-` prints the JSON on stdout instead.
+fn emit(
+    json: Option<&std::path::Path>,
+    to_json: impl FnOnce() -> anyhow::Result<String>,
+    table: impl FnOnce() -> String,
+) -> anyhow::Result<()> {
     match json {
-        Some(p) if p.as_os_str() == "-" => println!("{}", serde_json::to_string_pretty(summary)?),
+        Some(p) if p.as_os_str() == "-" => println!("{}", to_json()?),
         Some(p) => {
-            std::fs::write(p, serde_json::to_string_pretty(summary)?)
+            std::fs::write(p, to_json()?)
                 .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", p.display()))?;
-            print!("{}", summary.table(50));
+            print!("{}", table());
         }
-        None => print!("{}", summary.table(50)),
+        None => print!("{}", table()),
     }
     Ok(())
 }
@@ -511,16 +515,11 @@ fn locate(a: LocateArgs) -> anyhow::Result<()> {
     if let Some(e) = &engine {
         eprintln!("{}", dei::generate::run::usage_line(&e.totals()));
     }
-    match a.json.as_deref() {
-        Some(p) if p.as_os_str() == "-" => println!("{}", serde_json::to_string_pretty(&located)?),
-        Some(p) => {
-            std::fs::write(p, serde_json::to_string_pretty(&located)? + "\n")
-                .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", p.display()))?;
-            print!("{}", dei::context::report::render(&located));
-        }
-        None => print!("{}", dei::context::report::render(&located)),
-    }
-    Ok(())
+    emit(
+        a.json.as_deref(),
+        || Ok(serde_json::to_string_pretty(&located)? + "\n"),
+        || dei::context::report::render(&located),
+    )
 }
 
 fn main() -> ExitCode {

@@ -305,8 +305,9 @@ pub fn run_with(
         }
     }
     let progress = std::sync::Mutex::new(progress);
+    let lopts = ranking_options(opts);
     let one = |(t, path): &(&Task, PathBuf)| -> anyhow::Result<One> {
-        let o = evaluate(t, path, opts, rerank, pool.get(&t.instance_id))?;
+        let o = evaluate(t, path, opts, &lopts, rerank, pool.get(&t.instance_id))?;
         (progress.lock().expect("progress lock"))(&o.line);
         Ok(o)
     };
@@ -366,6 +367,14 @@ pub fn run_with(
     Ok(rep)
 }
 
+/// The locate options of an evaluation: the given ones, ranking at least 100 files (ranks
+/// are reported up to 100).
+fn ranking_options(opts: &EvalOptions) -> LocateOptions {
+    let mut lopts = opts.locate.clone();
+    lopts.top_files = lopts.top_files.max(100);
+    lopts
+}
+
 /// What one instance contributes to the report.
 struct One {
     result: InstanceResult,
@@ -388,11 +397,10 @@ fn evaluate(
     t: &Task,
     repo_path: &std::path::Path,
     opts: &EvalOptions,
+    lopts: &LocateOptions,
     rerank: Option<&Rerank>,
     cands: Option<&Vec<Candidate>>,
 ) -> anyhow::Result<One> {
-    let mut lopts = opts.locate.clone();
-    lopts.top_files = lopts.top_files.max(100);
     let snap = Snapshot::open(repo_path, &t.base_commit)?;
     let Prepared {
         files,
@@ -402,7 +410,7 @@ fn evaluate(
     } = prepare(&snap, t, opts.history)?;
     // Issue-only localization.
     let t0 = Instant::now();
-    let mut loc = locate(&t.problem_statement, &files, &lopts);
+    let mut loc = locate(&t.problem_statement, &files, lopts);
     let ms = t0.elapsed().as_secs_f64() * 1e3;
     let mut notes = Vec::new();
     let (mut reranked, mut rerank_ms) = (None, 0.0);
@@ -494,7 +502,7 @@ fn evaluate(
                 .collect();
             if !gold.is_empty() {
                 o.elsewhere[1] += 1;
-                if gold.iter().all(|r| *r == located_reason(r)) {
+                if gold.iter().all(|r| only_located(r)) {
                     o.elsewhere[2] += 1;
                 }
             }
@@ -715,15 +723,11 @@ fn is_gold_hit(f: &FuncHit, gold_fns: &[String]) -> bool {
     is_gold_function(&format!("{}::{}", f.path, f.name), f.kind, gold_fns)
 }
 
-/// The reason a snippet has when only the localization put it there (see
+/// Whether a snippet's reason says only the localization put it there (see
 /// [`super::build_with`]): `issue-only localization ranks it #k` (perhaps naming the model that
 /// re-ranked it), with no other reason joined.
-fn located_reason(reason: &str) -> &str {
-    if reason.starts_with("issue-only localization ranks it #") && !reason.contains(';') {
-        reason
-    } else {
-        ""
-    }
+fn only_located(reason: &str) -> bool {
+    reason.starts_with("issue-only localization ranks it #") && !reason.contains(';')
 }
 
 /// One fitting instance's file evidence: the signals of every file, and the gold files.
@@ -883,8 +887,7 @@ pub fn fit(opts: &EvalOptions, mut progress: impl FnMut(&str)) -> anyhow::Result
         "fitting on {} instances (tune half and extra fit tasks)",
         tasks.len()
     ));
-    let mut lopts = opts.locate.clone();
-    lopts.top_files = lopts.top_files.max(100);
+    let mut lopts = ranking_options(opts);
     let mut file_fits = Vec::with_capacity(tasks.len());
     let mut dump = match &opts.dump_signals {
         Some(p) => Some(std::io::BufWriter::new(
