@@ -162,6 +162,7 @@ fn generate(args: GenerateArgs) -> anyhow::Result<()> {
     if !(args.test_timeout.is_finite() && args.test_timeout > 0.0) {
         anyhow::bail!("--test-timeout must be a positive number of seconds");
     }
+    check_outputs(&[Some(args.out.as_path())])?;
     let req = gen::GenerateRequest {
         tasks: args.tasks,
         selection: if args.all {
@@ -297,13 +298,66 @@ fn rank(mut args: RankArgs) -> anyhow::Result<()> {
         context_tokens: args.context_tokens,
         max_patch_bytes: args.max_patch_bytes,
     };
+    check_outputs(&[args.json.as_deref()])?;
     let committee = committee(&args.llm, args.offline_weights.as_deref())?;
     let result = dei::pipeline::rank(&req, committee.as_ref())?;
     emit(
         args.json.as_deref(),
         || dei::report::json(&result),
-        || dei::report::table(&result),
-    )
+        || dei::report::table(&result, terminal_width()),
+    )?;
+    if let Some(why) = result.unreviewed_reason() {
+        anyhow::bail!(
+            "{}: not reviewed: {why}; no candidate was picked",
+            result.instance_id
+        );
+    }
+    Ok(())
+}
+
+/// The width to fit tables to: `COLUMNS` when set, else the terminal's; `None` when
+/// stdout is not a terminal (a file or pipe gets every line in full).
+fn terminal_width() -> Option<usize> {
+    if let Some(w) = std::env::var("COLUMNS")
+        .ok()
+        .and_then(|c| c.trim().parse::<usize>().ok())
+        .filter(|w| *w > 0)
+    {
+        return Some(w);
+    }
+    console::Term::stdout()
+        .size_checked()
+        .map(|(_, cols)| cols as usize)
+}
+
+/// Every output file must be writable before any work starts: its folder exists, and it is
+/// not itself a folder (`-` is stdout).
+fn check_outputs(paths: &[Option<&std::path::Path>]) -> anyhow::Result<()> {
+    for p in paths.iter().flatten() {
+        if p.as_os_str() == "-" {
+            continue;
+        }
+        if p.is_dir() {
+            anyhow::bail!(
+                "cannot write {}: it is a folder\n  hint: name a file, e.g. {}",
+                p.display(),
+                p.join("result.json").display()
+            );
+        }
+        let parent = p
+            .parent()
+            .filter(|d| !d.as_os_str().is_empty())
+            .unwrap_or(std::path::Path::new("."));
+        if !parent.is_dir() {
+            anyhow::bail!(
+                "cannot write {}: folder {} does not exist\n  hint: create it first (mkdir -p '{}'), or write elsewhere; nothing was run",
+                p.display(),
+                parent.display(),
+                parent.display()
+            );
+        }
+    }
+    Ok(())
 }
 
 #[derive(Args)]
@@ -356,6 +410,7 @@ struct EvalArgs {
 
 fn eval(args: EvalArgs) -> anyhow::Result<()> {
     use dei::metrics::{bootstrap::Bootstrap, eval, html, text};
+    check_outputs(&[args.json.as_deref(), args.html.as_deref()])?;
     let req = eval::EvalRequest {
         candidates: args.candidates,
         labels: args.labels,
@@ -410,6 +465,7 @@ fn rank_many(args: RankArgs) -> anyhow::Result<()> {
     if matches!(&selection, dei::run::Selection::Ids(ids) if ids.is_empty()) {
         anyhow::bail!("say which issues to rank: --all, or --issue ID (repeatable)");
     }
+    check_outputs(&[args.json.as_deref()])?;
     let req = dei::run::RunRequest {
         candidates: args.candidates,
         tasks,
@@ -446,7 +502,45 @@ fn rank_many(args: RankArgs) -> anyhow::Result<()> {
     if report.interrupted {
         anyhow::bail!("stopped before every issue finished; rerun the same command to resume");
     }
-    Ok(())
+    failed_issues(&report.summary)
+}
+
+/// Exit non-zero when any issue was not ranked, naming them by kind.
+fn failed_issues(summary: &dei::run::Summary) -> anyhow::Result<()> {
+    let failed: usize = summary.errors.values().sum();
+    if failed == 0 {
+        return Ok(());
+    }
+    let kinds: Vec<String> = summary
+        .errors
+        .iter()
+        .map(|(k, n)| format!("{n} {k}"))
+        .collect();
+    let mut msg = format!(
+        "{failed} of {} issues were not ranked ({})",
+        summary.selected,
+        kinds.join(", ")
+    );
+    let unreviewed: Vec<&str> = summary
+        .rows
+        .iter()
+        .filter(|r| r.status == "unreviewed")
+        .map(|r| r.instance_id.as_str())
+        .collect();
+    if !unreviewed.is_empty() {
+        msg.push_str(&format!(
+            "\n  not reviewed: {}{}",
+            unreviewed
+                .iter()
+                .take(20)
+                .copied()
+                .collect::<Vec<_>>()
+                .join(", "),
+            if unreviewed.len() > 20 { ", …" } else { "" }
+        ));
+    }
+    msg.push_str("\n  hint: fix the cause (see the summary above), then rerun with --retry-errors");
+    anyhow::bail!(msg)
 }
 
 fn write_summary(
@@ -479,6 +573,7 @@ fn emit(
 }
 
 fn merge(args: MergeArgs) -> anyhow::Result<()> {
+    check_outputs(&[args.json.as_deref()])?;
     let merged = dei::run::merge(&args.run_dirs)?;
     for w in &merged.warnings {
         eprintln!("warning: {w}");
@@ -486,10 +581,12 @@ fn merge(args: MergeArgs) -> anyhow::Result<()> {
     if let Some(out) = &args.out {
         dei::run::summary::write_merged(&merged, &args.run_dirs[0], out)?;
     }
-    write_summary(&merged.summary, args.json.as_deref())
+    write_summary(&merged.summary, args.json.as_deref())?;
+    failed_issues(&merged.summary)
 }
 
 fn locate(a: LocateArgs) -> anyhow::Result<()> {
+    check_outputs(&[a.json.as_deref()])?;
     let Some(issue) = issue_source(a.issue, a.tasks, a.text) else {
         anyhow::bail!(
             "which issue? pass --tasks FILE --issue ID, or --issue-file FILE --commit SHA --repo PATH"

@@ -8,7 +8,7 @@ use crate::repo::{self, Snapshot};
 use crate::review::{Committee, IssueBundle, Prepared};
 use crate::select;
 use crate::task;
-use crate::types::{Applies, Candidate, Review, Task};
+use crate::types::{Applies, Candidate, Review, ReviewStatus, Task};
 use anyhow::bail;
 use rayon::prelude::*;
 use std::path::PathBuf;
@@ -59,8 +59,15 @@ pub struct Ranked {
     pub tied: usize,
     pub agent: String,
     pub instance_id: String,
-    pub score: f64,
+    /// The committee's score; `None` when the candidate could not be scored.
+    pub score: Option<f64>,
+    /// Reviewed, scored by rule (nothing to review), or unscored.
+    pub status: ReviewStatus,
     pub applies: Applies,
+    /// Why it does not apply, in a word or two (`too large`, `unsafe path`, `missing file`,
+    /// `conflicts`, `bad diff`, …), as the table shows it; the full sentence is `error`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub apply_failure: Option<&'static str>,
     pub files: Vec<String>,
     pub reason: String,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -81,8 +88,57 @@ pub struct RankResult {
     pub committee: String,
     pub candidates: usize,
     pub empty: usize,
+    /// `ranked` when every candidate with something to review was reviewed; `unreviewed`
+    /// when some could not be: then no candidate is picked (see [`RankResult::pick`]).
+    pub status: IssueStatus,
+    /// Candidates the committee should have reviewed but could not (no score).
+    pub unscored: usize,
     pub ranked: Vec<Ranked>,
     pub problems: Vec<Problem>,
+}
+
+/// Whether an issue's ranking can be trusted as a pick.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum IssueStatus {
+    /// Every candidate with something to review was reviewed.
+    Ranked,
+    /// Some candidates could not be reviewed: the order is shown, but nothing is picked.
+    Unreviewed,
+    /// A dry run: prompts were printed, nothing was reviewed.
+    DryRun,
+}
+
+impl RankResult {
+    /// The candidates sharing the top place, when the issue was fully reviewed; empty when
+    /// it was not (a pick from rule scores alone, or from some of the candidates, is no pick).
+    pub fn pick(&self) -> Vec<&Ranked> {
+        if self.status != IssueStatus::Ranked {
+            return vec![];
+        }
+        self.ranked.iter().filter(|r| r.rank == 1).collect()
+    }
+
+    /// Why nothing was picked, for messages: "2 of 5 candidates could not be reviewed: …".
+    pub fn unreviewed_reason(&self) -> Option<String> {
+        if self.status != IssueStatus::Unreviewed {
+            return None;
+        }
+        let first = self
+            .ranked
+            .iter()
+            .find_map(|r| r.review.unscored.as_deref())
+            .unwrap_or("no reason given");
+        let reviewable = self
+            .ranked
+            .iter()
+            .filter(|r| r.status != ReviewStatus::Rule)
+            .count();
+        Some(format!(
+            "{} of {} candidate(s) with a patch to review could not be reviewed ({first})",
+            self.unscored, reviewable
+        ))
+    }
 }
 
 impl IssueSource {
@@ -222,8 +278,10 @@ pub fn review_and_rank(
                 tied: p.tied,
                 agent: prep.candidate.agent.clone(),
                 instance_id: prep.candidate.instance_id.clone(),
-                score: p.score,
+                score: reviews[p.index].value(),
+                status: reviews[p.index].status(),
                 applies: prep.view.applies,
+                apply_failure: patch::failure_label(&prep.view),
                 files: prep.view.paths().into_iter().map(String::from).collect(),
                 reason: reviews[p.index].reason.clone(),
                 resolved: prep.candidate.resolved,
@@ -315,6 +373,17 @@ pub fn rank_issue(
         candidates: prepared,
     };
     let ranked = review_and_rank(committee, &bundle)?;
+    let unscored = ranked
+        .iter()
+        .filter(|r| r.status == ReviewStatus::Unscored)
+        .count();
+    let status = if committee.dry_run() {
+        IssueStatus::DryRun
+    } else if unscored > 0 {
+        IssueStatus::Unreviewed
+    } else {
+        IssueStatus::Ranked
+    };
     Ok(RankResult {
         instance_id: task.instance_id.clone(),
         repo: task.repo.clone(),
@@ -322,6 +391,8 @@ pub fn rank_issue(
         committee: committee.name(),
         candidates: bundle.candidates.len(),
         empty,
+        status,
+        unscored,
         ranked,
         problems,
     })

@@ -39,14 +39,26 @@ pub fn locate(
         Some(dir) => find_in_repos_dir(&dir, repo_name).with_context(|| {
             let (owner, name) = repo_name.split_once('/').unwrap_or(("", repo_name));
             format!(
-                "no repository for `{repo_name}` under {}\n  hint: clone it there as {owner}__{name} (a bare clone is enough): git clone --bare https://github.com/{repo_name} {}/{owner}__{name}",
+                "no repository for `{repo_name}` under {}\n  hint: clone it there as {owner}__{name} (a bare clone is enough): git clone --bare {} {}",
                 dir.display(),
-                dir.display()
+                shell_quote(&format!("https://github.com/{repo_name}")),
+                shell_quote(&dir.join(format!("{owner}__{name}")).to_string_lossy())
             )
         }),
         None => bail!(
             "no repository given for `{repo_name}`\n  hint: pass --repo PATH (a clone or bare git dir), or --repos DIR / {REPOS_ENV}=DIR holding owner__name folders"
         ),
+    }
+}
+
+/// `s` as one word for a POSIX shell: unchanged when it holds only safe characters, else in
+/// single quotes (a `'` inside written as `'\''`), so a hint can be pasted as it is.
+pub fn shell_quote(s: &str) -> String {
+    let safe = |c: char| c.is_ascii_alphanumeric() || "_-./:@%+=,".contains(c);
+    if !s.is_empty() && s.chars().all(safe) {
+        s.to_string()
+    } else {
+        format!("'{}'", s.replace('\'', "'\\''"))
     }
 }
 
@@ -91,9 +103,10 @@ impl Snapshot {
         })?;
         let object = repo.revparse_single(commit).map_err(|_| {
             anyhow::anyhow!(
-                "commit {commit} is not in {}\n  hint: fetch it (git -C {} fetch origin {commit}) or check the task's base_commit",
+                "commit {commit} is not in {}\n  hint: fetch it (git -C {} fetch origin {}) or check the task's base_commit",
                 path.display(),
-                path.display()
+                shell_quote(&path.to_string_lossy()),
+                shell_quote(commit)
             )
         })?;
         let (tree_id, commit) = {
@@ -231,5 +244,45 @@ impl Snapshot {
         })?;
         files.sort();
         Ok(files)
+    }
+}
+
+#[cfg(test)]
+mod quote_tests {
+    use super::*;
+
+    #[test]
+    fn quoted_words_survive_a_real_shell() {
+        for s in [
+            "plain/path-1.git",
+            "my repos/textkit.git",
+            "it's $HOME; rm -rf x `id`",
+            "",
+        ] {
+            let q = shell_quote(s);
+            let out = std::process::Command::new("sh")
+                .arg("-c")
+                .arg(format!("printf %s {q}"))
+                .output()
+                .expect("sh runs");
+            assert_eq!(String::from_utf8_lossy(&out.stdout), s, "{q}");
+        }
+    }
+
+    #[test]
+    fn unknown_commit_hint_quotes_the_path() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo_dir = dir.path().join("my repo's copy");
+        git2::Repository::init_bare(&repo_dir).unwrap();
+        let err = match Snapshot::open(&repo_dir, "deadbeef") {
+            Ok(_) => panic!("an empty repository has no such commit"),
+            Err(e) => e.to_string(),
+        };
+        let quoted = shell_quote(&repo_dir.to_string_lossy());
+        assert!(quoted.starts_with('\''), "{quoted}");
+        assert!(
+            err.contains(&format!("git -C {quoted} fetch origin deadbeef")),
+            "{err}"
+        );
     }
 }

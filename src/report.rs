@@ -1,8 +1,13 @@
 //! Stage 8: what people and programs read: the ranked table and JSON.
+//!
+//! The table uses the JSON's words (`clean`, `fuzzy`, `no: too large`, `reviewed`, …), so what
+//! a person reads and what a program reads never disagree.
 
-use crate::pipeline::RankResult;
+use crate::pipeline::{IssueStatus, RankResult, Ranked};
+use crate::types::ReviewStatus;
 
-fn truncate(s: &str, n: usize) -> String {
+/// Cut `s` to `n` characters at its end (`abc…`).
+pub fn truncate(s: &str, n: usize) -> String {
     if s.chars().count() <= n {
         s.to_string()
     } else {
@@ -12,11 +17,49 @@ fn truncate(s: &str, n: usize) -> String {
     }
 }
 
-/// The ranked table, one line a candidate.
-pub fn table(result: &RankResult) -> String {
+/// Cut `s` to `n` characters in its middle (`gpt-4-01…acr-run-3`), so that names sharing a
+/// long prefix stay apart.
+pub fn truncate_middle(s: &str, n: usize) -> String {
+    let len = s.chars().count();
+    if len <= n {
+        return s.to_string();
+    }
+    if n < 3 {
+        return s.chars().take(n).collect();
+    }
+    let tail = (n - 1) / 2;
+    let head = n - 1 - tail;
+    let chars: Vec<char> = s.chars().collect();
+    chars[..head]
+        .iter()
+        .chain(['…'].iter())
+        .chain(chars[len - tail..].iter())
+        .collect()
+}
+
+/// The `applies` cell: the JSON's word, with the short reason when it does not apply.
+pub fn applies_cell(r: &Ranked) -> String {
+    match r.apply_failure {
+        Some(why) => format!("{}: {why}", r.applies.label()),
+        None => r.applies.label().to_string(),
+    }
+}
+
+/// The `score` cell: two decimals, `-` when unscored.
+pub fn score_cell(r: &Ranked) -> String {
+    match (r.status, r.score) {
+        (ReviewStatus::Unscored, _) | (_, None) => "-".to_string(),
+        (_, Some(s)) => format!("{s:.2}"),
+    }
+}
+
+/// The ranked table, one line a candidate. `width` is the terminal's width in columns: agent
+/// names are cut in the middle and reasons at the end to fit it; `None` (output to a file or
+/// pipe) cuts nothing.
+pub fn table(result: &RankResult, width: Option<usize>) -> String {
     let mut out = String::new();
     out.push_str(&format!(
-        "{} ({}) at {} — {} candidates, {} empty, committee: {}\n\n",
+        "{} ({}) at {} — {} candidate{}, {} empty, committee: {}\n",
         result.instance_id,
         if result.repo.is_empty() {
             "local repo"
@@ -25,19 +68,61 @@ pub fn table(result: &RankResult) -> String {
         },
         &result.base_commit[..result.base_commit.len().min(12)],
         result.candidates,
+        if result.candidates == 1 { "" } else { "s" },
         result.empty,
         result.committee
     ));
-    let agent_w = result
+    match result.status {
+        IssueStatus::Unreviewed => out.push_str(&format!(
+            "NOT REVIEWED: {}. No candidate is picked; fix the cause and rerun (answers already received are cached).\n",
+            result.unreviewed_reason().unwrap_or_default()
+        )),
+        IssueStatus::DryRun => out.push_str("dry run: nothing was reviewed.\n"),
+        IssueStatus::Ranked => {}
+    }
+    out.push('\n');
+    let agent_len = result
         .ranked
         .iter()
         .map(|r| r.agent.chars().count())
         .max()
         .unwrap_or(5)
-        .clamp(5, 40);
+        .max(5);
+    let agent_w = match width {
+        Some(w) => agent_len.min((w / 3).max(20)),
+        None => agent_len,
+    };
+    let cells: Vec<(String, String)> = result
+        .ranked
+        .iter()
+        .map(|r| {
+            let files = if r.files.is_empty() {
+                "-".to_string()
+            } else {
+                r.files.join(",")
+            };
+            (applies_cell(r), files)
+        })
+        .collect();
+    let applies_w = cells
+        .iter()
+        .map(|(a, _)| a.chars().count())
+        .max()
+        .unwrap_or(0)
+        .max("applies".len());
+    let files_w = cells
+        .iter()
+        .map(|(_, f)| f.chars().count())
+        .max()
+        .unwrap_or(0)
+        .clamp("files".len(), 30);
     let show_resolved = result.ranked.iter().any(|r| r.resolved.is_some());
+    let resolved_w = if show_resolved { 10 } else { 0 };
+    // rank, agent, score, applies, files, [resolved,] reason, two spaces between columns.
+    let used = 4 + 2 + agent_w + 2 + 5 + 2 + applies_w + 2 + files_w + 2 + resolved_w;
+    let reason_w = width.map(|w| w.saturating_sub(used).max(30));
     out.push_str(&format!(
-        "{:>4}  {:<agent_w$}  {:>5}  {:<7}  {:<30}  {}{}\n",
+        "{:>4}  {:<agent_w$}  {:>5}  {:<applies_w$}  {:<files_w$}  {}{}\n",
         "rank",
         "agent",
         "score",
@@ -46,16 +131,11 @@ pub fn table(result: &RankResult) -> String {
         if show_resolved { "resolved  " } else { "" },
         "reason"
     ));
-    for r in &result.ranked {
+    for (r, (applies, files)) in result.ranked.iter().zip(cells) {
         let rank = if r.tied > 1 {
             format!("={}", r.rank)
         } else {
             r.rank.to_string()
-        };
-        let files = if r.files.is_empty() {
-            "-".to_string()
-        } else {
-            r.files.join(",")
         };
         let resolved = match (show_resolved, r.resolved) {
             (false, _) => String::new(),
@@ -63,20 +143,24 @@ pub fn table(result: &RankResult) -> String {
             (true, Some(false)) => format!("{:<10}", "no"),
             (true, None) => format!("{:<10}", "?"),
         };
-        out.push_str(&format!(
-            "{:>4}  {:<agent_w$}  {:>5}  {:<7}  {:<30}  {}{}\n",
-            rank,
-            truncate(&r.agent, agent_w),
-            if r.review.unscored.is_some() {
-                "-".to_string()
-            } else {
-                format!("{:.2}", r.score)
-            },
-            r.applies.label(),
-            truncate(&files, 30),
-            resolved,
-            truncate(&r.reason, 90)
-        ));
+        let reason = match reason_w {
+            Some(w) => truncate(&r.reason, w),
+            None => r.reason.clone(),
+        };
+        out.push_str(
+            format!(
+                "{:>4}  {:<agent_w$}  {:>5}  {:<applies_w$}  {:<files_w$}  {}{}",
+                rank,
+                truncate_middle(&r.agent, agent_w),
+                score_cell(r),
+                applies,
+                truncate(&files, files_w),
+                resolved,
+                reason
+            )
+            .trim_end(),
+        );
+        out.push('\n');
     }
     if !result.problems.is_empty() {
         out.push_str(&format!(
@@ -99,4 +183,27 @@ pub fn table(result: &RankResult) -> String {
 /// The machine-readable result.
 pub fn json(result: &RankResult) -> anyhow::Result<String> {
     Ok(serde_json::to_string_pretty(result)?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn middle_cut_keeps_what_tells_names_apart() {
+        let names = [
+            "gpt-4-0125-preview@acr-v20240408_acr-run-1",
+            "gpt-4-0125-preview@acr-v20240408_acr-run-2",
+            "gpt-4-0125-preview@acr-v20240408_acr-val-only",
+        ];
+        let cut: Vec<String> = names.iter().map(|n| truncate_middle(n, 30)).collect();
+        assert!(cut.iter().all(|c| c.chars().count() == 30), "{cut:?}");
+        assert_ne!(cut[0], cut[1]);
+        assert_ne!(cut[1], cut[2]);
+        assert!(cut[0].ends_with("acr-run-1") && cut[0].starts_with("gpt-4-"));
+        assert_eq!(truncate_middle("short", 30), "short");
+        // The old end cut made all three identical at 40 columns.
+        let ends: Vec<String> = names.iter().map(|n| truncate(n, 40)).collect();
+        assert_eq!(ends[0], ends[1]);
+    }
 }

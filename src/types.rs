@@ -138,7 +138,7 @@ pub enum Applies {
 impl Applies {
     pub fn label(self) -> &'static str {
         match self {
-            Applies::Clean => "yes",
+            Applies::Clean => "clean",
             Applies::Fuzzy => "fuzzy",
             Applies::No => "no",
             Applies::Empty => "empty",
@@ -314,25 +314,108 @@ impl Stage {
     }
 }
 
+/// What the committee made of one candidate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ReviewStatus {
+    /// Reviewed and scored by the committee.
+    Reviewed,
+    /// Nothing to review (no patch, or one that does not apply): scored 1 by rule, never sent.
+    Rule,
+    /// Should have been reviewed but could not be (no usable reply, cost cap, dry run): no score.
+    Unscored,
+}
+
+impl ReviewStatus {
+    pub fn label(self) -> &'static str {
+        match self {
+            ReviewStatus::Reviewed => "reviewed",
+            ReviewStatus::Rule => "rule",
+            ReviewStatus::Unscored => "unscored",
+        }
+    }
+}
+
 /// The committee's verdict on one candidate.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+///
+/// In JSON an unscored review has `"score": null` and `"status": "unscored"`: its internal
+/// value (0, below the 1–10 scale, so it sorts last) is never written out as a score.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 pub struct Review {
     /// `agent/instance_id`.
     pub candidate: String,
     pub committee: String,
+    #[serde(deserialize_with = "score_or_null")]
     pub score: Score,
     /// One line a person reads in the table.
     pub reason: String,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub explanations: Vec<(Stage, String)>,
     /// Why the committee could not score this candidate (e.g. the model's replies never
-    /// parsed, or the cost cap stopped it). `score` is then 0, below the 1–10 scale, so
-    /// it ranks last; it is never a made-up score.
+    /// parsed, or the cost cap stopped it). `score` is then 0 internally, so it ranks last;
+    /// it is never a made-up score.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub unscored: Option<String>,
+    /// Scored by rule, not reviewed (no patch, or one that does not apply).
+    #[serde(default)]
+    pub rule: bool,
     /// Model calls and their cost spent on this candidate, when a model was used.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub usage: Option<Usage>,
+}
+
+impl Review {
+    pub fn status(&self) -> ReviewStatus {
+        if self.unscored.is_some() {
+            ReviewStatus::Unscored
+        } else if self.rule {
+            ReviewStatus::Rule
+        } else {
+            ReviewStatus::Reviewed
+        }
+    }
+
+    /// The score, `None` when the candidate is unscored.
+    pub fn value(&self) -> Option<f64> {
+        self.unscored.is_none().then_some(self.score.value)
+    }
+}
+
+impl Serialize for Review {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        #[derive(Serialize)]
+        struct Out<'a> {
+            candidate: &'a str,
+            committee: &'a str,
+            status: ReviewStatus,
+            score: Option<&'a Score>,
+            reason: &'a str,
+            #[serde(skip_serializing_if = "<[_]>::is_empty")]
+            explanations: &'a [(Stage, String)],
+            #[serde(skip_serializing_if = "Option::is_none")]
+            unscored: &'a Option<String>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            usage: &'a Option<Usage>,
+        }
+        Out {
+            candidate: &self.candidate,
+            committee: &self.committee,
+            status: self.status(),
+            score: self.unscored.is_none().then_some(&self.score),
+            reason: &self.reason,
+            explanations: &self.explanations,
+            unscored: &self.unscored,
+            usage: &self.usage,
+        }
+        .serialize(s)
+    }
+}
+
+fn score_or_null<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Score, D::Error> {
+    Ok(Option::<Score>::deserialize(d)?.unwrap_or(Score {
+        value: 0.0,
+        parts: vec![],
+    }))
 }
 
 /// Model calls, tokens and cost (US dollars) spent on a review, a candidate or a run.

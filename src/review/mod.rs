@@ -47,6 +47,17 @@ pub trait Committee: Send + Sync {
     fn live_status(&self) -> Option<String> {
         None
     }
+    /// Everything that changes the committee's scores, as one line (name, weights, model
+    /// settings, prompt and rubric digests). A run directory records it: resuming or merging
+    /// runs whose settings differ is refused.
+    fn settings(&self) -> String {
+        self.name()
+    }
+    /// True when the committee only prints what it would ask (`--dry-run`): its reviews are
+    /// all unscored, and that is not a failure.
+    fn dry_run(&self) -> bool {
+        false
+    }
     /// Whether reviewers read the candidates' context snippets (the LLM committee does; the
     /// offline committee does not). Only then is the issue-only localization computed for the
     /// context: it tokenizes the whole repository (about 2 s and 120 MB on sympy, cold).

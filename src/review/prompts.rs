@@ -186,6 +186,9 @@ pub struct Prompts {
     env: Environment<'static>,
     /// Where overrides came from, if anywhere.
     pub dir: Option<std::path::PathBuf>,
+    /// SHA-256 of every template's text, in name order: two runs with the same digest asked
+    /// with the same prompts.
+    pub digest: String,
 }
 
 impl Prompts {
@@ -200,6 +203,7 @@ impl Prompts {
                 anyhow::bail!("--prompt-dir {} is not a folder (expected files like pointwise.j2, see prompts/)", d.display());
             }
         }
+        let mut hasher = <sha2::Sha256 as sha2::Digest>::new();
         for (name, text) in DEFAULTS {
             let over = dir.map(|d| d.join(name)).filter(|p| p.is_file());
             let (src, from) = match &over {
@@ -210,12 +214,21 @@ impl Prompts {
                 ),
                 None => (text.to_string(), format!("built-in prompts/{name}")),
             };
+            sha2::Digest::update(&mut hasher, name.as_bytes());
+            sha2::Digest::update(&mut hasher, [0u8]);
+            sha2::Digest::update(&mut hasher, src.as_bytes());
+            sha2::Digest::update(&mut hasher, [0u8]);
             env.add_template_owned(name, src)
                 .map_err(|e| anyhow!("template {from}: {e}"))?;
         }
+        let digest = sha2::Digest::finalize(hasher)
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
         Ok(Prompts {
             env,
             dir: dir.map(Path::to_path_buf),
+            digest,
         })
     }
 
@@ -356,7 +369,7 @@ mod tests {
         };
         let c = PromptCandidate {
             label: "1".into(),
-            applies: "yes".into(),
+            applies: "clean".into(),
             diff: String::new(),
             regions: vec![],
             context: String::new(),

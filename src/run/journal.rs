@@ -32,6 +32,10 @@ pub struct Manifest {
     #[serde(default = "default_max_patch_bytes")]
     pub max_patch_bytes: usize,
     pub committee: String,
+    /// [`crate::review::Committee::settings`]: weights, model settings, prompt digests
+    /// (empty in manifests written before it was recorded).
+    #[serde(default)]
+    pub committee_settings: String,
     /// `i/n`, when the run is one shard.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shard: Option<String>,
@@ -87,6 +91,14 @@ impl Manifest {
             return Some(format!(
                 "committee differs: {} vs {}",
                 self.committee, other.committee
+            ));
+        }
+        // Manifests written before settings were recorded have none: nothing to compare.
+        let (a, b) = (&self.committee_settings, &other.committee_settings);
+        if !a.is_empty() && !b.is_empty() && a != b {
+            return Some(format!(
+                "committee settings differ: `{}` vs `{}`",
+                self.committee_settings, other.committee_settings
             ));
         }
         if self.shard != other.shard {

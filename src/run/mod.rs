@@ -77,8 +77,23 @@ pub enum ErrorKind {
     UnknownIssue,
     /// Asked for an issue nobody proposed a candidate for.
     NoCandidates,
+    /// Ranked, but some candidates could not be reviewed (the model could not be reached,
+    /// its replies never parsed, the cost cap): no pick is made; `--retry-errors` reruns it.
+    Unreviewed,
     /// Anything else (base commit missing, committee failure, ...).
     Failed,
+}
+
+impl ErrorKind {
+    pub fn label(self) -> &'static str {
+        match self {
+            ErrorKind::MissingRepo => "missing_repo",
+            ErrorKind::UnknownIssue => "unknown_issue",
+            ErrorKind::NoCandidates => "no_candidates",
+            ErrorKind::Unreviewed => "unreviewed",
+            ErrorKind::Failed => "failed",
+        }
+    }
 }
 
 /// One candidate that could not be rebuilt or read, and why.
@@ -160,19 +175,20 @@ impl IssueOutcome {
         problems: &[Problem],
         elapsed_ms: u64,
     ) -> anyhow::Result<IssueOutcome> {
-        let top: Vec<_> = result.ranked.iter().filter(|r| r.rank == 1).collect();
+        let top = result.pick();
         let labelled = result.ranked.iter().any(|r| r.resolved.is_some());
         let top_resolved = (labelled && !top.is_empty()).then(|| {
             top.iter().filter(|r| r.resolved == Some(true)).count() as f64 / top.len() as f64
         });
+        let unreviewed = result.unreviewed_reason();
         Ok(IssueOutcome {
             instance_id: result.instance_id.clone(),
             repo: result.repo.clone(),
-            error_kind: None,
-            error: None,
+            error_kind: unreviewed.is_some().then_some(ErrorKind::Unreviewed),
+            error: unreviewed,
             candidates: result.candidates,
             top: top.iter().map(|r| r.agent.clone()).collect(),
-            top_score: top.first().map(|r| r.score),
+            top_score: top.first().and_then(|r| r.score),
             top_resolved,
             any_resolved: labelled.then(|| result.ranked.iter().any(|r| r.resolved == Some(true))),
             candidate_errors: result
@@ -229,6 +245,7 @@ fn manifest(req: &RunRequest, committee: &dyn Committee) -> Manifest {
         context_tokens: req.context_tokens,
         max_patch_bytes: req.max_patch_bytes,
         committee: committee.name(),
+        committee_settings: committee.settings(),
         shard: req.shard.map(|s| s.to_string()),
     }
 }
@@ -515,8 +532,10 @@ mod tests {
             tied: 0,
             agent: agent.into(),
             instance_id: "i-1".into(),
-            score,
+            score: Some(score),
+            status: crate::types::ReviewStatus::Reviewed,
             applies: Applies::Clean,
+            apply_failure: None,
             files: vec![],
             reason: String::new(),
             resolved,
@@ -530,6 +549,7 @@ mod tests {
                 reason: String::new(),
                 explanations: vec![],
                 unscored: None,
+                rule: false,
                 usage: None,
             },
             edited: vec![],
@@ -546,9 +566,42 @@ mod tests {
             committee: "test".into(),
             candidates: ranked.len(),
             empty: 0,
+            status: crate::pipeline::IssueStatus::Ranked,
+            unscored: 0,
             ranked,
             problems: vec![],
         }
+    }
+
+    #[test]
+    fn many_missing_repositories_are_one_line_per_repository() {
+        let mut outcomes: Vec<IssueOutcome> = (0..160)
+            .map(|i| {
+                let repo = if i % 4 == 0 { "o/a" } else { "o/b" };
+                IssueOutcome::failed(
+                    &format!("x-{i:03}"),
+                    repo,
+                    ErrorKind::MissingRepo,
+                    "no repository".into(),
+                    3,
+                    vec![],
+                )
+            })
+            .collect();
+        outcomes
+            .push(IssueOutcome::ranked(&result(vec![ranked("a", 1, 8.0, None)]), &[], 5).unwrap());
+        let s = Summary::new(&outcomes, 161, 0);
+        let table = s.table(50);
+        let missing: Vec<&str> = table
+            .lines()
+            .filter(|l| l.contains("missing_repo"))
+            .collect();
+        assert_eq!(missing.len(), 2, "{table}");
+        assert!(missing[0].contains("40 issues of o/a"), "{table}");
+        assert!(missing[1].contains("120 issues of o/b") && missing[1].contains("… 115 more"));
+        // The ranked issue keeps its row.
+        assert!(table.lines().any(|l| l.starts_with("i-1 ")), "{table}");
+        assert_eq!(s.rows.len(), 161, "every issue stays in the JSON");
     }
 
     #[test]
@@ -581,8 +634,16 @@ mod tests {
         assert_eq!(s.oracle, Some(1));
         assert_eq!(s.missing_repos.get("o/x"), Some(&1));
         assert_eq!(s.errors.get("missing_repo"), Some(&1));
-        assert!(s
-            .table(10)
-            .contains("top-1 pick resolves 0.33 of 1 labelled issues"));
+        let table = s.table(10);
+        assert!(
+            table.contains("top-1 pick resolves 0.33 of 1 labelled ranked issues"),
+            "{table}"
+        );
+        // Errors are grouped by kind and repository, not one row per issue.
+        assert!(
+            table.contains("missing_repo: 1 issue of o/x: i-2"),
+            "{table}"
+        );
+        assert!(!table.lines().any(|l| l.starts_with("i-2 ")), "{table}");
     }
 }

@@ -124,21 +124,29 @@ impl Summary {
         s
     }
 
-    /// The human-readable summary: one line per issue (capped), then totals.
+    /// The human-readable summary: one line per ranked or unreviewed issue (at most
+    /// `max_rows`), the other errors grouped by kind and repository, then totals.
     pub fn table(&self, max_rows: usize) -> String {
         let mut out = String::new();
-        out.push_str(&format!(
-            "{:<36}  {:<12}  {:>5}  {:>5}  {:>8}  top pick\n",
-            "issue", "status", "cands", "score", "resolved"
-        ));
-        for r in self.rows.iter().take(max_rows) {
+        let shown: Vec<&Row> = self
+            .rows
+            .iter()
+            .filter(|r| r.status == "ok" || r.status == ErrorKind::Unreviewed.label())
+            .collect();
+        if !shown.is_empty() {
+            out.push_str(&format!(
+                "{:<36}  {:<10}  {:>5}  {:>5}  {:>8}  top pick\n",
+                "issue", "status", "cands", "score", "resolved"
+            ));
+        }
+        for r in shown.iter().take(max_rows) {
             let top = match r.top.len() {
                 0 => r.error.clone().unwrap_or_default(),
                 1 => r.top[0].clone(),
                 n => format!("{} (+{} tied)", r.top[0], n - 1),
             };
             out.push_str(&format!(
-                "{:<36}  {:<12}  {:>5}  {:>5}  {:>8}  {}\n",
+                "{:<36}  {:<10}  {:>5}  {:>5}  {:>8}  {}\n",
                 r.instance_id,
                 r.status,
                 r.candidates,
@@ -147,15 +155,25 @@ impl Summary {
                 truncate(&top, 70)
             ));
         }
-        if self.rows.len() > max_rows {
+        if shown.len() > max_rows {
             out.push_str(&format!(
                 "… and {} more issues (see summary.json)\n",
-                self.rows.len() - max_rows
+                shown.len() - max_rows
             ));
+        }
+        let groups = self.error_groups();
+        if !groups.is_empty() {
+            if !shown.is_empty() {
+                out.push('\n');
+            }
+            out.push_str("not ranked:\n");
+            for g in &groups {
+                out.push_str(&format!("  {g}\n"));
+            }
         }
         out.push('\n');
         out.push_str(&format!(
-            "{} of {} issues finished: {} ranked, {} errors; {} candidates ranked, {} candidate errors, {} input problems\n",
+            "{} of {} issues finished: {} ranked, {} not ranked; {} candidates ranked, {} candidate errors, {} input problems\n",
             self.finished,
             self.selected,
             self.ranked,
@@ -164,28 +182,75 @@ impl Summary {
             self.candidate_errors,
             self.input_problems
         ));
-        for (k, n) in &self.errors {
-            out.push_str(&format!("  {k}: {n} issues\n"));
-        }
-        if !self.missing_repos.is_empty() {
-            let list: Vec<String> = self
-                .missing_repos
-                .iter()
-                .map(|(r, n)| format!("{r} ({n})"))
-                .collect();
-            out.push_str(&format!("  missing repositories: {}\n", list.join(", ")));
+        if let Some(n) = self.errors.get(ErrorKind::Unreviewed.label()) {
+            out.push_str(&format!(
+                "{n} issue(s) not reviewed: the committee could not score their candidates, so nothing was picked (rerun with --retry-errors)\n"
+            ));
         }
         if let (Some(c), Some(o)) = (self.top1_resolved, self.oracle) {
             out.push_str(&format!(
-                "top-1 pick resolves {c:.2} of {} labelled issues ({:.1}%); oracle (some candidate resolves): {o}\n",
+                "top-1 pick resolves {c:.2} of {} labelled ranked issues ({:.1}%); oracle (some candidate resolves): {o}\n",
                 self.labelled,
                 100.0 * c / self.labelled as f64
             ));
         }
         out
     }
-}
 
+    /// Error outcomes grouped: one line per kind and repository (`missing_repo: 114 issues of
+    /// django/django`), or per distinct message, with the first ids.
+    pub fn error_groups(&self) -> Vec<String> {
+        let mut groups: BTreeMap<(String, String, String), Vec<&str>> = BTreeMap::new();
+        for r in &self.rows {
+            if r.status == "ok" {
+                continue;
+            }
+            let msg = match r.status.as_str() {
+                "missing_repo" => String::new(),
+                "unreviewed" => r
+                    .error
+                    .as_deref()
+                    .and_then(|e| e.split_once('(').map(|(_, why)| why.trim_end_matches(')')))
+                    .unwrap_or("")
+                    .to_string(),
+                _ => r
+                    .error
+                    .as_deref()
+                    .unwrap_or("")
+                    .lines()
+                    .next()
+                    .unwrap_or("")
+                    .to_string(),
+            };
+            groups
+                .entry((r.status.clone(), r.repo.clone(), msg))
+                .or_default()
+                .push(&r.instance_id);
+        }
+        groups
+            .into_iter()
+            .map(|((kind, repo, msg), ids)| {
+                let mut line = format!(
+                    "{kind}: {} issue{}",
+                    ids.len(),
+                    if ids.len() == 1 { "" } else { "s" }
+                );
+                if !repo.is_empty() {
+                    line.push_str(&format!(" of {repo}"));
+                }
+                if !msg.is_empty() {
+                    line.push_str(&format!(" ({})", truncate(&msg, 100)));
+                }
+                let first: Vec<&str> = ids.iter().take(5).copied().collect();
+                line.push_str(&format!(": {}", first.join(", ")));
+                if ids.len() > 5 {
+                    line.push_str(&format!(", … {} more", ids.len() - 5));
+                }
+                line
+            })
+            .collect()
+    }
+}
 fn truncate(s: &str, n: usize) -> String {
     let one_line = s.lines().next().unwrap_or("");
     if one_line.chars().count() <= n {

@@ -400,6 +400,24 @@ impl Committee for LlmCommittee {
         true
     }
 
+    fn dry_run(&self) -> bool {
+        self.engine.settings.dry_run
+    }
+
+    fn settings(&self) -> String {
+        let s = &self.engine.settings;
+        format!(
+            "{} samples={} temperature={} max_tokens={} format={:?} rubric={} prompts={}",
+            self.name(),
+            self.samples,
+            s.temperature,
+            s.max_tokens,
+            s.format,
+            crate::review::offline::digest(self.rubric.text.as_bytes()),
+            &self.prompts.digest[..16],
+        )
+    }
+
     fn relocate(
         &self,
         task: &crate::types::Task,

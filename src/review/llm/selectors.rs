@@ -66,6 +66,7 @@ fn base_review(p: &Prepared, env: &PlanEnv) -> Review {
         reason: String::new(),
         explanations: vec![],
         unscored: None,
+        rule: false,
         usage: None,
     }
 }
@@ -73,6 +74,7 @@ fn base_review(p: &Prepared, env: &PlanEnv) -> Review {
 /// The rule review of a candidate that is not sent to the model.
 fn rule_review(p: &Prepared, env: &PlanEnv) -> Review {
     let mut r = base_review(p, env);
+    r.rule = true;
     r.score = Score {
         value: 1.0,
         parts: vec![("rule: nothing to review".into(), 1.0)],

@@ -18,6 +18,9 @@ pub struct Features {
     pub empty: bool,
     /// The diff text could not be parsed at all.
     pub unparsable: bool,
+    /// Why the candidate was refused before review (`patch too large: …`, `unsafe path …`,
+    /// a diff with no file in it): it has nothing to review.
+    pub refused: Option<String>,
     /// How it applied at the base commit; `None` when the repository was not read.
     pub applies: Option<Applies>,
     /// Parse errors the patch introduces; `None` when the repository was not read.
@@ -50,7 +53,7 @@ impl Features {
     }
     /// The candidate changes nothing reviewable (empty, or no changed line survives normalization).
     pub fn is_void(&self) -> bool {
-        self.empty || self.unparsable
+        self.empty || self.unparsable || self.refused.is_some()
     }
 }
 
@@ -175,6 +178,24 @@ pub fn from_diff(candidate: &Candidate) -> Features {
 /// Facts from the diff and the rebuilt code: adds how it applied, the parse errors it
 /// introduces, and the edited definitions found with tree-sitter (replacing the hunk-header guess).
 pub fn from_rebuilt(candidate: &Candidate, view: &PatchView, context: &Context) -> Features {
+    if !candidate.is_empty() && crate::patch::is_void(view) {
+        // Refused or unreadable: its text says nothing (and a huge one is not parsed again).
+        let why = view
+            .error
+            .iter()
+            .chain(view.files.iter().filter_map(|f| f.error.as_ref()))
+            .next()
+            .and_then(|e| e.lines().next())
+            .unwrap_or("the diff has no file in it")
+            .to_string();
+        return Features {
+            agent: candidate.agent.clone(),
+            family: family_of(&candidate.agent),
+            applies: Some(view.applies),
+            refused: Some(why),
+            ..Features::default()
+        };
+    }
     let mut f = from_diff(candidate);
     f.applies = Some(view.applies);
     f.new_parse_errors = Some(context.new_parse_errors);

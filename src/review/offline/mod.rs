@@ -161,6 +161,14 @@ pub struct Offline {
     pub weights: Weights,
 }
 
+fn plural(n: usize) -> &'static str {
+    if n == 1 {
+        ""
+    } else {
+        "s"
+    }
+}
+
 fn milli_int(x: f64) -> i64 {
     (x * 1000.0).round() as i64
 }
@@ -178,14 +186,23 @@ impl Offline {
     fn score_one(&self, ev: &Evidence, i: usize) -> (Score, String) {
         let w = &self.weights;
         let f = &ev.feats[i];
-        if f.empty {
-            return (
+        let floor = |why: String| {
+            (
                 Score {
                     value: 1.0,
                     parts: vec![],
                 },
-                "no patch".into(),
-            );
+                why,
+            )
+        };
+        if f.empty {
+            return floor("no patch".into());
+        }
+        if let Some(why) = &f.refused {
+            return floor(format!("nothing to review: {why}"));
+        }
+        if f.unparsable {
+            return floor("nothing to review: the diff does not parse".into());
         }
         let mut parts: Vec<(String, i64)> = Vec::new();
         let mut notes: Vec<String> = Vec::new();
@@ -195,40 +212,57 @@ impl Offline {
                 parts.push((name.to_string(), m));
             }
         };
-        match (f.unparsable, f.applies) {
-            (true, _) => {
-                part("diff does not parse", w.applies_no);
-                notes.push("the diff does not parse".into());
-            }
-            (false, Some(Applies::Clean)) => part("applies", w.applies_clean),
-            (false, Some(Applies::Fuzzy)) => {
+        match f.applies {
+            Some(Applies::Clean) => part("applies", w.applies_clean),
+            Some(Applies::Fuzzy) => {
                 part("applies with fuzz", w.applies_fuzzy);
                 notes.push("applies only with fuzz".into());
             }
-            (false, Some(Applies::No)) => {
+            Some(Applies::No) => {
                 part("does not apply", w.applies_no);
-                notes.push("does not apply".into());
+                notes.push("does not apply at the base commit".into());
             }
-            (false, Some(Applies::Empty)) | (false, None) => {}
+            Some(Applies::Empty) | None => {}
         }
-        if f.new_parse_errors.unwrap_or(0) > 0 {
-            part("introduces syntax errors", w.parse_error);
-            notes.push(format!(
-                "{} new syntax error(s)",
-                f.new_parse_errors.unwrap_or(0)
-            ));
+        match f.new_parse_errors.unwrap_or(0) {
+            0 => {}
+            n => {
+                part("introduces syntax errors", w.parse_error);
+                notes.push(format!("adds {n} syntax error{}", plural(n)));
+            }
         }
         let s = signals(ev, i, w.same_family);
         part(
             "agreement",
             w.agreement * agreement::milli(s.support / (1.0 + s.support)),
         );
+        let others = ev
+            .feats
+            .iter()
+            .enumerate()
+            .filter(|(j, g)| *j != i && !g.is_void())
+            .count();
         match s.duplicates {
-            (0, 0) if s.support < 0.5 => notes.push("little agreement from other agents".into()),
-            (0, 0) => notes.push(format!("similar to others (support {:.2})", s.support)),
-            (o, 0) => notes.push(format!("same change as {o} other agent(s)")),
+            _ if others == 0 => notes.push("no other candidate to compare with".into()),
+            (0, 0) if s.support < 0.5 => notes.push(format!(
+                "little agreement: no other candidate (of {others}) makes a similar change"
+            )),
+            (0, 0) => notes.push(format!(
+                "similar to other agents' changes (as much as {:.1} of the {others} others making the same change)",
+                s.support
+            )),
+            (o, 0) => notes.push(format!(
+                "the same change as {o} other agent{}",
+                plural(o)
+            )),
+            (0, m) => notes.push(format!(
+                "the same change as {m} other run{} of its own agent family",
+                plural(m)
+            )),
             (o, m) => notes.push(format!(
-                "same change as {o} other agent(s) and {m} run(s) of its own family"
+                "the same change as {o} other agent{} and {m} other run{} of its own family",
+                plural(o),
+                plural(m)
             )),
         }
         if s.file_named {
@@ -280,9 +314,28 @@ impl Offline {
     }
 }
 
+/// The first 16 hex digits of the SHA-256 of `bytes`.
+pub fn digest(bytes: &[u8]) -> String {
+    use sha2::Digest;
+    sha2::Sha256::digest(bytes)
+        .iter()
+        .take(8)
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
 impl Committee for Offline {
     fn name(&self) -> String {
         "offline".into()
+    }
+
+    fn settings(&self) -> String {
+        if self.weights == Weights::default() {
+            "offline weights=default".into()
+        } else {
+            let json = serde_json::to_string(&self.weights).unwrap_or_default();
+            format!("offline weights=sha256:{}", digest(json.as_bytes()))
+        }
     }
 
     fn review(&self, bundle: &IssueBundle) -> anyhow::Result<Vec<Review>> {
@@ -291,13 +344,15 @@ impl Committee for Offline {
             .score(&ev)
             .into_iter()
             .zip(&bundle.candidates)
-            .map(|((score, reason), p)| Review {
+            .enumerate()
+            .map(|(i, ((score, reason), p))| Review {
                 candidate: p.candidate.key(),
                 committee: self.name(),
                 score,
                 reason,
                 explanations: vec![],
                 unscored: None,
+                rule: ev.feats.get(i).is_some_and(Features::is_void),
                 usage: None,
             })
             .collect())
