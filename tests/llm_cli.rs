@@ -177,7 +177,9 @@ fn keys_never_reach_output_cache_or_errors() {
     ]);
     let key = "sk-ant-VERY-SECRET-0042";
     let out = dei_cmd(&args, Some(key)).output().unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
+    // The 401 leaves one candidate unreviewed: the issue is not ranked, and says why.
+    assert!(!out.status.success(), "{}", stderr(&out));
+    assert!(stderr(&out).contains("not reviewed"), "{}", stderr(&out));
     let all = format!("{}{}", stdout(&out), stderr(&out));
     assert!(
         all.contains("HTTP 401") && all.contains("[redacted]"),
