@@ -119,8 +119,21 @@ pub fn table(result: &RankResult, width: Option<usize>) -> String {
     let show_resolved = result.ranked.iter().any(|r| r.resolved.is_some());
     let resolved_w = if show_resolved { 10 } else { 0 };
     // rank, agent, score, applies, files, [resolved,] reason, two spaces between columns.
-    let used = 4 + 2 + agent_w + 2 + 5 + 2 + applies_w + 2 + files_w + 2 + resolved_w;
-    let reason_w = width.map(|w| w.saturating_sub(used).max(30));
+    let mut agent_w = agent_w;
+    let mut files_w = files_w;
+    let used = |agent_w: usize, files_w: usize| {
+        4 + 2 + agent_w + 2 + 5 + 2 + applies_w + 2 + files_w + 2 + resolved_w
+    };
+    // A narrow terminal takes room from the files, then the agents, before the reasons.
+    const REASON_MIN: usize = 24;
+    if let Some(w) = width {
+        let mut deficit = (used(agent_w, files_w) + REASON_MIN).saturating_sub(w);
+        let take = deficit.min(files_w.saturating_sub(10));
+        files_w -= take;
+        deficit -= take;
+        agent_w -= deficit.min(agent_w.saturating_sub(12));
+    }
+    let reason_w = width.map(|w| w.saturating_sub(used(agent_w, files_w)).max(REASON_MIN));
     out.push_str(&format!(
         "{:>4}  {:<agent_w$}  {:>5}  {:<applies_w$}  {:<files_w$}  {}{}\n",
         "rank",

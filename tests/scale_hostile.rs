@@ -100,7 +100,13 @@ fn hostile_corpus_yields_per_candidate_errors_and_the_run_completes() {
         .output()
         .unwrap();
     let err = text(&out.stderr);
-    assert!(out.status.success(), "run failed: {err}");
+    // The run completes; the issues with a missing repository or an unknown id are not
+    // ranked, so it exits non-zero and names them.
+    assert_eq!(out.status.code(), Some(1), "run failed: {err}");
+    assert!(
+        err.contains("issues were not ranked (1 missing_repo, 1 unknown_issue)"),
+        "{err}"
+    );
     let summary: Value = serde_json::from_slice(&out.stdout).expect("summary JSON on stdout");
 
     // Issue-level outcomes.

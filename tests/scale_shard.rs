@@ -148,7 +148,13 @@ fn repeated_issue_flags_match_single_issue_rank() {
             "synth__synth-99",
         ],
     ));
-    assert!(out.status.success(), "{}", text(&out.stderr));
+    // The unknown id is that issue's error: the run finishes, and exits non-zero naming it.
+    assert!(!out.status.success());
+    assert!(
+        text(&out.stderr).contains("1 of 3 issues were not ranked (1 unknown_issue)"),
+        "{}",
+        text(&out.stderr)
+    );
     let journal = std::fs::read_to_string(run_dir.join("journal.jsonl")).unwrap();
     let outcomes: Vec<Value> = journal
         .lines()

@@ -17,13 +17,13 @@ fn write(dir: &Path, rel: &str, bytes: &[u8]) {
 /// One candidate folder per failure, plus an empty patch and a good one.
 fn candidates(dir: &Path) {
     let id = "example__textkit-1";
-    let good = std::fs::read(root().join(format!("examples/candidates/careful-agent/{id}.diff")))
-        .unwrap();
+    let good =
+        std::fs::read(root().join(format!("examples/candidates/careful-agent/{id}.diff"))).unwrap();
     write(dir, &format!("good/{id}.diff"), &good);
     write(dir, &format!("empty/{id}.diff"), b"");
     // Random bytes, not a diff at all.
     let mut state = 0x2545_f491_4f6c_dd1du64;
-    let noise: Vec<u8> = (0..4096)
+    let noise: Vec<u8> = (0..1024)
         .map(|_| {
             state ^= state << 13;
             state ^= state >> 7;
@@ -86,7 +86,10 @@ fn each_refusal_shows_its_own_reason_and_never_outranks_an_empty_patch() {
         assert_eq!(r["applies"], "no", "{r}");
         assert_eq!(r["apply_failure"], why, "{r}");
         assert!(
-            !r["reason"].as_str().unwrap().contains("edits what the issue names"),
+            !r["reason"]
+                .as_str()
+                .unwrap()
+                .contains("edits what the issue names"),
             "{r}"
         );
         if agent != "phantom" {
@@ -134,8 +137,8 @@ fn offline_reasons_are_sentences_without_unexplained_numbers() {
 fn long_agent_names_stay_apart_in_a_narrow_terminal() {
     let dir = tempfile::tempdir().unwrap();
     let id = "example__textkit-1";
-    let good = std::fs::read(root().join(format!("examples/candidates/careful-agent/{id}.diff")))
-        .unwrap();
+    let good =
+        std::fs::read(root().join(format!("examples/candidates/careful-agent/{id}.diff"))).unwrap();
     for run in ["acr-run-1", "acr-run-2", "acr-val-only"] {
         write(
             dir.path(),
