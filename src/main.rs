@@ -493,7 +493,7 @@ fn rank_many(args: RankArgs) -> anyhow::Result<()> {
         );
     }
     eprintln!(
-        "{} issues ranked now, {} already in {}",
+        "{} issues run now, {} already in {}",
         report.ran,
         report.skipped,
         req.run_dir.display()

@@ -119,7 +119,8 @@ impl RankResult {
         self.ranked.iter().filter(|r| r.rank == 1).collect()
     }
 
-    /// Why nothing was picked, for messages: "2 of 5 candidates could not be reviewed: …".
+    /// Why nothing was picked, for messages: "2 of 5 candidates with a patch to review could
+    /// not be reviewed: <the first candidate's reason>".
     pub fn unreviewed_reason(&self) -> Option<String> {
         if self.status != IssueStatus::Unreviewed {
             return None;
@@ -135,8 +136,10 @@ impl RankResult {
             .filter(|r| r.status != ReviewStatus::Rule)
             .count();
         Some(format!(
-            "{} of {} candidate(s) with a patch to review could not be reviewed ({first})",
-            self.unscored, reviewable
+            "{} of {} candidate{} with a patch to review could not be reviewed: {first}",
+            self.unscored,
+            reviewable,
+            if reviewable == 1 { "" } else { "s" }
         ))
     }
 }

@@ -74,7 +74,7 @@ pub fn table(result: &RankResult, width: Option<usize>) -> String {
     ));
     match result.status {
         IssueStatus::Unreviewed => out.push_str(&format!(
-            "NOT REVIEWED: {}. No candidate is picked; fix the cause and rerun (answers already received are cached).\n",
+            "NOT REVIEWED: {}\nNo candidate is picked; fix the cause and rerun (answers already received are cached).\n",
             result.unreviewed_reason().unwrap_or_default()
         )),
         IssueStatus::DryRun => out.push_str("dry run: nothing was reviewed.\n"),

@@ -58,7 +58,7 @@ fn kill_9_mid_run_then_resume_recomputes_only_the_missing_issues() {
     assert!(out.status.success(), "resume failed: {}", text(&out.stderr));
     let err = text(&out.stderr);
     let want = format!(
-        "{} issues ranked now, {} already",
+        "{} issues run now, {} already",
         sy.ids.len() - before.len(),
         before.len()
     );
@@ -85,7 +85,7 @@ fn kill_9_mid_run_then_resume_recomputes_only_the_missing_issues() {
     // A third run has nothing to do.
     let out = run(&args);
     assert!(
-        text(&out.stderr).contains(&format!("0 issues ranked now, {} already", sy.ids.len())),
+        text(&out.stderr).contains(&format!("0 issues run now, {} already", sy.ids.len())),
         "{}",
         text(&out.stderr)
     );
@@ -112,7 +112,7 @@ fn torn_last_line_is_cut_and_its_issue_reruns() {
     assert!(out.status.success(), "{}", text(&out.stderr));
     let err = text(&out.stderr);
     assert!(
-        err.contains("torn last journal line") && err.contains("1 issues ranked now, 5 already"),
+        err.contains("torn last journal line") && err.contains("1 issues run now, 5 already"),
         "{err}"
     );
     let again = std::fs::read(run_dir.join("journal.jsonl")).unwrap();

@@ -62,7 +62,7 @@ fn an_unreachable_model_fails_the_issue_and_picks_nothing() {
     let table = dei(&unreachable_llm(&["--cache", path_str(&cache)]));
     assert!(!table.status.success());
     assert!(
-        stdout(&table).contains("NOT REVIEWED: 4 of 4 candidate(s)"),
+        stdout(&table).contains("NOT REVIEWED: 4 of 4 candidates with a patch to review could not be reviewed: provider error"),
         "{}",
         stdout(&table)
     );

@@ -207,10 +207,11 @@ impl Summary {
             }
             let msg = match r.status.as_str() {
                 "missing_repo" => String::new(),
+                // "k of n candidates … could not be reviewed: <why>": group by the why.
                 "unreviewed" => r
                     .error
                     .as_deref()
-                    .and_then(|e| e.split_once('(').map(|(_, why)| why.trim_end_matches(')')))
+                    .and_then(|e| e.split_once(": ").map(|(_, why)| why))
                     .unwrap_or("")
                     .to_string(),
                 _ => r
