@@ -140,7 +140,7 @@ fn killed_run_resumes_and_redoes_only_what_is_missing() {
         "{ranked:?}"
     );
     assert!(
-        stderr(&out).contains("sent, 7 answered from cache"),
+        stderr(&out).contains("by the server, 7 from the cache, 0 failed"),
         "{}",
         stderr(&out)
     );

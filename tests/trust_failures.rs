@@ -58,6 +58,8 @@ fn an_unreachable_model_fails_the_issue_and_picks_nothing() {
         assert_eq!(r["review"]["status"], "unscored");
     }
     assert!(!stdout(&out).contains("\"value\": 0.0"));
+    // The cost line counts the calls that failed, not "0 calls sent".
+    assert!(stderr(&out).contains("4 failed"), "{}", stderr(&out));
     // The table says so at the top, and shows `-` for the unscored.
     let table = dei(&unreachable_llm(&["--cache", path_str(&cache)]));
     assert!(!table.status.success());

@@ -319,6 +319,8 @@ pub struct LlmCommittee {
     samples: u32,
     limits: Limits,
     locate: bool,
+    /// Calls that ended with no usable reply (the provider kept failing, or never parsed).
+    failed: std::sync::atomic::AtomicU64,
 }
 
 impl LlmCommittee {
@@ -340,6 +342,7 @@ impl LlmCommittee {
             samples: cfg.samples,
             limits: Limits::default(),
             locate: cfg.locate,
+            failed: Default::default(),
         })
     }
 
@@ -369,10 +372,11 @@ impl LlmCommittee {
         let u = self.usage();
         let s = self.engine.budget.spend();
         format!(
-            "llm {}: {} calls sent, {} answered from cache, {} input + {} output tokens, ${:.4}{}",
+            "llm {}: {} calls answered by the server, {} from the cache, {} failed, {} input + {} output tokens, ${:.4}{}",
             self.name(),
             u.calls,
             u.cached,
+            self.failed.load(std::sync::atomic::Ordering::Relaxed),
             u.input_tokens,
             u.output_tokens,
             u.cost_usd,
@@ -479,6 +483,12 @@ impl Committee for LlmCommittee {
         let jobs_total = all.len();
         let outcomes = self.engine.run(all);
         debug_assert_eq!(outcomes.len(), jobs_total);
+        let failed = outcomes
+            .iter()
+            .filter(|o| matches!(o, runner::Outcome::Failed { .. }))
+            .count() as u64;
+        self.failed
+            .fetch_add(failed, std::sync::atomic::Ordering::Relaxed);
         let result = bundles
             .iter()
             .zip(plans)
