@@ -43,7 +43,10 @@ pub struct EvalRequest {
     pub labels: Vec<String>,
     pub tasks: Option<PathBuf>,
     pub agents: Option<Vec<String>>,
+    /// A run directory, its journal or summary, `dei rank --json` output, or score rows.
     pub scores: Option<PathBuf>,
+    /// `--agent-name SOURCE=NAME` rules, for the candidates and the labels.
+    pub naming: crate::candidates::Naming,
     pub baseline: Option<Baseline>,
     pub scored_only: bool,
     pub options: Options,
@@ -292,9 +295,26 @@ pub fn load_table(req: &EvalRequest) -> anyhow::Result<Table> {
     let loaded = if req.candidates.is_empty() {
         crate::candidates::Loaded::default()
     } else {
-        crate::candidates::load(&req.candidates)?
+        crate::candidates::load_with(&req.candidates, &req.naming)?
     };
+    if !req.candidates.is_empty() && loaded.candidates.is_empty() {
+        let mut msg = format!(
+            "no candidates could be read from {}",
+            req.candidates
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+        for line in crate::candidates::problem_lines(&loaded.problems, 10) {
+            msg.push_str("\n  ");
+            msg.push_str(&line);
+        }
+        msg.push_str("\n  hint: pass SWE-bench prediction files or <agent>/<instance_id>.diff folders, or leave the candidates out to evaluate from --labels alone");
+        anyhow::bail!(msg);
+    }
     let mut files = Vec::new();
+    let mut names_used = loaded.names_used.clone();
     for arg in &req.labels {
         let (agent, path) = labels::parse_label_arg(arg);
         if !path.exists() {
@@ -303,8 +323,27 @@ pub fn load_table(req: &EvalRequest) -> anyhow::Result<Table> {
                 path.display()
             );
         }
-        files.push(labels::load(&path, agent.as_deref())?);
+        let mut file = labels::load(&path, agent.as_deref())?;
+        // The same --agent-name rules as the candidates (a name given with AGENT=FILE stays).
+        if agent.is_none() {
+            let single = file.agents.len() == 1;
+            for (name, _) in file.agents.iter_mut() {
+                if let Some((i, new)) = req.naming.label_name(&path, name, single) {
+                    names_used.insert(i);
+                    *name = new.to_string();
+                    file.agent_from_path = false;
+                }
+            }
+        }
+        files.push(file);
     }
+    let mut known: Vec<String> = loaded.agents();
+    known.extend(
+        files
+            .iter()
+            .flat_map(|f| f.agents.iter().map(|a| a.0.clone())),
+    );
+    req.naming.check_used(&names_used, &known)?;
     let universe = match &req.tasks {
         Some(p) => {
             let ids = labels::load_instance_ids(p)?;
@@ -327,11 +366,12 @@ pub fn load_table(req: &EvalRequest) -> anyhow::Result<Table> {
         scored_only: req.scored_only,
     })?;
     if !loaded.problems.is_empty() {
-        t.notes.push(format!(
-            "{} input problem(s) while loading candidates were skipped (first: {})",
-            loaded.problems.len(),
-            loaded.problems[0]
-        ));
+        // Every problem said (up to ten, then how many more), one note each.
+        t.notes.extend(
+            crate::candidates::problem_lines(&loaded.problems, 10)
+                .into_iter()
+                .map(|l| format!("candidates skipped: {l}")),
+        );
     }
     Ok(t)
 }

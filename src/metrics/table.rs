@@ -193,13 +193,6 @@ impl Registry {
     }
 }
 
-fn generic_stem(path: &Path) -> bool {
-    matches!(
-        path.file_stem().and_then(|s| s.to_str()),
-        Some("all_preds" | "preds" | "predictions" | "output" | "outputs")
-    )
-}
-
 /// Build the table from inputs.
 pub fn build(src: &Sources) -> anyhow::Result<Table> {
     let mut notes = Vec::new();
@@ -232,14 +225,14 @@ pub fn build(src: &Sources) -> anyhow::Result<Table> {
         if by_origin.get(origin).is_some_and(|s| s.len() == 1) {
             if let Some(parent) = origin.parent() {
                 a.folders.insert(parent.to_path_buf());
-                if generic_stem(origin) {
+                if crate::candidates::is_generic(origin) {
                     if let Some(f) = parent.file_name().and_then(|f| f.to_str()) {
                         a.aliases.insert(f.to_string());
                     }
                 }
             }
             if let Some(stem) = origin.file_stem().and_then(|s| s.to_str()) {
-                if !generic_stem(origin) {
+                if !crate::candidates::is_generic(origin) {
                     a.aliases.insert(stem.to_string());
                 }
             }
