@@ -339,13 +339,13 @@ struct EvalArgs {
     /// Agents to evaluate, in this order (comma-separated); default: all, in natural order.
     #[arg(long, value_delimiter = ',')]
     agents: Option<Vec<String>>,
-    /// The committee's selection: `dei rank --json` output (one, a list, or JSONL) or {instance_id, agent, score} rows/CSV.
+    /// The committee's selection: a `dei rank --all --run-dir` folder (or its journal.jsonl), `dei rank --json` output (one, a list, or JSONL), or {instance_id, agent, score} rows/CSV.
     #[arg(long)]
     scores: Option<PathBuf>,
     /// Report n@k for a baseline instead of a selection: random (equals Average@k) or random-nonempty.
     #[arg(long, conflicts_with = "scores")]
     baseline: Option<dei::metrics::table::Baseline>,
-    /// Keep only instances that have committee scores.
+    /// Keep only instances the committee ranked (one whose candidates all went unscored counts, with no pick).
     #[arg(long, requires = "scores")]
     scored_only: bool,
     /// Orders for the curves: given, natural (order of generation), random (comma-separated).

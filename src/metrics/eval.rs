@@ -107,7 +107,9 @@ pub fn series(t: &Table, order: &[usize], top_n: usize) -> Series {
             s.union[j][i] = (solved > 0) as u8 as f64;
             s.intersect[j][i] = (solved == j + 1) as u8 as f64;
             s.average[j][i] = solved as f64 / (j + 1) as f64;
-            if t.has_selection {
+            // No pick: nothing to credit. Top picks only: known for the whole committee.
+            let known = !t.top_only || j + 1 == k;
+            if t.has_selection && known && !t.no_pick(i) {
                 let (v, tie) = n_at_k(prefix, top_n);
                 s.n_at_k[j][i] = v;
                 s.ties[j][i] = (tie > 1) as u8 as f64;
@@ -196,20 +198,22 @@ fn curve_from(t: &Table, s: &Series, boot: &Bootstrap) -> Vec<Point> {
     (0..k)
         .map(|j| {
             let b = 6 * j;
+            // With top picks only, n@k of a part of the committee is unknown.
+            let has_n = t.has_selection && (!t.top_only || j + 1 == k);
             Point {
                 k: j + 1,
                 union: mean(&all[b]),
                 intersect: mean(&all[b + 1]),
                 average: mean(&all[b + 2]),
-                n_at_k: t.has_selection.then(|| mean(&all[b + 3])),
-                ties: t.has_selection.then(|| s.ties[j].iter().sum::<f64>()),
+                n_at_k: has_n.then(|| mean(&all[b + 3])),
+                ties: has_n.then(|| s.ties[j].iter().sum::<f64>()),
                 union_minus_average: mean(&all[b + 4]),
                 union_minus_intersect: mean(&all[b + 5]),
                 ci: cis.as_ref().map(|c| PointCi {
                     union: pct(c[b]),
                     intersect: pct(c[b + 1]),
                     average: pct(c[b + 2]),
-                    n_at_k: t.has_selection.then(|| pct(c[b + 3])),
+                    n_at_k: has_n.then(|| pct(c[b + 3])),
                     union_minus_average: pct(c[b + 4]),
                     union_minus_intersect: pct(c[b + 5]),
                 }),
@@ -356,6 +360,13 @@ pub fn load_table(req: &EvalRequest) -> anyhow::Result<Table> {
         Some(p) => Some(selection::load(p)?),
         None => None,
     };
+    if let Some(s) = sel.as_ref().filter(|s| s.top_only && req.options.top_n > 1) {
+        anyhow::bail!(
+            "--top-n {} needs full rankings, but {} is a run summary with each issue's top pick only\n  hint: pass the run directory (--scores RUN_DIR) or its journal.jsonl",
+            req.options.top_n,
+            s.path.display()
+        );
+    }
     let mut t = table::build(&table::Sources {
         candidates: &loaded,
         labels: &files,
