@@ -130,6 +130,7 @@ fn main() {
     let dir = tempfile::tempdir().expect("tempdir");
     let req = RunRequest {
         candidates: vec![cands.clone()],
+        naming: Default::default(),
         tasks: tasks.clone(),
         selection: Selection::All,
         repo: None,
@@ -190,6 +191,7 @@ fn main() {
             strict: false,
             context_tokens: 4000,
             max_patch_bytes: dei::pipeline::DEFAULT_MAX_PATCH_BYTES,
+            naming: Default::default(),
         };
         dei::pipeline::rank(&rr, &committee).expect("baseline rank");
     }

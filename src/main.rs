@@ -220,6 +220,8 @@ struct RankArgs {
     /// Prediction files (.json/.jsonl) and/or folders of <agent>/<instance_id>.diff.
     #[arg(required = true)]
     candidates: Vec<PathBuf>,
+    #[command(flatten)]
+    names: AgentNameArgs,
     /// Issue id (SWE-bench instance_id) to rank; needs --tasks. Repeat for several issues.
     #[arg(long, requires = "tasks")]
     issue: Vec<String>,
@@ -264,6 +266,21 @@ struct RankArgs {
     llm: dei::review::llm::LlmArgs,
 }
 
+/// `--agent-name` (`dei rank`, `dei eval`).
+#[derive(Args)]
+struct AgentNameArgs {
+    /// Name an agent explicitly: SOURCE is a predictions file or patch folder (as given) or the
+    /// name dei derives (the run folder or file name). Repeatable.
+    #[arg(long = "agent-name", value_name = "SOURCE=NAME")]
+    agent_name: Vec<String>,
+}
+
+impl AgentNameArgs {
+    fn naming(&self) -> anyhow::Result<dei::candidates::Naming> {
+        dei::candidates::Naming::parse(&self.agent_name)
+    }
+}
+
 /// The LLM committee when one is configured, else the offline committee (said in one line).
 fn committee(
     llm: &dei::review::llm::LlmArgs,
@@ -297,6 +314,7 @@ fn rank(mut args: RankArgs) -> anyhow::Result<()> {
         strict: args.strict,
         context_tokens: args.context_tokens,
         max_patch_bytes: args.max_patch_bytes,
+        naming: args.names.naming()?,
     };
     check_outputs(&[args.json.as_deref()])?;
     let committee = committee(&args.llm, args.offline_weights.as_deref())?;
@@ -364,6 +382,8 @@ fn check_outputs(paths: &[Option<&std::path::Path>]) -> anyhow::Result<()> {
 struct EvalArgs {
     /// Candidates, as for `dei rank` (their `resolved` fields are labels).
     candidates: Vec<PathBuf>,
+    #[command(flatten)]
+    names: AgentNameArgs,
     /// Resolved labels: results.json/report.json, a runs map, a 0/1 matrix CSV, or rows; AGENT=FILE names the agent.
     #[arg(long = "labels", value_name = "[AGENT=]FILE")]
     labels: Vec<String>,
@@ -373,13 +393,13 @@ struct EvalArgs {
     /// Agents to evaluate, in this order (comma-separated); default: all, in natural order.
     #[arg(long, value_delimiter = ',')]
     agents: Option<Vec<String>>,
-    /// The committee's selection: `dei rank --json` output (one, a list, or JSONL) or {instance_id, agent, score} rows/CSV.
+    /// The committee's selection: a `dei rank --all --run-dir` folder (or its journal.jsonl), `dei rank --json` output (one, a list, or JSONL), or {instance_id, agent, score} rows/CSV.
     #[arg(long)]
     scores: Option<PathBuf>,
     /// Report n@k for a baseline instead of a selection: random (equals Average@k) or random-nonempty.
     #[arg(long, conflicts_with = "scores")]
     baseline: Option<dei::metrics::table::Baseline>,
-    /// Keep only instances that have committee scores.
+    /// Keep only instances the committee ranked (one whose candidates all went unscored counts, with no pick).
     #[arg(long, requires = "scores")]
     scored_only: bool,
     /// Orders for the curves: given, natural (order of generation), random (comma-separated).
@@ -417,6 +437,7 @@ fn eval(args: EvalArgs) -> anyhow::Result<()> {
         tasks: args.tasks,
         agents: args.agents,
         scores: args.scores,
+        naming: args.names.naming()?,
         baseline: args.baseline,
         scored_only: args.scored_only,
         options: eval::Options {
@@ -468,6 +489,7 @@ fn rank_many(args: RankArgs) -> anyhow::Result<()> {
     check_outputs(&[args.json.as_deref()])?;
     let req = dei::run::RunRequest {
         candidates: args.candidates,
+        naming: args.names.naming()?,
         tasks,
         selection,
         repo: args.place.repo,
@@ -483,8 +505,23 @@ fn rank_many(args: RankArgs) -> anyhow::Result<()> {
     };
     let committee = committee(&args.llm, args.offline_weights.as_deref())?;
     let report = dei::run::run(&req, committee.as_ref())?;
-    for p in report.problems.iter().take(10) {
-        eprintln!("input problem: {p}");
+    for line in dei::candidates::problem_lines(&report.problems, 10) {
+        eprintln!("input problem: {line}");
+    }
+    if report.summary.selected == 0 && args.all {
+        anyhow::bail!(
+            "no candidates found in {}{}\n  hint: pass SWE-bench prediction files (.json/.jsonl records with instance_id and model_patch) or folders of <agent>/<instance_id>.diff files",
+            req.candidates
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", "),
+            if report.problems.is_empty() {
+                String::new()
+            } else {
+                format!(" ({} input problem(s) above)", report.problems.len())
+            }
+        );
     }
     if report.torn_bytes > 0 {
         eprintln!(

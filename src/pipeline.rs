@@ -33,6 +33,8 @@ pub struct RankRequest {
     pub context_tokens: usize,
     /// Candidates whose patch is longer are not rebuilt: they get an error instead.
     pub max_patch_bytes: usize,
+    /// `--agent-name SOURCE=NAME` overrides of the agent naming rule.
+    pub naming: candidates::Naming,
 }
 
 /// Default of `--max-patch-bytes`: 4 MiB, about five times the largest patch of the 3,626
@@ -305,19 +307,10 @@ pub fn review_and_rank(
 /// Run `dei rank` for one issue.
 pub fn rank(req: &RankRequest, committee: &dyn Committee) -> anyhow::Result<RankResult> {
     let task = load_task(req)?;
-    let loaded = candidates::load(&req.candidates)?;
+    let loaded = candidates::load_named(&req.candidates, &req.naming)?;
     let cands = loaded.for_issue(&task.instance_id);
     if cands.is_empty() {
-        let found = loaded.candidates.len();
-        bail!(
-            "no candidates for issue {} in {} ({} candidates for other issues, {} problems)\n  hint: prediction records need \"instance_id\": \"{}\"; patch files must be named <agent>/{}.diff",
-            task.instance_id,
-            req.candidates.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", "),
-            found,
-            loaded.problems.len(),
-            task.instance_id,
-            task.instance_id
-        );
+        bail!("{}", loaded.nothing_for(&task.instance_id, &req.candidates));
     }
     let repo_path = repo::locate(req.repo.as_deref(), req.repos.as_deref(), &task.repo)?;
     let mode = if req.strict {

@@ -44,7 +44,8 @@ fn table_shows_every_agent() {
         "wrong-place-agent",
         "stale-agent",
         "empty-agent",
-        "tests-only-agent",
+        // The JSONL file's one record: named after the file (the agent naming rule).
+        "more-agents",
     ] {
         assert!(text.contains(a), "{a} missing from\n{text}");
     }
@@ -157,7 +158,10 @@ fn bad_candidate_lines_are_reported_and_skipped() {
     let dir = tempfile::tempdir().unwrap();
     let good =
         std::fs::read_to_string(root().join("examples/candidates/more-agents.jsonl")).unwrap();
-    let preds = dir.path().join("preds.jsonl");
+    // A generic file name: the agent is named after its folder.
+    let folder = dir.path().join("tests-only-agent");
+    std::fs::create_dir_all(&folder).unwrap();
+    let preds = folder.join("preds.jsonl");
     std::fs::write(
         &preds,
         format!("{{broken\n{good}{{\"instance_id\": \"example__textkit-1\"}}\n"),

@@ -187,6 +187,7 @@ fn stopped_run_resumes_without_repeating_a_committee_call() {
     let stop = Arc::new(AtomicBool::new(false));
     let req = RunRequest {
         candidates: vec![sy.preds.clone()],
+        naming: Default::default(),
         tasks: sy.tasks.clone(),
         selection: Selection::All,
         repo: Some(sy.repo.clone()),

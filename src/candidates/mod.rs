@@ -1,14 +1,34 @@
 //! Stage 1: load candidate patches.
 //!
 //! Accepted, auto-detected, alone or mixed under one folder:
-//! - SWE-bench prediction files (`*.jsonl`, `*.json`): records with `instance_id`,
-//!   `model_name_or_path` and `model_patch` (a list, an `{id: record}` map, or one record);
+//! - SWE-bench prediction files (`*.jsonl`, `*.json`): records with `instance_id` and
+//!   `model_patch` (a list, an `{id: record}` map, or one record);
 //! - patch folders: `<agent>/<instance_id>.diff` or `.patch`.
 //!
-//! One bad record never sinks the others: it becomes a [`Problem`] and loading goes on.
+//! One bad record never sinks the others: it becomes a [`Problem`] (with its `file:line`)
+//! and loading goes on. A JSON Lines file is read as bytes and decoded line by line, so one
+//! line that is not UTF-8 costs that line only.
+//!
+//! # Agent names
+//!
+//! An agent is named after the run its candidates come from. One rule, here, for `dei rank`,
+//! `dei rank --all` ([`crate::run::index`]), `dei eval` and label files
+//! ([`crate::metrics::labels`]):
+//! 1. a record's `agent` field, else its `run` field;
+//! 2. else, in a predictions file whose records carry several distinct `model_name_or_path`
+//!    values (a merged file of many agents), that value;
+//! 3. else the source ([`source_name`]): a patch folder's name; a predictions file's stem, or
+//!    the name of the folder it is in when the stem says nothing about the run
+//!    (`all_preds.jsonl`, `predictions.json`, `results.json`, … see [`GENERIC_STEMS`]).
+//!
+//! Otherwise `model_name_or_path` is not a name: published runs share one
+//! (`gpt-4-0125-preview`) or carry another run's. When rule 2 or 3 gives the same name to
+//! several sources, each becomes `name@source`. `--agent-name SOURCE=NAME` ([`Naming`])
+//! overrides the rule; SOURCE is a predictions file or patch folder, or a derived name.
 
 use crate::types::{Candidate, Origin};
 use serde_json::Value;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::path::{Path, PathBuf};
 
@@ -25,11 +45,22 @@ impl std::fmt::Display for Problem {
     }
 }
 
+/// At most `max` problems, one a line (`file:line: message`), then `… and N more problems`.
+pub fn problem_lines(problems: &[Problem], max: usize) -> Vec<String> {
+    let mut lines: Vec<String> = problems.iter().take(max).map(ToString::to_string).collect();
+    if problems.len() > max {
+        lines.push(format!("… and {} more problems", problems.len() - max));
+    }
+    lines
+}
+
 /// Everything found under the given inputs.
 #[derive(Debug, Default)]
 pub struct Loaded {
     pub candidates: Vec<Candidate>,
     pub problems: Vec<Problem>,
+    /// The `--agent-name` rules ([`Naming`]) that renamed something.
+    pub names_used: BTreeSet<usize>,
 }
 
 impl Loaded {
@@ -52,6 +83,65 @@ impl Loaded {
         }
         seen
     }
+
+    /// Why `paths` gave no candidate for `instance_id`, as an error message: every problem
+    /// (up to ten, then how many more), and the hint that fits what was found.
+    pub fn nothing_for(&self, instance_id: &str, paths: &[PathBuf]) -> String {
+        let mut msg = format!(
+            "no candidates for issue {instance_id} in {}",
+            paths
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+        for line in problem_lines(&self.problems, 10) {
+            msg.push_str("\n  ");
+            msg.push_str(&line);
+        }
+        if !self.candidates.is_empty() {
+            let ids: BTreeSet<&str> = self
+                .candidates
+                .iter()
+                .map(|c| c.instance_id.as_str())
+                .collect();
+            let shown: Vec<&str> = ids.iter().take(3).copied().collect();
+            msg.push_str(&format!(
+                "\n  hint: {} candidate(s) were found, all for other issues ({}{}): prediction records need \"instance_id\": \"{instance_id}\"; patch files must be named <agent>/{instance_id}.diff",
+                self.candidates.len(),
+                shown.join(", "),
+                if ids.len() > shown.len() { ", …" } else { "" }
+            ));
+        } else if self.problems.is_empty() {
+            for p in paths {
+                let found = if p.is_dir() {
+                    files_under(p).map_or(0, |files| {
+                        files
+                            .iter()
+                            .filter(|f| {
+                                matches!(extension(f).as_str(), "json" | "jsonl" | "diff" | "patch")
+                            })
+                            .count()
+                    })
+                } else {
+                    1
+                };
+                msg.push_str(&format!(
+                    "\n  {}: {}",
+                    p.display(),
+                    if found == 0 {
+                        "no .json, .jsonl, .diff or .patch file in this folder"
+                    } else {
+                        "no prediction records"
+                    }
+                ));
+            }
+            msg.push_str("\n  hint: pass SWE-bench prediction files (.json/.jsonl records with instance_id and model_patch) or folders of <agent>/<instance_id>.diff files");
+        } else {
+            msg.push_str("\n  nothing could be used: the problems above say why");
+        }
+        msg
+    }
 }
 
 /// A candidates path that does not exist is an error, with what to pass instead.
@@ -65,74 +155,266 @@ pub fn require_exists(path: &Path) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The agent name a source stands for when a shared model name must be told apart: a patch
-/// folder's name, or a predictions file's [`file_agent`] name.
-pub fn source_agent(source: &Path) -> String {
-    if source.is_dir() {
-        source
-            .file_name()
-            .and_then(|n| n.to_str())
-            .unwrap_or("unknown")
-            .to_string()
-    } else {
-        file_agent(source)
+/// File stems that say nothing about the run: such a file is named after its folder.
+pub const GENERIC_STEMS: &[&str] = &[
+    "all_preds",
+    "preds",
+    "predictions",
+    "predictions_for_swebench",
+    "output",
+    "outputs",
+    "results",
+    "result",
+    "report",
+    "final_report",
+    "labels",
+    "resolved",
+];
+
+/// Whether a file's stem is one of [`GENERIC_STEMS`].
+pub fn is_generic(path: &Path) -> bool {
+    path.file_stem()
+        .and_then(|s| s.to_str())
+        .is_some_and(|s| GENERIC_STEMS.contains(&s.to_ascii_lowercase().as_str()))
+}
+
+/// The agent a source stands for (rule 3 of the module's naming rule): a folder's name; a
+/// file's stem, or the name of its folder when the stem is generic (`runs/acr-1/all_preds.jsonl`
+/// and `runs/acr-1/results.json` are both `acr-1`). Paths without a folder name (`.`,
+/// `all_preds.jsonl`) are resolved on disk.
+pub fn source_name(path: &Path) -> String {
+    let name = |p: &Path| p.file_name().and_then(|n| n.to_str()).map(str::to_string);
+    let on_disk = || fs::canonicalize(path).ok();
+    if path.is_dir() {
+        return name(path)
+            .or_else(|| on_disk().and_then(|p| name(&p)))
+            .unwrap_or_else(|| "unknown".into());
+    }
+    if is_generic(path) {
+        let folder = path
+            .parent()
+            .and_then(name)
+            .or_else(|| on_disk().and_then(|p| p.parent().and_then(name)));
+        if let Some(folder) = folder {
+            return folder;
+        }
+    }
+    path.file_stem()
+        .and_then(|s| s.to_str())
+        .unwrap_or("unknown")
+        .to_string()
+}
+
+/// How a candidate is named before the names of all sources are settled.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Named {
+    /// A record's `agent` or `run` field.
+    Field(String),
+    /// `model_name_or_path`, in a file that mixes several.
+    Model(String),
+    /// After its source: [`source_name`].
+    Source,
+}
+
+/// `--agent-name SOURCE=NAME` rules: explicit names that override the naming rule.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Naming {
+    rules: Vec<NameRule>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+struct NameRule {
+    /// The argument as given.
+    given: String,
+    /// SOURCE: a path as given, or a derived agent name.
+    key: String,
+    /// SOURCE resolved on disk, when it exists.
+    path: Option<PathBuf>,
+    name: String,
+}
+
+impl Naming {
+    /// Parse `SOURCE=NAME` arguments (split at the last `=`).
+    pub fn parse<S: AsRef<str>>(args: &[S]) -> anyhow::Result<Naming> {
+        let mut rules: Vec<NameRule> = Vec::new();
+        for arg in args {
+            let arg = arg.as_ref();
+            let Some((key, name)) = arg
+                .rsplit_once('=')
+                .filter(|(k, n)| !k.trim().is_empty() && !n.trim().is_empty())
+            else {
+                anyhow::bail!(
+                    "--agent-name `{arg}`: expected SOURCE=NAME, SOURCE being a predictions file or patch folder (as given) or the agent name dei derives"
+                );
+            };
+            if rules.iter().any(|r| r.key == key) {
+                anyhow::bail!("--agent-name: `{key}` is renamed twice");
+            }
+            rules.push(NameRule {
+                given: arg.to_string(),
+                key: key.to_string(),
+                path: fs::canonicalize(key).ok(),
+                name: name.trim().to_string(),
+            });
+        }
+        Ok(Naming { rules })
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.rules.is_empty()
+    }
+
+    /// The rule naming everything from `source` (a file or folder), by its path.
+    fn by_source(&self, source: &Path) -> Option<usize> {
+        if self.rules.is_empty() {
+            return None;
+        }
+        let canonical = fs::canonicalize(source).ok();
+        self.rules
+            .iter()
+            .position(|r| Path::new(&r.key) == source || (r.path.is_some() && r.path == canonical))
+    }
+
+    /// The rule renaming a derived agent name.
+    fn by_name(&self, name: &str) -> Option<usize> {
+        self.rules.iter().position(|r| r.key == name)
+    }
+
+    /// The explicit name of agent `name` of label file `file`: `(rule, new name)`.
+    pub fn label_name(&self, file: &Path, name: &str, single: bool) -> Option<(usize, &str)> {
+        let i = single
+            .then(|| self.by_source(file))
+            .flatten()
+            .or_else(|| self.by_name(name))?;
+        Some((i, self.rules[i].name.as_str()))
+    }
+
+    /// An error naming the rules not in `used` (they matched nothing), with the agents found.
+    pub fn check_used(&self, used: &BTreeSet<usize>, agents: &[String]) -> anyhow::Result<()> {
+        let unused: Vec<&str> = (0..self.rules.len())
+            .filter(|i| !used.contains(i))
+            .map(|i| self.rules[i].given.as_str())
+            .collect();
+        if unused.is_empty() {
+            return Ok(());
+        }
+        let shown: Vec<&str> = agents.iter().take(20).map(String::as_str).collect();
+        anyhow::bail!(
+            "--agent-name {}: SOURCE matches no predictions file, patch folder or agent name\n  hint: the agents found are {}{}",
+            unused.join(", "),
+            shown.join(", "),
+            if agents.len() > shown.len() { ", …" } else { "" }
+        )
     }
 }
 
-/// Load candidates from files and folders. A path that does not exist is an error;
-/// anything wrong inside an existing path is a [`Problem`].
+/// Settle the agent names of every `(source, how named)` pair found in one run of the loader:
+/// `--agent-name` rules first (by source path, then by derived name), then the naming rule,
+/// with `name@source` where rule 2 or 3 gives one name to several sources. Returns the
+/// names and the rules used.
+pub fn resolve_names<P>(
+    keys: &BTreeSet<(P, Named)>,
+    naming: &Naming,
+) -> (BTreeMap<(P, Named), String>, BTreeSet<usize>)
+where
+    P: AsRef<Path> + Ord + Clone,
+{
+    let mut names = BTreeMap::new();
+    let mut used = BTreeSet::new();
+    let mut by_source: BTreeMap<&Path, Option<usize>> = BTreeMap::new();
+    // Derived (not explicit) names and the sources giving each.
+    let mut derived: BTreeMap<String, BTreeSet<&Path>> = BTreeMap::new();
+    let mut pending = Vec::new();
+    for key in keys {
+        let source = key.0.as_ref();
+        let rule = *by_source
+            .entry(source)
+            .or_insert_with(|| naming.by_source(source));
+        if let Some(i) = rule {
+            used.insert(i);
+            names.insert(key.clone(), naming.rules[i].name.clone());
+            continue;
+        }
+        let base = match &key.1 {
+            Named::Field(n) | Named::Model(n) => n.clone(),
+            Named::Source => source_name(source),
+        };
+        if let Some(i) = naming.by_name(&base) {
+            used.insert(i);
+            names.insert(key.clone(), naming.rules[i].name.clone());
+            continue;
+        }
+        if matches!(key.1, Named::Field(_)) {
+            names.insert(key.clone(), base);
+        } else {
+            derived.entry(base.clone()).or_default().insert(source);
+            pending.push((key, base));
+        }
+    }
+    for (key, base) in pending {
+        let sources = &derived[&base];
+        let name = if sources.len() > 1 {
+            // Tell them apart by their own names when those differ, else by their paths.
+            let own: BTreeSet<String> = sources.iter().map(|s| source_name(s)).collect();
+            let source = key.0.as_ref();
+            if own.len() == sources.len() && !own.contains(&base) {
+                format!("{base}@{}", source_name(source))
+            } else {
+                format!("{base}@{}", source.display())
+            }
+        } else {
+            base
+        };
+        names.insert(key.clone(), name);
+    }
+    (names, used)
+}
+
+/// Load candidates from files and folders, named by the module's rule. A path that does not
+/// exist is an error; anything wrong inside an existing path is a [`Problem`].
 pub fn load(paths: &[PathBuf]) -> anyhow::Result<Loaded> {
-    let mut out = Loaded::default();
+    load_with(paths, &Naming::default())
+}
+
+/// [`load`] with `--agent-name` rules; those that matched nothing are left out of
+/// [`Loaded::names_used`] (see [`load_named`]).
+pub fn load_with(paths: &[PathBuf], naming: &Naming) -> anyhow::Result<Loaded> {
+    let mut found: Vec<(Candidate, PathBuf, Named)> = Vec::new();
+    let mut problems = Vec::new();
     for path in paths {
         require_exists(path)?;
         if path.is_dir() {
-            load_dir(path, &mut out)?;
+            for file in files_under(path)? {
+                read_source(&file, &mut found, &mut problems);
+            }
         } else {
-            load_file(path, None, &mut out);
+            read_source(path, &mut found, &mut problems);
         }
     }
-    disambiguate_agents(&mut out.candidates);
-    Ok(out)
+    let keys: BTreeSet<(PathBuf, Named)> = found
+        .iter()
+        .map(|(_, source, named)| (source.clone(), named.clone()))
+        .collect();
+    let (names, names_used) = resolve_names(&keys, naming);
+    let candidates = found
+        .into_iter()
+        .map(|(c, source, named)| Candidate {
+            agent: names[&(source, named)].clone(),
+            ..c
+        })
+        .collect();
+    Ok(Loaded {
+        candidates,
+        problems,
+        names_used,
+    })
 }
 
-/// Where a candidate's agent name comes from: its predictions file, or its patch folder.
-fn source_of(c: &Candidate) -> PathBuf {
-    if matches!(extension(&c.origin.path).as_str(), "diff" | "patch") {
-        c.origin
-            .path
-            .parent()
-            .map(Path::to_path_buf)
-            .unwrap_or_default()
-    } else {
-        c.origin.path.clone()
-    }
-}
-
-/// Published runs often share a `model_name_or_path` (three ACR runs all say
-/// `gpt-4-0125-preview`). When one agent name comes from several sources, name each
-/// candidate after its own source (file stem or run folder) so agents stay distinct.
-fn disambiguate_agents(cands: &mut [Candidate]) {
-    use std::collections::{BTreeMap, BTreeSet};
-    let mut sources: BTreeMap<String, BTreeSet<PathBuf>> = BTreeMap::new();
-    for c in cands.iter() {
-        sources
-            .entry(c.agent.clone())
-            .or_default()
-            .insert(source_of(c));
-    }
-    for c in cands.iter_mut() {
-        if sources.get(&c.agent).is_some_and(|s| s.len() > 1) {
-            let renamed = source_agent(&source_of(c));
-            c.agent = format!("{}@{renamed}", c.agent);
-        }
-    }
-}
-
-fn load_dir(root: &Path, out: &mut Loaded) -> anyhow::Result<()> {
-    for path in files_under(root)? {
-        load_file(&path, folder_agent(&path, root), out);
-    }
-    Ok(())
+/// [`load_with`], and an error for a `--agent-name` rule that matched nothing.
+pub fn load_named(paths: &[PathBuf], naming: &Naming) -> anyhow::Result<Loaded> {
+    let loaded = load_with(paths, naming)?;
+    naming.check_used(&loaded.names_used, &loaded.agents())?;
+    Ok(loaded)
 }
 
 /// Every file below `dir`, recursively, in sorted order, hidden entries (`.git`, `.DS_Store`)
@@ -163,14 +445,12 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The agent a diff file found below `root` belongs to: the name of the folder it sits in
-/// (one folder per agent), `None` for a root without a name.
-pub fn folder_agent(path: &Path, root: &Path) -> Option<String> {
-    path.parent()
-        .filter(|p| *p != root || root.parent().is_some())
-        .and_then(|p| p.file_name())
-        .and_then(|n| n.to_str())
-        .map(str::to_string)
+/// The folder a patch file's agent is named after (its parent; `.` for a bare file name).
+pub fn patch_source(path: &Path) -> PathBuf {
+    match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    }
 }
 
 /// A file's extension, lowercased (`""` when it has none).
@@ -181,29 +461,41 @@ pub fn extension(path: &Path) -> String {
         .to_ascii_lowercase()
 }
 
-fn load_file(path: &Path, dir_agent: Option<String>, out: &mut Loaded) {
+/// Read one file (a patch or a predictions file; others are ignored) with the source each
+/// candidate is named after.
+fn read_source(
+    path: &Path,
+    found: &mut Vec<(Candidate, PathBuf, Named)>,
+    problems: &mut Vec<Problem>,
+) {
     match extension(path).as_str() {
-        "diff" | "patch" => load_patch_file(path, dir_agent, out),
-        "jsonl" | "json" => load_predictions(path, out),
+        "diff" | "patch" => match read_patch(path) {
+            Ok(c) => found.push((c, patch_source(path), Named::Source)),
+            Err(p) => problems.push(p),
+        },
+        "jsonl" | "json" => {
+            let (cands, file_problems) = read_predictions(path);
+            found.extend(
+                cands
+                    .into_iter()
+                    .map(|(c, named)| (c, path.to_path_buf(), named)),
+            );
+            problems.extend(file_problems);
+        }
         _ => {}
     }
 }
 
-fn load_patch_file(path: &Path, dir_agent: Option<String>, out: &mut Loaded) {
+/// One `<agent>/<instance_id>.diff` file (agent left empty: it is named after its folder).
+pub fn read_patch(path: &Path) -> Result<Candidate, Problem> {
     let origin = Origin {
         path: path.to_path_buf(),
         line: None,
     };
-    let bytes = match fs::read(path) {
-        Ok(b) => b,
-        Err(e) => {
-            out.problems.push(Problem {
-                origin,
-                message: format!("cannot read patch: {e}"),
-            });
-            return;
-        }
-    };
+    let bytes = fs::read(path).map_err(|e| Problem {
+        origin: origin.clone(),
+        message: format!("cannot read patch: {e}"),
+    })?;
     let patch = match String::from_utf8(bytes) {
         Ok(s) => s,
         Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
@@ -213,100 +505,167 @@ fn load_patch_file(path: &Path, dir_agent: Option<String>, out: &mut Loaded) {
         .and_then(|s| s.to_str())
         .unwrap_or("")
         .to_string();
-    let agent = dir_agent.unwrap_or_else(|| "unknown".to_string());
-    out.candidates.push(Candidate {
+    Ok(Candidate {
         instance_id,
-        agent,
+        agent: String::new(),
         patch,
         resolved: None,
         origin,
-    });
+    })
 }
 
-/// The agent name a predictions file stands for when its records carry none:
-/// the file stem, or the parent folder for generic names like `all_preds.jsonl`.
-pub fn file_agent(path: &Path) -> String {
-    let stem = path
-        .file_stem()
-        .and_then(|s| s.to_str())
-        .unwrap_or("unknown");
-    let generic = ["all_preds", "preds", "predictions", "output", "outputs"];
-    if generic.contains(&stem) {
-        if let Some(parent) = path
-            .parent()
-            .and_then(|p| p.file_name())
-            .and_then(|n| n.to_str())
-        {
-            return parent.to_string();
-        }
+/// Decode one JSON Lines line (without its newline): UTF-8 first, then JSON. The error is the
+/// problem text for that line.
+pub fn decode_line(bytes: &[u8]) -> Result<Value, String> {
+    let text = std::str::from_utf8(bytes).map_err(|e| {
+        format!(
+            "not valid UTF-8 at byte {}; fix or delete this line",
+            e.valid_up_to() + 1
+        )
+    })?;
+    serde_json::from_str::<Value>(text)
+        .map_err(|e| format!("malformed JSON ({e}); fix or delete this line"))
+}
+
+/// A whole file as text; where it is not UTF-8, `line N: not valid UTF-8 at byte M; …`
+/// (both 1-based, the byte counted within its line).
+pub fn decode_text(bytes: &[u8]) -> Result<&str, String> {
+    std::str::from_utf8(bytes).map_err(|e| {
+        let at = e.valid_up_to();
+        let before = &bytes[..at];
+        let line = before.iter().filter(|&&b| b == b'\n').count() + 1;
+        let line_start = before
+            .iter()
+            .rposition(|&b| b == b'\n')
+            .map_or(0, |p| p + 1);
+        format!(
+            "line {line}: not valid UTF-8 at byte {}; fix or delete this line",
+            at - line_start + 1
+        )
+    })
+}
+
+/// Whether a line holds nothing but ASCII whitespace.
+pub fn is_blank(bytes: &[u8]) -> bool {
+    bytes.iter().all(u8::is_ascii_whitespace)
+}
+
+/// A JSON Lines file's problems once read: a file with no usable record and more than three
+/// bad lines is "not a predictions file" (one problem, saying why its first line failed);
+/// otherwise one problem per bad line. `document` is why the file did not parse as one JSON
+/// document, when it was expected to.
+pub fn file_problems(
+    path: &Path,
+    good: usize,
+    bad: Vec<Problem>,
+    document: Option<&serde_json::Error>,
+) -> Vec<Problem> {
+    let whole = |message: String| Problem {
+        origin: Origin {
+            path: path.to_path_buf(),
+            line: None,
+        },
+        message,
+    };
+    if good > 0 || bad.is_empty() {
+        return bad;
     }
-    stem.to_string()
+    let first = &bad[0];
+    let first_line = first.origin.line.unwrap_or(0);
+    if let Some(e) = document {
+        return vec![whole(format!(
+            "not a predictions file: not one JSON document ({e}), nor JSON Lines (line {first_line}: {}); skipped",
+            first.message
+        ))];
+    }
+    if bad.len() > 3 {
+        return vec![whole(format!(
+            "not a predictions file ({} unusable lines; line {first_line}: {}); skipped",
+            bad.len(),
+            first.message
+        ))];
+    }
+    bad
 }
 
-fn load_predictions(path: &Path, out: &mut Loaded) {
-    let text = match fs::read_to_string(path) {
-        Ok(t) => t,
+/// Read a predictions file: its candidates (agent left empty) with how each is named, and its
+/// problems.
+pub fn read_predictions(path: &Path) -> (Vec<(Candidate, Named)>, Vec<Problem>) {
+    let origin = |line: Option<usize>| Origin {
+        path: path.to_path_buf(),
+        line,
+    };
+    let bytes = match fs::read(path) {
+        Ok(b) => b,
         Err(e) => {
-            out.problems.push(Problem {
-                origin: Origin {
-                    path: path.to_path_buf(),
-                    line: None,
-                },
-                message: format!("cannot read predictions file: {e}"),
-            });
-            return;
+            return (
+                vec![],
+                vec![Problem {
+                    origin: origin(None),
+                    message: format!("cannot read predictions file: {e}"),
+                }],
+            )
         }
     };
-    let fallback = file_agent(path);
-    let trimmed = text.trim_start();
+    let mut parsed = Vec::new();
+    let mut problems = Vec::new();
     // A .json file may hold JSON Lines too; decide by trying the whole document first.
-    if extension(path) == "json" || trimmed.starts_with('[') {
-        if let Ok(value) = serde_json::from_str::<Value>(&text) {
-            load_json_document(path, value, &fallback, out);
-            return;
+    let first = bytes.iter().find(|c| !c.is_ascii_whitespace());
+    let mut document = None;
+    if extension(path) == "json" || first == Some(&b'[') {
+        match serde_json::from_slice::<Value>(&bytes) {
+            Ok(value) => {
+                read_json_document(path, value, &mut parsed, &mut problems);
+                return (settle_file(parsed), problems);
+            }
+            Err(e) => document = Some(e),
         }
     }
-    let before = out.candidates.len();
-    let mut line_problems = Vec::new();
-    for (i, line) in text.lines().enumerate() {
-        if line.trim().is_empty() {
+    let mut bad = Vec::new();
+    for (i, line) in bytes.split(|&b| b == b'\n').enumerate() {
+        if is_blank(line) {
             continue;
         }
-        let origin = Origin {
-            path: path.to_path_buf(),
-            line: Some(i + 1),
-        };
-        match serde_json::from_str::<Value>(line) {
-            Ok(v) => match record(&v, &fallback, origin.clone()) {
-                Ok(Some(c)) => out.candidates.push(c),
-                Ok(None) => {}
-                Err(message) => line_problems.push(Problem { origin, message }),
-            },
-            Err(e) => line_problems.push(Problem {
-                origin,
-                message: format!("malformed JSON ({e}); fix or delete this line"),
+        let at = origin(Some(i + 1));
+        match decode_line(line).and_then(|v| record(&v, at.clone())) {
+            Ok(p) => parsed.push(p),
+            Err(message) => bad.push(Problem {
+                origin: at,
+                message,
             }),
         }
     }
-    // A JSON file that is not predictions (e.g. a results.json beside them) is not an error
-    // worth a line per record: say it once.
-    if out.candidates.len() == before && !line_problems.is_empty() && line_problems.len() > 3 {
-        out.problems.push(Problem {
-            origin: Origin {
-                path: path.to_path_buf(),
-                line: None,
-            },
-            message: format!(
-                "not a predictions file ({} unusable lines); skipped",
-                line_problems.len()
-            ),
-        });
-    } else {
-        out.problems.extend(line_problems);
+    problems.extend(file_problems(path, parsed.len(), bad, document.as_ref()));
+    (settle_file(parsed), problems)
+}
+
+/// Name the records of one file: rule 2 applies only when it mixes `model_name_or_path`s.
+fn settle_file(parsed: Vec<Parsed>) -> Vec<(Candidate, Named)> {
+    let models: BTreeSet<&str> = parsed.iter().filter_map(Parsed::model).collect();
+    let mixed = models.len() > 1;
+    parsed
+        .into_iter()
+        .map(|p| {
+            let named = settle(p.named, mixed);
+            (p.candidate, named)
+        })
+        .collect()
+}
+
+/// A record's provisional name once its file is read: `Model` stays only in a mixed file.
+pub fn settle(named: Named, mixed: bool) -> Named {
+    match named {
+        Named::Model(_) if !mixed => Named::Source,
+        other => other,
     }
 }
 
-fn load_json_document(path: &Path, value: Value, fallback: &str, out: &mut Loaded) {
+fn read_json_document(
+    path: &Path,
+    value: Value,
+    parsed: &mut Vec<Parsed>,
+    problems: &mut Vec<Problem>,
+) {
     let origin = Origin {
         path: path.to_path_buf(),
         line: None,
@@ -316,8 +675,8 @@ fn load_json_document(path: &Path, value: Value, fallback: &str, out: &mut Loade
         Value::Object(ref map) if map.contains_key("instance_id") => vec![value],
         Value::Object(map) => {
             // `{instance_id: record}` form; values that are not records mean "not predictions".
-            if !map.values().all(|v| v.is_object()) {
-                out.problems.push(Problem {
+            if map.is_empty() || !map.values().all(|v| v.is_object()) {
+                problems.push(Problem {
                     origin,
                     message: "not a predictions file (no instance_id/model_patch records); skipped"
                         .into(),
@@ -333,20 +692,21 @@ fn load_json_document(path: &Path, value: Value, fallback: &str, out: &mut Loade
                 })
                 .collect()
         }
-        _ => {
-            out.problems.push(Problem {
+        other => {
+            problems.push(Problem {
                 origin,
-                message: "expected a list of predictions or an {instance_id: prediction} map"
-                    .into(),
+                message: format!(
+                    "expected a list of predictions or an {{instance_id: prediction}} map, found {}; skipped",
+                    kind(&other)
+                ),
             });
             return;
         }
     };
     for (i, v) in records.iter().enumerate() {
-        match record(v, fallback, origin.clone()) {
-            Ok(Some(c)) => out.candidates.push(c),
-            Ok(None) => {}
-            Err(message) => out.problems.push(Problem {
+        match record(v, origin.clone()) {
+            Ok(p) => parsed.push(p),
+            Err(message) => problems.push(Problem {
                 origin: origin.clone(),
                 message: format!("record #{}: {message}", i + 1),
             }),
@@ -354,14 +714,49 @@ fn load_json_document(path: &Path, value: Value, fallback: &str, out: &mut Loade
     }
 }
 
-/// Turn one JSON record into a candidate. `Ok(None)` for records that are clearly not
-/// predictions but harmless (none at present); `Err` says what is wrong.
-pub fn record(
-    v: &Value,
-    fallback_agent: &str,
-    origin: Origin,
-) -> Result<Option<Candidate>, String> {
-    let obj = v.as_object().ok_or("expected a JSON object")?;
+/// One prediction record: the candidate (agent left empty) and how it is named before its
+/// file is read to the end.
+#[derive(Debug, Clone)]
+pub struct Parsed {
+    pub candidate: Candidate,
+    /// `Field` (its `agent`/`run`), `Model` (its `model_name_or_path`) or `Source`.
+    pub named: Named,
+}
+
+impl Parsed {
+    /// The `model_name_or_path` that may name it (rule 2), if its file mixes several.
+    pub fn model(&self) -> Option<&str> {
+        match &self.named {
+            Named::Model(m) => Some(m),
+            _ => None,
+        }
+    }
+}
+
+/// A record's name fields, by the naming rule: `agent`, then `run` (rule 1); else
+/// `model_name_or_path` (rule 2, if its file mixes several); else its source.
+pub fn record_name(obj: &serde_json::Map<String, Value>) -> Named {
+    let field = |k: &str| {
+        obj.get(k)
+            .and_then(Value::as_str)
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(str::to_string)
+    };
+    if let Some(n) = field("agent").or_else(|| field("run")) {
+        return Named::Field(n);
+    }
+    match field("model_name_or_path") {
+        Some(m) => Named::Model(m),
+        None => Named::Source,
+    }
+}
+
+/// Turn one JSON record into a candidate; `Err` says what is wrong.
+pub fn record(v: &Value, origin: Origin) -> Result<Parsed, String> {
+    let obj = v
+        .as_object()
+        .ok_or_else(|| format!("expected a JSON object, found {}", kind(v)))?;
     let instance_id = obj
         .get("instance_id")
         .and_then(Value::as_str)
@@ -369,7 +764,7 @@ pub fn record(
         .to_string();
     let patch = match obj.get("model_patch") {
         Some(Value::String(s)) => s.clone(),
-        Some(Value::Null) | None if obj.contains_key("model_patch") => String::new(),
+        Some(Value::Null) => String::new(),
         None => {
             return Err(format!(
                 "missing field `model_patch` for {instance_id} (use null or \"\" for an empty candidate)"
@@ -377,23 +772,21 @@ pub fn record(
         }
         Some(other) => return Err(format!("`model_patch` must be a string, found {}", kind(other))),
     };
-    let agent = ["model_name_or_path", "run", "agent"]
-        .iter()
-        .find_map(|k| obj.get(*k).and_then(Value::as_str))
-        .filter(|s| !s.trim().is_empty())
-        .unwrap_or(fallback_agent)
-        .to_string();
     let resolved = obj.get("resolved").and_then(Value::as_bool);
-    Ok(Some(Candidate {
-        instance_id,
-        agent,
-        patch,
-        resolved,
-        origin,
-    }))
+    Ok(Parsed {
+        named: record_name(obj),
+        candidate: Candidate {
+            instance_id,
+            agent: String::new(),
+            patch,
+            resolved,
+            origin,
+        },
+    })
 }
 
-fn kind(v: &Value) -> &'static str {
+/// "a number", "a list", … for messages.
+pub fn kind(v: &Value) -> &'static str {
     match v {
         Value::Null => "null",
         Value::Bool(_) => "a boolean",
@@ -430,7 +823,8 @@ mod tests {
         let loaded = load(&[dir.path().to_path_buf()]).unwrap();
         let mut agents = loaded.agents();
         agents.sort();
-        assert_eq!(agents, vec!["agentA", "agentB", "agentC", "agentD"]);
+        // agentD.jsonl names one model only: its candidates are agentD's (the file), not agentC's.
+        assert_eq!(agents, vec!["agentA", "agentB", "agentD"]);
         assert_eq!(loaded.for_issue("x__y-1").len(), 3);
         // empty candidates are kept
         assert!(loaded.candidates.iter().filter(|c| c.is_empty()).count() == 2);
@@ -461,7 +855,7 @@ mod tests {
     }
 
     #[test]
-    fn shared_model_names_from_different_runs_stay_distinct() {
+    fn runs_sharing_a_model_name_are_named_after_their_run_folders() {
         let dir = tempfile::tempdir().unwrap();
         let rec =
             "{\"instance_id\":\"i-1\",\"model_name_or_path\":\"gpt-4\",\"model_patch\":\"p\"}\n";
@@ -475,7 +869,193 @@ mod tests {
         let loaded = load(&[dir.path().to_path_buf()]).unwrap();
         let mut agents = loaded.agents();
         agents.sort();
-        assert_eq!(agents, vec!["gpt-4@run-1", "gpt-4@run-2", "solo"]);
+        assert_eq!(agents, vec!["run-1", "run-2", "solo"]);
+    }
+
+    #[test]
+    fn one_line_that_is_not_utf8_costs_that_line_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("agent.jsonl");
+        let mut bytes = b"{\"instance_id\":\"i-1\",\"model_patch\":\"a\"}\n".to_vec();
+        bytes.extend_from_slice(b"{\"instance_id\":\"i-2\",\"model_patch\":\"b\xff\"}\n");
+        bytes.extend_from_slice(b"{\"instance_id\":\"i-3\",\"model_patch\":\"c\"}\n");
+        fs::write(&p, bytes).unwrap();
+        let loaded = load(&[p]).unwrap();
+        let ids: Vec<&str> = loaded
+            .candidates
+            .iter()
+            .map(|c| c.instance_id.as_str())
+            .collect();
+        assert_eq!(ids, ["i-1", "i-3"]);
+        assert_eq!(loaded.problems.len(), 1, "{:?}", loaded.problems);
+        let shown = loaded.problems[0].to_string();
+        assert!(
+            shown.ends_with("agent.jsonl:2: not valid UTF-8 at byte 38; fix or delete this line"),
+            "{shown}"
+        );
+    }
+
+    #[test]
+    fn naming_rule() {
+        let dir = tempfile::tempdir().unwrap();
+        let rec = |id: &str, extra: &str| {
+            format!("{{\"instance_id\":\"{id}\",\"model_patch\":\"p\"{extra}}}\n")
+        };
+        // A merged file of several models: the model names the agent; `run` beats it.
+        let merged = write(
+            dir.path(),
+            "merged.jsonl",
+            &(rec("i-1", ",\"model_name_or_path\":\"m1\"")
+                + &rec("i-1", ",\"model_name_or_path\":\"m2\"")
+                + &rec("i-2", ",\"model_name_or_path\":\"m2\",\"run\":\"r9\"")
+                + &rec("i-3", "")),
+        );
+        // A generic file name: its run folder; a telling one: its stem.
+        let generic = write(
+            dir.path(),
+            "runs/run-7/predictions.json",
+            &format!(
+                "[{}]",
+                rec("i-1", ",\"model_name_or_path\":\"gpt-4\"").trim()
+            ),
+        );
+        let telling = write(
+            dir.path(),
+            "mine.jsonl",
+            &rec("i-1", ",\"model_name_or_path\":\"gpt-4\""),
+        );
+        let named = |naming: &Naming| -> Vec<(String, String)> {
+            let l = load_with(&[merged.clone(), generic.clone(), telling.clone()], naming).unwrap();
+            assert!(l.problems.is_empty(), "{:?}", l.problems);
+            l.candidates
+                .iter()
+                .map(|c| (c.instance_id.clone(), c.agent.clone()))
+                .collect()
+        };
+        let pairs = |v: &[(&str, &str)]| -> Vec<(String, String)> {
+            v.iter()
+                .map(|(a, b)| (a.to_string(), b.to_string()))
+                .collect()
+        };
+        assert_eq!(
+            named(&Naming::default()),
+            pairs(&[
+                ("i-1", "m1"),
+                ("i-1", "m2"),
+                ("i-2", "r9"),
+                ("i-3", "merged"),
+                ("i-1", "run-7"),
+                ("i-1", "mine"),
+            ])
+        );
+        // Overrides: by the path as given, and by the derived name.
+        let naming = Naming::parse(&[
+            format!("{}=seven", generic.display()),
+            "m2=model-two".to_string(),
+        ])
+        .unwrap();
+        let got = named(&naming);
+        assert_eq!(got[1], ("i-1".into(), "model-two".into()));
+        assert_eq!(got[4], ("i-1".into(), "seven".into()));
+        // A rule that matches nothing is an error naming it.
+        let bad = Naming::parse(&["nobody=x"]).unwrap();
+        let e = load_named(std::slice::from_ref(&telling), &bad)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("nobody=x") && e.contains("mine"), "{e}");
+        assert!(Naming::parse(&["no-equals-sign"]).is_err());
+    }
+
+    #[test]
+    fn one_derived_name_from_two_sources_is_told_apart() {
+        let dir = tempfile::tempdir().unwrap();
+        let rec = "{\"instance_id\":\"i-1\",\"model_patch\":\"p\"}\n";
+        let a = write(dir.path(), "a/run-1/all_preds.jsonl", rec);
+        let b = write(dir.path(), "b/run-1/all_preds.jsonl", rec);
+        let loaded = load(&[a.clone(), b.clone()]).unwrap();
+        let agents = loaded.agents();
+        assert_eq!(
+            agents,
+            [
+                format!("run-1@{}", a.display()),
+                format!("run-1@{}", b.display())
+            ]
+        );
+    }
+
+    #[test]
+    fn nothing_for_an_issue_says_why() {
+        let dir = tempfile::tempdir().unwrap();
+        // A bare number: the file's problem, and no word about instance_id.
+        let num = write(dir.path(), "n.json", "42");
+        let l = load(std::slice::from_ref(&num)).unwrap();
+        let msg = l.nothing_for("x-1", std::slice::from_ref(&num));
+        assert!(
+            msg.contains("n.json: expected a list of predictions")
+                && msg.contains("found a number"),
+            "{msg}"
+        );
+        assert!(!msg.contains("instance_id\": \"x-1"), "{msg}");
+        // Records for other issues: the hint about instance_id, with what was found.
+        let other = write(
+            dir.path(),
+            "o.jsonl",
+            "{\"instance_id\":\"y-1\",\"model_patch\":\"p\"}\n",
+        );
+        let l = load(std::slice::from_ref(&other)).unwrap();
+        let msg = l.nothing_for("x-1", std::slice::from_ref(&other));
+        assert!(
+            msg.contains("\"instance_id\": \"x-1\"") && msg.contains("y-1"),
+            "{msg}"
+        );
+        // Many problems: ten shown, then how many more.
+        let many = write(
+            dir.path(),
+            "m.jsonl",
+            &"{\"model_patch\":\"p\"}\n".repeat(3),
+        );
+        let l = Loaded {
+            problems: (0..13)
+                .map(|i| Problem {
+                    origin: Origin {
+                        path: many.clone(),
+                        line: Some(i + 1),
+                    },
+                    message: "bad".into(),
+                })
+                .collect(),
+            ..Loaded::default()
+        };
+        let msg = l.nothing_for("x-1", std::slice::from_ref(&many));
+        assert!(
+            msg.contains("m.jsonl:10: bad") && !msg.contains("m.jsonl:11:"),
+            "{msg}"
+        );
+        assert!(msg.contains("… and 3 more problems"), "{msg}");
+        // An empty folder says so.
+        let empty = dir.path().join("empty");
+        fs::create_dir_all(&empty).unwrap();
+        let l = load(std::slice::from_ref(&empty)).unwrap();
+        let msg = l.nothing_for("x-1", std::slice::from_ref(&empty));
+        assert!(
+            msg.contains("no .json, .jsonl, .diff or .patch file"),
+            "{msg}"
+        );
+    }
+
+    #[test]
+    fn source_names() {
+        assert_eq!(source_name(Path::new("runs/acr-1/results.json")), "acr-1");
+        assert_eq!(
+            source_name(Path::new("runs/acr-1/all_preds.jsonl")),
+            "acr-1"
+        );
+        assert_eq!(source_name(Path::new("runs/coder.json")), "coder");
+        // No folder name in the path: the folder on disk.
+        let here = std::env::current_dir().unwrap();
+        let want = here.file_name().unwrap().to_str().unwrap();
+        assert_eq!(source_name(Path::new(".")), want);
+        assert_eq!(source_name(Path::new("./Cargo.toml")), "Cargo");
     }
 
     #[test]

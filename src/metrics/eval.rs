@@ -43,7 +43,10 @@ pub struct EvalRequest {
     pub labels: Vec<String>,
     pub tasks: Option<PathBuf>,
     pub agents: Option<Vec<String>>,
+    /// A run directory, its journal or summary, `dei rank --json` output, or score rows.
     pub scores: Option<PathBuf>,
+    /// `--agent-name SOURCE=NAME` rules, for the candidates and the labels.
+    pub naming: crate::candidates::Naming,
     pub baseline: Option<Baseline>,
     pub scored_only: bool,
     pub options: Options,
@@ -104,7 +107,9 @@ pub fn series(t: &Table, order: &[usize], top_n: usize) -> Series {
             s.union[j][i] = (solved > 0) as u8 as f64;
             s.intersect[j][i] = (solved == j + 1) as u8 as f64;
             s.average[j][i] = solved as f64 / (j + 1) as f64;
-            if t.has_selection {
+            // No pick: nothing to credit. Top picks only: known for the whole committee.
+            let known = !t.top_only || j + 1 == k;
+            if t.has_selection && known && !t.no_pick(i) {
                 let (v, tie) = n_at_k(prefix, top_n);
                 s.n_at_k[j][i] = v;
                 s.ties[j][i] = (tie > 1) as u8 as f64;
@@ -193,20 +198,22 @@ fn curve_from(t: &Table, s: &Series, boot: &Bootstrap) -> Vec<Point> {
     (0..k)
         .map(|j| {
             let b = 6 * j;
+            // With top picks only, n@k of a part of the committee is unknown.
+            let has_n = t.has_selection && (!t.top_only || j + 1 == k);
             Point {
                 k: j + 1,
                 union: mean(&all[b]),
                 intersect: mean(&all[b + 1]),
                 average: mean(&all[b + 2]),
-                n_at_k: t.has_selection.then(|| mean(&all[b + 3])),
-                ties: t.has_selection.then(|| s.ties[j].iter().sum::<f64>()),
+                n_at_k: has_n.then(|| mean(&all[b + 3])),
+                ties: has_n.then(|| s.ties[j].iter().sum::<f64>()),
                 union_minus_average: mean(&all[b + 4]),
                 union_minus_intersect: mean(&all[b + 5]),
                 ci: cis.as_ref().map(|c| PointCi {
                     union: pct(c[b]),
                     intersect: pct(c[b + 1]),
                     average: pct(c[b + 2]),
-                    n_at_k: t.has_selection.then(|| pct(c[b + 3])),
+                    n_at_k: has_n.then(|| pct(c[b + 3])),
                     union_minus_average: pct(c[b + 4]),
                     union_minus_intersect: pct(c[b + 5]),
                 }),
@@ -292,9 +299,26 @@ pub fn load_table(req: &EvalRequest) -> anyhow::Result<Table> {
     let loaded = if req.candidates.is_empty() {
         crate::candidates::Loaded::default()
     } else {
-        crate::candidates::load(&req.candidates)?
+        crate::candidates::load_with(&req.candidates, &req.naming)?
     };
+    if !req.candidates.is_empty() && loaded.candidates.is_empty() {
+        let mut msg = format!(
+            "no candidates could be read from {}",
+            req.candidates
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+        for line in crate::candidates::problem_lines(&loaded.problems, 10) {
+            msg.push_str("\n  ");
+            msg.push_str(&line);
+        }
+        msg.push_str("\n  hint: pass SWE-bench prediction files or <agent>/<instance_id>.diff folders, or leave the candidates out to evaluate from --labels alone");
+        anyhow::bail!(msg);
+    }
     let mut files = Vec::new();
+    let mut names_used = loaded.names_used.clone();
     for arg in &req.labels {
         let (agent, path) = labels::parse_label_arg(arg);
         if !path.exists() {
@@ -303,8 +327,27 @@ pub fn load_table(req: &EvalRequest) -> anyhow::Result<Table> {
                 path.display()
             );
         }
-        files.push(labels::load(&path, agent.as_deref())?);
+        let mut file = labels::load(&path, agent.as_deref())?;
+        // The same --agent-name rules as the candidates (a name given with AGENT=FILE stays).
+        if agent.is_none() {
+            let single = file.agents.len() == 1;
+            for (name, _) in file.agents.iter_mut() {
+                if let Some((i, new)) = req.naming.label_name(&path, name, single) {
+                    names_used.insert(i);
+                    *name = new.to_string();
+                    file.agent_from_path = false;
+                }
+            }
+        }
+        files.push(file);
     }
+    let mut known: Vec<String> = loaded.agents();
+    known.extend(
+        files
+            .iter()
+            .flat_map(|f| f.agents.iter().map(|a| a.0.clone())),
+    );
+    req.naming.check_used(&names_used, &known)?;
     let universe = match &req.tasks {
         Some(p) => {
             let ids = labels::load_instance_ids(p)?;
@@ -317,6 +360,13 @@ pub fn load_table(req: &EvalRequest) -> anyhow::Result<Table> {
         Some(p) => Some(selection::load(p)?),
         None => None,
     };
+    if let Some(s) = sel.as_ref().filter(|s| s.top_only && req.options.top_n > 1) {
+        anyhow::bail!(
+            "--top-n {} needs full rankings, but {} is a run summary with each issue's top pick only\n  hint: pass the run directory (--scores RUN_DIR) or its journal.jsonl",
+            req.options.top_n,
+            s.path.display()
+        );
+    }
     let mut t = table::build(&table::Sources {
         candidates: &loaded,
         labels: &files,
@@ -327,11 +377,12 @@ pub fn load_table(req: &EvalRequest) -> anyhow::Result<Table> {
         scored_only: req.scored_only,
     })?;
     if !loaded.problems.is_empty() {
-        t.notes.push(format!(
-            "{} input problem(s) while loading candidates were skipped (first: {})",
-            loaded.problems.len(),
-            loaded.problems[0]
-        ));
+        // Every problem said (up to ten, then how many more), one note each.
+        t.notes.extend(
+            crate::candidates::problem_lines(&loaded.problems, 10)
+                .into_iter()
+                .map(|l| format!("candidates skipped: {l}")),
+        );
     }
     Ok(t)
 }

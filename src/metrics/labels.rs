@@ -8,12 +8,13 @@
 //! - many runs at once: `{"runs": {agent: {"resolved": [ids]}}, "instances": [ids]}`
 //!   (`lite_resolved_by_run.json`) or `{agent: [ids]}`;
 //! - a 0/1 matrix CSV: a header `instance_id,agent1,agent2,...`, one row per instance;
-//! - prediction-like rows (`.jsonl` or a JSON list) with `instance_id`, `resolved` and an
-//!   agent field (`model_name_or_path`, `run` or `agent`; the file name when absent).
+//! - prediction-like rows (`.jsonl` or a JSON list) with `instance_id` and `resolved`.
 //!
-//! A single-agent file is named after its file, or after its folder for generic names such as
-//! `results.json`; `AGENT=FILE` names it explicitly.
+//! Agents are named by the candidates' rule ([`crate::candidates`]): a row's `agent` or `run`;
+//! `model_name_or_path` only in a file that mixes several; else the file, or its folder for
+//! generic names such as `results.json`. `AGENT=FILE` names a single-agent file explicitly.
 
+use crate::candidates::{self, Named};
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -56,35 +57,11 @@ pub struct LabelFile {
     pub instances: BTreeSet<String>,
 }
 
-/// File stems that say nothing about the agent: use the folder name instead.
-const GENERIC: &[&str] = &[
-    "results",
-    "result",
-    "report",
-    "final_report",
-    "all_preds",
-    "preds",
-    "predictions",
-    "labels",
-    "resolved",
-];
-
-/// The agent a single-agent file stands for: its stem, or its folder for generic stems.
+/// The agent a single-agent file stands for, by the candidates' naming rule
+/// ([`crate::candidates::source_name`]): its stem, or its folder for generic stems
+/// (`lite_runs/acr-1/results.json` labels `acr-1`, as `lite_runs/acr-1/all_preds.jsonl` is).
 pub fn agent_from_path(path: &Path) -> String {
-    let stem = path
-        .file_stem()
-        .and_then(|s| s.to_str())
-        .unwrap_or("unknown");
-    if GENERIC.contains(&stem) {
-        if let Some(parent) = path
-            .parent()
-            .and_then(|p| p.file_name())
-            .and_then(|n| n.to_str())
-        {
-            return parent.to_string();
-        }
-    }
-    stem.to_string()
+    crate::candidates::source_name(path)
 }
 
 /// Split a `--labels` argument: `AGENT=FILE` or just `FILE`.
@@ -103,25 +80,26 @@ fn err(path: &Path, what: impl std::fmt::Display) -> anyhow::Error {
     anyhow::anyhow!("{}: {what}", path.display())
 }
 
-const HINT: &str = "hint: labels may be a results.json/report.json with a \"resolved\" list, a {instance_id: {\"resolved\": bool}} map, {\"runs\": {agent: {\"resolved\": [...]}}}, a 0/1 matrix CSV (instance_id,agent1,...), or JSONL rows {instance_id, resolved, model_name_or_path}";
+const HINT: &str = "hint: labels may be a results.json/report.json with a \"resolved\" list, a {instance_id: {\"resolved\": bool}} map, {\"runs\": {agent: {\"resolved\": [...]}}}, a 0/1 matrix CSV (instance_id,agent1,...), or JSONL rows {instance_id, resolved, agent|run}";
 
 /// Read one label file. `agent` names the agent of a single-agent file.
 pub fn load(path: &Path, agent: Option<&str>) -> anyhow::Result<LabelFile> {
-    let text = std::fs::read_to_string(path).map_err(|e| {
+    let bytes = std::fs::read(path).map_err(|e| {
         err(
             path,
             format_args!("cannot read labels file: {e}\n  hint: check the path of --labels"),
         )
     })?;
+    let text = crate::candidates::decode_text(&bytes).map_err(|m| err(path, m))?;
     let ext = path
         .extension()
         .and_then(|e| e.to_str())
         .unwrap_or("")
         .to_ascii_lowercase();
     let mut file = if ext == "csv" || ext == "tsv" {
-        parse_matrix(path, &text, if ext == "tsv" { '\t' } else { ',' })?
+        parse_matrix(path, text, if ext == "tsv" { '\t' } else { ',' })?
     } else {
-        match serde_json::from_str::<Value>(&text) {
+        match serde_json::from_str::<Value>(text) {
             Ok(v) => parse_json(path, v)?,
             Err(whole) => {
                 // JSON Lines of rows, or a broken JSON document.
@@ -131,7 +109,7 @@ pub fn load(path: &Path, agent: Option<&str>) -> anyhow::Result<LabelFile> {
                         format_args!("malformed JSON ({whole})\n  {HINT}"),
                     ));
                 }
-                parse_rows_jsonl(path, &text)?
+                parse_rows_jsonl(path, text)?
             }
         }
     };
@@ -205,6 +183,12 @@ fn parse_json(path: &Path, v: Value) -> anyhow::Result<LabelFile> {
         instances,
     };
     match v {
+        // One prediction-like row (a JSONL file of one line).
+        Value::Object(ref map) if map.contains_key("instance_id") => {
+            let mut rows = Rows::new(path);
+            rows.add(&v, "line 1")?;
+            rows.finish()
+        }
         Value::Object(map) => {
             // Many runs: {"runs": {agent: {"resolved": [...]}} | {agent: [...]}, "instances": [...]}
             if let Some(Value::Object(runs)) = map.get("runs") {
@@ -344,18 +328,15 @@ fn parse_json(path: &Path, v: Value) -> anyhow::Result<LabelFile> {
 /// Prediction-like rows with a `resolved` field.
 struct Rows<'a> {
     path: &'a Path,
-    fallback: String,
-    agents: BTreeMap<String, AgentLabels>,
-    order: Vec<String>,
+    /// (instance id, resolved, how the row's agent is named)
+    rows: Vec<(String, bool, Named)>,
 }
 
 impl<'a> Rows<'a> {
     fn new(path: &'a Path) -> Self {
         Rows {
             path,
-            fallback: agent_from_path(path),
-            agents: BTreeMap::new(),
-            order: Vec::new(),
+            rows: Vec::new(),
         }
     }
 
@@ -393,48 +374,63 @@ impl<'a> Rows<'a> {
                 ))
             }
         };
-        let agent = ["model_name_or_path", "run", "agent"]
-            .iter()
-            .find_map(|k| obj.get(*k).and_then(Value::as_str))
-            .filter(|s| !s.trim().is_empty())
-            .unwrap_or(&self.fallback)
-            .to_string();
-        if !self.agents.contains_key(&agent) {
-            self.order.push(agent.clone());
-        }
-        let labels = self.agents.entry(agent).or_insert_with(|| AgentLabels {
-            resolved: BTreeSet::new(),
-            labeled: Some(BTreeSet::new()),
-        });
-        if resolved {
-            labels.resolved.insert(id.to_string());
-        }
-        labels
-            .labeled
-            .as_mut()
-            .expect("rows keep labeled")
-            .insert(id.to_string());
+        self.rows
+            .push((id.to_string(), resolved, candidates::record_name(obj)));
         Ok(())
     }
 
-    fn finish(mut self) -> anyhow::Result<LabelFile> {
-        if self.order.is_empty() {
+    /// Name the rows' agents by the candidates' rule, then group them.
+    fn finish(self) -> anyhow::Result<LabelFile> {
+        if self.rows.is_empty() {
             return Err(err(self.path, format_args!("no label rows\n  {HINT}")));
         }
+        let models: BTreeSet<&str> = self
+            .rows
+            .iter()
+            .filter_map(|(_, _, n)| match n {
+                Named::Model(m) => Some(m.as_str()),
+                _ => None,
+            })
+            .collect();
+        let mixed = models.len() > 1;
+        let source = agent_from_path(self.path);
+        let mut order: Vec<String> = Vec::new();
+        let mut agents: BTreeMap<String, AgentLabels> = BTreeMap::new();
+        let mut from_path = true;
         let mut instances = BTreeSet::new();
-        for l in self.agents.values() {
-            instances.extend(l.labeled.iter().flatten().cloned());
+        for (id, resolved, named) in self.rows {
+            let agent = match candidates::settle(named, mixed) {
+                Named::Field(n) | Named::Model(n) => {
+                    from_path = false;
+                    n
+                }
+                Named::Source => source.clone(),
+            };
+            if !agents.contains_key(&agent) {
+                order.push(agent.clone());
+            }
+            let labels = agents.entry(agent).or_insert_with(|| AgentLabels {
+                resolved: BTreeSet::new(),
+                labeled: Some(BTreeSet::new()),
+            });
+            if resolved {
+                labels.resolved.insert(id.clone());
+            }
+            labels
+                .labeled
+                .as_mut()
+                .expect("rows keep labeled")
+                .insert(id.clone());
+            instances.insert(id);
         }
-        let from_path = self.order.len() == 1 && self.order[0] == self.fallback;
         Ok(LabelFile {
             path: self.path.to_path_buf(),
             format: "rows".into(),
-            agents: self
-                .order
+            agent_from_path: from_path && order.len() == 1,
+            agents: order
                 .iter()
-                .map(|a| (a.clone(), self.agents.remove(a).expect("present")))
+                .map(|a| (a.clone(), agents.remove(a).expect("present")))
                 .collect(),
-            agent_from_path: from_path,
             instances,
         })
     }
@@ -548,12 +544,13 @@ fn parse_matrix(path: &Path, text: &str, sep: char) -> anyhow::Result<LabelFile>
 /// Instance ids from a `--tasks` file: SWE-bench task records (JSON list or JSONL with
 /// `instance_id`), or a plain list of ids, one a line.
 pub fn load_instance_ids(path: &Path) -> anyhow::Result<Vec<String>> {
-    let text = std::fs::read_to_string(path).map_err(|e| {
+    let bytes = std::fs::read(path).map_err(|e| {
         err(
             path,
             format_args!("cannot read tasks file: {e}\n  hint: --tasks takes SWE-bench task records (JSON/JSONL) or a list of instance ids"),
         )
     })?;
+    let text = candidates::decode_text(&bytes).map_err(|m| err(path, m))?;
     let mut ids = Vec::new();
     let push = |ids: &mut Vec<String>, v: &Value, at: &str| -> anyhow::Result<()> {
         match v {
@@ -576,7 +573,7 @@ pub fn load_instance_ids(path: &Path) -> anyhow::Result<Vec<String>> {
         }
         Ok(())
     };
-    if let Ok(v) = serde_json::from_str::<Value>(&text) {
+    if let Ok(v) = serde_json::from_str::<Value>(text) {
         match &v {
             Value::Array(items) => {
                 for (i, item) in items.iter().enumerate() {

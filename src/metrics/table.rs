@@ -87,9 +87,20 @@ pub struct Table {
     /// Whether a selection (or baseline) gives scores.
     pub has_selection: bool,
     pub selection_source: Option<String>,
+    /// `no_pick[i]`: the committee ranked instance `i` but scored no candidate, so it
+    /// picked nothing (n@k counts it unresolved). Empty when no instance is so.
+    pub no_pick: Vec<bool>,
+    /// Only each instance's top pick over all agents is known (a run summary): n@k holds
+    /// for the whole committee only.
+    pub top_only: bool,
 }
 
 impl Table {
+    /// Whether the committee picked nothing for instance `i`.
+    pub fn no_pick(&self, i: usize) -> bool {
+        self.no_pick.get(i).copied().unwrap_or(false)
+    }
+
     /// A table from plain rows (for tests and programmatic use).
     pub fn from_rows(
         instances: Vec<String>,
@@ -117,6 +128,8 @@ impl Table {
             notes: Vec::new(),
             has_selection,
             selection_source: None,
+            no_pick: Vec::new(),
+            top_only: false,
         }
     }
 
@@ -142,6 +155,8 @@ impl Table {
             notes: self.notes.clone(),
             has_selection: self.has_selection,
             selection_source: self.selection_source.clone(),
+            no_pick: self.no_pick.clone(),
+            top_only: self.top_only,
         }
     }
 }
@@ -193,13 +208,6 @@ impl Registry {
     }
 }
 
-fn generic_stem(path: &Path) -> bool {
-    matches!(
-        path.file_stem().and_then(|s| s.to_str()),
-        Some("all_preds" | "preds" | "predictions" | "output" | "outputs")
-    )
-}
-
 /// Build the table from inputs.
 pub fn build(src: &Sources) -> anyhow::Result<Table> {
     let mut notes = Vec::new();
@@ -232,14 +240,14 @@ pub fn build(src: &Sources) -> anyhow::Result<Table> {
         if by_origin.get(origin).is_some_and(|s| s.len() == 1) {
             if let Some(parent) = origin.parent() {
                 a.folders.insert(parent.to_path_buf());
-                if generic_stem(origin) {
+                if crate::candidates::is_generic(origin) {
                     if let Some(f) = parent.file_name().and_then(|f| f.to_str()) {
                         a.aliases.insert(f.to_string());
                     }
                 }
             }
             if let Some(stem) = origin.file_stem().and_then(|s| s.to_str()) {
-                if !generic_stem(origin) {
+                if !crate::candidates::is_generic(origin) {
                     a.aliases.insert(stem.to_string());
                 }
             }
@@ -361,7 +369,7 @@ pub fn build(src: &Sources) -> anyhow::Result<Table> {
     if src.scored_only {
         match src.selection {
             Some(sel) => {
-                let scored = sel.instances();
+                let scored = sel.ranked_instances();
                 let before = instances.len();
                 instances.retain(|i| scored.contains(i.as_str()));
                 universe_source = format!(
@@ -503,9 +511,22 @@ pub fn build(src: &Sources) -> anyhow::Result<Table> {
     let mut score = vec![vec![None; k]; n];
     let mut has_selection = false;
     let mut selection_source = None;
+    let mut no_pick = Vec::new();
+    let mut top_only = false;
     if let Some(sel) = src.selection {
         has_selection = true;
+        top_only = sel.top_only;
         selection_source = Some(sel.path.display().to_string());
+        notes.extend(sel.notes.iter().cloned());
+        if sel.top_only && chosen.len() < reg.agents.len() {
+            anyhow::bail!(
+                "{} holds only each issue's top pick over all {} agents, so the pick of the {} chosen with --agents is unknown\n  hint: pass the run directory (--scores RUN_DIR) or its journal.jsonl for full rankings",
+                sel.path.display(),
+                reg.agents.len(),
+                chosen.len()
+            );
+        }
+        no_pick = instances.iter().map(|i| sel.no_pick.contains(i)).collect();
         let mut unknown: BTreeSet<String> = BTreeSet::new();
         let mut cache: HashMap<&str, Option<usize>> = HashMap::new();
         let mut outside = 0usize;
@@ -551,8 +572,14 @@ pub fn build(src: &Sources) -> anyhow::Result<Table> {
                 sel.duplicates
             ));
         }
+        let picked_nothing = no_pick.iter().filter(|&&b| b).count();
+        if picked_nothing > 0 {
+            notes.push(format!(
+                "selection: {picked_nothing} of {n} instances were ranked with every candidate unscored: no pick (counted unresolved in n@k)"
+            ));
+        }
         let unscored = (0..n)
-            .filter(|&r| score[r].iter().all(Option::is_none))
+            .filter(|&r| !no_pick[r] && score[r].iter().all(Option::is_none))
             .count();
         if unscored > 0 {
             notes.push(format!(
@@ -590,5 +617,7 @@ pub fn build(src: &Sources) -> anyhow::Result<Table> {
         notes,
         has_selection,
         selection_source,
+        no_pick,
+        top_only,
     })
 }

@@ -6,10 +6,11 @@
 //! are held in memory until their issue runs (such files are small in practice: a run's own
 //! predictions). [`Index::take`] reads one issue's candidates back from disk.
 //!
-//! Agent names follow [`crate::candidates::load`] exactly, including the `name@source`
-//! disambiguation when one agent name comes from several files or folders.
+//! Agent names follow [`crate::candidates::load`] exactly (the same rule, the same
+//! `--agent-name` overrides, the same `name@source` for clashes), and so do the problems:
+//! a line that is not UTF-8 or not JSON is dropped with the same text.
 
-use crate::candidates::{self, Problem};
+use crate::candidates::{self, Named, Naming, Problem};
 use crate::types::{Candidate, Origin};
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -36,9 +37,12 @@ enum Source {
 
 #[derive(Debug)]
 struct Entry {
+    /// The agent's name, once [`Index::build_with`] has settled the names.
     agent: String,
-    /// The file or folder the agent name comes from (for disambiguation).
+    /// The file or folder the agent is named after.
     source_key: Arc<Path>,
+    /// How the naming rule names it.
+    named: Named,
     source: Source,
 }
 
@@ -53,47 +57,46 @@ pub struct Index {
     pub issue_problems: BTreeMap<String, Vec<Problem>>,
 }
 
-/// Parse one JSON line; bytes that are not UTF-8 are replaced (and said so) rather than
-/// making the record unusable.
-fn parse_line(bytes: &[u8]) -> Result<(Value, bool), String> {
-    match serde_json::from_slice::<Value>(bytes) {
-        Ok(v) => Ok((v, false)),
-        Err(e) => match std::str::from_utf8(bytes) {
-            Ok(_) => Err(format!("malformed JSON ({e}); fix or delete this line")),
-            Err(_) => serde_json::from_str::<Value>(&String::from_utf8_lossy(bytes))
-                .map(|v| (v, true))
-                .map_err(|e| {
-                    format!("malformed JSON with non-UTF-8 bytes ({e}); fix or delete this line")
-                }),
-        },
-    }
+/// The instance id of a line that cannot be used, when one can still be made out (so its
+/// problem is reported with its issue).
+fn readable_id(bytes: &[u8]) -> Option<String> {
+    let value: Value = serde_json::from_str(&String::from_utf8_lossy(bytes)).ok()?;
+    value.get("instance_id")?.as_str().map(str::to_string)
 }
 
 impl Index {
     /// Index every candidate under `paths` (files and folders, as `dei rank` accepts them).
     pub fn build(paths: &[PathBuf]) -> anyhow::Result<Index> {
+        Index::build_with(paths, &Naming::default())
+    }
+
+    /// [`Index::build`] with `--agent-name` rules; a rule that matches nothing is an error.
+    pub fn build_with(paths: &[PathBuf], naming: &Naming) -> anyhow::Result<Index> {
         let mut index = Index::default();
         for path in paths {
             candidates::require_exists(path)?;
             if path.is_dir() {
-                index.add_dir(path)?;
+                for file in candidates::files_under(path)? {
+                    index.add_file(&file);
+                }
             } else {
-                index.add_file(path, None);
+                index.add_file(path);
             }
         }
-        index.disambiguate();
+        index.name_agents(naming)?;
         Ok(index)
     }
 
-    fn add_dir(&mut self, dir: &Path) -> anyhow::Result<()> {
-        for path in candidates::files_under(dir)? {
-            let agent = candidates::folder_agent(&path, dir);
-            self.add_file(&path, agent);
-        }
-        Ok(())
+    fn push(&mut self, id: String, source_key: Arc<Path>, named: Named, source: Source) {
+        self.by_issue.entry(id).or_default().push(Entry {
+            agent: String::new(),
+            source_key,
+            named,
+            source,
+        });
     }
 
-    fn add_file(&mut self, path: &Path, dir_agent: Option<String>) {
+    fn add_file(&mut self, path: &Path) {
         match candidates::extension(path).as_str() {
             "diff" | "patch" => {
                 let id = path
@@ -101,12 +104,8 @@ impl Index {
                     .and_then(|s| s.to_str())
                     .unwrap_or("")
                     .to_string();
-                let entry = Entry {
-                    agent: dir_agent.unwrap_or_else(|| "unknown".into()),
-                    source_key: Arc::from(path.parent().unwrap_or(Path::new(""))),
-                    source: Source::Diff(path.to_path_buf()),
-                };
-                self.by_issue.entry(id).or_default().push(entry);
+                let key = Arc::from(candidates::patch_source(path));
+                self.push(id, key, Named::Source, Source::Diff(path.to_path_buf()));
             }
             "jsonl" if !starts_with_bracket(path) => self.add_jsonl(path),
             "jsonl" | "json" => self.add_document(path),
@@ -116,30 +115,17 @@ impl Index {
 
     /// A whole JSON document: parse it with the ordinary loader and hold its candidates.
     fn add_document(&mut self, path: &Path) {
-        match candidates::load(&[path.to_path_buf()]) {
-            Ok(loaded) => {
-                for c in loaded.candidates {
-                    let entry = Entry {
-                        agent: c.agent.clone(),
-                        source_key: Arc::from(path),
-                        source: Source::Held(Box::new(c)),
-                    };
-                    let id = match &entry.source {
-                        Source::Held(c) => c.instance_id.clone(),
-                        _ => unreachable!(),
-                    };
-                    self.by_issue.entry(id).or_default().push(entry);
-                }
-                self.problems.extend(loaded.problems);
-            }
-            Err(e) => self.problems.push(Problem {
-                origin: Origin {
-                    path: path.to_path_buf(),
-                    line: None,
-                },
-                message: e.to_string(),
-            }),
+        let (found, problems) = candidates::read_predictions(path);
+        let key: Arc<Path> = Arc::from(path);
+        for (c, named) in found {
+            self.push(
+                c.instance_id.clone(),
+                key.clone(),
+                named,
+                Source::Held(Box::new(c)),
+            );
         }
+        self.problems.extend(problems);
     }
 
     fn add_jsonl(&mut self, path: &Path) {
@@ -160,13 +146,13 @@ impl Index {
         };
         let file_idx = self.files.len();
         self.files.push(path.to_path_buf());
-        let fallback = candidates::file_agent(path);
         let key: Arc<Path> = Arc::from(path);
         let mut reader = BufReader::with_capacity(1 << 16, file);
         let mut buf = Vec::new();
         let (mut offset, mut line_no) = (0u64, 0usize);
         let mut bad_lines = Vec::new();
-        let mut good = 0usize;
+        let mut found: Vec<(String, Named, Source)> = Vec::new();
+        let mut models: BTreeSet<String> = BTreeSet::new();
         loop {
             buf.clear();
             let n = match reader.read_until(b'\n', &mut buf) {
@@ -182,85 +168,74 @@ impl Index {
             line_no += 1;
             let start = offset;
             offset += n as u64;
-            let text = trim_ascii(&buf);
-            if text.is_empty() {
+            let line = buf.strip_suffix(b"\n").unwrap_or(&buf);
+            if candidates::is_blank(line) {
                 continue;
             }
             let origin = Origin {
                 path: path.to_path_buf(),
                 line: Some(line_no),
             };
-            let (value, lossy) = match parse_line(text) {
-                Ok(v) => v,
-                Err(message) => {
-                    bad_lines.push(Problem { origin, message });
-                    continue;
-                }
-            };
-            match candidates::record(&value, &fallback, origin.clone()) {
-                Ok(Some(c)) => {
-                    good += 1;
-                    if lossy {
-                        self.issue_problems
-                            .entry(c.instance_id.clone())
-                            .or_default()
-                            .push(Problem {
-                                origin,
-                                message: format!("{}: non-UTF-8 bytes replaced by U+FFFD", c.agent),
-                            });
+            match candidates::decode_line(line).and_then(|v| candidates::record(&v, origin.clone()))
+            {
+                Ok(p) => {
+                    if let Some(m) = p.model() {
+                        if !models.contains(m) {
+                            models.insert(m.to_string());
+                        }
                     }
-                    let entry = Entry {
-                        agent: c.agent,
-                        source_key: key.clone(),
-                        source: Source::Line {
-                            file: file_idx,
-                            offset: start,
-                            len: n,
-                            line: line_no,
-                        },
+                    let source = Source::Line {
+                        file: file_idx,
+                        offset: start,
+                        len: n,
+                        line: line_no,
                     };
-                    self.by_issue.entry(c.instance_id).or_default().push(entry);
+                    found.push((p.candidate.instance_id, p.named, source));
                 }
-                Ok(None) => {}
-                Err(message) => {
-                    let id = value.get("instance_id").and_then(Value::as_str);
-                    match id {
-                        Some(id) => self
-                            .issue_problems
-                            .entry(id.to_string())
-                            .or_default()
-                            .push(Problem { origin, message }),
-                        None => bad_lines.push(Problem { origin, message }),
-                    }
-                }
+                Err(message) => match readable_id(line) {
+                    Some(id) => self
+                        .issue_problems
+                        .entry(id)
+                        .or_default()
+                        .push(Problem { origin, message }),
+                    None => bad_lines.push(Problem { origin, message }),
+                },
             }
+        }
+        let mixed = models.len() > 1;
+        let good = found.len();
+        for (id, named, source) in found {
+            self.push(id, key.clone(), candidates::settle(named, mixed), source);
         }
         // Same rule as the ordinary loader: a file with no usable record is "not predictions".
-        if good == 0 && bad_lines.len() > 3 {
-            self.problems.push(file_problem(format!(
-                "not a predictions file ({} unusable lines); skipped",
-                bad_lines.len()
-            )));
-        } else {
-            self.problems.extend(bad_lines);
-        }
+        self.problems
+            .extend(candidates::file_problems(path, good, bad_lines, None));
     }
 
-    /// Apply the loader's `agent@source` renaming when one agent name has several sources.
-    fn disambiguate(&mut self) {
-        let mut sources: BTreeMap<String, BTreeSet<Arc<Path>>> = BTreeMap::new();
-        for e in self.by_issue.values().flatten() {
-            sources
-                .entry(e.agent.clone())
-                .or_default()
-                .insert(e.source_key.clone());
-        }
+    /// Settle every agent's name, as [`candidates::load_with`] does.
+    fn name_agents(&mut self, naming: &Naming) -> anyhow::Result<()> {
+        let keys: BTreeSet<(Arc<Path>, Named)> = self
+            .by_issue
+            .values()
+            .flatten()
+            .map(|e| (e.source_key.clone(), e.named.clone()))
+            .collect();
+        let (names, used) = candidates::resolve_names(&keys, naming);
         for e in self.by_issue.values_mut().flatten() {
-            if sources.get(&e.agent).is_some_and(|s| s.len() > 1) {
-                let renamed = candidates::source_agent(&e.source_key);
-                e.agent = format!("{}@{renamed}", e.agent);
-            }
+            // The name is moved out and back to look it up without a copy.
+            let key = (
+                e.source_key.clone(),
+                std::mem::replace(&mut e.named, Named::Source),
+            );
+            e.agent = names[&key].clone();
+            e.named = key.1;
         }
+        if naming.is_empty() {
+            return Ok(());
+        }
+        let agents: BTreeSet<&String> = names.values().collect();
+        let agents: Vec<String> = agents.into_iter().cloned().collect();
+        naming.check_used(&used, &agents)
     }
 
     /// Every issue id with at least one candidate record, sorted.
@@ -386,32 +361,19 @@ impl Index {
                             "cannot read record back ({e}); was the file changed during the run?"
                         ))
                     })?;
-                let (value, _) = parse_line(trim_ascii(&buf))
+                let line = buf.strip_suffix(b"\n").unwrap_or(&buf);
+                let value = candidates::decode_line(line)
                     .map_err(|m| fail(format!("record changed during the run: {m}")))?;
-                let fallback = candidates::file_agent(path);
-                match candidates::record(&value, &fallback, origin.clone()) {
-                    Ok(Some(c)) => Ok(Candidate {
+                match candidates::record(&value, origin.clone()) {
+                    Ok(p) => Ok(Candidate {
                         agent: e.agent.clone(),
-                        ..c
+                        ..p.candidate
                     }),
-                    Ok(None) => Err(fail("record is not a prediction".into())),
                     Err(m) => Err(fail(m)),
                 }
             }
         }
     }
-}
-
-fn trim_ascii(b: &[u8]) -> &[u8] {
-    let start = b
-        .iter()
-        .position(|c| !c.is_ascii_whitespace())
-        .unwrap_or(b.len());
-    let end = b
-        .iter()
-        .rposition(|c| !c.is_ascii_whitespace())
-        .map_or(start, |e| e + 1);
-    &b[start..end.max(start)]
 }
 
 fn starts_with_bracket(path: &Path) -> bool {
@@ -481,19 +443,106 @@ mod tests {
     }
 
     #[test]
-    fn non_utf8_and_bad_records_are_problems_not_failures() {
+    fn bad_lines_are_dropped_as_the_loader_drops_them() {
         let dir = tempfile::tempdir().unwrap();
         let mut text = b"{\"instance_id\":\"i-1\",\"model_name_or_path\":\"a\",\"model_patch\":\"x\xff\xfey\"}\n".to_vec();
-        text.extend_from_slice(b"{\"instance_id\":\"i-1\",\"model_name_or_path\":\"b\",\"model_patch\":7}\n{\"model_patch\":\"\"}\n{torn");
+        text.extend_from_slice(b"{\"instance_id\":\"i-1\",\"model_name_or_path\":\"b\",\"model_patch\":7}\n{\"model_patch\":\"\"}\n");
+        text.extend_from_slice(
+            b"{\"instance_id\":\"i-1\",\"model_name_or_path\":\"c\",\"model_patch\":\"ok\"}\n{torn",
+        );
         let p = write(dir.path(), "p.jsonl", &text);
-        let mut index = Index::build(&[p]).unwrap();
+        let loaded = candidates::load(std::slice::from_ref(&p)).unwrap();
+        let mut index = Index::build(std::slice::from_ref(&p)).unwrap();
+        // The non-UTF-8 line (1) is dropped, not repaired: only line 4 is a candidate.
         assert_eq!(index.count("i-1"), 1);
-        assert_eq!(index.problems.len(), 2, "{:?}", index.problems);
-        let (cands, problems) = index.take("i-1");
-        assert_eq!(cands[0].patch, "x\u{fffd}\u{fffd}y");
-        assert_eq!(problems.len(), 2, "{problems:?}");
-        assert!(problems
+        let (cands, issue_problems) = index.take("i-1");
+        assert_eq!(
+            (cands[0].agent.as_str(), cands[0].patch.as_str()),
+            ("p", "ok")
+        );
+        assert_eq!(
+            loaded
+                .candidates
+                .iter()
+                .map(|c| (&c.agent, &c.patch))
+                .collect::<Vec<_>>(),
+            [(&cands[0].agent, &cands[0].patch)]
+        );
+        // The same problems with the same text: those naming an issue go with it.
+        let mut from_index: Vec<String> = index
+            .problems
+            .iter()
+            .chain(&issue_problems)
+            .map(ToString::to_string)
+            .collect();
+        let mut from_loader: Vec<String> =
+            loaded.problems.iter().map(ToString::to_string).collect();
+        from_index.sort();
+        from_loader.sort();
+        assert_eq!(from_index, from_loader);
+        assert_eq!(from_loader.len(), 4, "{from_loader:?}");
+        assert!(
+            issue_problems.iter().any(|p| p
+                .to_string()
+                .ends_with("p.jsonl:1: not valid UTF-8 at byte 63; fix or delete this line")),
+            "{issue_problems:?}"
+        );
+        assert!(issue_problems
             .iter()
             .any(|p| p.message.contains("must be a string")));
+    }
+
+    /// Names and `--agent-name` overrides are the loader's.
+    #[test]
+    fn names_match_the_loader_with_overrides() {
+        let dir = tempfile::tempdir().unwrap();
+        let rec = |id: &str, m: &str| {
+            format!("{{\"instance_id\":\"{id}\",\"model_name_or_path\":\"{m}\",\"model_patch\":\"p\"}}\n")
+        };
+        write(
+            dir.path(),
+            "runs/r-1/all_preds.jsonl",
+            rec("i-1", "gpt").as_bytes(),
+        );
+        write(
+            dir.path(),
+            "runs/r-2/all_preds.jsonl",
+            rec("i-1", "gpt").as_bytes(),
+        );
+        write(
+            dir.path(),
+            "merged.jsonl",
+            (rec("i-1", "x") + &rec("i-2", "y")).as_bytes(),
+        );
+        write(dir.path(), "dir-agent/i-2.diff", b"e");
+        let paths = vec![dir.path().to_path_buf()];
+        let naming = Naming::parse(&["r-2=second", "y=why"]).unwrap();
+        let loaded = candidates::load_with(&paths, &naming).unwrap();
+        let mut index = Index::build_with(&paths, &naming).unwrap();
+        let mut want: Vec<(String, String)> = loaded
+            .candidates
+            .iter()
+            .map(|c| (c.instance_id.clone(), c.agent.clone()))
+            .collect();
+        let mut got = Vec::new();
+        for id in index.issue_ids() {
+            got.extend(
+                index
+                    .take(&id)
+                    .0
+                    .into_iter()
+                    .map(|c| (c.instance_id, c.agent)),
+            );
+        }
+        want.sort();
+        got.sort();
+        assert_eq!(got, want);
+        let agents: BTreeSet<&str> = want.iter().map(|(_, a)| a.as_str()).collect();
+        assert_eq!(
+            agents.into_iter().collect::<Vec<_>>(),
+            ["dir-agent", "r-1", "second", "why", "x"]
+        );
+        let unknown = Naming::parse(&["zzz=q"]).unwrap();
+        assert!(Index::build_with(&paths, &unknown).is_err());
     }
 }

@@ -47,6 +47,8 @@ pub enum Selection {
 #[derive(Debug, Clone)]
 pub struct RunRequest {
     pub candidates: Vec<PathBuf>,
+    /// `--agent-name SOURCE=NAME` overrides of the agent naming rule.
+    pub naming: crate::candidates::Naming,
     pub tasks: PathBuf,
     pub selection: Selection,
     /// One repository for every issue (only when they all share it).
@@ -263,7 +265,7 @@ pub fn run(req: &RunRequest, committee: &dyn Committee) -> anyhow::Result<RunRep
         .into_iter()
         .map(|t| (t.instance_id.clone(), t))
         .collect();
-    let mut index = Index::build(&req.candidates)?;
+    let mut index = Index::build_with(&req.candidates, &req.naming)?;
 
     let mut selected: Vec<String> = match &req.selection {
         Selection::All => index.issue_ids(),
