@@ -134,12 +134,12 @@ fn labels_beside_predictions_are_named_like_them() {
 
 #[test]
 fn agent_name_overrides_rank_and_eval() {
-    // By path as given, and by the derived name (the example's JSONL file is `more-agents`).
+    // By path as given, and by the derived name (the example's JSONL file is `tests-only-agent`).
     let out = dei(&example_rank_args(&[
         "--agent-name",
         "examples/candidates/careful-agent=careful",
         "--agent-name",
-        "more-agents=tests-only",
+        "tests-only-agent=tests-only",
         "--json",
         "-",
     ]));

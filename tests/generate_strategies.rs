@@ -254,9 +254,8 @@ fn validation_drops_breaking_candidate_and_retries_with_output() {
     let loaded = dei::candidates::load(&[file]).unwrap();
     assert!(loaded.problems.is_empty(), "{:?}", loaded.problems);
     assert_eq!(loaded.candidates.len(), 1);
-    // One strategy in the file: by the naming rule the agent is the file (`gen`); a file of
-    // several strategies names each by its `model_name_or_path`.
-    assert_eq!(loaded.candidates[0].agent, "gen");
+    // The generator writes each record's `agent`: the strategy names it, whatever the file.
+    assert_eq!(loaded.candidates[0].agent, "dei-gen-search-replace");
     assert_eq!(loaded.candidates[0].instance_id, "example__textkit-1");
 }
 

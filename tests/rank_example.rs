@@ -45,7 +45,7 @@ fn table_shows_every_agent() {
         "stale-agent",
         "empty-agent",
         // The JSONL file's one record: named after the file (the agent naming rule).
-        "more-agents",
+        "tests-only-agent",
     ] {
         assert!(text.contains(a), "{a} missing from\n{text}");
     }
@@ -157,7 +157,7 @@ fn missing_repo_and_unknown_commit() {
 fn bad_candidate_lines_are_reported_and_skipped() {
     let dir = tempfile::tempdir().unwrap();
     let good =
-        std::fs::read_to_string(root().join("examples/candidates/more-agents.jsonl")).unwrap();
+        std::fs::read_to_string(root().join("examples/candidates/tests-only-agent.jsonl")).unwrap();
     // A generic file name: the agent is named after its folder.
     let folder = dir.path().join("tests-only-agent");
     std::fs::create_dir_all(&folder).unwrap();

@@ -106,6 +106,51 @@ fn a_run_with_unreviewed_issues_exits_non_zero_and_retries_them() {
     assert_eq!(summary["ranked"], 0);
     assert_eq!(summary["errors"]["unreviewed"], 1);
 
+    // dei eval makes no pick either: the two rule-scored candidates (score 1) are not a pick,
+    // even when one of them is labelled resolved. Before, it took them (1@6 = 0.5).
+    let labels = dir.path().join("stale.json");
+    std::fs::write(&labels, r#"{"resolved": ["example__textkit-1"]}"#).unwrap();
+    let none = dir.path().join("none.json");
+    std::fs::write(&none, r#"{"resolved": []}"#).unwrap();
+    let mut eval: Vec<String> = [
+        "eval",
+        "examples/candidates",
+        "--bootstrap",
+        "0",
+        "--json",
+        "-",
+    ]
+    .map(String::from)
+    .to_vec();
+    eval.extend(["--scores".into(), path_str(&run_dir).into()]);
+    eval.extend([
+        "--labels".into(),
+        format!("stale-agent={}", path_str(&labels)),
+    ]);
+    for a in [
+        "careful-agent",
+        "second-agent",
+        "wrong-place-agent",
+        "tests-only-agent",
+        "empty-agent",
+    ] {
+        eval.extend(["--labels".into(), format!("{a}={}", path_str(&none))]);
+    }
+    let ev = dei(&eval);
+    assert!(ev.status.success(), "{}", stderr(&ev));
+    let ev: Value = serde_json::from_str(&stdout(&ev)).unwrap();
+    let last = ev["curves"][0]["points"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .clone();
+    assert_eq!(last["union"], 100.0, "{last}");
+    assert_eq!(
+        last["n_at_k"], 0.0,
+        "no pick for an unreviewed issue: {last}"
+    );
+
     // The same run against a working server, --retry-errors: the issue is ranked now.
     let mock = Mock::start(Duration::ZERO);
     let base = mock.openai_base();

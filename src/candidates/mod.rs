@@ -264,6 +264,11 @@ impl Naming {
         self.rules.is_empty()
     }
 
+    /// The `SOURCE=NAME` arguments as given, in order (what a run directory records).
+    pub fn given(&self) -> Vec<String> {
+        self.rules.iter().map(|r| r.given.clone()).collect()
+    }
+
     /// The rule naming everything from `source` (a file or folder), by its path.
     fn by_source(&self, source: &Path) -> Option<usize> {
         if self.rules.is_empty() {

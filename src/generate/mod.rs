@@ -120,6 +120,10 @@ pub struct Prediction {
     pub instance_id: String,
     pub model_name_or_path: String,
     pub model_patch: String,
+    /// The agent (`dei-gen-<strategy>`), so that `dei rank` names it the same whatever the
+    /// file holds (the agent naming rule takes a record's `agent` first).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub agent: String,
 }
 
 /// Predictions as JSON Lines.
@@ -842,6 +846,7 @@ pub fn predictions(task: &Task, outcomes: &[Outcome]) -> Vec<Prediction> {
             instance_id: task.instance_id.clone(),
             model_name_or_path: g.agent.clone(),
             model_patch: g.patch.clone(),
+            agent: g.agent.clone(),
         })
         .collect()
 }

@@ -221,9 +221,13 @@ fn read_journal(path: &Path, sel: &mut Selection) -> anyhow::Result<()> {
         }
         match serde_json::from_slice::<JournalLine>(&buf) {
             Ok(l) => {
-                let entry = match l.result {
-                    Some(r) => Ok(r.ranked.into_iter().map(|x| (x.agent, x.score)).collect()),
-                    None => Err(l.error_kind.unwrap_or_else(|| "ranking not kept".into())),
+                let entry = match (l.error_kind, l.result) {
+                    (None, Some(r)) => {
+                        Ok(r.ranked.into_iter().map(|x| (x.agent, x.score)).collect())
+                    }
+                    // Ranked but not reviewed (`unreviewed`): asked, and nothing was picked.
+                    (Some(_), Some(_)) => Ok(vec![]),
+                    (kind, None) => Err(kind.unwrap_or_else(|| "ranking not kept".into())),
                 };
                 last.insert(l.instance_id, entry);
             }
@@ -367,6 +371,15 @@ fn add_value(path: &Path, v: &Value, at: &str, sel: &mut Selection) -> anyhow::R
         let ranked = ranked
             .as_array()
             .ok_or_else(|| err(path, format_args!("{at}: `ranked` must be a list")))?;
+        // A ranking that is not a pick (`unreviewed`, `dry_run`): the issue has no pick.
+        if let Some(status) = obj.get("status").and_then(Value::as_str) {
+            if status != "ranked" {
+                if let Some(id) = instance {
+                    sel.ranked.insert(id.to_string());
+                }
+                return Ok(());
+            }
+        }
         for (j, r) in ranked.iter().enumerate() {
             let inst = r
                 .get("instance_id")
@@ -406,8 +419,16 @@ fn add_value(path: &Path, v: &Value, at: &str, sel: &mut Selection) -> anyhow::R
     }
     // An issue outcome (a journal line inside a list): its ranking, if it has one.
     if obj.contains_key("result") || obj.contains_key("error_kind") {
+        let failed = obj.get("error_kind").is_some_and(|k| !k.is_null());
         return match obj.get("result") {
-            Some(result) if !result.is_null() => add_value(path, result, at, sel),
+            Some(result) if !result.is_null() && !failed => add_value(path, result, at, sel),
+            // Ranked but not reviewed: asked, and nothing was picked.
+            Some(result) if !result.is_null() => {
+                if let Some(id) = instance {
+                    sel.ranked.insert(id.to_string());
+                }
+                Ok(())
+            }
             _ => Ok(()),
         };
     }

@@ -36,6 +36,9 @@ pub struct Manifest {
     /// (empty in manifests written before it was recorded).
     #[serde(default)]
     pub committee_settings: String,
+    /// `--agent-name SOURCE=NAME` overrides: other names would mix in one journal.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub agent_names: Vec<String>,
     /// `i/n`, when the run is one shard.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shard: Option<String>,
@@ -91,6 +94,13 @@ impl Manifest {
             return Some(format!(
                 "committee differs: {} vs {}",
                 self.committee, other.committee
+            ));
+        }
+        if self.agent_names != other.agent_names {
+            return Some(format!(
+                "--agent-name differs: [{}] vs [{}]",
+                self.agent_names.join(", "),
+                other.agent_names.join(", ")
             ));
         }
         // Manifests written before settings were recorded have none: nothing to compare.

@@ -248,6 +248,7 @@ fn manifest(req: &RunRequest, committee: &dyn Committee) -> Manifest {
         max_patch_bytes: req.max_patch_bytes,
         committee: committee.name(),
         committee_settings: committee.settings(),
+        agent_names: req.naming.given(),
         shard: req.shard.map(|s| s.to_string()),
     }
 }
