@@ -91,7 +91,9 @@ fn a_run_directory_its_journal_summary_and_json_are_scores() {
     let run_dir = dir.path().join("run");
     let summary = dir.path().join("summary-copy.json");
     let out = run(&rank_args(&sy, &run_dir, &["--all", "--json", s(&summary)]));
-    assert!(out.status.success(), "{}", text(&out.stderr));
+    // The unknown issue is not ranked: the run finishes, writes everything, and exits 1.
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("(1 unknown_issue)"), "{}", text(&out.stderr));
 
     let instances: Vec<usize> = (0..6).chain([99]).collect();
     let mut labels = String::new();
