@@ -6,7 +6,97 @@
 
 mod common;
 use common::*;
+use std::path::{Path, PathBuf};
 use std::process::Command;
+
+/// Home-like folders of one machine. Built from parts so that this file does not hold the
+/// patterns it looks for.
+fn machine_roots() -> Vec<String> {
+    ["work", "root", "home", "Users"]
+        .iter()
+        .map(|d| format!("/{d}/"))
+        .collect()
+}
+
+/// The lines of `text` naming an absolute path under one of [`machine_roots`]: the root at
+/// the start of the line or after a character that cannot end a host or folder name (so
+/// `../x/home/y` and `https://host/home/` do not count).
+fn absolute_machine_paths(text: &str) -> Vec<(usize, String)> {
+    let roots = machine_roots();
+    let mut hits = Vec::new();
+    for (n, line) in text.lines().enumerate() {
+        let found = roots.iter().any(|r| {
+            line.match_indices(r.as_str()).any(|(at, _)| {
+                !matches!(line[..at].chars().next_back(),
+                    Some(c) if c.is_alphanumeric() || "._-~/:".contains(c))
+            })
+        });
+        if found {
+            hits.push((n + 1, line.trim().to_string()));
+        }
+    }
+    hits
+}
+
+fn text_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            text_files(&p, out);
+        } else {
+            out.push(p);
+        }
+    }
+}
+
+#[test]
+fn the_path_check_finds_machine_paths_and_only_those() {
+    let data = format!("/{}/shared/data", "work");
+    let mirror = format!("PathBuf::from(\"/{}/.mirror\")", "work");
+    let home = format!("    cd /{}/me/dei", "home");
+    assert_eq!(absolute_machine_paths(&data).len(), 1);
+    assert_eq!(absolute_machine_paths(&mirror).len(), 1);
+    assert_eq!(absolute_machine_paths(&home).len(), 1);
+    for fine in [
+        "../shared/data",
+        "target/repos",
+        "see https://example.com/home/page",
+        "a/work/b",
+        "~/work/x",
+        "/tmp/dei-hostile-executed",
+    ] {
+        assert!(absolute_machine_paths(fine).is_empty(), "{fine}");
+    }
+}
+
+#[test]
+fn no_machine_specific_absolute_paths_in_the_project() {
+    let root = root();
+    let mut files = vec![root.join("README.md"), root.join("Cargo.toml")];
+    for d in ["src", "tests", "benches", "examples", ".ci", "prompts", "rubrics"] {
+        text_files(&root.join(d), &mut files);
+    }
+    assert!(files.len() > 50, "the project's files were found: {}", files.len());
+    let mut offenders = Vec::new();
+    for f in &files {
+        // Binary files hold no paths worth checking.
+        let Ok(text) = std::fs::read_to_string(f) else {
+            continue;
+        };
+        for (line, what) in absolute_machine_paths(&text) {
+            let rel = f.strip_prefix(&root).unwrap_or(f);
+            offenders.push(format!("{}:{line}: {what}", rel.display()));
+        }
+    }
+    assert!(
+        offenders.is_empty(),
+        "machine-specific absolute paths (use ../shared/data, DEI_DATA or DEI_REPOS):\n{}",
+        offenders.join("\n")
+    );
+}
 
 #[test]
 fn the_example_repository_is_built_into_target_and_leaves_nothing_in_the_temp_folder() {
