@@ -3,7 +3,6 @@
 //! from the bundles in ../shared/repos, dry runs that write nothing, and examples/run.sh's
 //! contract (a release build whose chatter stays off stdout).
 
-
 mod common;
 use common::*;
 use std::path::{Path, PathBuf};
@@ -165,4 +164,72 @@ fn real_data_tests_get_the_bundled_repositories() {
         .map(|e| e.file_name())
         .collect();
     assert!(scratch.is_empty(), "{scratch:?}");
+}
+
+
+/// A `cargo` stand-in for examples/run.sh: it logs its arguments, prints build chatter on
+/// both stdout and stderr, refuses anything but `build`, and "builds" by linking the test's
+/// own dei binary into `$CARGO_TARGET_DIR/release/dei`.
+const FAKE_CARGO: &str = r#"#!/usr/bin/env bash
+echo "$*" >> "$FAKE_CARGO_LOG"
+echo "   Compiling dei v0.0.0 (chatter on stdout)"
+echo "   Compiling dei v0.0.0 (chatter on stderr)" >&2
+if [ "${1:-}" != build ]; then echo "fake cargo: only build is expected, got: $*" >&2; exit 97; fi
+mkdir -p "$CARGO_TARGET_DIR/release"
+ln -sf "$DEI_BIN" "$CARGO_TARGET_DIR/release/dei"
+"#;
+
+#[test]
+fn run_sh_builds_in_release_says_so_once_and_keeps_stdout_pure_json() {
+    let dir = tempfile::tempdir().unwrap();
+    let bin = dir.path().join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    std::fs::write(bin.join("cargo"), FAKE_CARGO).unwrap();
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        std::fs::set_permissions(bin.join("cargo"), std::fs::Permissions::from_mode(0o755))
+            .unwrap();
+    }
+    let log = dir.path().join("cargo.log");
+    let target = dir.path().join("target");
+    let path = std::env::join_paths(
+        std::iter::once(bin.clone()).chain(std::env::split_paths(
+            &std::env::var_os("PATH").unwrap_or_default(),
+        )),
+    )
+    .unwrap();
+    let run = || {
+        Command::new("bash")
+            .current_dir(root())
+            .env_remove("DEI_REPOS")
+            .env_remove("DEI_LLM")
+            .args(["examples/run.sh", "--json", "-"])
+            .env("PATH", &path)
+            .env("CARGO_TARGET_DIR", &target)
+            .env("FAKE_CARGO_LOG", &log)
+            .env("DEI_BIN", env!("CARGO_BIN_EXE_dei"))
+            .output()
+            .unwrap()
+    };
+    for first in [true, false] {
+        let o = run();
+        assert!(o.status.success(), "first={first}: {}", stderr(&o));
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout)
+            .unwrap_or_else(|e| panic!("stdout is not JSON ({e}): {}", stdout(&o)));
+        assert_eq!(v["ranked"].as_array().map(Vec::len), Some(6), "{v}");
+        let err = stderr(&o);
+        assert!(err.contains("chatter on stdout"), "build output goes to stderr: {err}");
+        assert_eq!(
+            err.contains("first run, building dei in release mode"),
+            first,
+            "the first-run notice, once: {err}"
+        );
+    }
+    let calls = std::fs::read_to_string(&log).unwrap();
+    assert_eq!(calls.lines().count(), 2, "{calls}");
+    assert!(
+        calls.lines().all(|l| l.starts_with("build --release")),
+        "{calls}"
+    );
+    assert!(target.join("example/textkit.git/HEAD").exists());
 }
