@@ -166,6 +166,70 @@ fn real_data_tests_get_the_bundled_repositories() {
     assert!(scratch.is_empty(), "{scratch:?}");
 }
 
+/// Everything under `dir`, relative.
+fn listing(dir: &Path) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    text_files(dir, &mut files);
+    let mut all: Vec<PathBuf> = files
+        .iter()
+        .map(|f| f.strip_prefix(dir).unwrap().to_path_buf())
+        .collect();
+    // Empty folders too (an empty .dei/cache is the failure this guards against).
+    if let Ok(entries) = std::fs::read_dir(dir) {
+        all.extend(entries.flatten().map(|e| PathBuf::from(e.file_name())));
+    }
+    all.sort();
+    all.dedup();
+    all
+}
+
+#[test]
+fn a_dry_run_writes_nothing_in_the_current_folder() {
+    let repo = example_repo();
+    let root = root();
+    let tasks = root.join("examples/tasks.jsonl");
+    let candidates = root.join("examples/candidates");
+    let common = [
+        "--tasks",
+        path_str(&tasks),
+        "--issue",
+        "example__textkit-1",
+        "--repo",
+        path_str(&repo),
+        "--llm",
+        "openai:gpt-4o-mini",
+        "--dry-run",
+    ];
+    let rank: Vec<&str> = ["rank", path_str(&candidates)]
+        .into_iter()
+        .chain(common)
+        .collect();
+    let locate: Vec<&str> = ["locate"].into_iter().chain(common).collect();
+    let generate: Vec<&str> = ["generate", "--out", "gen.jsonl"]
+        .into_iter()
+        .chain(common)
+        .collect();
+    for args in [rank, locate, generate] {
+        let cwd = tempfile::tempdir().unwrap();
+        let o = dei_command()
+            .current_dir(cwd.path())
+            .args(&args)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{args:?}: {}", stderr(&o));
+        assert!(
+            stdout(&o).contains("dry run:"),
+            "{args:?} printed its plan: {}",
+            stdout(&o)
+        );
+        let left = listing(cwd.path());
+        assert!(
+            left.is_empty(),
+            "dei {} --dry-run wrote {left:?} in the current folder",
+            args[0]
+        );
+    }
+}
 
 /// A `cargo` stand-in for examples/run.sh: it logs its arguments, prints build chatter on
 /// both stdout and stderr, refuses anything but `build`, and "builds" by linking the test's
