@@ -75,10 +75,16 @@ fn the_path_check_finds_machine_paths_and_only_those() {
 fn no_machine_specific_absolute_paths_in_the_project() {
     let root = root();
     let mut files = vec![root.join("README.md"), root.join("Cargo.toml")];
-    for d in ["src", "tests", "benches", "examples", ".ci", "prompts", "rubrics"] {
+    for d in [
+        "src", "tests", "benches", "examples", ".ci", "prompts", "rubrics",
+    ] {
         text_files(&root.join(d), &mut files);
     }
-    assert!(files.len() > 50, "the project's files were found: {}", files.len());
+    assert!(
+        files.len() > 50,
+        "the project's files were found: {}",
+        files.len()
+    );
     let mut offenders = Vec::new();
     for f in &files {
         // Binary files hold no paths worth checking.
@@ -134,7 +140,12 @@ fn the_example_repository_is_built_into_target_and_leaves_nothing_in_the_temp_fo
         .flatten()
         .map(|e| e.file_name())
         .collect();
-    assert_eq!(left, vec![built.file_name().unwrap().to_owned()]);
+    assert_eq!(built.file_name().unwrap(), "textkit.git");
+    assert_eq!(built.parent().unwrap().parent().unwrap(), fixtures);
+    assert_eq!(
+        left,
+        vec![built.parent().unwrap().file_name().unwrap().to_owned()]
+    );
     // Asked again, it is the same repository, not rebuilt.
     assert_eq!(build_example_repo(&fixtures), built);
 }
@@ -256,11 +267,9 @@ fn run_sh_builds_in_release_says_so_once_and_keeps_stdout_pure_json() {
     }
     let log = dir.path().join("cargo.log");
     let target = dir.path().join("target");
-    let path = std::env::join_paths(
-        std::iter::once(bin.clone()).chain(std::env::split_paths(
-            &std::env::var_os("PATH").unwrap_or_default(),
-        )),
-    )
+    let path = std::env::join_paths(std::iter::once(bin.clone()).chain(std::env::split_paths(
+        &std::env::var_os("PATH").unwrap_or_default(),
+    )))
     .unwrap();
     let run = || {
         Command::new("bash")
@@ -282,7 +291,10 @@ fn run_sh_builds_in_release_says_so_once_and_keeps_stdout_pure_json() {
             .unwrap_or_else(|e| panic!("stdout is not JSON ({e}): {}", stdout(&o)));
         assert_eq!(v["ranked"].as_array().map(Vec::len), Some(6), "{v}");
         let err = stderr(&o);
-        assert!(err.contains("chatter on stdout"), "build output goes to stderr: {err}");
+        assert!(
+            err.contains("chatter on stdout"),
+            "build output goes to stderr: {err}"
+        );
         assert_eq!(
             err.contains("first run, building dei in release mode"),
             first,

@@ -25,26 +25,32 @@ pub fn example_repo() -> PathBuf {
         .clone()
 }
 
-/// examples/make-repo.sh's repository under `fixtures`, named by a hash of what it is made from
-/// (the script and examples/textkit, so an edit makes a new one). It is built in a scratch
-/// folder inside `fixtures` (make-repo.sh's own temp folder included) and renamed into place,
-/// so test binaries running at once never see a half-built one, and nothing goes to the temp
-/// folder.
+/// examples/make-repo.sh's repository, `textkit.git` (the name `--repos` finds it by) inside a
+/// folder of `fixtures` named by a hash of what it is made from (the script and
+/// examples/textkit, so an edit makes a new one). It is built in a scratch folder inside
+/// `fixtures` (make-repo.sh's own temp folder included) and renamed into place, so test
+/// binaries running at once never see a half-built one, and nothing goes to the temp folder.
 pub fn build_example_repo(fixtures: &Path) -> PathBuf {
-    let dest = fixtures.join(format!("textkit-{:016x}.git", example_inputs_hash()));
-    if dest.join("HEAD").exists() {
-        return dest;
+    let dir = fixtures.join(format!("textkit-{:016x}", example_inputs_hash()));
+    let repo = dir.join("textkit.git");
+    if repo.join("HEAD").exists() {
+        return repo;
     }
     std::fs::create_dir_all(fixtures)
         .unwrap_or_else(|e| panic!("cannot create {}: {e}", fixtures.display()));
     let scratch = tempfile::Builder::new()
         .prefix(".build-")
         .tempdir_in(fixtures)
-        .unwrap_or_else(|e| panic!("cannot create a scratch folder in {}: {e}", fixtures.display()));
-    let built = scratch.path().join("textkit.git");
+        .unwrap_or_else(|e| {
+            panic!(
+                "cannot create a scratch folder in {}: {e}",
+                fixtures.display()
+            )
+        });
+    let built = scratch.path().join("textkit");
     let out = Command::new("bash")
         .arg(root().join("examples/make-repo.sh"))
-        .arg(&built)
+        .arg(built.join("textkit.git"))
         .env("TMPDIR", scratch.path())
         .output()
         .expect("bash runs");
@@ -53,16 +59,17 @@ pub fn build_example_repo(fixtures: &Path) -> PathBuf {
         "make-repo.sh failed: {}",
         String::from_utf8_lossy(&out.stderr)
     );
-    publish(&built, &dest);
-    dest
+    publish(&built, &dir);
+    repo
 }
 
 /// Rename a finished `built` folder to `dest`; when another process got there first, keep its
-/// copy (the scratch folder holding `built` is removed by its guard).
+/// copy (the scratch folder holding `built` is removed by its guard). Only whole folders are
+/// ever renamed there, so one that exists is complete.
 fn publish(built: &Path, dest: &Path) {
     if let Err(e) = std::fs::rename(built, dest) {
         assert!(
-            dest.join("HEAD").exists(),
+            dest.is_dir(),
             "cannot move {} to {}: {e}",
             built.display(),
             dest.display()
@@ -74,8 +81,8 @@ fn publish(built: &Path, dest: &Path) {
 fn example_inputs_hash() -> u64 {
     use std::hash::{Hash, Hasher};
     fn walk(dir: &Path, files: &mut Vec<PathBuf>) {
-        let entries = std::fs::read_dir(dir)
-            .unwrap_or_else(|e| panic!("cannot read {}: {e}", dir.display()));
+        let entries =
+            std::fs::read_dir(dir).unwrap_or_else(|e| panic!("cannot read {}: {e}", dir.display()));
         for e in entries.flatten() {
             let p = e.path();
             if p.is_dir() {
@@ -212,7 +219,9 @@ pub fn bundled_repos() -> Option<PathBuf> {
             let scratch = tempfile::Builder::new()
                 .prefix(".clone-")
                 .tempdir_in(&dir)
-                .unwrap_or_else(|e| panic!("cannot create a scratch folder in {}: {e}", dir.display()));
+                .unwrap_or_else(|e| {
+                    panic!("cannot create a scratch folder in {}: {e}", dir.display())
+                });
             let built = scratch.path().join(name);
             let out = Command::new("git")
                 .args(["clone", "-q", "--bare"])
