@@ -3,7 +3,9 @@
 //! use) against a BM25-over-chunks baseline run in the same process (Agentless-style
 //! retrieval, what the generator used before), and against itself without the history signal.
 //!
-//!   cargo bench --bench localize -- [--data ../shared/data] [--repos /work/.mirror] [--limit N]
+//!   cargo bench --bench localize -- [--data ../shared/data] [--repos DIR] [--limit N]
+//!
+//! `--repos` defaults to DEI_REPOS, else target/repos (where the tests clone ../shared/repos).
 //!
 //! Halves by SHA-256(instance_id) first byte: even = tune (where the locator's default weights
 //! were fitted with `dei bench context --fit`), odd = report.
@@ -45,7 +47,10 @@ fn main() -> anyhow::Result<()> {
             .unwrap_or("../shared/data")
             .into()
     }));
-    let repos = PathBuf::from(opt("--repos").unwrap_or_else(|| "/work/.mirror".into()));
+    let repos = opt("--repos")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("DEI_REPOS").map(PathBuf::from))
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/repos"));
     let limit: usize = opt("--limit")
         .and_then(|s| s.parse().ok())
         .unwrap_or(usize::MAX);

@@ -5,8 +5,8 @@
 //!
 //!   cargo bench --bench patch_vs_git
 //!
-//! Environment: DEI_DATA (default ../shared/data, then /work/shared/data), DEI_REPOS (default
-//! /work/.mirror), DEI_BENCH_ROUNDS (engine rounds, default 3; the best is reported),
+//! Environment: DEI_DATA (default ../shared/data), DEI_REPOS (default target/repos, where the
+//! tests clone ../shared/repos's bundles), DEI_BENCH_ROUNDS (engine rounds, default 3; the best is reported),
 //! DEI_BENCH_GIT_SAMPLE=N (run git on a sample of N only and extrapolate per candidate).
 
 use dei::patch::batch::{rebuild_all, Job};
@@ -34,13 +34,10 @@ fn main() -> anyhow::Result<()> {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let data = std::env::var_os("DEI_DATA")
         .map(PathBuf::from)
-        .or_else(|| {
-            Some(root.join("../shared/data")).filter(|p| p.join("lite_candidates.jsonl").exists())
-        })
-        .unwrap_or_else(|| PathBuf::from("/work/shared/data"));
+        .unwrap_or_else(|| root.join("../shared/data"));
     let mirror = std::env::var_os("DEI_REPOS")
         .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from("/work/.mirror"));
+        .unwrap_or_else(|| root.join("target/repos"));
     if !data.join("lite_candidates.jsonl").exists() {
         println!("SKIPPED: no lite_candidates.jsonl under {}", data.display());
         return Ok(());

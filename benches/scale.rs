@@ -7,8 +7,9 @@
 //! - time per issue: the runner vs calling `pipeline::rank` issue by issue (which re-reads the
 //!   whole predictions file each time), on a sample of issues.
 //!
-//! `cargo bench --bench scale` (release). Env: `DEI_DATA` (default ../shared/data, then
-//! /work/shared/data), `DEI_REPOS` (default /work/.mirror), `SCALE_SAMPLE` (baseline issues, default 10).
+//! `cargo bench --bench scale` (release). Env: `DEI_DATA` (default ../shared/data), `DEI_REPOS`
+//! (default target/repos, where the tests clone ../shared/repos's bundles), `SCALE_SAMPLE`
+//! (baseline issues, default 10).
 
 use dei::pipeline::{IssueSource, RankRequest};
 use dei::review::offline::Offline;
@@ -73,21 +74,19 @@ fn main() {
         return child(&what);
     }
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    let data = std::env::var_os("DEI_DATA")
-        .map(PathBuf::from)
-        .into_iter()
-        .chain([
-            root.join("../shared/data"),
-            PathBuf::from("/work/shared/data"),
-        ])
-        .find(|p| p.join("lite_candidates.jsonl").exists());
+    let data = Some(
+        std::env::var_os("DEI_DATA")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| root.join("../shared/data")),
+    )
+    .filter(|p| p.join("lite_candidates.jsonl").exists());
     let Some(data) = data else {
         eprintln!("SKIPPED: no lite_candidates.jsonl (set DEI_DATA to the shared data folder)");
         return;
     };
     let repos = std::env::var_os("DEI_REPOS")
         .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from("/work/.mirror"));
+        .unwrap_or_else(|| root.join("target/repos"));
     if !repos.exists() {
         eprintln!(
             "SKIPPED: no repositories at {} (set DEI_REPOS)",

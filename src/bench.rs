@@ -39,8 +39,9 @@ pub struct WeightArgs {
 pub struct BenchContextArgs {
     #[arg(long, default_value = "../shared/data/swebench_lite/test.jsonl")]
     pub tasks: PathBuf,
-    /// Folder of repositories (owner__name or owner+name/repo); DEI_REPOS when not given.
-    #[arg(long, env = "DEI_REPOS", default_value = "/work/.mirror")]
+    /// Folder of repositories (owner__name or owner+name/repo); DEI_REPOS when not given, else
+    /// target/repos (where the tests clone the bundles of ../shared/repos).
+    #[arg(long, env = "DEI_REPOS", default_value = "target/repos")]
     pub repos: PathBuf,
     /// Candidate pool; "none" skips the context measurements.
     #[arg(long, default_value = "../shared/data/lite_candidates.jsonl")]

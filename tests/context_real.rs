@@ -1,5 +1,6 @@
 //! Issue-only localization and candidate context on a few real SWE-bench Lite instances.
-//! Skips (saying so) when ../shared/data or the repositories are absent, as in CI.
+//! Skips (saying so) when ../shared/data (or DEI_DATA) or the repositories (the bundles in
+//! ../shared/repos, or DEI_REPOS) are absent.
 
 mod common;
 use common::*;
@@ -18,11 +19,8 @@ const INSTANCES: [&str; 3] = [
 
 #[test]
 fn issue_only_localization_and_context_on_real_instances() {
-    // `../shared/data`, or DEI_SHARED_DATA when the checkout lives elsewhere.
-    let data =
-        shared_data().or_else(|| std::env::var_os("DEI_SHARED_DATA").map(std::path::PathBuf::from));
-    let Some(data) = data.filter(|d| d.join("swebench_lite/test.jsonl").exists()) else {
-        return skip("../shared/data not found (or set DEI_SHARED_DATA)");
+    let Some(data) = shared_data() else {
+        return skip("needs ../shared/data (or DEI_DATA)");
     };
     let tasks = task::load_tasks(&data.join("swebench_lite/test.jsonl")).unwrap();
     let mut ran = 0;
@@ -33,7 +31,10 @@ fn issue_only_localization_and_context_on_real_instances() {
             .find(|t| t.instance_id == id)
             .expect("instance in Lite");
         let Some(repo) = real_repo(&t.repo) else {
-            skip(&format!("{} repository not found (set DEI_REPOS)", t.repo));
+            skip(&format!(
+                "{id}: needs {}: ../shared/repos (bundles) or DEI_REPOS",
+                t.repo
+            ));
             continue;
         };
         let snap = Snapshot::open(&repo, &t.base_commit).unwrap();

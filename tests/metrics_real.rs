@@ -1,4 +1,5 @@
-//! `dei eval` on the real SWE-bench Lite runs in ../shared/data (skips when absent):
+//! `dei eval` on the real SWE-bench Lite runs in ../shared/data or DEI_DATA (skips, saying so,
+//! when absent):
 //! invariants of the definitions, and agreement with counts taken straight from the raw files.
 
 mod common;
@@ -11,11 +12,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
 fn data() -> Option<PathBuf> {
-    common::shared_data().or_else(|| {
-        std::env::var_os("DEI_SHARED_DATA")
-            .map(PathBuf::from)
-            .filter(|p| p.join("lite_candidates.jsonl").exists())
-    })
+    common::shared_data()
 }
 
 fn opts(orders: Vec<OrderKind>) -> Options {
@@ -83,7 +80,7 @@ fn raw_resolved(d: &std::path::Path) -> BTreeMap<String, BTreeSet<String>> {
 #[test]
 fn lite_candidates_all_runs() {
     let Some(d) = data() else {
-        return common::skip("../shared/data not present");
+        return common::skip("needs ../shared/data (or DEI_DATA)");
     };
     let req = EvalRequest {
         candidates: vec![d.join("lite_candidates.jsonl")],
@@ -130,7 +127,7 @@ fn lite_candidates_all_runs() {
 #[test]
 fn label_files_agree_with_each_other_and_with_run_folders() {
     let Some(d) = data() else {
-        return common::skip("../shared/data not present");
+        return common::skip("needs ../shared/data (or DEI_DATA)");
     };
     let labels = d.join("lite_labels");
     let run = |labels_arg: PathBuf| {

@@ -1,5 +1,6 @@
 //! The offline committee on a small sample of real SWE-bench Lite candidates (psf/requests).
-//! Skips, saying so, when ../shared/data is absent; without the repository it runs text-only.
+//! Skips, saying so, when ../shared/data (or DEI_DATA) is absent; the repository comes from
+//! DEI_REPOS or the bundles in ../shared/repos, and without it the test runs text-only (saying so).
 
 mod common;
 use dei::review::offline::eval;
@@ -8,24 +9,18 @@ use std::collections::BTreeSet;
 use std::path::PathBuf;
 
 fn data() -> Option<PathBuf> {
-    common::shared_data().or_else(|| {
-        let p = PathBuf::from("/work/shared/data");
-        p.join("lite_candidates.jsonl").exists().then_some(p)
-    })
+    common::shared_data()
 }
 
 #[test]
 fn committee_figures_on_requests_sample() {
     let Some(data) = data() else {
-        return common::skip("../shared/data not found");
+        return common::skip("needs ../shared/data (or DEI_DATA)");
     };
-    let repos = common::real_repo("psf/requests").and_then(|p| {
-        // real_repo gives the repository; eval wants the folder of repositories.
-        let dir = p.parent()?.parent()?.to_path_buf();
-        dei::repo::find_in_repos_dir(&dir, "psf/requests").map(|_| dir)
-    });
+    // eval wants the folder of repositories.
+    let repos = common::repos_dir_with("psf/requests");
     if repos.is_none() {
-        eprintln!("note: psf/requests repository not found; running text-only signals");
+        common::skip("psf/requests repository not found (../shared/repos or DEI_REPOS): ran text-only signals, not the repository's");
     }
     let committees = eval::default_committees();
     let runs: BTreeSet<String> = committees.iter().flat_map(|(_, m)| m.clone()).collect();
@@ -73,7 +68,7 @@ fn committee_figures_on_requests_sample() {
 #[test]
 fn split_is_deterministic_and_balanced() {
     let Some(data) = data() else {
-        return common::skip("../shared/data not found");
+        return common::skip("needs ../shared/data (or DEI_DATA)");
     };
     let tasks = dei::task::load_tasks(&data.join("swebench_lite/test.jsonl")).unwrap();
     let fit = tasks

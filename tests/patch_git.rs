@@ -1,33 +1,30 @@
 //! Strict mode against real `git apply` on a bounded sample of real candidates.
-//! Needs ../shared/data (or DEI_DATA) and the repositories under /work/.mirror (or DEI_REPOS);
-//! skips, saying so, when they are absent (as in CI). DEI_PATCH_SAMPLE=N changes the sample size.
+//! Needs ../shared/data (or DEI_DATA) and repositories: DEI_REPOS when set, else the bundles in
+//! ../shared/repos (cloned into target/repos); skips, saying so, when they are absent.
+//! DEI_PATCH_SAMPLE=N changes the sample size.
 
 mod common;
 use common::*;
 use std::path::PathBuf;
 
 fn data_dir() -> Option<PathBuf> {
-    shared_data()
-        .or_else(|| std::env::var_os("DEI_DATA").map(PathBuf::from))
-        .or_else(|| Some(PathBuf::from("/work/shared/data")))
-        .filter(|p| p.join("lite_candidates.jsonl").exists())
+    shared_data().filter(|p| p.join("lite_candidates.jsonl").exists())
 }
 
 #[test]
 fn strict_mode_answers_like_git_apply_on_real_candidates() {
     let Some(data) = data_dir() else {
-        return skip("shared data (lite_candidates.jsonl) not found");
+        return skip("needs ../shared/data (or DEI_DATA) with lite_candidates.jsonl");
     };
-    let mirror = std::env::var_os("DEI_REPOS")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from("/work/.mirror"));
-    let (items, skipped) = dei::patch::verify::load_items(&data, &mirror).unwrap();
-    if items.is_empty() {
-        return skip(&format!(
-            "no candidate repositories under {} ({skipped:?})",
-            mirror.display()
-        ));
-    }
+    let Some(repos) = repos_dirs().into_iter().next() else {
+        return skip("needs repositories: ../shared/repos (bundles) or DEI_REPOS");
+    };
+    let (items, skipped) = dei::patch::verify::load_items(&data, &repos).unwrap();
+    assert!(
+        !items.is_empty(),
+        "no candidate repositories under {} ({skipped:?})",
+        repos.display()
+    );
     let n = std::env::var("DEI_PATCH_SAMPLE")
         .ok()
         .and_then(|s| s.parse().ok())

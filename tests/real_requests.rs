@@ -1,5 +1,6 @@
 //! `dei rank` on real SWE-bench Lite predictions against a real psf/requests repository.
-//! Skips (saying so) when ../shared/data or the repository is absent, as in CI.
+//! Skips (saying so) when ../shared/data (or DEI_DATA) or the repository (the bundles in
+//! ../shared/repos, or DEI_REPOS) is absent.
 
 mod common;
 use common::*;
@@ -7,12 +8,10 @@ use common::*;
 #[test]
 fn ranks_published_runs_on_a_requests_issue() {
     let Some(data) = shared_data() else {
-        return skip("../shared/data not found");
+        return skip("needs ../shared/data (or DEI_DATA)");
     };
     let Some(repo) = real_repo("psf/requests") else {
-        return skip(
-            "psf/requests repository not found (set DEI_REPOS to a folder with psf__requests)",
-        );
+        return skip("needs psf/requests: ../shared/repos (bundles) or DEI_REPOS");
     };
     let runs = data.join("lite_runs");
     let mut preds: Vec<String> = std::fs::read_dir(&runs)

@@ -1,41 +1,20 @@
-//! A few real SWE-bench Lite issues through the multi-issue runner (skips without the data
-//! or the requests repository).
+//! A few real SWE-bench Lite issues through the multi-issue runner (skips, saying so, without
+//! the data or the requests repository).
 
+mod common;
 mod scale_util;
 
 use scale_util::*;
 use serde_json::Value;
-use std::path::PathBuf;
-
-fn data() -> Option<PathBuf> {
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    [
-        root.join("../shared/data"),
-        PathBuf::from("/work/shared/data"),
-    ]
-    .into_iter()
-    .find(|p| p.join("lite_candidates.jsonl").exists())
-}
-
-fn repos_dir(name: &str) -> Option<PathBuf> {
-    let mut dirs: Vec<PathBuf> = std::env::var_os("DEI_REPOS")
-        .map(PathBuf::from)
-        .into_iter()
-        .collect();
-    dirs.push(PathBuf::from("/work/.mirror"));
-    dirs.into_iter()
-        .find(|d| dei::repo::find_in_repos_dir(d, name).is_some())
-}
 
 #[test]
 fn lite_sample_ranks_available_repos_and_reports_missing_ones() {
-    let Some(data) = data() else {
-        eprintln!("SKIPPED: no shared data (lite_candidates.jsonl)");
-        return;
+    let Some(data) = common::shared_data().filter(|p| p.join("lite_candidates.jsonl").exists())
+    else {
+        return common::skip("needs ../shared/data (or DEI_DATA) with lite_candidates.jsonl");
     };
-    let Some(repos) = repos_dir("psf/requests") else {
-        eprintln!("SKIPPED: no psf/requests repository (set DEI_REPOS)");
-        return;
+    let Some(repos) = common::repos_dir_with("psf/requests") else {
+        return common::skip("needs psf/requests: ../shared/repos (bundles) or DEI_REPOS");
     };
     let django = dei::repo::find_in_repos_dir(&repos, "django/django").is_some();
     let dir = tempfile::tempdir().unwrap();

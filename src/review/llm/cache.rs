@@ -15,6 +15,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 #[derive(Debug, Clone)]
 pub struct Cache {
     pub dir: PathBuf,
+    /// False for a dry run's cache ([`Cache::read_only`]): lookups only, nothing created.
+    writable: bool,
 }
 
 /// Everything that decides a reply, hashed into the cache key.
@@ -51,7 +53,26 @@ impl Cache {
         })?;
         Ok(Cache {
             dir: dir.to_path_buf(),
+            writable: true,
         })
+    }
+
+    /// The cache at `dir` for lookups only (a dry run counts what is cached): the folder is
+    /// not created, and [`Cache::put`] stores nothing, so a dry run writes nothing.
+    pub fn read_only(dir: &Path) -> Cache {
+        Cache {
+            dir: dir.to_path_buf(),
+            writable: false,
+        }
+    }
+
+    /// The cache at `dir`: [`Cache::read_only`] for a dry run, else [`Cache::open`].
+    pub fn for_run(dir: &Path, dry_run: bool) -> anyhow::Result<Cache> {
+        if dry_run {
+            Ok(Cache::read_only(dir))
+        } else {
+            Cache::open(dir)
+        }
     }
 
     fn path(&self, key: &str) -> PathBuf {
@@ -64,8 +85,11 @@ impl Cache {
         serde_json::from_slice(&bytes).ok()
     }
 
-    /// Store a reply atomically (temp file + rename).
+    /// Store a reply atomically (temp file + rename); a read-only cache stores nothing.
     pub fn put(&self, key: &str, reply: &Reply) -> anyhow::Result<()> {
+        if !self.writable {
+            return Ok(());
+        }
         let path = self.path(key);
         let folder = path.parent().expect("entry has a folder");
         let tmp = folder.join(format!(
@@ -133,6 +157,27 @@ mod tests {
         // A torn file reads as a miss, not an error.
         std::fs::write(c.path(&k), b"{\"text\":").unwrap();
         assert!(c.get(&k).is_none());
+    }
+
+    #[test]
+    fn a_read_only_cache_creates_and_stores_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let at = dir.path().join("cache");
+        let c = Cache::for_run(&at, true).unwrap();
+        let k = key(&parts(3));
+        assert!(c.get(&k).is_none());
+        let r = Reply {
+            text: "t".into(),
+            input_tokens: 1,
+            output_tokens: 2,
+            finish: "stop".into(),
+            estimated: false,
+        };
+        c.put(&k, &r).unwrap();
+        assert!(!at.exists(), "a read-only cache created {}", at.display());
+        // It still reads what a real run stored.
+        Cache::for_run(&at, false).unwrap().put(&k, &r).unwrap();
+        assert_eq!(c.get(&k), Some(r));
     }
 
     #[test]

@@ -291,7 +291,10 @@ impl LlmArgs {
             return Ok(None);
         };
         let cache = match &cfg.cache {
-            Some(dir) => Some(cache::Cache::open(dir).context("the LLM response cache")?),
+            Some(dir) => Some(
+                cache::Cache::for_run(dir, cfg.settings.dry_run)
+                    .context("the LLM response cache")?,
+            ),
             None => None,
         };
         Ok(Some(Arc::new(Engine::new(
@@ -331,7 +334,10 @@ impl LlmCommittee {
             None => Rubric::default_rubric(),
         };
         let cache = match &cfg.cache {
-            Some(dir) => Some(cache::Cache::open(dir).with_context(|| "the LLM response cache")?),
+            Some(dir) => Some(
+                cache::Cache::for_run(dir, cfg.settings.dry_run)
+                    .with_context(|| "the LLM response cache")?,
+            ),
             None => None,
         };
         Ok(LlmCommittee {
