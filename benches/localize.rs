@@ -12,8 +12,8 @@
 
 use dei::context::locate::{self, LocateOptions, RepoFiles, Weights};
 use dei::generate::bm25::Bm25;
-use dei::generate::schematic::{is_python, is_test_path};
-use dei::repo::{find_in_repos_dir, Snapshot};
+use dei::model::paths::{is_python, is_test_path};
+use dei::model::repo::{find_in_repos_dir, Snapshot};
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
 use std::io::BufRead;
@@ -75,7 +75,7 @@ fn main() -> anyhow::Result<()> {
         ..LocateOptions::default()
     };
     for line in std::io::BufReader::new(file).lines() {
-        let task: dei::types::Task = serde_json::from_str(&line?)?;
+        let task: dei::model::Task = serde_json::from_str(&line?)?;
         let Some(path) = find_in_repos_dir(&repos, &task.repo) else {
             *skipped.entry(task.repo.clone()).or_default() += 1;
             continue;

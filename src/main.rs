@@ -630,7 +630,7 @@ fn locate(a: LocateArgs) -> anyhow::Result<()> {
         );
     };
     let task = issue.load()?;
-    let repo_path = dei::repo::locate(
+    let repo_path = dei::model::repo::locate(
         a.place.repo.as_deref(),
         a.place.repos.as_deref(),
         &task.repo,

@@ -3,12 +3,12 @@
 
 use crate::candidates::{self, Problem};
 use crate::context;
+use crate::model::repo::{self, Snapshot};
+use crate::model::task;
+use crate::model::{Applies, Candidate, Review, ReviewStatus, Task};
 use crate::patch::{self, Files, Mode};
-use crate::repo::{self, Snapshot};
 use crate::review::{Committee, IssueBundle, Prepared};
 use crate::select;
-use crate::task;
-use crate::types::{Applies, Candidate, Review, ReviewStatus, Task};
 use anyhow::bail;
 use rayon::prelude::*;
 use std::path::PathBuf;
@@ -42,8 +42,8 @@ pub struct RankRequest {
 pub const DEFAULT_MAX_PATCH_BYTES: usize = 4 << 20;
 
 /// The view of a candidate too large to rebuild: does not apply, with the reason.
-pub fn oversize_view(len: usize, max: usize) -> crate::types::PatchView {
-    crate::types::PatchView {
+pub fn oversize_view(len: usize, max: usize) -> crate::model::PatchView {
+    crate::model::PatchView {
         applies: Applies::No,
         files: vec![],
         error: Some(format!(
@@ -236,7 +236,7 @@ pub fn prepare_capped(
         }
         None => None,
     };
-    let others: Vec<&crate::types::PatchView> = views.iter().collect();
+    let others: Vec<&crate::model::PatchView> = views.iter().collect();
     let related = context::Related {
         refs: Some(&refs),
         others: &others,

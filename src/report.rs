@@ -3,8 +3,8 @@
 //! The table uses the JSON's words (`clean`, `fuzzy`, `no: too large`, `reviewed`, …), so what
 //! a person reads and what a program reads never disagree.
 
+use crate::model::ReviewStatus;
 use crate::pipeline::{IssueStatus, RankResult, Ranked};
-use crate::types::ReviewStatus;
 
 /// Cut `s` to `n` characters at its end (`abc…`).
 pub fn truncate(s: &str, n: usize) -> String {

@@ -1,6 +1,6 @@
 //! Stage 6: order the reviewed candidates, keeping ties visible.
 
-use crate::types::{Review, ReviewStatus};
+use crate::model::{Review, ReviewStatus};
 
 /// A candidate's place in the ranking. Candidates with equal scores share `rank`.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -63,7 +63,7 @@ pub fn rank(reviews: &[Review]) -> Vec<Placed> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::types::Score;
+    use crate::model::Score;
 
     fn r(v: f64) -> Review {
         Review {

@@ -1,9 +1,10 @@
 //! Context building on small in-memory Python sources.
 
 use dei::context::locate::RepoFiles;
-use dei::context::{build, build_with, render, IssueRefs, PyIndex, Related};
+use dei::context::{build, build_with, render, IssueRefs, Related};
+use dei::model::{Candidate, Context, LineRange, PatchView, SnippetKind, Task};
 use dei::patch::{self, Files, Mode};
-use dei::types::{Candidate, Context, LineRange, PatchView, SnippetKind, Task};
+use dei::syntax::python::PyIndex;
 
 const LIB: &str = "\
 import os

@@ -3,7 +3,7 @@
 //! after the base commit is ever read.
 
 use dei::context::locate::{locate_files, LocateOptions, RepoFiles, Weights};
-use dei::repo::Snapshot;
+use dei::model::repo::Snapshot;
 use std::path::Path;
 
 /// Commit `files` (path, text) on top of HEAD with `message`; returns the new commit id.

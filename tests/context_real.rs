@@ -6,10 +6,10 @@ mod common;
 use common::*;
 use dei::context::locate::{locate, LocateOptions, RepoFiles};
 use dei::context::{build_with, edited_units, render, IssueRefs, Related};
+use dei::model::repo::Snapshot;
+use dei::model::task;
+use dei::model::{Candidate, PatchView};
 use dei::patch::{self, Mode};
-use dei::repo::Snapshot;
-use dei::task;
-use dei::types::{Candidate, PatchView};
 
 const INSTANCES: [&str; 3] = [
     "psf__requests-2317",

@@ -93,7 +93,11 @@ fn a_run_directory_its_journal_summary_and_json_are_scores() {
     let out = run(&rank_args(&sy, &run_dir, &["--all", "--json", s(&summary)]));
     // The unknown issue is not ranked: the run finishes, writes everything, and exits 1.
     assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
-    assert!(text(&out.stderr).contains("(1 unknown_issue)"), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("(1 unknown_issue)"),
+        "{}",
+        text(&out.stderr)
+    );
 
     let instances: Vec<usize> = (0..6).chain([99]).collect();
     let mut labels = String::new();

@@ -8,9 +8,9 @@ mod llm_mock;
 
 use common::*;
 use dei::generate::Prediction;
+use dei::model::repo::Snapshot;
+use dei::model::{Applies, Candidate};
 use dei::patch::{rebuild, Files, Mode};
-use dei::repo::Snapshot;
-use dei::types::{Applies, Candidate};
 use llm_mock::Mock;
 use std::path::Path;
 use std::process::{Command, Output};
@@ -83,7 +83,7 @@ fn words_after(p: &Prediction) -> String {
         .unwrap_or_else(|| panic!("{} edits words.py", p.model_name_or_path));
     let after = f.after.clone().unwrap();
     assert_eq!(
-        dei::context::PyIndex::new(&after).error_count(),
+        dei::syntax::python::PyIndex::new(&after).error_count(),
         0,
         "{after}"
     );

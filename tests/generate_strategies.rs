@@ -9,9 +9,9 @@ use dei::generate::{
     predictions, run_strategy, to_jsonl, ChainOfContext, Generated, Hierarchical, Repo,
     SearchReplace, Strategy,
 };
+use dei::model::repo::Snapshot;
+use dei::model::{Applies, Candidate, Task};
 use dei::patch::{rebuild, Files, Mode};
-use dei::repo::Snapshot;
-use dei::types::{Applies, Candidate, Task};
 use std::time::Duration;
 
 const BASE: &str = "f63f25d43ac69806ecd91a0971c38da78fc72775";
@@ -49,7 +49,7 @@ fn check_applies(snap: &Snapshot, g: &Generated) -> String {
         .expect("edits words.py");
     let after = f.after.clone().unwrap();
     assert_eq!(
-        dei::context::PyIndex::new(&after).error_count(),
+        dei::syntax::python::PyIndex::new(&after).error_count(),
         0,
         "{after}"
     );

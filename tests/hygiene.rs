@@ -158,13 +158,14 @@ fn real_data_tests_get_the_bundled_repositories() {
     let dir = bundled_repos().expect("../shared/repos holds bundles");
     assert!(dir.starts_with(target_dir()), "{}", dir.display());
     for name in ["psf/requests", "pallets/flask", "pytest-dev/pytest"] {
-        let repo = dei::repo::find_in_repos_dir(&dir, name)
+        let repo = dei::model::repo::find_in_repos_dir(&dir, name)
             .unwrap_or_else(|| panic!("{name} is not in {}", dir.display()));
         // A Lite base commit of each is readable.
-        let tasks = dei::task::load_tasks(&root().join("../shared/data/swebench_lite/test.jsonl"))
-            .expect("../shared/data beside ../shared/repos");
+        let tasks =
+            dei::model::task::load_tasks(&root().join("../shared/data/swebench_lite/test.jsonl"))
+                .expect("../shared/data beside ../shared/repos");
         let t = tasks.iter().find(|t| t.repo == name).unwrap();
-        dei::repo::Snapshot::open(&repo, &t.base_commit)
+        dei::model::repo::Snapshot::open(&repo, &t.base_commit)
             .unwrap_or_else(|e| panic!("{name} at {}: {e}", t.base_commit));
     }
     // No scratch folder is left behind.

@@ -3,9 +3,9 @@
 
 mod llm_mock;
 
+use dei::model::{Review, Stage};
 use dei::review::llm::{LlmArgs, LlmCommittee};
 use dei::review::Committee;
-use dei::types::{Review, Stage};
 use llm_mock::{bundle, Fault, Mock};
 use std::path::Path;
 use std::time::Duration;

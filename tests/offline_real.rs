@@ -70,7 +70,7 @@ fn split_is_deterministic_and_balanced() {
     let Some(data) = data() else {
         return common::skip("needs ../shared/data (or DEI_DATA)");
     };
-    let tasks = dei::task::load_tasks(&data.join("swebench_lite/test.jsonl")).unwrap();
+    let tasks = dei::model::task::load_tasks(&data.join("swebench_lite/test.jsonl")).unwrap();
     let fit = tasks
         .iter()
         .filter(|t| eval::in_fit_half(&t.instance_id))

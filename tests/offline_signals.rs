@@ -1,8 +1,8 @@
 //! The offline committee's signal scorers on small synthetic bundles.
 
+use dei::model::{Applies, Candidate, Task};
 use dei::review::offline::features::{self, Features};
 use dei::review::offline::{agreement, location, shape, Evidence, Offline, Weights};
-use dei::types::{Applies, Candidate, Task};
 
 fn cand(agent: &str, patch: &str) -> Candidate {
     Candidate {

@@ -1,7 +1,7 @@
 //! Property tests: no input makes the parsers, the apply engine or the views panic.
 
+use dei::model::Candidate;
 use dei::patch::{self, Files, Mode};
-use dei::types::Candidate;
 use proptest::prelude::*;
 
 const REAL: &str = "diff --git a/pkg/m.py b/pkg/m.py\nindex 1a2b3c4..5d6e7f8 100644\n--- a/pkg/m.py\n+++ b/pkg/m.py\n@@ -1,4 +1,5 @@ def f(x):\n a\n-b\n+B\n+b2\n c\n d\n@@ -8,3 +9,3 @@ class K:\n h\n-i\n+I\n j\n\\ No newline at end of file\ndiff --git a/new.py b/new.py\nnew file mode 100644\n--- /dev/null\n+++ b/new.py\n@@ -0,0 +1,2 @@\n+x = 1\n+y = 2\ndiff --git a/old.py b/gone.py\nsimilarity index 90%\nrename from old.py\nrename to gone.py\nold mode 100644\nnew mode 100755\ndiff --git a/img.png b/img.png\nindex 1234567..89abcde 100644\nBinary files a/img.png and b/img.png differ\n";

@@ -16,7 +16,7 @@ fn lite_sample_ranks_available_repos_and_reports_missing_ones() {
     let Some(repos) = common::repos_dir_with("psf/requests") else {
         return common::skip("needs psf/requests: ../shared/repos (bundles) or DEI_REPOS");
     };
-    let django = dei::repo::find_in_repos_dir(&repos, "django/django").is_some();
+    let django = dei::model::repo::find_in_repos_dir(&repos, "django/django").is_some();
     let dir = tempfile::tempdir().unwrap();
     let run_dir = dir.path().join("run");
     let ids = [
@@ -41,7 +41,8 @@ fn lite_sample_ranks_available_repos_and_reports_missing_ones() {
         args.extend(["--issue".into(), id.into()]);
     }
     let out = run(&args);
-    assert!(out.status.success(), "{}", text(&out.stderr));
+    // Without the django repository its issue is not ranked: the run says so and exits 1.
+    assert_eq!(out.status.success(), django, "{}", text(&out.stderr));
     let summary: Value = serde_json::from_slice(&out.stdout).unwrap();
     let rows = summary["rows"].as_array().unwrap();
     assert_eq!(rows.len(), 4);

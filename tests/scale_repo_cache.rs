@@ -4,7 +4,7 @@
 mod scale_util;
 
 use dei::context::locate::RepoFiles;
-use dei::repo::Snapshot;
+use dei::model::repo::Snapshot;
 use scale_util::git;
 
 fn contents(files: &RepoFiles) -> Vec<(String, String)> {

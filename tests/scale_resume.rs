@@ -3,10 +3,10 @@
 
 mod scale_util;
 
+use dei::model::Review;
 use dei::review::offline::Offline;
 use dei::review::{Committee, IssueBundle};
 use dei::run::{RunRequest, Selection};
-use dei::types::Review;
 use scale_util::*;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicBool, Ordering};

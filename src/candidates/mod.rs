@@ -26,7 +26,7 @@
 //! several sources, each becomes `name@source`. `--agent-name SOURCE=NAME` ([`Naming`])
 //! overrides the rule; SOURCE is a predictions file or patch folder, or a derived name.
 
-use crate::types::{Candidate, Origin};
+use crate::model::{Candidate, Origin};
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;

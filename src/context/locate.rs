@@ -21,7 +21,7 @@
 //! ```no_run
 //! # fn main() -> anyhow::Result<()> {
 //! use dei::context::locate::{locate, LocateOptions, RepoFiles};
-//! let snap = dei::repo::Snapshot::open("repo.git".as_ref(), "HEAD")?;
+//! let snap = dei::model::repo::Snapshot::open("repo.git".as_ref(), "HEAD")?;
 //! let repo = RepoFiles::from_snapshot(&snap)?;
 //! let loc = locate("TypeError in Session.request ...", &repo, &LocateOptions::default());
 //! for f in loc.files.iter().take(5) { println!("{} {:.2}", f.path, f.score); }
@@ -29,9 +29,10 @@
 //! ```
 
 use super::issue::{code_lines, resolve_path, weighted_parts, IssueRefs, MIN_QUOTED_LINE};
-use super::python;
-use crate::repo::{CommitChange, Snapshot};
-use crate::types::{LineRange, SnippetKind};
+use crate::model::paths::is_auxiliary;
+use crate::model::repo::{CommitChange, Snapshot};
+use crate::model::{LineRange, SnippetKind};
+use crate::syntax::python;
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, OnceLock};
 
@@ -831,31 +832,6 @@ pub fn tested_files<'a>(test: &str, repo: &'a RepoFiles) -> Vec<&'a str> {
         found.clear();
     }
     found
-}
-
-/// A path under a test folder (`tests`, `test`, `testing`) or named like a test module
-/// (`test_*.py`, `*_test.py`, `conftest.py`). The one rule the locator, the generator and the
-/// offline committee share.
-pub fn is_test_path(path: &str) -> bool {
-    let file = path.rsplit('/').next().unwrap_or(path);
-    path.split('/')
-        .any(|c| c == "tests" || c == "test" || c == "testing")
-        || file.starts_with("test_")
-        || file.ends_with("_test.py")
-        || file == "conftest.py"
-}
-
-/// True for tests (in any letter case), docs, examples, benchmarks and similar files a fix
-/// rarely edits.
-pub fn is_auxiliary(path: &str) -> bool {
-    let p = path.to_ascii_lowercase();
-    is_test_path(&p)
-        || p.split('/').any(|seg| {
-            matches!(
-                seg,
-                "doc" | "docs" | "examples" | "example" | "benchmarks" | "bench" | "scripts"
-            )
-        })
 }
 
 /// [`bm25`] scaled so the best document scores 1.
@@ -2024,7 +2000,7 @@ mod tests {
 
     #[test]
     fn churn_counts_past_commits_per_file() {
-        use crate::repo::CommitChange;
+        use crate::model::repo::CommitChange;
         let commit = |paths: &[&str]| {
             Arc::new(CommitChange {
                 id: git2::Oid::zero(),

@@ -13,15 +13,14 @@
 pub mod eval;
 pub mod issue;
 pub mod locate;
-pub mod python;
 pub mod report;
 pub mod rerank;
-pub mod schematic;
 
+use crate::model::paths::{is_auxiliary, is_python};
+use crate::syntax::python::{self, Def, PyIndex};
 pub use issue::IssueRefs;
-pub use python::{Def, PyIndex};
 
-use crate::types::{Context, LineRange, ParseErrorPos, PatchView, Snippet, SnippetKind, Task};
+use crate::model::{Context, LineRange, ParseErrorPos, PatchView, Snippet, SnippetKind, Task};
 use locate::RepoFiles;
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -37,11 +36,6 @@ pub fn slice_lines(text: &str, range: LineRange) -> String {
         .skip(range.start.saturating_sub(1))
         .take(range.end + 1 - range.start.max(1))
         .collect()
-}
-
-/// True for Python sources (indexed with tree-sitter; other files get line windows).
-pub fn is_python(path: &str) -> bool {
-    path.ends_with(".py") || path.ends_with(".pyi")
 }
 
 /// Identifiers the issue text names (see [`issue::mentions`]).
@@ -591,7 +585,7 @@ pub fn build_with(view: &PatchView, task: &Task, budget: usize, rel: &Related) -
                     let rf = &repo.files[fi];
                     if rf.path == *path
                         || view.files.iter().any(|g| g.path == rf.path)
-                        || locate::is_auxiliary(&rf.path)
+                        || is_auxiliary(&rf.path)
                     {
                         continue;
                     }
@@ -725,7 +719,7 @@ pub fn build_with(view: &PatchView, task: &Task, budget: usize, rel: &Related) -
             }
             for &i in defining {
                 let rf = &repo.files[i];
-                if view.files.iter().any(|f| f.path == rf.path) || locate::is_auxiliary(&rf.path) {
+                if view.files.iter().any(|f| f.path == rf.path) || is_auxiliary(&rf.path) {
                     continue;
                 }
                 let ri = rf.index();

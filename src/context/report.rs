@@ -4,10 +4,10 @@
 
 use super::locate::{locate, Localization, LocateOptions, RepoFiles, HISTORY_COMMITS};
 use super::rerank::{rerank, RerankOptions};
-use crate::repo::Snapshot;
+use crate::model::repo::Snapshot;
+use crate::model::Task;
 use crate::review::llm::model::Model;
 use crate::review::prompts::Prompts;
-use crate::types::Task;
 use std::fmt::Write as _;
 use std::path::Path;
 

@@ -13,9 +13,10 @@
 //! template that cannot be rendered (a broken `--prompt-dir`) is an error.
 
 use super::locate::{FileHit, FuncHit, Localization, RepoFiles};
-use super::schematic::{is_python, parse_targets, schematic, Schematic, Target};
+use crate::model::paths::is_python;
 use crate::review::llm::model::Model;
 use crate::review::prompts::{Outlined, Prompts};
+use crate::syntax::schematic::{parse_targets, schematic, Schematic, Target};
 
 /// How much the model is shown and asked for.
 #[derive(Debug, Clone)]

@@ -5,9 +5,10 @@
 //! module-level code. Tokens know about identifiers: `get_full_url` and `HTTPAdapter` also
 //! count as `get`, `full`, `url`, `http`, `adapter`, and the whole identifier counts too.
 
-use super::schematic::{is_python, schematic};
-use crate::repo::Snapshot;
-use crate::types::{LineRange, SnippetKind};
+use crate::model::paths::is_python;
+use crate::model::repo::Snapshot;
+use crate::model::{LineRange, SnippetKind};
+use crate::syntax::schematic::schematic;
 use std::collections::HashMap;
 
 /// One retrievable piece of code.

@@ -1,8 +1,8 @@
 //! From before/after contents to a git-style unified diff, checked by applying it back.
 
 use super::edit::FileEdit;
+use crate::model::{Applies, Candidate};
 use crate::patch::{self, Files, Mode};
-use crate::types::{Applies, Candidate};
 use anyhow::bail;
 
 /// A git-style diff of one file (`before: None` creates it, `after: None` deletes it).

@@ -11,9 +11,10 @@
 //! ([`check_syntax`]); otherwise the edit is refused with the first syntax error's position,
 //! which the generator feeds back to the model once. CRLF files keep CRLF.
 
-use super::schematic::{is_python, schematic};
-use crate::context::python;
-use crate::types::LineRange;
+use crate::model::paths::is_python;
+use crate::model::LineRange;
+use crate::syntax::python;
+use crate::syntax::schematic::schematic;
 use std::fmt;
 
 /// Lowest character similarity (0–1) at which a SEARCH text may land on a span.

@@ -16,21 +16,22 @@ pub mod edit;
 pub mod run;
 pub mod validate;
 
-/// File maps and schematics; they live with the context stage, whose re-ranking shows them too.
-pub use crate::context::schematic;
 /// The model interface; it lives with the LLM client ([`crate::review::llm::model`]), which the
 /// context stage's re-ranking shares.
 pub use crate::review::llm::model as llm;
+/// File maps and schematics; they live with the context stage, whose re-ranking shows them too.
+use crate::syntax::schematic;
 
 use crate::context::locate::{self, RepoFiles};
 use crate::context::tokens;
-use crate::repo::Snapshot;
-use crate::types::{LineRange, SnippetKind, Task};
+use crate::model::paths::{is_auxiliary, is_python, is_test_path};
+use crate::model::repo::Snapshot;
+use crate::model::{LineRange, SnippetKind, Task};
 use anyhow::bail;
 use bm25::Bm25;
 use edit::{EditError, FileEdit};
 use llm::Model;
-use schematic::{is_python, is_test_path, parse_targets, schematic as schematic_of, Target};
+use schematic::{parse_targets, schematic as schematic_of, Target};
 use serde::{Deserialize, Serialize};
 use std::cell::OnceCell;
 use std::collections::HashMap;
@@ -98,7 +99,7 @@ impl<'a> Repo<'a> {
         Ok(locate::locate_files(issue, files, &opts)
             .into_iter()
             .map(|h| h.path)
-            .filter(|p| !locate::is_auxiliary(p))
+            .filter(|p| !is_auxiliary(p))
             .take(n)
             .collect())
     }

@@ -14,11 +14,11 @@ use super::{
     predictions, run_strategy, to_jsonl, ChainOfContext, Generated, Hierarchical, Prediction, Repo,
     SearchReplace, Strategy,
 };
-use crate::repo::{locate, Snapshot};
+use crate::model::repo::{locate, Snapshot};
+use crate::model::task::{find_task, load_tasks};
+use crate::model::{Task, Usage};
 use crate::review::llm::LlmArgs;
 use crate::run::Selection;
-use crate::task::{find_task, load_tasks};
-use crate::types::{Task, Usage};
 use anyhow::{bail, Context as _};
 use std::collections::HashSet;
 use std::io::Write as _;

@@ -6,7 +6,7 @@ use super::labels::LabelFile;
 use super::orders::natural_cmp;
 use super::selection::Selection;
 use crate::candidates::Loaded;
-use crate::types::Candidate;
+use crate::model::Candidate;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 

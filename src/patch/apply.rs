@@ -13,7 +13,7 @@
 //! whitespace. A hunk that cannot be placed records the nearest location.
 
 use super::parse::{FilePatch, Line};
-use crate::types::{HunkInfo, HunkStatus, LineRange};
+use crate::model::{HunkInfo, HunkStatus, LineRange};
 use std::borrow::Cow;
 
 /// How strictly to place hunks.

@@ -4,7 +4,7 @@
 //! (`map_init`), keyed by repository path, and caches the tree of the last commit it read.
 
 use super::{paths_needed, rebuild, Files, Mode};
-use crate::types::{Candidate, PatchView};
+use crate::model::{Candidate, PatchView};
 use anyhow::Context as _;
 use rayon::prelude::*;
 use std::collections::HashMap;

@@ -19,7 +19,7 @@ pub use apply::{apply_file, Mode};
 pub use gitparse::parse_git;
 pub use parse::{parse, Patch};
 
-use crate::types::{Applies, Candidate, FileView, HunkStatus, LineRange, PatchView};
+use crate::model::{Applies, Candidate, FileView, HunkStatus, LineRange, PatchView};
 use std::collections::{HashMap, HashSet};
 
 /// Base-commit contents by path (`None`: not in the tree).

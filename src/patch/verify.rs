@@ -9,7 +9,7 @@
 
 use super::batch::{rebuild_all, Job};
 use super::{Mode, PatchView};
-use crate::types::{Applies, Candidate, Task};
+use crate::model::{Applies, Candidate, Task};
 use anyhow::{bail, Context as _};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
@@ -31,7 +31,7 @@ pub fn load_items(
     data: &Path,
     mirror: &Path,
 ) -> anyhow::Result<(Vec<Item>, BTreeMap<String, usize>)> {
-    let tasks = crate::task::load_tasks(&data.join("swebench_lite/test.jsonl"))?;
+    let tasks = crate::model::task::load_tasks(&data.join("swebench_lite/test.jsonl"))?;
     let by_id: HashMap<&str, &Task> = tasks.iter().map(|t| (t.instance_id.as_str(), t)).collect();
     let path = data.join("lite_candidates.jsonl");
     let text = std::fs::read_to_string(&path)
@@ -56,7 +56,7 @@ pub fn load_items(
                 n + 1
             )
         };
-        let Some(repo) = crate::repo::find_in_repos_dir(mirror, &task.repo) else {
+        let Some(repo) = crate::model::repo::find_in_repos_dir(mirror, &task.repo) else {
             *skipped.entry(task.repo.clone()).or_default() += 1;
             continue;
         };
@@ -66,7 +66,7 @@ pub fn load_items(
                 agent: v["run"].as_str().unwrap_or_default().to_string(),
                 patch: patch.to_string(),
                 resolved: v["resolved"].as_bool(),
-                origin: crate::types::Origin {
+                origin: crate::model::Origin {
                     path: path.clone(),
                     line: Some(n + 1),
                 },

@@ -9,7 +9,7 @@ pub mod offline;
 pub mod prompts;
 pub mod rubric;
 
-use crate::types::{Candidate, Context, PatchView, Review, Task};
+use crate::model::{Candidate, Context, PatchView, Review, Task};
 
 /// A candidate with its rebuilt code and context: everything a reviewer needs.
 #[derive(Debug, Clone)]

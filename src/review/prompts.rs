@@ -6,8 +6,8 @@
 //! `localize_functions.j2`) with the file of the same name in DIR.
 
 use super::Prepared;
+use crate::model::{FileView, LineRange, Task};
 use crate::review::rubric::Rubric;
-use crate::types::{FileView, LineRange, Task};
 use anyhow::{anyhow, Context as _};
 use minijinja::{Environment, UndefinedBehavior};
 use serde::Serialize;
@@ -176,7 +176,7 @@ pub struct Rendered {
 #[derive(Debug, Clone, Serialize)]
 pub struct Outlined {
     pub path: String,
-    /// Its schematic ([`crate::context::schematic::Schematic::render`]), trimmed.
+    /// Its schematic ([`crate::syntax::schematic::Schematic::render`]), trimmed.
     pub outline: String,
 }
 

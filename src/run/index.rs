@@ -11,7 +11,7 @@
 //! a line that is not UTF-8 or not JSON is dropped with the same text.
 
 use crate::candidates::{self, Named, Naming, Problem};
-use crate::types::{Candidate, Origin};
+use crate::model::{Candidate, Origin};
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fs::File;

@@ -20,11 +20,11 @@ pub use shard::Shard;
 pub use summary::{merge, Summary};
 
 use crate::candidates::Problem;
+use crate::model::Task;
+use crate::model::{repo, task};
 use crate::patch::Mode;
 use crate::pipeline::{self, RankResult};
 use crate::review::Committee;
-use crate::types::Task;
-use crate::{repo, task};
 use index::Index;
 use journal::{Journal, Manifest, RunLock};
 use rayon::prelude::*;
@@ -526,8 +526,8 @@ pub fn stop_on_ctrl_c() -> Arc<AtomicBool> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::{Applies, Review, Score};
     use crate::pipeline::Ranked;
-    use crate::types::{Applies, Review, Score};
 
     fn ranked(agent: &str, rank: usize, score: f64, resolved: Option<bool>) -> Ranked {
         Ranked {
@@ -536,7 +536,7 @@ mod tests {
             agent: agent.into(),
             instance_id: "i-1".into(),
             score: Some(score),
-            status: crate::types::ReviewStatus::Reviewed,
+            status: crate::model::ReviewStatus::Reviewed,
             applies: Applies::Clean,
             apply_failure: None,
             files: vec![],

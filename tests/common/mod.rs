@@ -179,7 +179,7 @@ pub fn repos_dirs() -> Vec<PathBuf> {
 pub fn repos_dir_with(name: &str) -> Option<PathBuf> {
     repos_dirs()
         .into_iter()
-        .find(|d| dei::repo::find_in_repos_dir(d, name).is_some())
+        .find(|d| dei::model::repo::find_in_repos_dir(d, name).is_some())
 }
 
 /// A real project repository (`owner/name`) from [`repos_dirs`]; `None` (the caller skips,
@@ -187,7 +187,7 @@ pub fn repos_dir_with(name: &str) -> Option<PathBuf> {
 pub fn real_repo(name: &str) -> Option<PathBuf> {
     repos_dirs()
         .iter()
-        .find_map(|d| dei::repo::find_in_repos_dir(d, name))
+        .find_map(|d| dei::model::repo::find_in_repos_dir(d, name))
 }
 
 /// `target/repos` with a bare clone of every bundle in `../shared/repos`, each made once (a few

@@ -479,8 +479,8 @@ async fn serve(
     }
 }
 
+use dei::model::{Applies, Candidate, Context, FileView, HunkStatus, LineRange, PatchView, Task};
 use dei::review::{IssueBundle, Prepared};
-use dei::types::{Applies, Candidate, Context, FileView, HunkStatus, LineRange, PatchView, Task};
 
 /// A synthetic issue with `n` candidates; candidate `good` (if any) carries the GOOD marker.
 pub fn bundle(id: &str, n: usize, good: Option<usize>) -> IssueBundle {

@@ -14,10 +14,10 @@ pub mod provider;
 pub mod runner;
 pub mod selectors;
 
+use crate::model::{Review, Usage};
 use crate::review::prompts::{Format, Limits, Prompts};
 use crate::review::rubric::Rubric;
 use crate::review::{Committee, IssueBundle};
-use crate::types::{Review, Usage};
 use anyhow::{bail, Context as _};
 use provider::{Protocol, Provider, Secret};
 use runner::{Engine, Price, Settings};
@@ -430,7 +430,7 @@ impl Committee for LlmCommittee {
 
     fn relocate(
         &self,
-        task: &crate::types::Task,
+        task: &crate::model::Task,
         repo: &crate::context::locate::RepoFiles,
         lexical: &crate::context::locate::Localization,
     ) -> anyhow::Result<Option<crate::context::rerank::Reranked>> {

@@ -6,7 +6,7 @@
 //! from a script, in order or by matching prompt content, and records every call.
 
 use super::runner::Engine;
-use crate::types::Usage;
+use crate::model::Usage;
 use anyhow::bail;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};

@@ -3,7 +3,7 @@
 //! (e.g. no integer score 1–10) is an error with the reason, never a guessed value.
 
 use super::provider::{Js, Schema};
-use crate::types::Stage;
+use crate::model::Stage;
 use serde_json::{json, Value};
 
 /// What a call asks the model to produce.

@@ -11,10 +11,10 @@
 
 use super::parse::{Parsed, ReplyKind};
 use super::runner::{Job, Outcome};
+use crate::model::{Applies, Review, Score, Stage, Usage};
 use crate::review::prompts::{Format, Limits, PromptCandidate, Prompts};
 use crate::review::rubric::Rubric;
 use crate::review::{IssueBundle, Prepared};
-use crate::types::{Applies, Review, Score, Stage, Usage};
 
 /// What every selector needs to write its prompts.
 pub struct PlanEnv<'a> {

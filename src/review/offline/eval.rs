@@ -12,9 +12,9 @@
 use super::features::{self, Features};
 use super::{Evidence, Offline, Weights};
 use crate::metrics::{Slot, Totals};
+use crate::model::repo::{find_in_repos_dir, Snapshot};
+use crate::model::{Candidate, Origin, Task};
 use crate::patch::{self, Mode};
-use crate::repo::{find_in_repos_dir, Snapshot};
-use crate::types::{Candidate, Origin, Task};
 use anyhow::Context as _;
 use rayon::prelude::*;
 use std::collections::{BTreeMap, BTreeSet};
@@ -111,7 +111,7 @@ pub fn load_where(
     keep: &(dyn Fn(&Task) -> bool + Sync),
 ) -> anyhow::Result<Vec<Instance>> {
     let tasks_path = data.join("swebench_lite/test.jsonl");
-    let mut tasks = crate::task::load_tasks(&tasks_path)?;
+    let mut tasks = crate::model::task::load_tasks(&tasks_path)?;
     tasks.retain(|t| keep(t));
     let cands_path = data.join("lite_candidates.jsonl");
     let text = std::fs::read_to_string(&cands_path).with_context(|| {

@@ -4,9 +4,9 @@
 //! Everything here is a plain value so that each signal scorer can be tested on small
 //! hand-made inputs.
 
-pub use crate::context::locate::is_test_path;
+use crate::model::paths::is_test_path;
+use crate::model::{Applies, Candidate, Context, PatchView};
 use crate::patch::parse::{self, Line};
-use crate::types::{Applies, Candidate, Context, PatchView};
 use std::collections::BTreeSet;
 
 /// Facts about one candidate, independent of the other candidates.

@@ -1,7 +1,8 @@
 //! Location evidence: does the candidate edit the files or definitions the issue text (or
 //! its stack trace) names?
 
-use super::features::{is_test_path, Features};
+use super::features::Features;
+use crate::model::paths::is_test_path;
 use std::collections::HashSet;
 
 /// What an issue names, prepared once per issue.

@@ -34,7 +34,7 @@ pub mod location;
 pub mod shape;
 
 use super::{Committee, IssueBundle};
-use crate::types::{Applies, Review, Score, Task};
+use crate::model::{Applies, Review, Score, Task};
 use features::Features;
 use location::Mentions;
 

@@ -2,9 +2,9 @@
 //! file a schematic (classes, functions, signatures, decorators, the first docstring line,
 //! and where top-level code sits), all read with tree-sitter.
 
-pub use super::locate::is_test_path;
 use super::python;
-use crate::types::{LineRange, SnippetKind};
+use crate::model::paths::{is_python, is_test_path};
+use crate::model::{LineRange, SnippetKind};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
@@ -184,10 +184,6 @@ impl Schematic {
         }
         out
     }
-}
-
-pub fn is_python(path: &str) -> bool {
-    path.ends_with(".py") || path.ends_with(".pyi")
 }
 
 /// A trimmed tree of the repository's Python files: test folders are left out unless

@@ -1,6 +1,6 @@
 //! Stage 2a: the issue to fix, from SWE-bench-style task records or a plain-text file.
 
-use crate::types::Task;
+use crate::model::Task;
 use anyhow::{bail, Context as _};
 use serde_json::Value;
 use std::path::Path;

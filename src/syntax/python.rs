@@ -4,7 +4,7 @@
 //! Indexes are cached by content hash ([`index`]), so a file shared by many candidates or
 //! many runs is parsed once.
 
-use crate::types::{LineRange, ParseErrorPos, SnippetKind};
+use crate::model::{LineRange, ParseErrorPos, SnippetKind};
 use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
 use std::sync::{Arc, Mutex, OnceLock};
