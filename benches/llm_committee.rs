@@ -12,7 +12,8 @@
 #[path = "../tests/llm_mock/mod.rs"]
 mod llm_mock;
 
-use dei::review::llm::{LlmArgs, LlmCommittee};
+use dei::llm::config::LlmArgs;
+use dei::review::llm::LlmCommittee;
 use dei::review::Committee;
 use std::io::BufRead;
 use std::process::{Command, Stdio};

@@ -77,7 +77,7 @@ pub struct BenchContextArgs {
     /// With --llm (or DEI_LLM), a model re-ranks each issue's localization and the report gives
     /// the figures with and without it.
     #[command(flatten)]
-    pub llm: crate::review::llm::LlmArgs,
+    pub llm: crate::llm::config::LlmArgs,
     /// Re-rank with a stand-in that names exactly the gold files and definitions it is shown:
     /// the ceiling of re-ranking with these shortlists and outlines (no model is called).
     #[arg(long, conflicts_with = "llm")]
@@ -138,10 +138,8 @@ fn context(a: BenchContextArgs) -> anyhow::Result<()> {
             crate::context::eval::run_with(&opts, Some(&rerank), |line| eprintln!("{line}"))?
         }
         Some(engine) => {
-            let model = crate::review::llm::model::EngineModel::new(
-                std::sync::Arc::clone(&engine),
-                "localize",
-            );
+            let model =
+                crate::llm::model::EngineModel::new(std::sync::Arc::clone(&engine), "localize");
             let rerank = crate::context::eval::Rerank {
                 model: crate::context::eval::Reranker::Model(&model),
                 prompts: &prompts,

@@ -9,6 +9,7 @@ pub mod bench;
 pub mod candidates;
 pub mod context;
 pub mod generate;
+pub mod llm;
 pub mod metrics;
 pub mod model;
 pub mod patch;

@@ -99,7 +99,7 @@ struct LocateArgs {
     #[arg(long)]
     json: Option<PathBuf>,
     #[command(flatten)]
-    llm: dei::review::llm::LlmArgs,
+    llm: dei::llm::config::LlmArgs,
 }
 
 #[derive(Args)]
@@ -154,7 +154,7 @@ struct GenerateArgs {
     #[arg(long)]
     out: PathBuf,
     #[command(flatten)]
-    llm: dei::review::llm::LlmArgs,
+    llm: dei::llm::config::LlmArgs,
 }
 
 fn generate(args: GenerateArgs) -> anyhow::Result<()> {
@@ -263,7 +263,7 @@ struct RankArgs {
     #[arg(long, value_name = "FILE")]
     offline_weights: Option<PathBuf>,
     #[command(flatten)]
-    llm: dei::review::llm::LlmArgs,
+    llm: dei::llm::config::LlmArgs,
 }
 
 /// `--agent-name` (`dei rank`, `dei eval`).
@@ -283,10 +283,10 @@ impl AgentNameArgs {
 
 /// The LLM committee when one is configured, else the offline committee (said in one line).
 fn committee(
-    llm: &dei::review::llm::LlmArgs,
+    llm: &dei::llm::config::LlmArgs,
     offline_weights: Option<&std::path::Path>,
 ) -> anyhow::Result<Box<dyn dei::review::Committee>> {
-    Ok(match llm.committee()? {
+    Ok(match dei::review::llm::LlmCommittee::from_args(llm)? {
         Some(llm) => Box::new(llm),
         None => {
             eprintln!("note: no LLM configured; using the offline committee (agreement between candidates and static checks)");
@@ -639,7 +639,7 @@ fn locate(a: LocateArgs) -> anyhow::Result<()> {
     let prompts = dei::review::prompts::Prompts::load(a.llm.prompt_dir.as_deref())?;
     let model = engine
         .as_ref()
-        .map(|e| dei::review::llm::model::EngineModel::new(std::sync::Arc::clone(e), "locate"));
+        .map(|e| dei::llm::model::EngineModel::new(std::sync::Arc::clone(e), "locate"));
     let with = model.as_ref().map(|m| dei::context::report::WithModel {
         model: m,
         prompts: &prompts,

@@ -420,7 +420,7 @@ fn no_model_fails_clearly_and_dry_run_calls_nothing() {
 #[test]
 fn engine_model_samples_differ_and_come_back_from_the_cache() {
     use dei::generate::llm::{EngineModel, Model};
-    use dei::review::llm::LlmArgs;
+    use dei::llm::config::LlmArgs;
     use std::sync::Arc;
     let mock = Mock::start(Duration::ZERO);
     mock.script("ask", "first");
@@ -440,10 +440,9 @@ fn engine_model_samples_differ_and_come_back_from_the_cache() {
         ..Default::default()
     };
     let cfg = args.resolve(&|_| None).unwrap().unwrap();
-    let cache = dei::review::llm::cache::Cache::open(&dir.path().join("cache")).unwrap();
-    let engine = Arc::new(
-        dei::review::llm::runner::Engine::new(cfg.provider, cfg.settings, Some(cache)).unwrap(),
-    );
+    let cache = dei::llm::cache::Cache::open(&dir.path().join("cache")).unwrap();
+    let engine =
+        Arc::new(dei::llm::runner::Engine::new(cfg.provider, cfg.settings, Some(cache)).unwrap());
     let m = EngineModel::new(Arc::clone(&engine), "t");
     assert_eq!(m.complete("s", "ask", 0.0).unwrap(), "first");
     assert_eq!(

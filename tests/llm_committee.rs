@@ -3,8 +3,9 @@
 
 mod llm_mock;
 
+use dei::llm::config::LlmArgs;
 use dei::model::{Review, Stage};
-use dei::review::llm::{LlmArgs, LlmCommittee};
+use dei::review::llm::LlmCommittee;
 use dei::review::Committee;
 use llm_mock::{bundle, Fault, Mock};
 use std::path::Path;

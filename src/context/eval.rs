@@ -19,11 +19,11 @@ use super::locate::{
     LocateOptions, RepoFiles, Weights, FUNCTION_SIGNALS,
 };
 use super::{build_with, edited_units, IssueRefs, Related};
+use crate::llm::model::Model;
 use crate::model::repo::{self, Snapshot};
 use crate::model::task;
 use crate::model::{Candidate, PatchView, SnippetKind, Task};
 use crate::patch::{self, Mode};
-use crate::review::llm::model::Model;
 use sha2::{Digest, Sha256};
 use std::collections::HashMap;
 use std::path::PathBuf;

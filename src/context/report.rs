@@ -4,9 +4,9 @@
 
 use super::locate::{locate, Localization, LocateOptions, RepoFiles, HISTORY_COMMITS};
 use super::rerank::{rerank, RerankOptions};
+use crate::llm::model::Model;
 use crate::model::repo::Snapshot;
 use crate::model::Task;
-use crate::review::llm::model::Model;
 use crate::review::prompts::Prompts;
 use std::fmt::Write as _;
 use std::path::Path;

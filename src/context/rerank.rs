@@ -13,8 +13,8 @@
 //! template that cannot be rendered (a broken `--prompt-dir`) is an error.
 
 use super::locate::{FileHit, FuncHit, Localization, RepoFiles};
+use crate::llm::model::Model;
 use crate::model::paths::is_python;
-use crate::review::llm::model::Model;
 use crate::review::prompts::{Outlined, Prompts};
 use crate::syntax::schematic::{parse_targets, schematic, Schematic, Target};
 
@@ -316,7 +316,7 @@ fn promote_functions(lexical: &[FuncHit], picked: Vec<FuncHit>) -> Vec<FuncHit> 
 mod tests {
     use super::*;
     use crate::context::locate::{locate, LocateOptions};
-    use crate::review::llm::model::Scripted;
+    use crate::llm::model::Scripted;
 
     fn repo() -> RepoFiles {
         RepoFiles::from_pairs(vec![

@@ -16,9 +16,9 @@ pub mod edit;
 pub mod run;
 pub mod validate;
 
-/// The model interface; it lives with the LLM client ([`crate::review::llm::model`]), which the
+/// The model interface; it lives with the LLM client ([`crate::llm::model`]), which the
 /// context stage's re-ranking shares.
-pub use crate::review::llm::model as llm;
+pub use crate::llm::model as llm;
 /// File maps and schematics; they live with the context stage, whose re-ranking shows them too.
 use crate::syntax::schematic;
 

@@ -14,10 +14,10 @@ use super::{
     predictions, run_strategy, to_jsonl, ChainOfContext, Generated, Hierarchical, Prediction, Repo,
     SearchReplace, Strategy,
 };
+use crate::llm::config::LlmArgs;
 use crate::model::repo::{locate, Snapshot};
 use crate::model::task::{find_task, load_tasks};
 use crate::model::{Task, Usage};
-use crate::review::llm::LlmArgs;
 use crate::run::Selection;
 use anyhow::{bail, Context as _};
 use std::collections::HashSet;

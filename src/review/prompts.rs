@@ -6,6 +6,7 @@
 //! `localize_functions.j2`) with the file of the same name in DIR.
 
 use super::Prepared;
+use crate::llm::{Format, Rendered};
 use crate::model::{FileView, LineRange, Task};
 use crate::review::rubric::Rubric;
 use anyhow::{anyhow, Context as _};
@@ -33,16 +34,6 @@ pub const DEFAULTS: [(&str, &str); 8] = [
         include_str!("../../prompts/localize_functions.j2"),
     ),
 ];
-
-/// How the model is asked to shape its reply.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Format {
-    /// A JSON object (enforced by the provider's structured output where it has one).
-    Json,
-    /// `<issue>…</issue>`-style tagged sections.
-    Tags,
-}
 
 /// Limits that keep one candidate's part of a prompt bounded.
 #[derive(Debug, Clone, Copy)]
@@ -163,13 +154,6 @@ impl PromptCandidate {
             edited: p.context.edited.clone(),
         }
     }
-}
-
-/// A rendered prompt: what is sent, exactly.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
-pub struct Rendered {
-    pub system: String,
-    pub user: String,
 }
 
 /// A file as the localization prompts show it.

@@ -11,8 +11,9 @@
 
 use super::parse::{Parsed, ReplyKind};
 use super::runner::{Job, Outcome};
+use crate::llm::Format;
 use crate::model::{Applies, Review, Score, Stage, Usage};
-use crate::review::prompts::{Format, Limits, PromptCandidate, Prompts};
+use crate::review::prompts::{Limits, PromptCandidate, Prompts};
 use crate::review::rubric::Rubric;
 use crate::review::{IssueBundle, Prepared};
 
