@@ -11,9 +11,10 @@
 //! (default target/repos, where the tests clone ../shared/repos's bundles), `SCALE_SAMPLE`
 //! (baseline issues, default 10).
 
-use dei::pipeline::{IssueSource, RankRequest};
+use dei::model::task::Selection;
+use dei::rank::pipeline::{IssueSource, RankRequest};
+use dei::rank::run::RunRequest;
 use dei::review::offline::Offline;
-use dei::run::{RunRequest, Selection};
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -57,7 +58,7 @@ fn child(what: &str) {
     let file = PathBuf::from(std::env::var_os("SCALE_FILE").expect("SCALE_FILE"));
     let base = status_kib("VmRSS:");
     let n = if what == "index" {
-        dei::run::index::Index::build(std::slice::from_ref(&file))
+        dei::rank::run::index::Index::build(std::slice::from_ref(&file))
             .expect("index")
             .len()
     } else {
@@ -136,7 +137,7 @@ fn main() {
         repos: Some(repos.clone()),
         strict: false,
         context_tokens: 4000,
-        max_patch_bytes: dei::pipeline::DEFAULT_MAX_PATCH_BYTES,
+        max_patch_bytes: dei::rank::pipeline::DEFAULT_MAX_PATCH_BYTES,
         run_dir: dir.path().join("run"),
         shard: None,
         retry_errors: false,
@@ -145,7 +146,7 @@ fn main() {
     };
     reset_peak();
     let t = Instant::now();
-    let report = dei::run::run(&req, &committee).expect("run");
+    let report = dei::rank::run::run(&req, &committee).expect("run");
     let wall = t.elapsed().as_secs_f64();
     let peak = status_kib("VmHWM:");
     let s = &report.summary;
@@ -166,7 +167,7 @@ fn main() {
     };
     // Warm the process-wide blob and parse caches on the sample first, so neither measured
     // pass pays for the other's cold reads.
-    dei::run::run(
+    dei::rank::run::run(
         &RunRequest {
             run_dir: dir.path().join("warm"),
             ..sample_req.clone()
@@ -175,7 +176,7 @@ fn main() {
     )
     .expect("warm-up run");
     let t = Instant::now();
-    dei::run::run(&sample_req, &committee).expect("sample run");
+    dei::rank::run::run(&sample_req, &committee).expect("sample run");
     let per_issue_run = t.elapsed().as_secs_f64() / ids.len().max(1) as f64;
     let t = Instant::now();
     for id in &ids {
@@ -189,10 +190,10 @@ fn main() {
             repos: Some(repos.clone()),
             strict: false,
             context_tokens: 4000,
-            max_patch_bytes: dei::pipeline::DEFAULT_MAX_PATCH_BYTES,
+            max_patch_bytes: dei::rank::pipeline::DEFAULT_MAX_PATCH_BYTES,
             naming: Default::default(),
         };
-        dei::pipeline::rank(&rr, &committee).expect("baseline rank");
+        dei::rank::pipeline::rank(&rr, &committee).expect("baseline rank");
     }
     let per_issue_base = t.elapsed().as_secs_f64() / ids.len().max(1) as f64;
 

@@ -1,7 +1,7 @@
 //! The `dei` command line: a thin clap front over the library.
 
 use clap::{Args, Parser, Subcommand};
-use dei::pipeline::{IssueSource, RankRequest};
+use dei::rank::pipeline::{IssueSource, RankRequest};
 use dei::review::offline::Offline;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -166,9 +166,9 @@ fn generate(args: GenerateArgs) -> anyhow::Result<()> {
     let req = gen::GenerateRequest {
         tasks: args.tasks,
         selection: if args.all {
-            dei::run::Selection::All
+            dei::model::task::Selection::All
         } else {
-            dei::run::Selection::Ids(args.issue)
+            dei::model::task::Selection::Ids(args.issue)
         },
         repo: args.place.repo,
         repos: args.place.repos,
@@ -233,7 +233,7 @@ struct RankArgs {
     run_dir: Option<PathBuf>,
     /// Take only shard I of N of the issues (deterministic by issue id), e.g. --shard 2/8.
     #[arg(long)]
-    shard: Option<dei::run::Shard>,
+    shard: Option<dei::rank::run::Shard>,
     /// With --run-dir: run issues recorded as errors again (e.g. after adding a repository).
     #[arg(long)]
     retry_errors: bool,
@@ -254,7 +254,7 @@ struct RankArgs {
     #[arg(long, default_value_t = 4000)]
     context_tokens: usize,
     /// Largest patch (bytes) a candidate may have; longer ones get an error and are not rebuilt.
-    #[arg(long, default_value_t = dei::pipeline::DEFAULT_MAX_PATCH_BYTES)]
+    #[arg(long, default_value_t = dei::rank::pipeline::DEFAULT_MAX_PATCH_BYTES)]
     max_patch_bytes: usize,
     /// Write the machine-readable result to this file ("-" for stdout).
     #[arg(long)]
@@ -318,11 +318,11 @@ fn rank(mut args: RankArgs) -> anyhow::Result<()> {
     };
     check_outputs(&[args.json.as_deref()])?;
     let committee = committee(&args.llm, args.offline_weights.as_deref())?;
-    let result = dei::pipeline::rank(&req, committee.as_ref())?;
+    let result = dei::rank::pipeline::rank(&req, committee.as_ref())?;
     emit(
         args.json.as_deref(),
-        || dei::report::json(&result),
-        || dei::report::table(&result, terminal_width()),
+        || dei::rank::report::json(&result),
+        || dei::rank::report::table(&result, terminal_width()),
     )?;
     if let Some(why) = result.unreviewed_reason() {
         anyhow::bail!(
@@ -479,15 +479,15 @@ fn rank_many(args: RankArgs) -> anyhow::Result<()> {
         );
     }
     let selection = if args.all {
-        dei::run::Selection::All
+        dei::model::task::Selection::All
     } else {
-        dei::run::Selection::Ids(args.issue)
+        dei::model::task::Selection::Ids(args.issue)
     };
-    if matches!(&selection, dei::run::Selection::Ids(ids) if ids.is_empty()) {
+    if matches!(&selection, dei::model::task::Selection::Ids(ids) if ids.is_empty()) {
         anyhow::bail!("say which issues to rank: --all, or --issue ID (repeatable)");
     }
     check_outputs(&[args.json.as_deref()])?;
-    let req = dei::run::RunRequest {
+    let req = dei::rank::run::RunRequest {
         candidates: args.candidates,
         naming: args.names.naming()?,
         tasks,
@@ -501,10 +501,10 @@ fn rank_many(args: RankArgs) -> anyhow::Result<()> {
         shard: args.shard,
         retry_errors: args.retry_errors,
         progress: !args.no_progress,
-        stop: Some(dei::run::stop_on_ctrl_c()),
+        stop: Some(dei::rank::run::stop_on_ctrl_c()),
     };
     let committee = committee(&args.llm, args.offline_weights.as_deref())?;
-    let report = dei::run::run(&req, committee.as_ref())?;
+    let report = dei::rank::run::run(&req, committee.as_ref())?;
     for line in dei::candidates::problem_lines(&report.problems, 10) {
         eprintln!("input problem: {line}");
     }
@@ -543,7 +543,7 @@ fn rank_many(args: RankArgs) -> anyhow::Result<()> {
 }
 
 /// Exit non-zero when any issue was not ranked, naming them by kind.
-fn failed_issues(summary: &dei::run::Summary) -> anyhow::Result<()> {
+fn failed_issues(summary: &dei::rank::run::Summary) -> anyhow::Result<()> {
     let failed: usize = summary.errors.values().sum();
     if failed == 0 {
         return Ok(());
@@ -581,7 +581,7 @@ fn failed_issues(summary: &dei::run::Summary) -> anyhow::Result<()> {
 }
 
 fn write_summary(
-    summary: &dei::run::Summary,
+    summary: &dei::rank::run::Summary,
     json: Option<&std::path::Path>,
 ) -> anyhow::Result<()> {
     emit(
@@ -611,12 +611,12 @@ fn emit(
 
 fn merge(args: MergeArgs) -> anyhow::Result<()> {
     check_outputs(&[args.json.as_deref()])?;
-    let merged = dei::run::merge(&args.run_dirs)?;
+    let merged = dei::rank::run::merge(&args.run_dirs)?;
     for w in &merged.warnings {
         eprintln!("warning: {w}");
     }
     if let Some(out) = &args.out {
-        dei::run::summary::write_merged(&merged, &args.run_dirs[0], out)?;
+        dei::rank::run::summary::write_merged(&merged, &args.run_dirs[0], out)?;
     }
     write_summary(&merged.summary, args.json.as_deref())?;
     failed_issues(&merged.summary)

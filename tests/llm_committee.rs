@@ -68,7 +68,7 @@ fn both_protocols_review_in_stage_order_and_rank_the_good_candidate_first() {
             assert!((1.0..=10.0).contains(&r.score.value));
         }
         assert_eq!(by_agent(&rs, "agent-2").score.value, 9.0);
-        let placed = dei::select::rank(&rs);
+        let placed = dei::rank::select::rank(&rs);
         assert_eq!(placed[0].index, 2, "{spec} {format}");
         let usage = by_agent(&rs, "agent-0").usage.unwrap();
         assert_eq!(
@@ -222,7 +222,7 @@ fn a_reply_with_no_score_is_asked_again_then_unscored_never_guessed() {
         un[0]
     );
     assert!(un[0].reason.starts_with("unscored:"));
-    let placed = dei::select::rank(&rs);
+    let placed = dei::rank::select::rank(&rs);
     assert_eq!(
         rs[placed[1].index].candidate, un[0].candidate,
         "unscored ranks last"
@@ -372,7 +372,7 @@ fn listwise_and_pairwise_give_scores_rank_can_order() {
         if sel == "pairwise" {
             // The mock always prefers the GOOD candidate: it wins every game.
             assert_eq!(by_agent(&rs, "agent-3").score.value, 10.0, "{rs:?}");
-            assert_eq!(dei::select::rank(&rs)[0].index, 3);
+            assert_eq!(dei::rank::select::rank(&rs)[0].index, 3);
         } else {
             let votes: f64 = rs.iter().map(|r| r.score.parts[0].1).sum();
             assert_eq!(votes, 3.0, "one vote a sample");

@@ -3,10 +3,11 @@
 
 mod scale_util;
 
+use dei::model::task::Selection;
 use dei::model::Review;
+use dei::rank::run::RunRequest;
 use dei::review::offline::Offline;
 use dei::review::{Committee, IssueBundle};
-use dei::run::{RunRequest, Selection};
 use scale_util::*;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -130,7 +131,7 @@ fn a_second_run_on_the_same_directory_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let sy = make(dir.path(), 3, 2, 3);
     let run_dir = dir.path().join("run");
-    let _held = dei::run::journal::RunLock::acquire(&run_dir).unwrap();
+    let _held = dei::rank::run::journal::RunLock::acquire(&run_dir).unwrap();
     let out = run(&rank_args(&sy, &run_dir, &["--all"]));
     assert!(!out.status.success());
     let err = text(&out.stderr);
@@ -194,7 +195,7 @@ fn stopped_run_resumes_without_repeating_a_committee_call() {
         repos: None,
         strict: false,
         context_tokens: 2000,
-        max_patch_bytes: dei::pipeline::DEFAULT_MAX_PATCH_BYTES,
+        max_patch_bytes: dei::rank::pipeline::DEFAULT_MAX_PATCH_BYTES,
         run_dir: dir.path().join("run"),
         shard: None,
         retry_errors: false,
@@ -207,7 +208,7 @@ fn stopped_run_resumes_without_repeating_a_committee_call() {
         stop: stop.clone(),
         stop_after: 7,
     };
-    let report = dei::run::run(&req, &first).unwrap();
+    let report = dei::rank::run::run(&req, &first).unwrap();
     assert!(
         report.interrupted,
         "the stop flag should have stopped the run"
@@ -228,7 +229,7 @@ fn stopped_run_resumes_without_repeating_a_committee_call() {
         stop: never.clone(),
         stop_after: usize::MAX,
     };
-    let report = dei::run::run(
+    let report = dei::rank::run::run(
         &RunRequest {
             stop: Some(never),
             ..req

@@ -12,7 +12,7 @@
 //! # Agent names
 //!
 //! An agent is named after the run its candidates come from. One rule, here, for `dei rank`,
-//! `dei rank --all` ([`crate::run::index`]), `dei eval` and label files
+//! `dei rank --all` ([`crate::rank::run::index`]), `dei eval` and label files
 //! ([`crate::metrics::labels`]):
 //! 1. a record's `agent` field, else its `run` field;
 //! 2. else, in a predictions file whose records carry several distinct `model_name_or_path`

@@ -16,9 +16,9 @@ use super::{
 };
 use crate::llm::config::LlmArgs;
 use crate::model::repo::{locate, Snapshot};
+use crate::model::task::Selection;
 use crate::model::task::{find_task, load_tasks};
 use crate::model::{Task, Usage};
-use crate::run::Selection;
 use anyhow::{bail, Context as _};
 use std::collections::HashSet;
 use std::io::Write as _;

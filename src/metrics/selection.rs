@@ -18,7 +18,7 @@
 //! When the same (instance, agent) appears twice outside a journal, the later score wins and
 //! is counted.
 
-use crate::run::journal::JOURNAL;
+use crate::rank::run::journal::JOURNAL;
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};

@@ -164,3 +164,12 @@ mod tests {
         );
     }
 }
+
+/// Which issues of a tasks file to work on (`dei rank --all`/`--issue`, `dei generate`).
+#[derive(Debug, Clone)]
+pub enum Selection {
+    /// Every issue that has at least one candidate.
+    All,
+    /// These issue ids.
+    Ids(Vec<String>),
+}

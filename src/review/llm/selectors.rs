@@ -1,5 +1,5 @@
 //! Selectors: how the model's calls turn into one [`Review`] per candidate. All three
-//! produce scores on the 1–10 scale that [`crate::select::rank`] orders, so they can be
+//! produce scores on the 1–10 scale that the ranking orders, so they can be
 //! compared with the same metrics.
 //!
 //! - [`Pointwise`] (DEI): each candidate reviewed alone, `samples` times; mean score, spread kept.

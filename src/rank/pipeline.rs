@@ -7,8 +7,8 @@ use crate::model::repo::{self, Snapshot};
 use crate::model::task;
 use crate::model::{Applies, Candidate, Review, ReviewStatus, Task};
 use crate::patch::{self, Files, Mode};
+use crate::rank::select;
 use crate::review::{Committee, IssueBundle, Prepared};
-use crate::select;
 use anyhow::bail;
 use rayon::prelude::*;
 use std::path::PathBuf;
@@ -341,7 +341,7 @@ pub struct PrepareOptions {
 }
 
 /// Rank one issue's candidates against the repository at `repo_path` (the per-issue step of
-/// [`rank`], also used by the multi-issue runner in [`crate::run`]).
+/// [`rank`], also used by the multi-issue runner in [`crate::rank::run`]).
 pub fn rank_issue(
     task: &Task,
     cands: Vec<Candidate>,

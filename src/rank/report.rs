@@ -4,7 +4,7 @@
 //! a person reads and what a program reads never disagree.
 
 use crate::model::ReviewStatus;
-use crate::pipeline::{IssueStatus, RankResult, Ranked};
+use crate::rank::pipeline::{IssueStatus, RankResult, Ranked};
 
 /// Cut `s` to `n` characters at its end (`abc…`).
 pub fn truncate(s: &str, n: usize) -> String {

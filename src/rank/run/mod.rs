@@ -20,10 +20,11 @@ pub use shard::Shard;
 pub use summary::{merge, Summary};
 
 use crate::candidates::Problem;
+use crate::model::task::Selection;
 use crate::model::Task;
 use crate::model::{repo, task};
 use crate::patch::Mode;
-use crate::pipeline::{self, RankResult};
+use crate::rank::pipeline::{self, RankResult};
 use crate::review::Committee;
 use index::Index;
 use journal::{Journal, Manifest, RunLock};
@@ -34,15 +35,6 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
-
-/// Which issues to rank.
-#[derive(Debug, Clone)]
-pub enum Selection {
-    /// Every issue that has at least one candidate.
-    All,
-    /// These issue ids.
-    Ids(Vec<String>),
-}
 
 #[derive(Debug, Clone)]
 pub struct RunRequest {
@@ -527,7 +519,7 @@ pub fn stop_on_ctrl_c() -> Arc<AtomicBool> {
 mod tests {
     use super::*;
     use crate::model::{Applies, Review, Score};
-    use crate::pipeline::Ranked;
+    use crate::rank::pipeline::Ranked;
 
     fn ranked(agent: &str, rank: usize, score: f64, resolved: Option<bool>) -> Ranked {
         Ranked {
@@ -569,7 +561,7 @@ mod tests {
             committee: "test".into(),
             candidates: ranked.len(),
             empty: 0,
-            status: crate::pipeline::IssueStatus::Ranked,
+            status: crate::rank::pipeline::IssueStatus::Ranked,
             unscored: 0,
             ranked,
             problems: vec![],

@@ -45,7 +45,7 @@ pub struct Manifest {
 }
 
 fn default_max_patch_bytes() -> usize {
-    crate::pipeline::DEFAULT_MAX_PATCH_BYTES
+    crate::rank::pipeline::DEFAULT_MAX_PATCH_BYTES
 }
 
 impl Manifest {

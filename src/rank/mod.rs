@@ -1,0 +1,8 @@
+//! Ranking: the pipeline for one issue ([`pipeline`]: candidates → rebuild → context →
+//! review → order), the order itself ([`select`]), what people and programs read
+//! ([`report`]), and whole benchmarks in resumable, sharded runs ([`run`]).
+
+pub mod pipeline;
+pub mod report;
+pub mod run;
+pub mod select;
