@@ -1,5 +1,5 @@
 //! Issue-only file localization on the SWE-bench Lite instances whose repositories are
-//! available: dei's locator ([`dei::context::locate`], the one `dei generate` and the context
+//! available: dei's locator ([`dei::localize::search`], the one `dei generate` and the context
 //! use) against a BM25-over-chunks baseline run in the same process (Agentless-style
 //! retrieval, what the generator used before), and against itself without the history signal.
 //!
@@ -10,8 +10,8 @@
 //! Halves by SHA-256(instance_id) first byte: even = tune (where the locator's default weights
 //! were fitted with `dei bench context --fit`), odd = report.
 
-use dei::context::locate::{self, LocateOptions, RepoFiles, Weights};
 use dei::generate::bm25::Bm25;
+use dei::localize::search::{self, LocateOptions, RepoFiles, Weights};
 use dei::model::paths::{is_python, is_test_path};
 use dei::model::repo::{find_in_repos_dir, Snapshot};
 use sha2::{Digest, Sha256};

@@ -143,6 +143,7 @@ fn main() {
         retry_errors: false,
         progress: false,
         stop: None,
+        relocator: None,
     };
     reset_peak();
     let t = Instant::now();

@@ -54,10 +54,10 @@ pub struct BenchContextArgs {
     #[arg(long, default_value_t = 4000)]
     pub context_tokens: usize,
     /// Past commits (first-parent, before the base commit) read for the history signal.
-    #[arg(long, default_value_t = crate::context::locate::HISTORY_COMMITS)]
+    #[arg(long, default_value_t = crate::localize::search::HISTORY_COMMITS)]
     pub history: usize,
     /// Files whose definitions are ranked for the function-level figures.
-    #[arg(long, default_value_t = crate::context::locate::LocateOptions::default().function_files)]
+    #[arg(long, default_value_t = crate::localize::search::LocateOptions::default().function_files)]
     pub function_files: usize,
     #[command(flatten)]
     pub weights: WeightArgs,
@@ -96,9 +96,9 @@ fn context(a: BenchContextArgs) -> anyhow::Result<()> {
         fit_tasks: a.fit_tasks,
         dump_signals: a.dump_signals,
         alone: a.alone,
-        locate: crate::context::locate::LocateOptions {
+        locate: crate::localize::search::LocateOptions {
             weights: match &a.weights.weights {
-                Some(p) => crate::context::locate::Weights::load(p)?,
+                Some(p) => crate::localize::search::Weights::load(p)?,
                 None => Default::default(),
             },
             function_files: a.function_files,
@@ -121,8 +121,8 @@ fn context(a: BenchContextArgs) -> anyhow::Result<()> {
     } else {
         a.llm.engine()?
     };
-    let prompts = crate::review::prompts::Prompts::load(a.llm.prompt_dir.as_deref())?;
-    let options = crate::context::rerank::RerankOptions {
+    let prompts = crate::llm::prompts::Prompts::load(a.llm.prompt_dir.as_deref())?;
+    let options = crate::localize::rerank::RerankOptions {
         temperature: a.llm.temperature.unwrap_or(0.0),
         ..Default::default()
     };

@@ -10,6 +10,7 @@ pub mod candidates;
 pub mod context;
 pub mod generate;
 pub mod llm;
+pub mod localize;
 pub mod metrics;
 pub mod model;
 pub mod patch;

@@ -282,19 +282,29 @@ impl AgentNameArgs {
 }
 
 /// The LLM committee when one is configured, else the offline committee (said in one line).
+/// The committee, and the localization re-ranker `--llm-locate` asks for (the LLM committee's
+/// model).
+type CommitteeAndRelocator = (
+    Box<dyn dei::review::Committee>,
+    Option<std::sync::Arc<dei::localize::rerank::Relocator>>,
+);
+
 fn committee(
     llm: &dei::llm::config::LlmArgs,
     offline_weights: Option<&std::path::Path>,
-) -> anyhow::Result<Box<dyn dei::review::Committee>> {
+) -> anyhow::Result<CommitteeAndRelocator> {
     Ok(match dei::review::llm::LlmCommittee::from_args(llm)? {
-        Some(llm) => Box::new(llm),
+        Some(llm) => {
+            let relocator = llm.relocator().map(std::sync::Arc::new);
+            (Box::new(llm), relocator)
+        }
         None => {
             eprintln!("note: no LLM configured; using the offline committee (agreement between candidates and static checks)");
             let weights = match offline_weights {
                 Some(p) => dei::review::offline::eval::load_weights(p)?,
                 None => Default::default(),
             };
-            Box::new(Offline::new(weights))
+            (Box::new(Offline::new(weights)), None)
         }
     })
 }
@@ -314,10 +324,12 @@ fn rank(mut args: RankArgs) -> anyhow::Result<()> {
         strict: args.strict,
         context_tokens: args.context_tokens,
         max_patch_bytes: args.max_patch_bytes,
+        relocator: None,
         naming: args.names.naming()?,
     };
     check_outputs(&[args.json.as_deref()])?;
-    let committee = committee(&args.llm, args.offline_weights.as_deref())?;
+    let (committee, relocator) = committee(&args.llm, args.offline_weights.as_deref())?;
+    let req = dei::rank::pipeline::RankRequest { relocator, ..req };
     let result = dei::rank::pipeline::rank(&req, committee.as_ref())?;
     emit(
         args.json.as_deref(),
@@ -502,8 +514,10 @@ fn rank_many(args: RankArgs) -> anyhow::Result<()> {
         retry_errors: args.retry_errors,
         progress: !args.no_progress,
         stop: Some(dei::rank::run::stop_on_ctrl_c()),
+        relocator: None,
     };
-    let committee = committee(&args.llm, args.offline_weights.as_deref())?;
+    let (committee, relocator) = committee(&args.llm, args.offline_weights.as_deref())?;
+    let req = dei::rank::run::RunRequest { relocator, ..req };
     let report = dei::rank::run::run(&req, committee.as_ref())?;
     for line in dei::candidates::problem_lines(&report.problems, 10) {
         eprintln!("input problem: {line}");
@@ -636,23 +650,23 @@ fn locate(a: LocateArgs) -> anyhow::Result<()> {
         &task.repo,
     )?;
     let engine = a.llm.engine()?;
-    let prompts = dei::review::prompts::Prompts::load(a.llm.prompt_dir.as_deref())?;
+    let prompts = dei::llm::prompts::Prompts::load(a.llm.prompt_dir.as_deref())?;
     let model = engine
         .as_ref()
         .map(|e| dei::llm::model::EngineModel::new(std::sync::Arc::clone(e), "locate"));
-    let with = model.as_ref().map(|m| dei::context::report::WithModel {
+    let with = model.as_ref().map(|m| dei::localize::located::WithModel {
         model: m,
         prompts: &prompts,
         label: a.llm.llm.clone().unwrap_or_default(),
     });
-    let located = dei::context::report::locate_issue(&task, &repo_path, a.top, with.as_ref())?;
+    let located = dei::localize::located::locate_issue(&task, &repo_path, a.top, with.as_ref())?;
     if let Some(e) = &engine {
         eprintln!("{}", dei::generate::run::usage_line(&e.totals()));
     }
     emit(
         a.json.as_deref(),
         || Ok(serde_json::to_string_pretty(&located)? + "\n"),
-        || dei::context::report::render(&located),
+        || dei::localize::located::render(&located),
     )
 }
 

@@ -1,7 +1,7 @@
 //! Context building on small in-memory Python sources.
 
-use dei::context::locate::RepoFiles;
 use dei::context::{build, build_with, render, IssueRefs, Related};
+use dei::localize::search::RepoFiles;
 use dei::model::{Candidate, Context, LineRange, PatchView, SnippetKind, Task};
 use dei::patch::{self, Files, Mode};
 use dei::syntax::python::PyIndex;
@@ -326,7 +326,7 @@ fn located_definitions_are_shown_when_the_candidate_goes_elsewhere() {
     files.remove("setup.cfg");
     let repo = RepoFiles::from_pairs(files.into_iter().map(|(p, t)| (p, t.unwrap())).collect());
     let issue = "normalise lower-cases every token, it should keep the case";
-    let loc = dei::context::locate::locate(issue, &repo, &Default::default());
+    let loc = dei::localize::search::locate(issue, &repo, &Default::default());
     assert_eq!(loc.functions[0].name, "normalise", "{:?}", loc.functions);
     let build = |patch: &str| {
         build_with(

@@ -2,7 +2,7 @@
 //! commits whose messages resemble the issue point at the files they changed, and nothing
 //! after the base commit is ever read.
 
-use dei::context::locate::{locate_files, LocateOptions, RepoFiles, Weights};
+use dei::localize::search::{locate_files, LocateOptions, RepoFiles, Weights};
 use dei::model::repo::Snapshot;
 use std::path::Path;
 

@@ -4,8 +4,8 @@
 
 mod common;
 use common::*;
-use dei::context::locate::{locate, LocateOptions, RepoFiles};
 use dei::context::{build_with, edited_units, render, IssueRefs, Related};
+use dei::localize::search::{locate, LocateOptions, RepoFiles};
 use dei::model::repo::Snapshot;
 use dei::model::task;
 use dei::model::{Candidate, PatchView};

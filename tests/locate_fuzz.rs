@@ -1,7 +1,7 @@
 //! Issue-only localization never panics, whatever the issue text: arbitrary strings, and
 //! issue-shaped text (titles, `<details>`, comments, tracebacks, prompts, code) cut anywhere.
 
-use dei::context::locate::{locate, LocateOptions, RepoFiles, Weights};
+use dei::localize::search::{locate, LocateOptions, RepoFiles, Weights};
 use proptest::prelude::*;
 
 fn repo() -> RepoFiles {

@@ -3,7 +3,7 @@
 
 mod scale_util;
 
-use dei::context::locate::RepoFiles;
+use dei::localize::search::RepoFiles;
 use dei::model::repo::Snapshot;
 use scale_util::git;
 

@@ -201,6 +201,7 @@ fn stopped_run_resumes_without_repeating_a_committee_call() {
         retry_errors: false,
         progress: false,
         stop: Some(stop.clone()),
+        relocator: None,
     };
     let first = Counting {
         inner: Offline::default(),
@@ -232,6 +233,7 @@ fn stopped_run_resumes_without_repeating_a_committee_call() {
     let report = dei::rank::run::run(
         &RunRequest {
             stop: Some(never),
+            relocator: None,
             ..req
         },
         &second,

@@ -179,8 +179,8 @@ pub enum Reranker<'a> {
 /// A model that re-ranks the localization during [`run_with`] ([`super::rerank`]).
 pub struct Rerank<'a> {
     pub model: Reranker<'a>,
-    pub prompts: &'a crate::review::prompts::Prompts,
-    pub options: super::rerank::RerankOptions,
+    pub prompts: &'a crate::llm::prompts::Prompts,
+    pub options: crate::localize::rerank::RerankOptions,
     /// Shown in the report (`openai:gpt-4o`, say).
     pub label: String,
     /// Issues evaluated at once.
@@ -425,7 +425,7 @@ fn evaluate(
             Reranker::Model(m) => *m,
             Reranker::Oracle => &oracle,
         };
-        let rr = super::rerank::rerank(
+        let rr = crate::localize::rerank::rerank(
             &t.problem_statement,
             &files,
             &loc,
@@ -1012,7 +1012,7 @@ mod tests {
     #[test]
     fn file_objective_counts_top5_hits_and_half_the_reciprocal_rank() {
         let row = |v: f64| {
-            let mut x = [0.0; crate::context::locate::FILE_SIGNALS];
+            let mut x = [0.0; crate::localize::search::FILE_SIGNALS];
             x[0] = v;
             x
         };
@@ -1036,8 +1036,8 @@ mod tests {
 
     #[test]
     fn oracle_names_only_gold_it_is_shown() {
-        use crate::context::locate::{locate, LocateOptions};
-        use crate::context::rerank::{rerank, RerankOptions};
+        use crate::localize::rerank::{rerank, RerankOptions};
+        use crate::localize::search::{locate, LocateOptions};
         let repo = RepoFiles::from_pairs(vec![
             (
                 "pkg/a.py".into(),
@@ -1060,7 +1060,7 @@ mod tests {
             gold_files: &gold_files,
             gold_fns: &gold_fns,
         };
-        let prompts = crate::review::prompts::Prompts::load(None).unwrap();
+        let prompts = crate::llm::prompts::Prompts::load(None).unwrap();
         // Outlines of one line per file: `hidden` is not shown, so it is not named.
         let opts = RerankOptions {
             outline_lines: 2,

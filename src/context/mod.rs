@@ -11,17 +11,14 @@
 //! [`locate`] ranks files and functions from the issue text alone.
 
 pub mod eval;
-pub mod issue;
-pub mod locate;
-pub mod report;
-pub mod rerank;
 
+use crate::localize::issue;
+pub use crate::localize::issue::IssueRefs;
 use crate::model::paths::{is_auxiliary, is_python};
 use crate::syntax::python::{self, Def, PyIndex};
-pub use issue::IssueRefs;
 
+use crate::localize::search::{self as locate, RepoFiles};
 use crate::model::{Context, LineRange, ParseErrorPos, PatchView, Snippet, SnippetKind, Task};
-use locate::RepoFiles;
 use std::collections::HashMap;
 use std::sync::Arc;
 

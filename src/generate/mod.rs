@@ -22,8 +22,8 @@ pub use crate::llm::model as llm;
 /// File maps and schematics; they live with the context stage, whose re-ranking shows them too.
 use crate::syntax::schematic;
 
-use crate::context::locate::{self, RepoFiles};
 use crate::context::tokens;
+use crate::localize::search::{self as locate, RepoFiles};
 use crate::model::paths::{is_auxiliary, is_python, is_test_path};
 use crate::model::repo::Snapshot;
 use crate::model::{LineRange, SnippetKind, Task};
@@ -81,7 +81,7 @@ impl<'a> Repo<'a> {
     }
 
     /// The `n` files most likely to need the fix by issue-only localization
-    /// ([`crate::context::locate`]: text, names, traceback frames, the tests, past commits),
+    /// ([`crate::localize::search`]: text, names, traceback frames, the tests, past commits),
     /// tests and docs left out; best first.
     pub fn likely_files(&self, issue: &str, n: usize) -> anyhow::Result<Vec<String>> {
         let files = match self.located.get() {

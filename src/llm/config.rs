@@ -134,7 +134,7 @@ pub struct LlmConfig {
     pub cache: Option<PathBuf>,
     pub prompt_dir: Option<PathBuf>,
     pub rubric: Option<PathBuf>,
-    /// Re-rank the issue-only localization with the model ([`crate::context::rerank`]).
+    /// Re-rank the issue-only localization with the model ([`crate::localize::rerank`]).
     pub locate: bool,
 }
 

@@ -9,6 +9,7 @@ pub mod config;
 pub mod limiter;
 pub mod model;
 pub mod parse;
+pub mod prompts;
 pub mod provider;
 pub mod runner;
 

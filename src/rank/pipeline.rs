@@ -3,6 +3,7 @@
 
 use crate::candidates::{self, Problem};
 use crate::context;
+use crate::localize::rerank::Relocator;
 use crate::model::repo::{self, Snapshot};
 use crate::model::task;
 use crate::model::{Applies, Candidate, Review, ReviewStatus, Task};
@@ -35,6 +36,8 @@ pub struct RankRequest {
     pub max_patch_bytes: usize,
     /// `--agent-name SOURCE=NAME` overrides of the agent naming rule.
     pub naming: candidates::Naming,
+    /// Re-ranks the issue-only localization with a model (`--llm-locate`).
+    pub relocator: Option<std::sync::Arc<Relocator>>,
 }
 
 /// Default of `--max-patch-bytes`: 4 MiB, about five times the largest patch of the 3,626
@@ -180,12 +183,13 @@ pub fn prepare(
         budget,
         DEFAULT_MAX_PATCH_BYTES,
         None,
+        None,
     )
 }
 
-/// [`prepare`], with candidates over `max_patch_bytes` turned into errors (not rebuilt), and
-/// the issue-only localization shown to reviewers re-ranked by `committee` when it does that
-/// ([`Committee::relocate`]).
+/// [`prepare`], with candidates over `max_patch_bytes` turned into errors (not rebuilt); for a
+/// committee that reads the context, the issue-only localization is computed here and handed
+/// to the context, re-ranked by `relocator` when one is given (`--llm-locate`).
 pub fn prepare_capped(
     snapshot: &Snapshot,
     task: &Task,
@@ -194,6 +198,7 @@ pub fn prepare_capped(
     budget: usize,
     max_patch_bytes: usize,
     committee: Option<&dyn Committee>,
+    relocator: Option<&Relocator>,
 ) -> anyhow::Result<Vec<Prepared>> {
     let fits = |c: &Candidate| c.patch.len() <= max_patch_bytes;
     let needed: Vec<String> = cands
@@ -213,22 +218,23 @@ pub fn prepare_capped(
         })
         .collect();
     // Context sees the other candidates and the repository's Python files.
-    let repo_files = context::locate::RepoFiles::from_snapshot(snapshot)?;
+    let repo_files = crate::localize::search::RepoFiles::from_snapshot(snapshot)?;
     let refs = context::IssueRefs::new(&task.problem_statement);
     // Where the issue alone points, for committees that read the context.
     let located = match committee.filter(|c| c.reads_context()) {
-        Some(c) => {
-            let lexical = context::locate::locate(
+        Some(_) => {
+            let lexical = crate::localize::search::locate(
                 &task.problem_statement,
                 &repo_files,
-                &context::locate::LocateOptions::default(),
+                &crate::localize::search::LocateOptions::default(),
             );
-            match c.relocate(task, &repo_files, &lexical)? {
-                Some(rr) => {
+            match relocator {
+                Some(r) => {
+                    let rr = r.relocate(task, &repo_files, &lexical)?;
                     for note in &rr.notes {
                         eprintln!("note: {}: localization: {note}", task.instance_id);
                     }
-                    let by = (rr.functions_named > 0).then(|| c.name());
+                    let by = (rr.functions_named > 0).then(|| r.by.clone());
                     Some((rr.localization, by))
                 }
                 None => Some((lexical, None)),
@@ -328,6 +334,7 @@ pub fn rank(req: &RankRequest, committee: &dyn Committee) -> anyhow::Result<Rank
             max_patch_bytes: req.max_patch_bytes,
         },
         committee,
+        req.relocator.as_deref(),
         loaded.problems,
     )
 }
@@ -348,6 +355,7 @@ pub fn rank_issue(
     repo_path: &std::path::Path,
     opts: PrepareOptions,
     committee: &dyn Committee,
+    relocator: Option<&Relocator>,
     problems: Vec<Problem>,
 ) -> anyhow::Result<RankResult> {
     let snapshot = Snapshot::open(repo_path, &task.base_commit)?;
@@ -359,6 +367,7 @@ pub fn rank_issue(
         opts.context_tokens,
         opts.max_patch_bytes,
         Some(committee),
+        relocator,
     )?;
     let empty = prepared
         .iter()

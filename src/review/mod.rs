@@ -64,14 +64,4 @@ pub trait Committee: Send + Sync {
     fn reads_context(&self) -> bool {
         false
     }
-    /// Re-rank the issue-only localization that reviewers are shown, before reviewing;
-    /// `None` keeps the search's own ranking (the default).
-    fn relocate(
-        &self,
-        _task: &Task,
-        _repo: &crate::context::locate::RepoFiles,
-        _lexical: &crate::context::locate::Localization,
-    ) -> anyhow::Result<Option<crate::context::rerank::Reranked>> {
-        Ok(None)
-    }
 }

@@ -1,39 +1,13 @@
-//! Prompt templates (minijinja) for the LLM committee.
-//!
-//! The default set lives in `prompts/` and is built into the binary; `--prompt-dir DIR`
-//! replaces any of its files (`system.j2`, `pointwise.j2`, `listwise.j2`, `pairwise.j2`,
-//! `candidate.j2`; for re-ranking the localization `localize_system.j2`, `localize_files.j2`,
-//! `localize_functions.j2`) with the file of the same name in DIR.
+//! The LLM committee's prompts: what one candidate shows ([`PromptCandidate`]) and the
+//! pointwise, listwise and pairwise renderings of `prompts/*.j2` (loaded by
+//! [`crate::llm::prompts::Prompts`]).
 
 use super::Prepared;
+use crate::llm::prompts::Prompts;
 use crate::llm::{Format, Rendered};
 use crate::model::{FileView, LineRange, Task};
 use crate::review::rubric::Rubric;
-use anyhow::{anyhow, Context as _};
-use minijinja::{Environment, UndefinedBehavior};
 use serde::Serialize;
-use std::path::Path;
-
-/// The built-in templates, by file name.
-pub const DEFAULTS: [(&str, &str); 8] = [
-    ("system.j2", include_str!("../../prompts/system.j2")),
-    ("candidate.j2", include_str!("../../prompts/candidate.j2")),
-    ("pointwise.j2", include_str!("../../prompts/pointwise.j2")),
-    ("listwise.j2", include_str!("../../prompts/listwise.j2")),
-    ("pairwise.j2", include_str!("../../prompts/pairwise.j2")),
-    (
-        "localize_system.j2",
-        include_str!("../../prompts/localize_system.j2"),
-    ),
-    (
-        "localize_files.j2",
-        include_str!("../../prompts/localize_files.j2"),
-    ),
-    (
-        "localize_functions.j2",
-        include_str!("../../prompts/localize_functions.j2"),
-    ),
-];
 
 /// Limits that keep one candidate's part of a prompt bounded.
 #[derive(Debug, Clone, Copy)]
@@ -156,95 +130,7 @@ impl PromptCandidate {
     }
 }
 
-/// A file as the localization prompts show it.
-#[derive(Debug, Clone, Serialize)]
-pub struct Outlined {
-    pub path: String,
-    /// Its schematic ([`crate::syntax::schematic::Schematic::render`]), trimmed.
-    pub outline: String,
-}
-
-/// The loaded template set.
-#[derive(Debug)]
-pub struct Prompts {
-    env: Environment<'static>,
-    /// Where overrides came from, if anywhere.
-    pub dir: Option<std::path::PathBuf>,
-    /// SHA-256 of every template's text, in name order: two runs with the same digest asked
-    /// with the same prompts.
-    pub digest: String,
-}
-
 impl Prompts {
-    /// The built-in set, with any file in `dir` replacing the built-in one of the same name.
-    pub fn load(dir: Option<&Path>) -> anyhow::Result<Prompts> {
-        let mut env = Environment::new();
-        env.set_undefined_behavior(UndefinedBehavior::Strict);
-        env.set_trim_blocks(true);
-        env.set_keep_trailing_newline(true);
-        if let Some(d) = dir {
-            if !d.is_dir() {
-                anyhow::bail!("--prompt-dir {} is not a folder (expected files like pointwise.j2, see prompts/)", d.display());
-            }
-        }
-        let mut hasher = <sha2::Sha256 as sha2::Digest>::new();
-        for (name, text) in DEFAULTS {
-            let over = dir.map(|d| d.join(name)).filter(|p| p.is_file());
-            let (src, from) = match &over {
-                Some(p) => (
-                    std::fs::read_to_string(p)
-                        .with_context(|| format!("cannot read {}", p.display()))?,
-                    p.display().to_string(),
-                ),
-                None => (text.to_string(), format!("built-in prompts/{name}")),
-            };
-            sha2::Digest::update(&mut hasher, name.as_bytes());
-            sha2::Digest::update(&mut hasher, [0u8]);
-            sha2::Digest::update(&mut hasher, src.as_bytes());
-            sha2::Digest::update(&mut hasher, [0u8]);
-            env.add_template_owned(name, src)
-                .map_err(|e| anyhow!("template {from}: {e}"))?;
-        }
-        let digest = sha2::Digest::finalize(hasher)
-            .iter()
-            .map(|b| format!("{b:02x}"))
-            .collect();
-        Ok(Prompts {
-            env,
-            dir: dir.map(Path::to_path_buf),
-            digest,
-        })
-    }
-
-    fn render(&self, name: &str, ctx: minijinja::Value) -> anyhow::Result<Rendered> {
-        self.render_with(name, "system.j2", ctx)
-    }
-
-    fn render_with(
-        &self,
-        name: &str,
-        system: &str,
-        ctx: minijinja::Value,
-    ) -> anyhow::Result<Rendered> {
-        let place = |n: &str| match &self.dir {
-            Some(d) if d.join(n).is_file() => d.join(n).display().to_string(),
-            _ => format!("built-in prompts/{n}"),
-        };
-        let t = self.env.get_template(name)?;
-        let user = t
-            .render(&ctx)
-            .map_err(|e| anyhow!("cannot render {}: {e:#}", place(name)))?;
-        let system = self
-            .env
-            .get_template(system)?
-            .render(&ctx)
-            .map_err(|e| anyhow!("cannot render {}: {e:#}", place(system)))?;
-        Ok(Rendered {
-            system: system.trim().to_string(),
-            user: user.trim().to_string(),
-        })
-    }
-
     pub fn pointwise(
         &self,
         task: &Task,
@@ -268,36 +154,6 @@ impl Prompts {
         self.render(
             "listwise.j2",
             minijinja::context! { issue => task.problem_statement.trim(), candidates => cs, rubric => rubric.text, format => format },
-        )
-    }
-
-    /// Re-ranking, step 1: which of the shortlisted `files` (path, outline) must change.
-    pub fn localize_files(
-        &self,
-        issue: &str,
-        files: &[Outlined],
-        pick: usize,
-    ) -> anyhow::Result<Rendered> {
-        self.render_with(
-            "localize_files.j2",
-            "localize_system.j2",
-            minijinja::context! { issue => issue.trim(), files => files, pick => pick },
-        )
-    }
-
-    /// Re-ranking, step 2: which definitions of the outlined `files` must change;
-    /// `example` shows the reply format (`path::Class.method`).
-    pub fn localize_functions(
-        &self,
-        issue: &str,
-        files: &[Outlined],
-        pick: usize,
-        example: &str,
-    ) -> anyhow::Result<Rendered> {
-        self.render_with(
-            "localize_functions.j2",
-            "localize_system.j2",
-            minijinja::context! { issue => issue.trim(), files => files, pick => pick, example => example },
         )
     }
 

@@ -59,6 +59,8 @@ pub struct RunRequest {
     pub progress: bool,
     /// Set to stop starting new issues (Ctrl-C); issues in flight finish and are recorded.
     pub stop: Option<Arc<AtomicBool>>,
+    /// Re-ranks each issue's localization with a model (`--llm-locate`).
+    pub relocator: Option<Arc<crate::localize::rerank::Relocator>>,
 }
 
 /// What kind of issue-level failure an error outcome is.
@@ -466,6 +468,7 @@ fn rank_one(
             max_patch_bytes: req.max_patch_bytes,
         },
         committee,
+        req.relocator.as_deref(),
         problems.clone(),
     )
     .and_then(|r| IssueOutcome::ranked(&r, &problems, started.elapsed().as_millis() as u64));

@@ -9,10 +9,11 @@
 pub mod selectors;
 
 use crate::llm::config::{LlmArgs, LlmConfig};
+use crate::llm::prompts::Prompts;
 use crate::llm::runner::{self, Engine};
-use crate::llm::{cache, model, parse};
+use crate::llm::{cache, parse};
 use crate::model::{Review, Usage};
-use crate::review::prompts::{Limits, Prompts};
+use crate::review::prompts::Limits;
 use crate::review::rubric::Rubric;
 use crate::review::{Committee, IssueBundle};
 use anyhow::Context as _;
@@ -40,6 +41,17 @@ impl LlmCommittee {
             Some(cfg) => Ok(Some(LlmCommittee::new(cfg)?)),
             None => Ok(None),
         }
+    }
+
+    /// The re-ranker `--llm-locate` asks for: the committee's model, prompts and name.
+    pub fn relocator(&self) -> Option<crate::localize::rerank::Relocator> {
+        self.locate.then(|| {
+            crate::localize::rerank::Relocator::new(
+                Arc::clone(&self.engine),
+                self.prompts.clone(),
+                self.name(),
+            )
+        })
     }
 
     pub fn new(cfg: LlmConfig) -> anyhow::Result<LlmCommittee> {
@@ -141,30 +153,6 @@ impl Committee for LlmCommittee {
             crate::review::offline::digest(self.rubric.text.as_bytes()),
             &self.prompts.digest[..16],
         )
-    }
-
-    fn relocate(
-        &self,
-        task: &crate::model::Task,
-        repo: &crate::context::locate::RepoFiles,
-        lexical: &crate::context::locate::Localization,
-    ) -> anyhow::Result<Option<crate::context::rerank::Reranked>> {
-        if !self.locate {
-            return Ok(None);
-        }
-        let model = model::EngineModel::new(
-            Arc::clone(&self.engine),
-            format!("{}/locate", task.instance_id),
-        );
-        crate::context::rerank::rerank(
-            &task.problem_statement,
-            repo,
-            lexical,
-            &model,
-            &self.prompts,
-            &crate::context::rerank::RerankOptions::default(),
-        )
-        .map(Some)
     }
 
     fn review(&self, bundle: &IssueBundle) -> anyhow::Result<Vec<Review>> {

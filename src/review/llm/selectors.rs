@@ -11,9 +11,10 @@
 
 use super::parse::{Parsed, ReplyKind};
 use super::runner::{Job, Outcome};
+use crate::llm::prompts::Prompts;
 use crate::llm::Format;
 use crate::model::{Applies, Review, Score, Stage, Usage};
-use crate::review::prompts::{Limits, PromptCandidate, Prompts};
+use crate::review::prompts::{Limits, PromptCandidate};
 use crate::review::rubric::Rubric;
 use crate::review::{IssueBundle, Prepared};
 

@@ -12,11 +12,13 @@
 //! says why in [`Reranked::notes`]: re-ranking never makes localization fail. Only a prompt
 //! template that cannot be rendered (a broken `--prompt-dir`) is an error.
 
-use super::locate::{FileHit, FuncHit, Localization, RepoFiles};
+use super::search::{FileHit, FuncHit, Localization, RepoFiles};
 use crate::llm::model::Model;
+use crate::llm::prompts::Prompts;
+use crate::llm::Rendered;
 use crate::model::paths::is_python;
-use crate::review::prompts::{Outlined, Prompts};
 use crate::syntax::schematic::{parse_targets, schematic, Schematic, Target};
+use serde::Serialize;
 
 /// How much the model is shown and asked for.
 #[derive(Debug, Clone)]
@@ -312,11 +314,101 @@ fn promote_functions(lexical: &[FuncHit], picked: Vec<FuncHit>) -> Vec<FuncHit> 
     out
 }
 
+/// A file as the localization prompts show it.
+#[derive(Debug, Clone, Serialize)]
+pub struct Outlined {
+    pub path: String,
+    /// Its schematic ([`crate::syntax::schematic::Schematic::render`]), trimmed.
+    pub outline: String,
+}
+
+impl Prompts {
+    /// Re-ranking, step 1: which of the shortlisted `files` (path, outline) must change.
+    pub fn localize_files(
+        &self,
+        issue: &str,
+        files: &[Outlined],
+        pick: usize,
+    ) -> anyhow::Result<Rendered> {
+        self.render_with(
+            "localize_files.j2",
+            "localize_system.j2",
+            minijinja::context! { issue => issue.trim(), files => files, pick => pick },
+        )
+    }
+
+    /// Re-ranking, step 2: which definitions of the outlined `files` must change;
+    /// `example` shows the reply format (`path::Class.method`).
+    pub fn localize_functions(
+        &self,
+        issue: &str,
+        files: &[Outlined],
+        pick: usize,
+        example: &str,
+    ) -> anyhow::Result<Rendered> {
+        self.render_with(
+            "localize_functions.j2",
+            "localize_system.j2",
+            minijinja::context! { issue => issue.trim(), files => files, pick => pick, example => example },
+        )
+    }
+}
+
+/// Re-ranks each issue's localization with a model before candidates are reviewed
+/// (`dei rank --llm-locate`): the pipeline calls it and hands the result to the context.
+pub struct Relocator {
+    engine: std::sync::Arc<crate::llm::runner::Engine>,
+    prompts: Prompts,
+    /// Who re-ranked, as reviewers are told (the committee's name).
+    pub by: String,
+}
+
+impl std::fmt::Debug for Relocator {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Relocator").field("by", &self.by).finish()
+    }
+}
+
+impl Relocator {
+    pub fn new(
+        engine: std::sync::Arc<crate::llm::runner::Engine>,
+        prompts: Prompts,
+        by: String,
+    ) -> Relocator {
+        Relocator {
+            engine,
+            prompts,
+            by,
+        }
+    }
+
+    /// Re-rank `lexical`, the search's localization of `task`'s issue (two calls, cached).
+    pub fn relocate(
+        &self,
+        task: &crate::model::Task,
+        repo: &RepoFiles,
+        lexical: &Localization,
+    ) -> anyhow::Result<Reranked> {
+        let model = crate::llm::model::EngineModel::new(
+            std::sync::Arc::clone(&self.engine),
+            format!("{}/locate", task.instance_id),
+        );
+        rerank(
+            &task.problem_statement,
+            repo,
+            lexical,
+            &model,
+            &self.prompts,
+            &RerankOptions::default(),
+        )
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::context::locate::{locate, LocateOptions};
     use crate::llm::model::Scripted;
+    use crate::localize::search::{locate, LocateOptions};
 
     fn repo() -> RepoFiles {
         RepoFiles::from_pairs(vec![

@@ -20,7 +20,7 @@
 //!
 //! ```no_run
 //! # fn main() -> anyhow::Result<()> {
-//! use dei::context::locate::{locate, LocateOptions, RepoFiles};
+//! use dei::localize::search::{locate, LocateOptions, RepoFiles};
 //! let snap = dei::model::repo::Snapshot::open("repo.git".as_ref(), "HEAD")?;
 //! let repo = RepoFiles::from_snapshot(&snap)?;
 //! let loc = locate("TypeError in Session.request ...", &repo, &LocateOptions::default());

@@ -2,12 +2,12 @@
 //! with the repository's past commits), optionally re-ranked by a model ([`super::rerank`]),
 //! printed with the evidence for each file.
 
-use super::locate::{locate, Localization, LocateOptions, RepoFiles, HISTORY_COMMITS};
 use super::rerank::{rerank, RerankOptions};
+use super::search::{locate, Localization, LocateOptions, RepoFiles, HISTORY_COMMITS};
 use crate::llm::model::Model;
+use crate::llm::prompts::Prompts;
 use crate::model::repo::Snapshot;
 use crate::model::Task;
-use crate::review::prompts::Prompts;
 use std::fmt::Write as _;
 use std::path::Path;
 
