@@ -141,7 +141,6 @@ fn main() {
         run_dir: dir.path().join("run"),
         shard: None,
         retry_errors: false,
-        progress: false,
         stop: None,
         relocator: None,
     };

@@ -1,5 +1,7 @@
 //! The `dei` command line: a thin clap front over the library.
 
+mod cli;
+
 use clap::{Args, Parser, Subcommand};
 use dei::rank::pipeline::{IssueSource, RankRequest};
 use dei::review::offline::Offline;
@@ -512,8 +514,7 @@ fn rank_many(args: RankArgs) -> anyhow::Result<()> {
         run_dir,
         shard: args.shard,
         retry_errors: args.retry_errors,
-        progress: !args.no_progress,
-        stop: Some(dei::rank::run::stop_on_ctrl_c()),
+        stop: Some(cli::stop_on_ctrl_c()),
         relocator: None,
     };
     let (committee, relocator) = committee(&args.llm, args.offline_weights.as_deref())?;
@@ -672,6 +673,8 @@ fn locate(a: LocateArgs) -> anyhow::Result<()> {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    let progress = !matches!(&cli.command, Command::Rank(a) if a.no_progress);
+    dei::model::notify::set_reporter(Box::new(cli::progress::Terminal::new(progress)));
     let result = match cli.command {
         Command::Rank(a) => rank(*a),
         Command::Generate(a) => generate(*a),

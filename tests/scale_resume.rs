@@ -199,7 +199,6 @@ fn stopped_run_resumes_without_repeating_a_committee_call() {
         run_dir: dir.path().join("run"),
         shard: None,
         retry_errors: false,
-        progress: false,
         stop: Some(stop.clone()),
         relocator: None,
     };

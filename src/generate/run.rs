@@ -321,11 +321,11 @@ pub fn generate_with(
     };
     let (done, torn) = existing_pairs(&req.out, !req.dry_run)?;
     if torn > 0 {
-        eprintln!(
+        crate::model::notify::notice(&format!(
             "note: {} a torn last line ({torn} bytes) left by an interrupted run in {}",
             if req.dry_run { "would cut" } else { "cut" },
             req.out.display()
-        );
+        ));
     }
     let out = if req.dry_run {
         None
@@ -433,7 +433,7 @@ fn one_issue(
         return Ok(());
     }
     let fail = |why: String| {
-        eprintln!("{id}: skipped: {why}");
+        crate::model::notify::notice(&format!("{id}: skipped: {why}"));
         sh.report
             .lock()
             .expect("report lock")
@@ -470,7 +470,7 @@ fn one_issue(
             match v.baseline() {
                 Ok(b) if !b.passed => {
                     let note = format!("{id}: the test command already fails on the base commit, so it cannot judge candidates (all are kept)");
-                    eprintln!("{note}");
+                    crate::model::notify::notice(&note);
                     sh.report.lock().expect("report lock").notes.push(note);
                 }
                 Ok(_) => {}
@@ -496,11 +496,15 @@ fn one_issue(
         let mut r = sh.report.lock().expect("report lock");
         for n in &o.notes {
             let note = format!("{id}: {n}");
-            eprintln!("{note}");
+            crate::model::notify::notice(&note);
             r.notes.push(note);
         }
         if !req.dry_run {
-            eprintln!("{id}: {}: {} candidate(s)", kind.agent(), o.kept.len());
+            crate::model::notify::notice(&format!(
+                "{id}: {}: {} candidate(s)",
+                kind.agent(),
+                o.kept.len()
+            ));
         }
         outcomes.push(o);
     }

@@ -306,7 +306,7 @@ impl Engine {
         while let Some(r) = set.join_next().await {
             match r {
                 Ok((i, o)) => out[i] = Some(o),
-                Err(e) => eprintln!("llm: a call task failed: {e}"),
+                Err(e) => crate::model::notify::warning(&format!("llm: a call task failed: {e}")),
             }
         }
         out.into_iter()
@@ -415,7 +415,10 @@ impl Engine {
             .open(path)
             .and_then(|mut f| f.write_all(text.as_bytes()));
         if let Err(e) = res {
-            eprintln!("llm: cannot write the call ledger {}: {e}", path.display());
+            crate::model::notify::warning(&format!(
+                "llm: cannot write the call ledger {}: {e}",
+                path.display()
+            ));
         }
     }
 
@@ -439,10 +442,10 @@ impl Engine {
             Err(refused) => {
                 let max = self.settings.max_cost.unwrap_or(0.0);
                 if refused.first {
-                    eprintln!(
+                    crate::model::notify::notice(&format!(
                         "llm: --max-cost ${max:.4} reached (${:.4} spent, up to ${:.4} in flight): no new calls are scheduled",
                         refused.spend.spent, refused.spend.reserved
-                    );
+                    ));
                 }
                 return Err(CallFailure::Skipped(format!(
                     "not reviewed: --max-cost ${max:.4} reached"
@@ -481,7 +484,7 @@ impl Engine {
                     );
                     if let Some(c) = &self.cache {
                         if let Err(e) = c.put(key, &reply) {
-                            eprintln!("llm: {e:#}");
+                            crate::model::notify::warning(&format!("llm: {e:#}"));
                         }
                     }
                     return Ok(reply);

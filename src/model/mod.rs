@@ -2,6 +2,7 @@
 //! ([`task`]) and the repository it is fixed in ([`repo`], read from git objects).
 //! Nothing here imports another part of the crate.
 
+pub mod notify;
 pub mod paths;
 pub mod repo;
 pub mod task;

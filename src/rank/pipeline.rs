@@ -232,7 +232,10 @@ pub fn prepare_capped(
                 Some(r) => {
                     let rr = r.relocate(task, &repo_files, &lexical)?;
                     for note in &rr.notes {
-                        eprintln!("note: {}: localization: {note}", task.instance_id);
+                        crate::model::notify::notice(&format!(
+                            "note: {}: localization: {note}",
+                            task.instance_id
+                        ));
                     }
                     let by = (rr.functions_named > 0).then(|| r.by.clone());
                     Some((rr.localization, by))

@@ -12,7 +12,6 @@
 
 pub mod index;
 pub mod journal;
-pub mod progress;
 pub mod shard;
 pub mod summary;
 
@@ -20,6 +19,7 @@ pub use shard::Shard;
 pub use summary::{merge, Summary};
 
 use crate::candidates::Problem;
+use crate::model::notify::{self, Event};
 use crate::model::task::Selection;
 use crate::model::Task;
 use crate::model::{repo, task};
@@ -55,8 +55,6 @@ pub struct RunRequest {
     pub shard: Option<Shard>,
     /// Run issues recorded as errors again (e.g. after adding a missing repository).
     pub retry_errors: bool,
-    /// Draw a progress bar (only ever on a terminal).
-    pub progress: bool,
     /// Set to stop starting new issues (Ctrl-C); issues in flight finish and are recorded.
     pub stop: Option<Arc<AtomicBool>>,
     /// Re-ranks each issue's localization with a model (`--llm-locate`).
@@ -253,7 +251,10 @@ pub fn run(req: &RunRequest, committee: &dyn Committee) -> anyhow::Result<RunRep
     journal::check_manifest(&req.run_dir, &manifest(req, committee))?;
     let (journal, read) = Journal::open(&req.run_dir, &lock)?;
     for bad in &read.bad_lines {
-        eprintln!("warning: {}: {bad} (ignored)", journal.path.display());
+        crate::model::notify::warning(&format!(
+            "warning: {}: {bad} (ignored)",
+            journal.path.display()
+        ));
     }
 
     let tasks: HashMap<String, Task> = task::load_tasks(&req.tasks)?
@@ -311,7 +312,10 @@ pub fn run(req: &RunRequest, committee: &dyn Committee) -> anyhow::Result<RunRep
     let index_problems = std::mem::take(&mut index.problems);
     let index = index; // shared read-only from here on
     let journal = Mutex::new(journal);
-    let bar = progress::Progress::new(req.progress, selected.len() as u64, skipped as u64);
+    notify::emit(&Event::RunStarted {
+        total: selected.len() as u64,
+        already: skipped as u64,
+    });
     let stop = req.stop.clone().unwrap_or_default();
     let first_error: Mutex<Option<anyhow::Error>> = Mutex::new(None);
     let fresh: Mutex<Vec<IssueOutcome>> = Mutex::new(Vec::new());
@@ -335,7 +339,10 @@ pub fn run(req: &RunRequest, committee: &dyn Committee) -> anyhow::Result<RunRep
                 .and_then(|mut j| j.append(&outcome));
             match write {
                 Ok(()) => {
-                    bar.finished(ok, &outcome);
+                    notify::emit(&Event::IssueFinished {
+                        ok,
+                        candidates: outcome.candidates,
+                    });
                     if let Ok(mut f) = fresh.lock() {
                         // The full ranking is on disk; keep only the summary fields in memory.
                         f.push(IssueOutcome {
@@ -355,11 +362,11 @@ pub fn run(req: &RunRequest, committee: &dyn Committee) -> anyhow::Result<RunRep
     let all_done = AtomicBool::new(false);
     std::thread::scope(|scope| {
         // The committee's live status (LLM calls in flight, cost so far), twice a second.
-        let ticker = (bar.is_drawn() && committee.live_status().is_some()).then(|| {
+        let ticker = (notify::wants_live() && committee.live_status().is_some()).then(|| {
             scope.spawn(|| {
                 while !all_done.load(Ordering::SeqCst) {
                     if let Some(status) = committee.live_status() {
-                        bar.set_live(status);
+                        notify::emit(&Event::Live(&status));
                     }
                     std::thread::park_timeout(std::time::Duration::from_millis(500));
                 }
@@ -374,7 +381,7 @@ pub fn run(req: &RunRequest, committee: &dyn Committee) -> anyhow::Result<RunRep
             t.thread().unpark();
         }
     });
-    bar.done();
+    notify::emit(&Event::RunFinished);
     if let Some(e) = first_error.into_inner().ok().flatten() {
         return Err(e);
     }
@@ -491,31 +498,6 @@ fn rank_one(
 
 fn first_line(e: &anyhow::Error) -> String {
     e.to_string().lines().next().unwrap_or("").to_string()
-}
-
-/// Stop starting new issues on the first Ctrl-C (in-flight ones finish and are recorded);
-/// quit at once on the second.
-pub fn stop_on_ctrl_c() -> Arc<AtomicBool> {
-    let flag = Arc::new(AtomicBool::new(false));
-    let f = flag.clone();
-    let spawned = std::thread::Builder::new().name("dei-ctrl-c".into()).spawn(move || {
-        let Ok(rt) = tokio::runtime::Builder::new_current_thread().enable_all().build() else {
-            return;
-        };
-        rt.block_on(async move {
-            while tokio::signal::ctrl_c().await.is_ok() {
-                if f.swap(true, Ordering::SeqCst) {
-                    eprintln!("\ninterrupted again: quitting now; the journal is consistent, rerun the same command to resume");
-                    std::process::exit(130);
-                }
-                eprintln!("\ninterrupted: finishing the issues in flight (Ctrl-C again to quit now)");
-            }
-        });
-    });
-    if spawned.is_err() {
-        eprintln!("warning: cannot watch for Ctrl-C; an interrupt stops the run at once (the journal stays consistent)");
-    }
-    flag
 }
 
 #[cfg(test)]

@@ -208,7 +208,7 @@ impl Committee for LlmCommittee {
             })
             .collect();
         if !self.engine.settings.dry_run {
-            eprintln!("{}", self.summary());
+            crate::model::notify::notice(&self.summary());
         }
         result
     }
