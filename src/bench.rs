@@ -183,7 +183,7 @@ pub struct BenchOfflineArgs {
 
 fn offline(a: BenchOfflineArgs) -> anyhow::Result<()> {
     let weights = match &a.weights.weights {
-        Some(p) => crate::review::offline::eval::load_weights(p)?,
+        Some(p) => crate::review::offline::weights::load_file(p)?,
         None => Default::default(),
     };
     let req = crate::review::offline::eval::BenchRequest {

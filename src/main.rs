@@ -261,9 +261,10 @@ struct RankArgs {
     /// Write the machine-readable result to this file ("-" for stdout).
     #[arg(long)]
     json: Option<PathBuf>,
-    /// Offline committee weights (JSON, e.g. rubrics/offline-fitted.json); hand-set defaults when absent.
-    #[arg(long, value_name = "FILE")]
-    offline_weights: Option<PathBuf>,
+    /// Offline committee weights: default (hand-set), fitted, track-record (shipped, fitted on
+    /// the fit half of SWE-bench Lite), or a JSON file.
+    #[arg(long, value_name = "NAME|FILE")]
+    offline_weights: Option<String>,
     #[command(flatten)]
     llm: dei::llm::config::LlmArgs,
 }
@@ -293,7 +294,7 @@ type CommitteeAndRelocator = (
 
 fn committee(
     llm: &dei::llm::config::LlmArgs,
-    offline_weights: Option<&std::path::Path>,
+    offline_weights: Option<&str>,
 ) -> anyhow::Result<CommitteeAndRelocator> {
     Ok(match dei::review::llm::LlmCommittee::from_args(llm)? {
         Some(llm) => {
@@ -303,7 +304,7 @@ fn committee(
         None => {
             eprintln!("note: no LLM configured; using the offline committee (agreement between candidates and static checks)");
             let weights = match offline_weights {
-                Some(p) => dei::review::offline::eval::load_weights(p)?,
+                Some(spec) => dei::review::offline::weights::load(spec)?,
                 None => Default::default(),
             };
             (Box::new(Offline::new(weights)), None)

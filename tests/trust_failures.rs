@@ -247,3 +247,36 @@ fn runs_with_different_offline_weights_cannot_be_resumed_or_merged_together() {
         stderr(&again)
     );
 }
+
+#[test]
+fn shipped_offline_weights_are_named_and_a_wrong_name_says_which_exist() {
+    let fitted = dei(&example_rank_args(&[
+        "--offline-weights",
+        "fitted",
+        "--json",
+        "-",
+    ]));
+    assert!(fitted.status.success(), "{}", stderr(&fitted));
+    let plain = dei(&example_rank_args(&["--json", "-"]));
+    let score = |o: &std::process::Output| -> Vec<f64> {
+        let v: Value = serde_json::from_str(&stdout(o)).unwrap();
+        v["ranked"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["score"].as_f64().unwrap())
+            .collect()
+    };
+    assert_ne!(
+        score(&fitted),
+        score(&plain),
+        "the fitted weights score differently"
+    );
+    let bad = dei(&example_rank_args(&["--offline-weights", "fited"]));
+    assert!(!bad.status.success());
+    assert!(
+        stderr(&bad).contains("default, fitted, track-record, or a JSON file"),
+        "{}",
+        stderr(&bad)
+    );
+}

@@ -517,15 +517,3 @@ fn short(s: &str) -> String {
     let t: String = s.chars().rev().take(19).collect();
     t.chars().rev().collect()
 }
-
-/// Read weights from a JSON file (missing fields take the defaults).
-pub fn load_weights(path: &Path) -> anyhow::Result<Weights> {
-    let text = std::fs::read_to_string(path)
-        .with_context(|| format!("cannot read weights file {}", path.display()))?;
-    serde_json::from_str(&text).with_context(|| {
-        format!(
-            "{}: not an offline weights object (fields like \"agreement\": 4.0)",
-            path.display()
-        )
-    })
-}

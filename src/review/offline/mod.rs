@@ -32,6 +32,7 @@ pub mod eval;
 pub mod features;
 pub mod location;
 pub mod shape;
+pub mod weights;
 
 use super::{Committee, IssueBundle};
 use crate::model::{Applies, Review, Score, Task};
