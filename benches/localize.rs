@@ -11,7 +11,7 @@
 //! were fitted with `dei bench context --fit`), odd = report.
 
 use dei::generate::bm25::Bm25;
-use dei::localize::search::{self, LocateOptions, RepoFiles, Weights};
+use dei::localize::search::{self as locate, LocateOptions, RepoFiles, Weights};
 use dei::model::paths::{is_python, is_test_path};
 use dei::model::repo::{find_in_repos_dir, Snapshot};
 use sha2::{Digest, Sha256};

@@ -192,6 +192,7 @@ fn main() {
             context_tokens: 4000,
             max_patch_bytes: dei::rank::pipeline::DEFAULT_MAX_PATCH_BYTES,
             naming: Default::default(),
+            relocator: None,
         };
         dei::rank::pipeline::rank(&rr, &committee).expect("baseline rank");
     }

@@ -1,5 +1,8 @@
-//! The command line's own parts: the terminal reporter and the Ctrl-C watcher.
+//! The command line: its flags ([`args`]), what each command does ([`commands`]), the
+//! terminal reporter ([`progress`]) and the Ctrl-C watcher.
 
+pub mod args;
+pub mod commands;
 pub mod progress;
 
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -350,6 +350,61 @@ pub fn hunk_views(file: &FileView, context: usize) -> Vec<HunkView> {
         .collect()
 }
 
+/// Why a candidate does not apply, in a word or two for tables (`too large`, `unsafe path`,
+/// `bad diff`, `missing file`, …); `None` when it applies or is empty. The full sentence is
+/// the view's (or a file's) `error`.
+pub fn failure_label(view: &PatchView) -> Option<&'static str> {
+    if !matches!(view.applies, Applies::No) {
+        return None;
+    }
+    // A file's own failure is more specific than the whole diff's (`git apply` would reject).
+    let errors = view
+        .files
+        .iter()
+        .filter_map(|f| f.error.as_ref())
+        .chain(view.error.iter());
+    let mut label = None;
+    for e in errors {
+        let l = if e.starts_with("patch too large") {
+            "too large"
+        } else if e.starts_with("unsafe path") {
+            "unsafe path"
+        } else if e.contains("does not exist at the base commit") {
+            "missing file"
+        } else if e.contains("already exists at the base commit") {
+            "file exists"
+        } else if e.starts_with("binary patch") {
+            "binary"
+        } else if e.starts_with("hunk ") || e.contains("renamed/deleted earlier") {
+            "conflicts"
+        } else if e.starts_with("deleting ") {
+            "bad delete"
+        } else if e.starts_with("diff does not parse") || e.starts_with("git apply would reject") {
+            "bad diff"
+        } else {
+            continue;
+        };
+        // A refusal (unsafe, too large) says more than a file's failure.
+        if matches!(l, "too large" | "unsafe path") {
+            return Some(l);
+        }
+        label.get_or_insert(l);
+    }
+    Some(label.unwrap_or(if view.files.is_empty() {
+        "bad diff"
+    } else {
+        "no"
+    }))
+}
+
+/// True when nothing of the candidate could be read as a change to review: empty, refused
+/// (unsafe path, too large), or a diff with no file in it.
+pub fn is_void(view: &PatchView) -> bool {
+    view.applies == Applies::Empty
+        || matches!(failure_label(view), Some("too large" | "unsafe path"))
+        || (view.applies == Applies::No && view.files.is_empty())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -484,59 +539,4 @@ mod tests {
             hv[0].after
         );
     }
-}
-
-/// Why a candidate does not apply, in a word or two for tables (`too large`, `unsafe path`,
-/// `bad diff`, `missing file`, …); `None` when it applies or is empty. The full sentence is
-/// the view's (or a file's) `error`.
-pub fn failure_label(view: &PatchView) -> Option<&'static str> {
-    if !matches!(view.applies, Applies::No) {
-        return None;
-    }
-    // A file's own failure is more specific than the whole diff's (`git apply` would reject).
-    let errors = view
-        .files
-        .iter()
-        .filter_map(|f| f.error.as_ref())
-        .chain(view.error.iter());
-    let mut label = None;
-    for e in errors {
-        let l = if e.starts_with("patch too large") {
-            "too large"
-        } else if e.starts_with("unsafe path") {
-            "unsafe path"
-        } else if e.contains("does not exist at the base commit") {
-            "missing file"
-        } else if e.contains("already exists at the base commit") {
-            "file exists"
-        } else if e.starts_with("binary patch") {
-            "binary"
-        } else if e.starts_with("hunk ") || e.contains("renamed/deleted earlier") {
-            "conflicts"
-        } else if e.starts_with("deleting ") {
-            "bad delete"
-        } else if e.starts_with("diff does not parse") || e.starts_with("git apply would reject") {
-            "bad diff"
-        } else {
-            continue;
-        };
-        // A refusal (unsafe, too large) says more than a file's failure.
-        if matches!(l, "too large" | "unsafe path") {
-            return Some(l);
-        }
-        label.get_or_insert(l);
-    }
-    Some(label.unwrap_or(if view.files.is_empty() {
-        "bad diff"
-    } else {
-        "no"
-    }))
-}
-
-/// True when nothing of the candidate could be read as a change to review: empty, refused
-/// (unsafe path, too large), or a diff with no file in it.
-pub fn is_void(view: &PatchView) -> bool {
-    view.applies == Applies::Empty
-        || matches!(failure_label(view), Some("too large" | "unsafe path"))
-        || (view.applies == Applies::No && view.files.is_empty())
 }

@@ -179,9 +179,11 @@ pub fn prepare(
         snapshot,
         task,
         cands,
-        mode,
-        budget,
-        DEFAULT_MAX_PATCH_BYTES,
+        PrepareOptions {
+            mode,
+            context_tokens: budget,
+            max_patch_bytes: DEFAULT_MAX_PATCH_BYTES,
+        },
         None,
         None,
     )
@@ -194,12 +196,11 @@ pub fn prepare_capped(
     snapshot: &Snapshot,
     task: &Task,
     cands: Vec<Candidate>,
-    mode: Mode,
-    budget: usize,
-    max_patch_bytes: usize,
+    opts: PrepareOptions,
     committee: Option<&dyn Committee>,
     relocator: Option<&Relocator>,
 ) -> anyhow::Result<Vec<Prepared>> {
+    let (mode, budget, max_patch_bytes) = (opts.mode, opts.context_tokens, opts.max_patch_bytes);
     let fits = |c: &Candidate| c.patch.len() <= max_patch_bytes;
     let needed: Vec<String> = cands
         .iter()
@@ -362,16 +363,7 @@ pub fn rank_issue(
     problems: Vec<Problem>,
 ) -> anyhow::Result<RankResult> {
     let snapshot = Snapshot::open(repo_path, &task.base_commit)?;
-    let prepared = prepare_capped(
-        &snapshot,
-        task,
-        cands,
-        opts.mode,
-        opts.context_tokens,
-        opts.max_patch_bytes,
-        Some(committee),
-        relocator,
-    )?;
+    let prepared = prepare_capped(&snapshot, task, cands, opts, Some(committee), relocator)?;
     let empty = prepared
         .iter()
         .filter(|p| p.view.applies == Applies::Empty)

@@ -1,0 +1,271 @@
+//! The command line's flags: one clap struct per command, and the groups they share.
+
+use clap::{Args, Parser, Subcommand};
+use std::path::PathBuf;
+
+#[derive(Parser)]
+#[command(
+    name = "dei",
+    version,
+    about = "Rank candidate patches from many coding agents for one issue"
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand)]
+// Parsed once per process: the size of the largest variant does not matter.
+#[allow(clippy::large_enum_variant)]
+pub enum Command {
+    /// Rank the candidate patches for one issue, or for many (--all, --issue A --issue B) into a --run-dir.
+    Rank(Box<RankArgs>),
+    /// Write candidate patches with a model (three strategies) into a SWE-bench prediction file.
+    Generate(Box<GenerateArgs>),
+    /// Measure diversity (Union/Intersect/Average@k) and a selection (n@k) over many issues.
+    Eval(EvalArgs),
+    /// Measure stages on real data (developer tool).
+    #[command(hide = true, subcommand)]
+    Bench(dei::bench::BenchCommand),
+    /// Join the run directories of several shards (dei rank --shard i/n) into one result.
+    Merge(MergeArgs),
+    /// Show where an issue points from its text alone: the files and definitions most likely to need the fix.
+    Locate(Box<LocateArgs>),
+}
+
+/// Where the repository is (`dei rank`, `dei generate`, `dei locate`).
+#[derive(Args)]
+pub struct RepoArgs {
+    /// The repository (a clone or bare git dir).
+    #[arg(long)]
+    pub repo: Option<PathBuf>,
+    /// A folder of repositories named owner__name.
+    #[arg(long, env = "DEI_REPOS")]
+    pub repos: Option<PathBuf>,
+}
+
+/// A plain-text issue instead of a task record (`dei rank`, `dei locate`).
+#[derive(Args)]
+pub struct IssueTextArgs {
+    /// A plain-text issue; needs --repo and --commit.
+    #[arg(long, conflicts_with = "issue", requires_all = ["repo", "commit"])]
+    pub issue_file: Option<PathBuf>,
+    /// Base commit for --issue-file.
+    #[arg(long)]
+    pub commit: Option<String>,
+}
+
+#[derive(Args)]
+#[command(
+    mut_arg("llm", |a| a.help("Model that re-ranks the search (optional): openai:MODEL, anthropic:MODEL, openai-compatible:MODEL (needs --base-url), vllm:MODEL, ollama:MODEL or llamacpp:MODEL")),
+    mut_arg("selector", |a| a.hide(true)),
+    mut_arg("samples", |a| a.hide(true)),
+    mut_arg("rubric", |a| a.hide(true)),
+    mut_arg("llm_locate", |a| a.hide(true)),
+    mut_arg("temperature", |a| a.hide(true)),
+)]
+pub struct LocateArgs {
+    /// SWE-bench-style task records (JSON or JSONL).
+    #[arg(long, requires = "issue")]
+    pub tasks: Option<PathBuf>,
+    /// Issue id (SWE-bench instance_id) in --tasks.
+    #[arg(long, requires = "tasks")]
+    pub issue: Option<String>,
+    #[command(flatten)]
+    pub text: IssueTextArgs,
+    #[command(flatten)]
+    pub place: RepoArgs,
+    /// How many files and definitions to show.
+    #[arg(long, default_value_t = 10)]
+    pub top: usize,
+    /// Write the result as JSON to this file ("-" for stdout).
+    #[arg(long)]
+    pub json: Option<PathBuf>,
+    #[command(flatten)]
+    pub llm: dei::llm::config::LlmArgs,
+}
+
+#[derive(Args)]
+#[command(
+    mut_arg("samples", |a| a.default_value("0").help_heading("Generation")
+        .help("Samples per strategy and issue, at the --temperatures in turn (0: one per temperature)")),
+    mut_arg("max_tokens", |a| a.default_value("4096")),
+    mut_arg("llm", |a| a.help("Model that writes the patches (required): openai:MODEL, anthropic:MODEL, openai-compatible:MODEL (needs --base-url), vllm:MODEL, ollama:MODEL or llamacpp:MODEL")),
+    mut_arg("temperature", |a| a.hide(true)),
+    mut_arg("selector", |a| a.hide(true)),
+    mut_arg("output_format", |a| a.hide(true)),
+    mut_arg("prompt_dir", |a| a.hide(true)),
+    mut_arg("rubric", |a| a.hide(true)),
+    mut_arg("llm_locate", |a| a.hide(true)),
+)]
+pub struct GenerateArgs {
+    /// SWE-bench-style task records (JSON or JSONL).
+    #[arg(long)]
+    pub tasks: PathBuf,
+    /// Issue id to generate for. Repeat for several issues.
+    #[arg(long, required_unless_present = "all")]
+    pub issue: Vec<String>,
+    /// Generate for every issue in --tasks.
+    #[arg(long, conflicts_with = "issue")]
+    pub all: bool,
+    #[command(flatten)]
+    pub place: RepoArgs,
+    /// Strategies to run: hierarchical, search-replace, chain (comma-separated).
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "hierarchical,search-replace,chain"
+    )]
+    pub strategies: Vec<String>,
+    /// Sampling temperatures, used in turn by the samples.
+    #[arg(long, value_delimiter = ',', default_value = "0,0.4,0.8")]
+    pub temperatures: Vec<f64>,
+    /// At most this many files for the hierarchical strategy (L).
+    #[arg(long, default_value_t = 3)]
+    pub max_files: usize,
+    /// A test command run (with `sh -c`) in a temporary copy of the base commit before and after
+    /// each candidate; candidates that break a passing command are dropped and the strategy retried once.
+    #[arg(long)]
+    pub test_cmd: Option<String>,
+    /// Seconds before one run of the test command is killed.
+    #[arg(long, default_value_t = 300.0)]
+    pub test_timeout: f64,
+    /// Issues in flight at once (default: --concurrency, at most 8).
+    #[arg(long, default_value_t = 0, hide_default_value = true)]
+    pub jobs: usize,
+    /// Output: SWE-bench predictions (JSONL), appended; (issue, strategy) pairs already there are skipped.
+    #[arg(long)]
+    pub out: PathBuf,
+    #[command(flatten)]
+    pub llm: dei::llm::config::LlmArgs,
+}
+
+#[derive(Args)]
+pub struct MergeArgs {
+    /// Run directories to join.
+    #[arg(required = true)]
+    pub run_dirs: Vec<PathBuf>,
+    /// Also write the joined result as a new run directory here.
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Write the summary JSON to this file ("-" for stdout).
+    #[arg(long)]
+    pub json: Option<PathBuf>,
+}
+
+#[derive(Args)]
+pub struct RankArgs {
+    /// Prediction files (.json/.jsonl) and/or folders of <agent>/<instance_id>.diff.
+    #[arg(required = true)]
+    pub candidates: Vec<PathBuf>,
+    #[command(flatten)]
+    pub names: AgentNameArgs,
+    /// Issue id (SWE-bench instance_id) to rank; needs --tasks. Repeat for several issues.
+    #[arg(long, requires = "tasks")]
+    pub issue: Vec<String>,
+    /// Rank every issue that has candidates (needs --tasks and --run-dir).
+    #[arg(long, requires = "tasks", conflicts_with_all = ["issue", "issue_file"])]
+    pub all: bool,
+    /// Stream per-issue results to this folder (journal.jsonl); rerunning resumes.
+    #[arg(long)]
+    pub run_dir: Option<PathBuf>,
+    /// Take only shard I of N of the issues (deterministic by issue id), e.g. --shard 2/8.
+    #[arg(long)]
+    pub shard: Option<dei::rank::run::Shard>,
+    /// With --run-dir: run issues recorded as errors again (e.g. after adding a repository).
+    #[arg(long)]
+    pub retry_errors: bool,
+    /// No progress bar (it is only drawn on a terminal anyway).
+    #[arg(long)]
+    pub no_progress: bool,
+    /// SWE-bench-style task records (JSON or JSONL).
+    #[arg(long)]
+    pub tasks: Option<PathBuf>,
+    #[command(flatten)]
+    pub text: IssueTextArgs,
+    #[command(flatten)]
+    pub place: RepoArgs,
+    /// Count only patches `git apply` would accept as applying.
+    #[arg(long)]
+    pub strict: bool,
+    /// Token budget for the context shown to reviewers.
+    #[arg(long, default_value_t = 4000)]
+    pub context_tokens: usize,
+    /// Largest patch (bytes) a candidate may have; longer ones get an error and are not rebuilt.
+    #[arg(long, default_value_t = dei::rank::pipeline::DEFAULT_MAX_PATCH_BYTES)]
+    pub max_patch_bytes: usize,
+    /// Write the machine-readable result to this file ("-" for stdout).
+    #[arg(long)]
+    pub json: Option<PathBuf>,
+    /// Offline committee weights: default (hand-set), fitted, track-record (shipped, fitted on
+    /// the fit half of SWE-bench Lite), or a JSON file.
+    #[arg(long, value_name = "NAME|FILE")]
+    pub offline_weights: Option<String>,
+    #[command(flatten)]
+    pub llm: dei::llm::config::LlmArgs,
+}
+
+/// `--agent-name` (`dei rank`, `dei eval`).
+#[derive(Args)]
+pub struct AgentNameArgs {
+    /// Name an agent explicitly: SOURCE is a predictions file or patch folder (as given) or the
+    /// name dei derives (the run folder or file name). Repeatable.
+    #[arg(long = "agent-name", value_name = "SOURCE=NAME")]
+    pub agent_name: Vec<String>,
+}
+
+impl AgentNameArgs {
+    pub fn naming(&self) -> anyhow::Result<dei::candidates::Naming> {
+        dei::candidates::Naming::parse(&self.agent_name)
+    }
+}
+
+#[derive(Args)]
+pub struct EvalArgs {
+    /// Candidates, as for `dei rank` (their `resolved` fields are labels).
+    pub candidates: Vec<PathBuf>,
+    #[command(flatten)]
+    pub names: AgentNameArgs,
+    /// Resolved labels: results.json/report.json, a runs map, a 0/1 matrix CSV, or rows; AGENT=FILE names the agent.
+    #[arg(long = "labels", value_name = "[AGENT=]FILE")]
+    pub labels: Vec<String>,
+    /// The instance universe: SWE-bench task records or a list of ids (default: every instance named in the inputs).
+    #[arg(long)]
+    pub tasks: Option<PathBuf>,
+    /// Agents to evaluate, in this order (comma-separated); default: all, in natural order.
+    #[arg(long, value_delimiter = ',')]
+    pub agents: Option<Vec<String>>,
+    /// The committee's selection: a `dei rank --all --run-dir` folder (or its journal.jsonl), `dei rank --json` output (one, a list, or JSONL), or {instance_id, agent, score} rows/CSV.
+    #[arg(long)]
+    pub scores: Option<PathBuf>,
+    /// Report n@k for a baseline instead of a selection: random (equals Average@k) or random-nonempty.
+    #[arg(long, conflicts_with = "scores")]
+    pub baseline: Option<dei::metrics::table::Baseline>,
+    /// Keep only instances the committee ranked (one whose candidates all went unscored counts, with no pick).
+    #[arg(long, requires = "scores")]
+    pub scored_only: bool,
+    /// Orders for the curves: given, natural (order of generation), random (comma-separated).
+    #[arg(long, value_delimiter = ',', default_value = "given,random")]
+    pub order: Vec<dei::metrics::orders::OrderKind>,
+    /// Random orders to average over.
+    #[arg(long, default_value_t = 100)]
+    pub shuffles: usize,
+    /// Seed for random orders and the bootstrap.
+    #[arg(long, default_value_t = 42)]
+    pub seed: u64,
+    /// n of n@k.
+    #[arg(long, default_value_t = 1)]
+    pub top_n: usize,
+    /// Bootstrap resamples over instances (0: no intervals).
+    #[arg(long, default_value_t = 1000)]
+    pub bootstrap: usize,
+    /// Coverage of the bootstrap intervals.
+    #[arg(long, default_value_t = 0.95)]
+    pub confidence: f64,
+    /// Write the machine-readable report to this file ("-" for stdout).
+    #[arg(long)]
+    pub json: Option<PathBuf>,
+    /// Write a self-contained HTML report with plots to this file.
+    #[arg(long)]
+    pub html: Option<PathBuf>,
+}

@@ -1,0 +1,404 @@
+//! What each command does with its flags: a thin layer over the library that prints what it
+//! returns and turns failures the user must know about into a non-zero exit.
+
+use super::args::*;
+use dei::rank::pipeline::{IssueSource, RankRequest};
+use dei::review::offline::Offline;
+use std::path::PathBuf;
+
+/// The issue named by `--issue ID --tasks FILE` or `--issue-file FILE --commit SHA`; `None`
+/// when neither is complete.
+pub fn issue_source(
+    id: Option<String>,
+    tasks: Option<PathBuf>,
+    text: IssueTextArgs,
+) -> Option<IssueSource> {
+    match (id, tasks, text.issue_file, text.commit) {
+        (Some(id), Some(file), None, _) => Some(IssueSource::Tasks { file, id }),
+        (None, _, Some(file), Some(commit)) => Some(IssueSource::Text { file, commit }),
+        _ => None,
+    }
+}
+
+pub fn generate(args: GenerateArgs) -> anyhow::Result<()> {
+    use dei::generate::run as gen;
+    if !(args.test_timeout.is_finite() && args.test_timeout > 0.0) {
+        anyhow::bail!("--test-timeout must be a positive number of seconds");
+    }
+    check_outputs(&[Some(args.out.as_path())])?;
+    let req = gen::GenerateRequest {
+        tasks: args.tasks,
+        selection: if args.all {
+            dei::model::task::Selection::All
+        } else {
+            dei::model::task::Selection::Ids(args.issue)
+        },
+        repo: args.place.repo,
+        repos: args.place.repos,
+        strategies: gen::parse_kinds(&args.strategies)?,
+        samples: args.llm.samples as usize,
+        temperatures: args.temperatures,
+        max_files: args.max_files,
+        test_cmd: args.test_cmd,
+        test_timeout: std::time::Duration::from_secs_f64(args.test_timeout),
+        out: args.out,
+        jobs: args.jobs,
+        dry_run: args.llm.dry_run,
+    };
+    let report = gen::generate(&req, &args.llm)?;
+    if let Some(u) = &report.usage {
+        eprintln!("{}", gen::usage_line(u));
+    }
+    if req.dry_run {
+        eprintln!(
+            "dry run: nothing written; each strategy stops at its first prompt not in the cache"
+        );
+        return Ok(());
+    }
+    eprintln!(
+        "{} issue(s) worked on, {} (issue, strategy) pair(s) already in {}, {} candidate(s) appended, {} issue(s) skipped",
+        report.issues, report.already_done, req.out.display(), report.written, report.failed.len()
+    );
+    if report.issues > 0 && report.failed.len() == report.issues {
+        anyhow::bail!("no issue could be worked on (see the reasons above)");
+    }
+    Ok(())
+}
+
+/// The LLM committee when one is configured, else the offline committee (said in one line).
+/// The committee, and the localization re-ranker `--llm-locate` asks for (the LLM committee's
+/// model).
+pub type CommitteeAndRelocator = (
+    Box<dyn dei::review::Committee>,
+    Option<std::sync::Arc<dei::localize::rerank::Relocator>>,
+);
+
+pub fn committee(
+    llm: &dei::llm::config::LlmArgs,
+    offline_weights: Option<&str>,
+) -> anyhow::Result<CommitteeAndRelocator> {
+    Ok(match dei::review::llm::LlmCommittee::from_args(llm)? {
+        Some(llm) => {
+            let relocator = llm.relocator().map(std::sync::Arc::new);
+            (Box::new(llm), relocator)
+        }
+        None => {
+            eprintln!("note: no LLM configured; using the offline committee (agreement between candidates and static checks)");
+            let weights = match offline_weights {
+                Some(spec) => dei::review::offline::weights::load(spec)?,
+                None => Default::default(),
+            };
+            (Box::new(Offline::new(weights)), None)
+        }
+    })
+}
+
+pub fn rank(mut args: RankArgs) -> anyhow::Result<()> {
+    if args.all || args.issue.len() > 1 || args.run_dir.is_some() || args.shard.is_some() {
+        return rank_many(args);
+    }
+    let Some(issue) = issue_source(args.issue.pop(), args.tasks, args.text) else {
+        anyhow::bail!("say which issue to rank: --issue ID --tasks FILE, or --issue-file FILE --repo PATH --commit SHA");
+    };
+    let req = RankRequest {
+        candidates: args.candidates,
+        issue,
+        repo: args.place.repo,
+        repos: args.place.repos,
+        strict: args.strict,
+        context_tokens: args.context_tokens,
+        max_patch_bytes: args.max_patch_bytes,
+        relocator: None,
+        naming: args.names.naming()?,
+    };
+    check_outputs(&[args.json.as_deref()])?;
+    let (committee, relocator) = committee(&args.llm, args.offline_weights.as_deref())?;
+    let req = dei::rank::pipeline::RankRequest { relocator, ..req };
+    let result = dei::rank::pipeline::rank(&req, committee.as_ref())?;
+    emit(
+        args.json.as_deref(),
+        || dei::rank::report::json(&result),
+        || dei::rank::report::table(&result, terminal_width()),
+    )?;
+    if let Some(why) = result.unreviewed_reason() {
+        anyhow::bail!(
+            "{}: not reviewed: {why}; no candidate was picked",
+            result.instance_id
+        );
+    }
+    Ok(())
+}
+
+/// The width to fit tables to: `COLUMNS` when set, else the terminal's; `None` when
+/// stdout is not a terminal (a file or pipe gets every line in full).
+pub fn terminal_width() -> Option<usize> {
+    if let Some(w) = std::env::var("COLUMNS")
+        .ok()
+        .and_then(|c| c.trim().parse::<usize>().ok())
+        .filter(|w| *w > 0)
+    {
+        return Some(w);
+    }
+    console::Term::stdout()
+        .size_checked()
+        .map(|(_, cols)| cols as usize)
+}
+
+/// Every output file must be writable before any work starts: its folder exists, and it is
+/// not itself a folder (`-` is stdout).
+pub fn check_outputs(paths: &[Option<&std::path::Path>]) -> anyhow::Result<()> {
+    for p in paths.iter().flatten() {
+        if p.as_os_str() == "-" {
+            continue;
+        }
+        if p.is_dir() {
+            anyhow::bail!(
+                "cannot write {}: it is a folder\n  hint: name a file, e.g. {}",
+                p.display(),
+                p.join("result.json").display()
+            );
+        }
+        let parent = p
+            .parent()
+            .filter(|d| !d.as_os_str().is_empty())
+            .unwrap_or(std::path::Path::new("."));
+        if !parent.is_dir() {
+            anyhow::bail!(
+                "cannot write {}: folder {} does not exist\n  hint: create it first (mkdir -p '{}'), or write elsewhere; nothing was run",
+                p.display(),
+                parent.display(),
+                parent.display()
+            );
+        }
+    }
+    Ok(())
+}
+
+pub fn eval(args: EvalArgs) -> anyhow::Result<()> {
+    use dei::metrics::{bootstrap::Bootstrap, eval, html, text};
+    check_outputs(&[args.json.as_deref(), args.html.as_deref()])?;
+    let req = eval::EvalRequest {
+        candidates: args.candidates,
+        labels: args.labels,
+        tasks: args.tasks,
+        agents: args.agents,
+        scores: args.scores,
+        naming: args.names.naming()?,
+        baseline: args.baseline,
+        scored_only: args.scored_only,
+        options: eval::Options {
+            orders: args.order,
+            shuffles: args.shuffles,
+            seed: args.seed,
+            top_n: args.top_n,
+            bootstrap: Bootstrap {
+                resamples: args.bootstrap,
+                seed: args.seed,
+                level: args.confidence,
+            },
+        },
+    };
+    let report = eval::run(&req)?;
+    let write = |p: &std::path::Path, s: String| {
+        std::fs::write(p, s).map_err(|e| anyhow::anyhow!("cannot write {}: {e}", p.display()))
+    };
+    if let Some(p) = args.html.as_deref() {
+        write(p, html::report(&report))?;
+    }
+    emit(
+        args.json.as_deref(),
+        || Ok(serde_json::to_string_pretty(&report)?),
+        || text::table(&report),
+    )
+}
+
+pub fn rank_many(args: RankArgs) -> anyhow::Result<()> {
+    let Some(tasks) = args.tasks else {
+        anyhow::bail!("ranking many issues needs --tasks FILE (SWE-bench task records)");
+    };
+    let Some(run_dir) = args.run_dir else {
+        anyhow::bail!("ranking many issues needs --run-dir DIR: results stream there, and rerunning the same command resumes");
+    };
+    if args.text.issue_file.is_some() {
+        anyhow::bail!(
+            "--issue-file ranks one plain-text issue; drop --run-dir/--shard/--all to use it"
+        );
+    }
+    let selection = if args.all {
+        dei::model::task::Selection::All
+    } else {
+        dei::model::task::Selection::Ids(args.issue)
+    };
+    if matches!(&selection, dei::model::task::Selection::Ids(ids) if ids.is_empty()) {
+        anyhow::bail!("say which issues to rank: --all, or --issue ID (repeatable)");
+    }
+    check_outputs(&[args.json.as_deref()])?;
+    let req = dei::rank::run::RunRequest {
+        candidates: args.candidates,
+        naming: args.names.naming()?,
+        tasks,
+        selection,
+        repo: args.place.repo,
+        repos: args.place.repos,
+        strict: args.strict,
+        context_tokens: args.context_tokens,
+        max_patch_bytes: args.max_patch_bytes,
+        run_dir,
+        shard: args.shard,
+        retry_errors: args.retry_errors,
+        stop: Some(super::stop_on_ctrl_c()),
+        relocator: None,
+    };
+    let (committee, relocator) = committee(&args.llm, args.offline_weights.as_deref())?;
+    let req = dei::rank::run::RunRequest { relocator, ..req };
+    let report = dei::rank::run::run(&req, committee.as_ref())?;
+    for line in dei::candidates::problem_lines(&report.problems, 10) {
+        eprintln!("input problem: {line}");
+    }
+    if report.summary.selected == 0 && args.all {
+        anyhow::bail!(
+            "no candidates found in {}{}\n  hint: pass SWE-bench prediction files (.json/.jsonl records with instance_id and model_patch) or folders of <agent>/<instance_id>.diff files",
+            req.candidates
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", "),
+            if report.problems.is_empty() {
+                String::new()
+            } else {
+                format!(" ({} input problem(s) above)", report.problems.len())
+            }
+        );
+    }
+    if report.torn_bytes > 0 {
+        eprintln!(
+            "note: cut a torn last journal line ({} bytes) left by an interrupted run",
+            report.torn_bytes
+        );
+    }
+    eprintln!(
+        "{} issues run now, {} already in {}",
+        report.ran,
+        report.skipped,
+        req.run_dir.display()
+    );
+    write_summary(&report.summary, args.json.as_deref())?;
+    if report.interrupted {
+        anyhow::bail!("stopped before every issue finished; rerun the same command to resume");
+    }
+    failed_issues(&report.summary)
+}
+
+/// Exit non-zero when any issue was not ranked, naming them by kind.
+pub fn failed_issues(summary: &dei::rank::run::Summary) -> anyhow::Result<()> {
+    let failed: usize = summary.errors.values().sum();
+    if failed == 0 {
+        return Ok(());
+    }
+    let kinds: Vec<String> = summary
+        .errors
+        .iter()
+        .map(|(k, n)| format!("{n} {k}"))
+        .collect();
+    let mut msg = format!(
+        "{failed} of {} issues were not ranked ({})",
+        summary.selected,
+        kinds.join(", ")
+    );
+    let unreviewed: Vec<&str> = summary
+        .rows
+        .iter()
+        .filter(|r| r.status == "unreviewed")
+        .map(|r| r.instance_id.as_str())
+        .collect();
+    if !unreviewed.is_empty() {
+        msg.push_str(&format!(
+            "\n  not reviewed: {}{}",
+            unreviewed
+                .iter()
+                .take(20)
+                .copied()
+                .collect::<Vec<_>>()
+                .join(", "),
+            if unreviewed.len() > 20 { ", …" } else { "" }
+        ));
+    }
+    msg.push_str("\n  hint: fix the cause (see the summary above), then rerun with --retry-errors");
+    anyhow::bail!(msg)
+}
+
+pub fn write_summary(
+    summary: &dei::rank::run::Summary,
+    json: Option<&std::path::Path>,
+) -> anyhow::Result<()> {
+    emit(
+        json,
+        || Ok(serde_json::to_string_pretty(summary)?),
+        || summary.table(50),
+    )
+}
+
+/// Print `table`, and write the JSON to `json`; `-` prints the JSON on stdout instead.
+pub fn emit(
+    json: Option<&std::path::Path>,
+    to_json: impl FnOnce() -> anyhow::Result<String>,
+    table: impl FnOnce() -> String,
+) -> anyhow::Result<()> {
+    match json {
+        Some(p) if p.as_os_str() == "-" => println!("{}", to_json()?),
+        Some(p) => {
+            std::fs::write(p, to_json()?)
+                .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", p.display()))?;
+            print!("{}", table());
+        }
+        None => print!("{}", table()),
+    }
+    Ok(())
+}
+
+pub fn merge(args: MergeArgs) -> anyhow::Result<()> {
+    check_outputs(&[args.json.as_deref()])?;
+    let merged = dei::rank::run::merge(&args.run_dirs)?;
+    for w in &merged.warnings {
+        eprintln!("warning: {w}");
+    }
+    if let Some(out) = &args.out {
+        dei::rank::run::summary::write_merged(&merged, &args.run_dirs[0], out)?;
+    }
+    write_summary(&merged.summary, args.json.as_deref())?;
+    failed_issues(&merged.summary)
+}
+
+pub fn locate(a: LocateArgs) -> anyhow::Result<()> {
+    check_outputs(&[a.json.as_deref()])?;
+    let Some(issue) = issue_source(a.issue, a.tasks, a.text) else {
+        anyhow::bail!(
+            "which issue? pass --tasks FILE --issue ID, or --issue-file FILE --commit SHA --repo PATH"
+        );
+    };
+    let task = issue.load()?;
+    let repo_path = dei::model::repo::locate(
+        a.place.repo.as_deref(),
+        a.place.repos.as_deref(),
+        &task.repo,
+    )?;
+    let engine = a.llm.engine()?;
+    let prompts = dei::llm::prompts::Prompts::load(a.llm.prompt_dir.as_deref())?;
+    let model = engine
+        .as_ref()
+        .map(|e| dei::llm::model::EngineModel::new(std::sync::Arc::clone(e), "locate"));
+    let with = model.as_ref().map(|m| dei::localize::located::WithModel {
+        model: m,
+        prompts: &prompts,
+        label: a.llm.llm.clone().unwrap_or_default(),
+    });
+    let located = dei::localize::located::locate_issue(&task, &repo_path, a.top, with.as_ref())?;
+    if let Some(e) = &engine {
+        eprintln!("{}", dei::generate::run::usage_line(&e.totals()));
+    }
+    emit(
+        a.json.as_deref(),
+        || Ok(serde_json::to_string_pretty(&located)? + "\n"),
+        || dei::localize::located::render(&located),
+    )
+}
