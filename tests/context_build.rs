@@ -1,6 +1,7 @@
 //! Context building on small in-memory Python sources.
 
-use dei::context::{build, build_with, render, IssueRefs, Related};
+use dei::context::{build, build_with, render, Related};
+use dei::localize::issue::IssueRefs;
 use dei::localize::search::RepoFiles;
 use dei::model::{Candidate, Context, LineRange, PatchView, SnippetKind, Task};
 use dei::patch::{self, Files, Mode};

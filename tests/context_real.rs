@@ -4,7 +4,8 @@
 
 mod common;
 use common::*;
-use dei::context::{build_with, edited_units, render, IssueRefs, Related};
+use dei::context::{build_with, edited_units, render, Related};
+use dei::localize::issue::IssueRefs;
 use dei::localize::search::{locate, LocateOptions, RepoFiles};
 use dei::model::repo::Snapshot;
 use dei::model::task;

@@ -419,8 +419,8 @@ fn no_model_fails_clearly_and_dry_run_calls_nothing() {
 
 #[test]
 fn engine_model_samples_differ_and_come_back_from_the_cache() {
-    use dei::generate::llm::{EngineModel, Model};
     use dei::llm::config::LlmArgs;
+    use dei::llm::model::{EngineModel, Model};
     use std::sync::Arc;
     let mock = Mock::start(Duration::ZERO);
     mock.script("ask", "first");

@@ -3,12 +3,12 @@
 
 mod common;
 
-use dei::generate::llm::Scripted;
 use dei::generate::validate::Validator;
 use dei::generate::{
     predictions, run_strategy, to_jsonl, ChainOfContext, Generated, Hierarchical, Repo,
     SearchReplace, Strategy,
 };
+use dei::llm::model::Scripted;
 use dei::model::repo::Snapshot;
 use dei::model::{Applies, Candidate, Task};
 use dei::patch::{rebuild, Files, Mode};

@@ -13,7 +13,7 @@
 pub mod eval;
 
 use crate::localize::issue;
-pub use crate::localize::issue::IssueRefs;
+use crate::localize::issue::IssueRefs;
 use crate::model::paths::{is_auxiliary, is_python};
 use crate::syntax::python::{self, Def, PyIndex};
 

@@ -1,4 +1,4 @@
-//! The built-in candidate generator: three strategies over one small [`llm::Model`] trait,
+//! The built-in candidate generator: three strategies over one small [`crate::llm::model::Model`] trait,
 //! each its own agent name so that `dei rank` reads their output like any other agent's.
 //!
 //! 1. [`Hierarchical`]: file map → schematics → functions (at most L files), whole-definition
@@ -16,10 +16,7 @@ pub mod edit;
 pub mod run;
 pub mod validate;
 
-/// The model interface; it lives with the LLM client ([`crate::llm::model`]), which the
-/// context stage's re-ranking shares.
-pub use crate::llm::model as llm;
-/// File maps and schematics; they live with the context stage, whose re-ranking shows them too.
+use crate::llm::model as llm;
 use crate::syntax::schematic;
 
 use crate::context::tokens;

@@ -8,13 +8,13 @@
 //! is appended to the output file at once, so a killed run loses at most the issues in flight,
 //! and (instance, agent) pairs already in the file are never written again.
 
-use super::llm::{EngineModel, Model};
 use super::validate::Validator;
 use super::{
     predictions, run_strategy, to_jsonl, ChainOfContext, Generated, Hierarchical, Prediction, Repo,
     SearchReplace, Strategy,
 };
 use crate::llm::config::LlmArgs;
+use crate::llm::model::{EngineModel, Model};
 use crate::model::repo::{locate, Snapshot};
 use crate::model::task::Selection;
 use crate::model::task::{find_task, load_tasks};

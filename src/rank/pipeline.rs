@@ -220,7 +220,7 @@ pub fn prepare_capped(
         .collect();
     // Context sees the other candidates and the repository's Python files.
     let repo_files = crate::localize::search::RepoFiles::from_snapshot(snapshot)?;
-    let refs = context::IssueRefs::new(&task.problem_statement);
+    let refs = crate::localize::issue::IssueRefs::new(&task.problem_statement);
     // Where the issue alone points, for committees that read the context.
     let located = match committee.filter(|c| c.reads_context()) {
         Some(_) => {

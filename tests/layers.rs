@@ -1,0 +1,126 @@
+//! The source tree shows the layers, and no module imports one above it. Each top-level
+//! module of `src/` has a floor; a `crate::X` path in a module must name a lower floor (or its
+//! own module). Measurement code that still lives in the crate (`bench.rs`, `*/eval.rs`,
+//! `patch/verify.rs`, `patch/batch.rs`) is outside the rule until it moves out.
+
+mod common;
+
+use common::root;
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// Floors, bottom up; modules on one floor do not import each other.
+const FLOORS: &[&[&str]] = &[
+    &["model"],
+    &["candidates", "patch", "syntax", "llm"],
+    &["localize"],
+    &["context"],
+    &["review"],
+    &["rank", "generate"],
+    &["metrics"],
+    &["bench"],
+];
+
+fn floor_of(module: &str) -> Option<usize> {
+    FLOORS.iter().position(|f| f.contains(&module))
+}
+
+fn measurement(path: &Path) -> bool {
+    let s = path.to_string_lossy();
+    s.ends_with("eval.rs")
+        || s.ends_with("src/bench.rs")
+        || s.ends_with("patch/verify.rs")
+        || s.ends_with("patch/batch.rs")
+}
+
+fn rust_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            rust_files(&p, out);
+        } else if p.extension().is_some_and(|x| x == "rs") {
+            out.push(p);
+        }
+    }
+}
+
+/// `crate::name` paths in code (comments left out).
+fn crate_paths(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for line in text.lines() {
+        let t = line.trim_start();
+        if t.starts_with("//") {
+            continue;
+        }
+        let mut rest = t;
+        while let Some(i) = rest.find("crate::") {
+            let after = &rest[i + "crate::".len()..];
+            let name: String = after
+                .chars()
+                .take_while(|c| c.is_ascii_lowercase() || *c == '_')
+                .collect();
+            if !name.is_empty() {
+                out.push(name);
+            }
+            rest = &after[..];
+        }
+    }
+    out
+}
+
+#[test]
+fn no_module_imports_a_module_above_it() {
+    let src = root().join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    let mut upward: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    let mut unplaced = Vec::new();
+    for f in &files {
+        let rel = f.strip_prefix(&src).unwrap();
+        let top = rel
+            .components()
+            .next()
+            .unwrap()
+            .as_os_str()
+            .to_string_lossy()
+            .trim_end_matches(".rs")
+            .to_string();
+        if top == "lib" || top == "main" || top == "cli" || measurement(f) {
+            continue;
+        }
+        let Some(mine) = floor_of(&top) else {
+            unplaced.push(top);
+            continue;
+        };
+        let text = std::fs::read_to_string(f).unwrap();
+        for name in crate_paths(&text) {
+            if name == top {
+                continue;
+            }
+            if let Some(theirs) = floor_of(&name) {
+                if theirs >= mine {
+                    upward
+                        .entry(rel.display().to_string())
+                        .or_default()
+                        .push(name);
+                }
+            }
+        }
+    }
+    unplaced.sort();
+    unplaced.dedup();
+    assert!(unplaced.is_empty(), "modules with no floor: {unplaced:?}");
+    assert!(
+        upward.is_empty(),
+        "imports of a module on the same or a higher floor: {upward:?}"
+    );
+}
+
+#[test]
+fn the_check_sees_an_upward_import() {
+    assert_eq!(
+        crate_paths("use crate::rank::pipeline;\n// crate::review is a comment\nlet x = crate::model::Task::default();"),
+        ["rank", "model"]
+    );
+    assert!(floor_of("rank") > floor_of("review"));
+}
