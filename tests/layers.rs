@@ -62,7 +62,7 @@ fn crate_paths(text: &str) -> Vec<String> {
             if !name.is_empty() {
                 out.push(name);
             }
-            rest = &after[..];
+            rest = after;
         }
     }
     out
