@@ -377,7 +377,7 @@ pub fn locate(a: LocateArgs) -> anyhow::Result<()> {
         );
     };
     let task = issue.load()?;
-    let repo_path = dei::model::repo::locate(
+    let repo_path = dei::model::repo::find_repo(
         a.place.repo.as_deref(),
         a.place.repos.as_deref(),
         &task.repo,

@@ -15,7 +15,7 @@ use super::{
 };
 use crate::llm::config::LlmArgs;
 use crate::llm::model::{EngineModel, Model};
-use crate::model::repo::{locate, Snapshot};
+use crate::model::repo::{find_repo, Snapshot};
 use crate::model::task::Selection;
 use crate::model::task::{find_task, load_tasks};
 use crate::model::{Task, Usage};
@@ -440,7 +440,7 @@ fn one_issue(
             .failed
             .push((id.clone(), why));
     };
-    let repo_path = match locate(req.repo.as_deref(), req.repos.as_deref(), &task.repo) {
+    let repo_path = match find_repo(req.repo.as_deref(), req.repos.as_deref(), &task.repo) {
         Ok(p) => p,
         Err(e) => {
             fail(format!("{e:#}"));

@@ -25,7 +25,7 @@ pub fn find_in_repos_dir(dir: &Path, repo: &str) -> Option<PathBuf> {
 }
 
 /// Work out where the repository is: `--repo` wins, then `--repos`/`DEI_REPOS`.
-pub fn locate(
+pub fn find_repo(
     repo_flag: Option<&Path>,
     repos_dir: Option<&Path>,
     repo_name: &str,

@@ -322,7 +322,7 @@ pub fn rank(req: &RankRequest, committee: &dyn Committee) -> anyhow::Result<Rank
     if cands.is_empty() {
         bail!("{}", loaded.nothing_for(&task.instance_id, &req.candidates));
     }
-    let repo_path = repo::locate(req.repo.as_deref(), req.repos.as_deref(), &task.repo)?;
+    let repo_path = repo::find_repo(req.repo.as_deref(), req.repos.as_deref(), &task.repo)?;
     let mode = if req.strict {
         Mode::Strict
     } else {

@@ -440,7 +440,7 @@ fn rank_one(
             vec![],
         );
     }
-    let repo_path = match repo::locate(req.repo.as_deref(), req.repos.as_deref(), &task.repo) {
+    let repo_path = match repo::find_repo(req.repo.as_deref(), req.repos.as_deref(), &task.repo) {
         Ok(p) => p,
         Err(e) => {
             let (_, problems) = index.read(id);
