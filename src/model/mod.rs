@@ -2,10 +2,12 @@
 //! ([`task`]) and the repository it is fixed in ([`repo`], read from git objects).
 //! Nothing here imports another part of the crate.
 
+mod behaviour;
 pub mod notify;
 pub mod paths;
 pub mod repo;
 pub mod task;
 mod types;
 
+pub use behaviour::{Behaviour, ReproChange};
 pub use types::*;

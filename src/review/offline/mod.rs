@@ -28,6 +28,7 @@
 //! patch scores exactly 1. Ties are never broken: equal scores are reported as ties.
 
 pub mod agreement;
+pub mod behaviour;
 pub mod eval;
 pub mod features;
 pub mod location;

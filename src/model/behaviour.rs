@@ -1,0 +1,43 @@
+//! What running a candidate showed: the execution evidence one candidate carries into the
+//! committee. It is gathered by `exec` (sandboxed runs of the repository's own tests and of the
+//! issue's reproduction, at the base commit and with the candidate) and read by `review`; this
+//! type is the whole contract between the two.
+
+use serde::{Deserialize, Serialize};
+
+/// How the issue's reproduction behaved with a candidate, compared with the base commit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ReproChange {
+    /// Different outcome from the base commit (exit status, exception type or normalized output).
+    Changed,
+    /// The same outcome as at the base commit: the behaviour the issue reports is still there.
+    Same,
+}
+
+/// Execution evidence of one candidate.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Behaviour {
+    /// Test ids that passed twice at the base commit and fail (or error) with this candidate.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub broken: Vec<String>,
+    /// How many base-passing tests ran with this candidate (0: no regression evidence).
+    #[serde(default)]
+    pub tests_run: usize,
+    /// The reproduction's outcome against the base commit; `None` when none ran.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repro: Option<ReproChange>,
+    /// Behaviour class: candidates with the same outcomes on everything that ran share it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub class: Option<usize>,
+    /// Why the candidate could not be run (it then carries no evidence).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+impl Behaviour {
+    /// Whether anything ran for this candidate.
+    pub fn ran(&self) -> bool {
+        self.error.is_none() && (self.tests_run > 0 || self.repro.is_some())
+    }
+}

@@ -1,0 +1,292 @@
+//! Execution evidence in the offline committee: what running the candidates showed.
+//!
+//! Three parts, all zero without `--exec` (no candidate then carries a [`Behaviour`]):
+//!
+//! - **breaks tests**: a candidate that breaks tests which passed twice at the base commit gets
+//!   `exec_breaks · rarity`, where `rarity = 1 − (families breaking the test) / (families run)`
+//!   for its rarest broken test. A test that most of the committee breaks is evidence about the
+//!   test (it asserts the reported bug), not about the candidate.
+//! - **reproduction**: `exec_repro_changed` when the reproduction behaves differently
+//!   from the base commit, `exec_repro_same` when it still behaves as at base — counted only
+//!   when some other candidate does change it (else the reproduction may not show the bug).
+//! - **behaviour agreement**: `exec_agreement · s/(1+s)` with `s` the number of other agent
+//!   families whose candidates behave identically on everything that ran (its own family's
+//!   further candidates count `same_family`). Counted only when there are at least two classes.
+
+use crate::model::{Behaviour, ReproChange};
+use std::collections::BTreeSet;
+
+/// One candidate as the behaviour rules see it.
+#[derive(Debug, Clone, Copy)]
+pub struct Member<'a> {
+    pub family: &'a str,
+    /// Nothing to review (empty, refused, unparsable): never counted.
+    pub void: bool,
+    pub behaviour: Option<&'a Behaviour>,
+}
+
+/// The weights of the three parts.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ExecWeights {
+    pub breaks: f64,
+    pub repro_changed: f64,
+    pub repro_same: f64,
+    pub agreement: f64,
+    pub same_family: f64,
+}
+
+/// A part of the score (name, value before rounding) and a sentence for the reason.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Part {
+    pub name: &'static str,
+    pub value: f64,
+    pub note: String,
+}
+
+fn ran<'a>(m: &Member<'a>) -> Option<&'a Behaviour> {
+    m.behaviour.filter(|b| !m.void && b.ran())
+}
+
+/// The behaviour parts of candidate `i`.
+pub fn parts(members: &[Member], i: usize, w: &ExecWeights) -> Vec<Part> {
+    let Some(me) = ran(&members[i]) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+
+    // Breaking tests, weighed by how few families break the same test.
+    if !me.broken.is_empty() {
+        let tested: BTreeSet<&str> = members
+            .iter()
+            .filter(|m| ran(m).is_some_and(|b| b.tests_run > 0))
+            .map(|m| m.family)
+            .collect();
+        let rarest = me
+            .broken
+            .iter()
+            .map(|t| {
+                let breaking: BTreeSet<&str> = members
+                    .iter()
+                    .filter(|m| ran(m).is_some_and(|b| b.broken.contains(t)))
+                    .map(|m| m.family)
+                    .collect();
+                (breaking.len(), t)
+            })
+            .min()
+            .expect("broken is not empty");
+        let families = tested.len().max(1);
+        let rarity = if families <= 1 {
+            1.0
+        } else {
+            1.0 - rarest.0 as f64 / families as f64
+        };
+        let n = me.broken.len();
+        let others = rarest.0.saturating_sub(1);
+        let note = if others == 0 {
+            format!(
+                "breaks {n} test{} that passed{}: {}",
+                if n == 1 { "" } else { "s" },
+                if families > 1 {
+                    ", and no other agent family breaks it"
+                } else {
+                    ""
+                },
+                rarest.1
+            )
+        } else {
+            format!(
+                "breaks {n} test{} that passed; {} of {families} agent families break {} too",
+                if n == 1 { "" } else { "s" },
+                rarest.0,
+                rarest.1
+            )
+        };
+        if rarity > 0.0 {
+            out.push(Part {
+                name: "breaks tests",
+                value: w.breaks * rarity,
+                note,
+            });
+        }
+    }
+
+    // The reproduction, when some other candidate changes what it shows.
+    if let Some(change) = me.repro {
+        let someone_else_changes = members
+            .iter()
+            .enumerate()
+            .any(|(j, m)| j != i && ran(m).is_some_and(|b| b.repro == Some(ReproChange::Changed)));
+        match change {
+            ReproChange::Changed => out.push(Part {
+                name: "changes the reported behaviour",
+                value: w.repro_changed,
+                note: "changes what the issue's reproduction shows".into(),
+            }),
+            ReproChange::Same if someone_else_changes => out.push(Part {
+                name: "reported behaviour unchanged",
+                value: w.repro_same,
+                note: "the issue's reproduction behaves as at the base commit".into(),
+            }),
+            ReproChange::Same => {}
+        }
+    }
+
+    // Agreement in behaviour, counted in families.
+    if let Some(class) = me.class {
+        let classes: BTreeSet<usize> = members
+            .iter()
+            .filter_map(|m| ran(m).and_then(|b| b.class))
+            .collect();
+        if classes.len() >= 2 {
+            let mut families = BTreeSet::new();
+            let mut own = 0usize;
+            for (j, m) in members.iter().enumerate() {
+                if j == i || ran(m).and_then(|b| b.class) != Some(class) {
+                    continue;
+                }
+                if m.family == members[i].family {
+                    own += 1;
+                } else {
+                    families.insert(m.family);
+                }
+            }
+            let s = families.len() as f64 + w.same_family * own.min(1) as f64;
+            if s > 0.0 {
+                out.push(Part {
+                    name: "behaves like others",
+                    value: w.agreement * s / (1.0 + s),
+                    note: format!(
+                        "behaves like the candidates of {} other agent famil{}",
+                        families.len(),
+                        if families.len() == 1 { "y" } else { "ies" }
+                    ),
+                });
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const W: ExecWeights = ExecWeights {
+        breaks: -4.0,
+        repro_changed: 1.0,
+        repro_same: -1.0,
+        agreement: 3.0,
+        same_family: 0.3,
+    };
+
+    fn b(broken: &[&str], repro: Option<ReproChange>, class: usize) -> Behaviour {
+        Behaviour {
+            broken: broken.iter().map(|s| s.to_string()).collect(),
+            tests_run: 10,
+            repro,
+            class: Some(class),
+            error: None,
+        }
+    }
+
+    fn members<'a>(fams: &[&'a str], bs: &'a [Behaviour]) -> Vec<Member<'a>> {
+        fams.iter()
+            .zip(bs)
+            .map(|(f, b)| Member {
+                family: f,
+                void: false,
+                behaviour: Some(b),
+            })
+            .collect()
+    }
+
+    fn value(ps: &[Part], name: &str) -> f64 {
+        ps.iter().filter(|p| p.name == name).map(|p| p.value).sum()
+    }
+
+    #[test]
+    fn breaking_alone_costs_fully_and_breaking_with_most_costs_little() {
+        let bs = vec![
+            b(&["t::a"], None, 0),
+            b(&["t::b"], None, 1),
+            b(&["t::b"], None, 1),
+            b(&["t::b"], None, 1),
+        ];
+        let ms = members(&["x", "y", "z", "w"], &bs);
+        // x breaks t::a alone: rarity 1 − 1/4.
+        assert_eq!(value(&parts(&ms, 0, &W), "breaks tests"), -4.0 * 0.75);
+        // y breaks t::b with two other families: rarity 1 − 3/4.
+        assert_eq!(value(&parts(&ms, 1, &W), "breaks tests"), -4.0 * 0.25);
+        assert!(parts(&ms, 0, &W)[0].note.contains("no other agent family"));
+    }
+
+    #[test]
+    fn a_test_every_family_breaks_costs_nothing() {
+        let bs = vec![b(&["t::a"], None, 0), b(&["t::a"], None, 0)];
+        let ms = members(&["x", "y"], &bs);
+        assert_eq!(value(&parts(&ms, 0, &W), "breaks tests"), 0.0);
+    }
+
+    #[test]
+    fn unchanged_reproduction_counts_against_only_when_another_changes_it() {
+        let bs = vec![
+            b(&[], Some(ReproChange::Same), 0),
+            b(&[], Some(ReproChange::Changed), 1),
+        ];
+        let ms = members(&["x", "y"], &bs);
+        assert_eq!(
+            value(&parts(&ms, 0, &W), "reported behaviour unchanged"),
+            -1.0
+        );
+        assert_eq!(
+            value(&parts(&ms, 1, &W), "changes the reported behaviour"),
+            1.0
+        );
+        let same = vec![
+            b(&[], Some(ReproChange::Same), 0),
+            b(&[], Some(ReproChange::Same), 0),
+        ];
+        let ms = members(&["x", "y"], &same);
+        assert!(parts(&ms, 0, &W).is_empty());
+    }
+
+    #[test]
+    fn behaviour_support_counts_families_not_candidates() {
+        // Three runs of one family behave alike; two other families behave alike.
+        let bs = vec![
+            b(&[], None, 0),
+            b(&[], None, 0),
+            b(&[], None, 0),
+            b(&[], None, 1),
+            b(&[], None, 1),
+        ];
+        let ms = members(&["acr", "acr", "acr", "moatless", "coder"], &bs);
+        let acr = value(&parts(&ms, 0, &W), "behaves like others");
+        let moatless = value(&parts(&ms, 3, &W), "behaves like others");
+        assert_eq!(acr, 3.0 * 0.3 / 1.3);
+        assert_eq!(moatless, 3.0 * 0.5);
+        assert!(moatless > acr);
+    }
+
+    #[test]
+    fn no_evidence_no_parts() {
+        let bs = vec![
+            b(&["t::a"], Some(ReproChange::Changed), 0),
+            Behaviour::default(),
+        ];
+        let mut ms = members(&["x", "y"], &bs);
+        assert!(parts(&ms, 1, &W).is_empty());
+        ms[0].void = true;
+        assert!(parts(&ms, 0, &W).is_empty());
+        let failed = Behaviour {
+            error: Some("environment did not build".into()),
+            ..bs[0].clone()
+        };
+        let ms = vec![Member {
+            family: "x",
+            void: false,
+            behaviour: Some(&failed),
+        }];
+        assert!(parts(&ms, 0, &W).is_empty());
+    }
+}
