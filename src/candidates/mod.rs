@@ -19,13 +19,14 @@
 //!    values (a merged file of many agents), that value;
 //! 3. else the source ([`source_name`]): a patch folder's name; a predictions file's stem, or
 //!    the name of the folder it is in when the stem says nothing about the run
-//!    (`all_preds.jsonl`, `predictions.json`, `results.json`, … see [`GENERIC_STEMS`]).
+//!    (`all_preds.jsonl`, `predictions.json`, `results.json`, … see [`GENERIC_STEMS`](crate::model::paths::GENERIC_STEMS)).
 //!
 //! Otherwise `model_name_or_path` is not a name: published runs share one
 //! (`gpt-4-0125-preview`) or carry another run's. When rule 2 or 3 gives the same name to
 //! several sources, each becomes `name@source`. `--agent-name SOURCE=NAME` ([`Naming`])
 //! overrides the rule; SOURCE is a predictions file or patch folder, or a derived name.
 
+use crate::model::paths::has_generic_stem;
 use crate::model::{Candidate, Origin};
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
@@ -155,29 +156,6 @@ pub fn require_exists(path: &Path) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// File stems that say nothing about the run: such a file is named after its folder.
-pub const GENERIC_STEMS: &[&str] = &[
-    "all_preds",
-    "preds",
-    "predictions",
-    "predictions_for_swebench",
-    "output",
-    "outputs",
-    "results",
-    "result",
-    "report",
-    "final_report",
-    "labels",
-    "resolved",
-];
-
-/// Whether a file's stem is one of [`GENERIC_STEMS`].
-pub fn is_generic(path: &Path) -> bool {
-    path.file_stem()
-        .and_then(|s| s.to_str())
-        .is_some_and(|s| GENERIC_STEMS.contains(&s.to_ascii_lowercase().as_str()))
-}
-
 /// The agent a source stands for (rule 3 of the module's naming rule): a folder's name; a
 /// file's stem, or the name of its folder when the stem is generic (`runs/acr-1/all_preds.jsonl`
 /// and `runs/acr-1/results.json` are both `acr-1`). Paths without a folder name (`.`,
@@ -190,7 +168,7 @@ pub fn source_name(path: &Path) -> String {
             .or_else(|| on_disk().and_then(|p| name(&p)))
             .unwrap_or_else(|| "unknown".into());
     }
-    if is_generic(path) {
+    if has_generic_stem(path) {
         let folder = path
             .parent()
             .and_then(name)
