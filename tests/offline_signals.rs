@@ -152,7 +152,7 @@ fn empty_scores_lowest_and_not_applying_below_applying() {
 #[test]
 fn location_evidence_from_issue_text_and_traceback() {
     let text = "Traceback:\n  File \"/usr/lib/python3/site-packages/pkg/models.py\", line 3, in prepare_body\nValueError".to_string();
-    let m = location::Mentions::new(&text);
+    let m = dei::localize::issue::IssueRefs::new(&text);
     let f = features::from_diff(&cand(
         "a",
         "--- a/pkg/models.py\n+++ b/pkg/models.py\n@@ -1 +1 @@ def prepare_body(self):\n-a\n+b\n",

@@ -19,17 +19,19 @@
 //!    values (a merged file of many agents), that value;
 //! 3. else the source ([`source_name`]): a patch folder's name; a predictions file's stem, or
 //!    the name of the folder it is in when the stem says nothing about the run
-//!    (`all_preds.jsonl`, `predictions.json`, `results.json`, … see [`GENERIC_STEMS`]).
+//!    (`all_preds.jsonl`, `predictions.json`, `results.json`, … see [`GENERIC_STEMS`](crate::model::paths::GENERIC_STEMS)).
 //!
 //! Otherwise `model_name_or_path` is not a name: published runs share one
 //! (`gpt-4-0125-preview`) or carry another run's. When rule 2 or 3 gives the same name to
 //! several sources, each becomes `name@source`. `--agent-name SOURCE=NAME` ([`Naming`])
 //! overrides the rule; SOURCE is a predictions file or patch folder, or a derived name.
 
+use crate::model::paths::has_generic_stem;
 use crate::model::{Candidate, Origin};
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
+use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 
 /// Something in the input that could not be used, with where it is.
@@ -155,29 +157,6 @@ pub fn require_exists(path: &Path) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// File stems that say nothing about the run: such a file is named after its folder.
-pub const GENERIC_STEMS: &[&str] = &[
-    "all_preds",
-    "preds",
-    "predictions",
-    "predictions_for_swebench",
-    "output",
-    "outputs",
-    "results",
-    "result",
-    "report",
-    "final_report",
-    "labels",
-    "resolved",
-];
-
-/// Whether a file's stem is one of [`GENERIC_STEMS`].
-pub fn is_generic(path: &Path) -> bool {
-    path.file_stem()
-        .and_then(|s| s.to_str())
-        .is_some_and(|s| GENERIC_STEMS.contains(&s.to_ascii_lowercase().as_str()))
-}
-
 /// The agent a source stands for (rule 3 of the module's naming rule): a folder's name; a
 /// file's stem, or the name of its folder when the stem is generic (`runs/acr-1/all_preds.jsonl`
 /// and `runs/acr-1/results.json` are both `acr-1`). Paths without a folder name (`.`,
@@ -190,7 +169,7 @@ pub fn source_name(path: &Path) -> String {
             .or_else(|| on_disk().and_then(|p| name(&p)))
             .unwrap_or_else(|| "unknown".into());
     }
-    if is_generic(path) {
+    if has_generic_stem(path) {
         let folder = path
             .parent()
             .and_then(name)
@@ -386,15 +365,8 @@ pub fn load(paths: &[PathBuf]) -> anyhow::Result<Loaded> {
 pub fn load_with(paths: &[PathBuf], naming: &Naming) -> anyhow::Result<Loaded> {
     let mut found: Vec<(Candidate, PathBuf, Named)> = Vec::new();
     let mut problems = Vec::new();
-    for path in paths {
-        require_exists(path)?;
-        if path.is_dir() {
-            for file in files_under(path)? {
-                read_source(&file, &mut found, &mut problems);
-            }
-        } else {
-            read_source(path, &mut found, &mut problems);
-        }
+    for file in input_files(paths)? {
+        read_source(&file, &mut found, &mut problems);
     }
     let keys: BTreeSet<(PathBuf, Named)> = found
         .iter()
@@ -420,6 +392,61 @@ pub fn load_named(paths: &[PathBuf], naming: &Naming) -> anyhow::Result<Loaded> 
     let loaded = load_with(paths, naming)?;
     naming.check_used(&loaded.names_used, &loaded.agents())?;
     Ok(loaded)
+}
+
+/// The files the inputs stand for, in the order they are read: a file as given, a folder's
+/// files below it ([`files_under`]). A path that does not exist is an error.
+pub fn input_files(paths: &[PathBuf]) -> anyhow::Result<Vec<PathBuf>> {
+    let mut out = Vec::new();
+    for path in paths {
+        require_exists(path)?;
+        if path.is_dir() {
+            out.extend(files_under(path)?);
+        } else {
+            out.push(path.clone());
+        }
+    }
+    Ok(out)
+}
+
+/// How a candidates file is read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FileKind {
+    /// A `.diff`/`.patch` file: one candidate, `<agent>/<instance_id>.diff`.
+    Patch,
+    /// A `.jsonl` file: JSON Lines, streamed line by line ([`scan_jsonl`]).
+    Lines,
+    /// A `.json` file, or a `.jsonl` one that starts with `[`: one JSON document, parsed whole
+    /// (read as JSON Lines when it is not one document).
+    Document,
+}
+
+/// How `path` is read, from its extension (and, for `.jsonl`, its first non-blank byte);
+/// `None` for files that are not candidates.
+pub fn file_kind(path: &Path) -> Option<FileKind> {
+    match extension(path).as_str() {
+        "diff" | "patch" => Some(FileKind::Patch),
+        "json" => Some(FileKind::Document),
+        "jsonl" if first_byte(path) == Some(b'[') => Some(FileKind::Document),
+        "jsonl" => Some(FileKind::Lines),
+        _ => None,
+    }
+}
+
+/// The first byte of a file that is not ASCII whitespace (`None`: none, or unreadable).
+fn first_byte(path: &Path) -> Option<u8> {
+    let mut reader = BufReader::new(fs::File::open(path).ok()?);
+    loop {
+        let buf = reader.fill_buf().ok()?;
+        if buf.is_empty() {
+            return None;
+        }
+        if let Some(b) = buf.iter().find(|b| !b.is_ascii_whitespace()) {
+            return Some(*b);
+        }
+        let n = buf.len();
+        reader.consume(n);
+    }
 }
 
 /// Every file below `dir`, recursively, in sorted order, hidden entries (`.git`, `.DS_Store`)
@@ -473,12 +500,12 @@ fn read_source(
     found: &mut Vec<(Candidate, PathBuf, Named)>,
     problems: &mut Vec<Problem>,
 ) {
-    match extension(path).as_str() {
-        "diff" | "patch" => match read_patch(path) {
+    match file_kind(path) {
+        Some(FileKind::Patch) => match read_patch(path) {
             Ok(c) => found.push((c, patch_source(path), Named::Source)),
             Err(p) => problems.push(p),
         },
-        "jsonl" | "json" => {
+        Some(FileKind::Lines | FileKind::Document) => {
             let (cands, file_problems) = read_predictions(path);
             found.extend(
                 cands
@@ -487,8 +514,16 @@ fn read_source(
             );
             problems.extend(file_problems);
         }
-        _ => {}
+        None => {}
     }
+}
+
+/// The instance a patch file is for: its stem (`<agent>/<instance_id>.diff`).
+pub fn patch_instance_id(path: &Path) -> String {
+    path.file_stem()
+        .and_then(|s| s.to_str())
+        .unwrap_or("")
+        .to_string()
 }
 
 /// One `<agent>/<instance_id>.diff` file (agent left empty: it is named after its folder).
@@ -505,13 +540,8 @@ pub fn read_patch(path: &Path) -> Result<Candidate, Problem> {
         Ok(s) => s,
         Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
     };
-    let instance_id = path
-        .file_stem()
-        .and_then(|s| s.to_str())
-        .unwrap_or("")
-        .to_string();
     Ok(Candidate {
-        instance_id,
+        instance_id: patch_instance_id(path),
         agent: String::new(),
         patch,
         resolved: None,
@@ -557,40 +587,157 @@ pub fn is_blank(bytes: &[u8]) -> bool {
 
 /// A JSON Lines file's problems once read: a file with no usable record and more than three
 /// bad lines is "not a predictions file" (one problem, saying why its first line failed);
-/// otherwise one problem per bad line. `document` is why the file did not parse as one JSON
-/// document, when it was expected to.
-pub fn file_problems(
+/// otherwise one problem per bad line, with the instance id that line names when one can be
+/// made out. `document` is why the file did not parse as one JSON document, when it was
+/// expected to.
+fn file_problems(
     path: &Path,
     good: usize,
-    bad: Vec<Problem>,
+    bad: Vec<(Problem, Option<String>)>,
     document: Option<&serde_json::Error>,
-) -> Vec<Problem> {
-    let whole = |message: String| Problem {
-        origin: Origin {
+) -> Vec<(Problem, Option<String>)> {
+    let whole = |message: String| {
+        let origin = Origin {
             path: path.to_path_buf(),
             line: None,
-        },
-        message,
+        };
+        vec![(Problem { origin, message }, None)]
     };
     if good > 0 || bad.is_empty() {
         return bad;
     }
-    let first = &bad[0];
+    let first = &bad[0].0;
     let first_line = first.origin.line.unwrap_or(0);
     if let Some(e) = document {
-        return vec![whole(format!(
+        return whole(format!(
             "not a predictions file: not one JSON document ({e}), nor JSON Lines (line {first_line}: {}); skipped",
             first.message
-        ))];
+        ));
     }
     if bad.len() > 3 {
-        return vec![whole(format!(
+        return whole(format!(
             "not a predictions file ({} unusable lines; line {first_line}: {}); skipped",
             bad.len(),
             first.message
-        ))];
+        ));
     }
     bad
+}
+
+/// The instance id of a line that cannot be used, when one can still be made out (so that a
+/// per-issue reader reports its problem with its issue).
+fn readable_id(bytes: &[u8]) -> Option<String> {
+    let value: Value = serde_json::from_str(&String::from_utf8_lossy(bytes)).ok()?;
+    value.get("instance_id")?.as_str().map(str::to_string)
+}
+
+/// Where a JSON Lines record is: its 1-based line, and the byte offset and length (newline
+/// included) of that line, to read it again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LineAt {
+    pub line: usize,
+    pub offset: u64,
+    pub len: usize,
+}
+
+/// What a scan of a JSON Lines file found: what `keep` made of each usable record, with how it
+/// is named (settled for the whole file), and the problems, each with the instance id its line
+/// names when one can be made out.
+#[derive(Debug)]
+pub struct Scanned<T> {
+    pub records: Vec<(T, Named)>,
+    pub problems: Vec<(Problem, Option<String>)>,
+}
+
+/// Stream a JSON Lines predictions file, one line at a time as bytes, so that a large file is
+/// never held whole and a line that is not UTF-8 costs that line only. `keep` gets each
+/// usable record and its place and returns what the caller holds on to (the candidate, or
+/// only where it is).
+pub fn scan_jsonl<T>(path: &Path, keep: impl FnMut(Parsed, LineAt) -> T) -> Scanned<T> {
+    match fs::File::open(path) {
+        Ok(f) => scan_lines(BufReader::with_capacity(1 << 16, f), path, None, keep),
+        Err(e) => Scanned {
+            records: vec![],
+            problems: vec![(
+                Problem {
+                    origin: Origin {
+                        path: path.to_path_buf(),
+                        line: None,
+                    },
+                    message: format!("cannot read predictions file: {e}"),
+                },
+                None,
+            )],
+        },
+    }
+}
+
+/// [`scan_jsonl`] over any reader; `document` as for [`file_problems`].
+fn scan_lines<T>(
+    mut reader: impl BufRead,
+    path: &Path,
+    document: Option<&serde_json::Error>,
+    mut keep: impl FnMut(Parsed, LineAt) -> T,
+) -> Scanned<T> {
+    let mut buf = Vec::new();
+    let (mut offset, mut line_no) = (0u64, 0usize);
+    let mut kept: Vec<(T, Named)> = Vec::new();
+    let mut models: BTreeSet<String> = BTreeSet::new();
+    let mut bad = Vec::new();
+    let mut read_error = None;
+    loop {
+        buf.clear();
+        let n = match reader.read_until(b'\n', &mut buf) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) => {
+                read_error = Some(Problem {
+                    origin: Origin {
+                        path: path.to_path_buf(),
+                        line: None,
+                    },
+                    message: format!("read error after line {line_no}: {e}"),
+                });
+                break;
+            }
+        };
+        line_no += 1;
+        let at = LineAt {
+            line: line_no,
+            offset,
+            len: n,
+        };
+        offset += n as u64;
+        let line = buf.strip_suffix(b"\n").unwrap_or(&buf);
+        if is_blank(line) {
+            continue;
+        }
+        let origin = Origin {
+            path: path.to_path_buf(),
+            line: Some(line_no),
+        };
+        match decode_line(line).and_then(|v| record(&v, origin.clone())) {
+            Ok(p) => {
+                if let Some(m) = p.model() {
+                    if !models.contains(m) {
+                        models.insert(m.to_string());
+                    }
+                }
+                let named = p.named.clone();
+                kept.push((keep(p, at), named));
+            }
+            Err(message) => bad.push((Problem { origin, message }, readable_id(line))),
+        }
+    }
+    let mixed = models.len() > 1;
+    let good = kept.len();
+    let records = kept
+        .into_iter()
+        .map(|(t, named)| (t, settle(named, mixed)))
+        .collect();
+    let mut problems = file_problems(path, good, bad, document);
+    problems.extend(read_error.map(|p| (p, None)));
+    Scanned { records, problems }
 }
 
 /// Read a predictions file: its candidates (agent left empty) with how each is named, and its
@@ -600,6 +747,9 @@ pub fn read_predictions(path: &Path) -> (Vec<(Candidate, Named)>, Vec<Problem>) 
         path: path.to_path_buf(),
         line,
     };
+    if file_kind(path) == Some(FileKind::Lines) {
+        return lines_only(scan_jsonl(path, |p, _| p.candidate));
+    }
     let bytes = match fs::read(path) {
         Ok(b) => b,
         Err(e) => {
@@ -612,36 +762,22 @@ pub fn read_predictions(path: &Path) -> (Vec<(Candidate, Named)>, Vec<Problem>) 
             )
         }
     };
-    let mut parsed = Vec::new();
-    let mut problems = Vec::new();
-    // A .json file may hold JSON Lines too; decide by trying the whole document first.
-    let first = bytes.iter().find(|c| !c.is_ascii_whitespace());
-    let mut document = None;
-    if extension(path) == "json" || first == Some(&b'[') {
-        match serde_json::from_slice::<Value>(&bytes) {
-            Ok(value) => {
-                read_json_document(path, value, &mut parsed, &mut problems);
-                return (settle_file(parsed), problems);
-            }
-            Err(e) => document = Some(e),
+    // A .json file may hold JSON Lines too: read as such when it is not one document.
+    match serde_json::from_slice::<Value>(&bytes) {
+        Ok(value) => {
+            let mut parsed = Vec::new();
+            let mut problems = Vec::new();
+            read_json_document(path, value, &mut parsed, &mut problems);
+            (settle_file(parsed), problems)
         }
+        Err(e) => lines_only(scan_lines(&bytes[..], path, Some(&e), |p, _| p.candidate)),
     }
-    let mut bad = Vec::new();
-    for (i, line) in bytes.split(|&b| b == b'\n').enumerate() {
-        if is_blank(line) {
-            continue;
-        }
-        let at = origin(Some(i + 1));
-        match decode_line(line).and_then(|v| record(&v, at.clone())) {
-            Ok(p) => parsed.push(p),
-            Err(message) => bad.push(Problem {
-                origin: at,
-                message,
-            }),
-        }
-    }
-    problems.extend(file_problems(path, parsed.len(), bad, document.as_ref()));
-    (settle_file(parsed), problems)
+}
+
+/// The candidates and problems of a scan, without places or instance ids.
+fn lines_only(scanned: Scanned<Candidate>) -> (Vec<(Candidate, Named)>, Vec<Problem>) {
+    let problems = scanned.problems.into_iter().map(|(p, _)| p).collect();
+    (scanned.records, problems)
 }
 
 /// Name the records of one file: rule 2 applies only when it mixes `model_name_or_path`s.

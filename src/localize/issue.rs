@@ -1,6 +1,9 @@
 //! What an issue text names: code identifiers, file paths, dotted module paths, and
 //! Python stack-trace frames (`File "x.py", line N, in f`).
 
+use crate::model::paths::is_generic_file_name;
+use std::collections::BTreeSet;
+
 /// One frame of a Python traceback quoted in the issue.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Frame {
@@ -11,9 +14,15 @@ pub struct Frame {
     pub function: String,
 }
 
-/// Everything code-like an issue text names, extracted once per issue.
+/// Everything code-like an issue text names, extracted once per issue. The one parser of issue
+/// text: localization, the context and the offline committee's location evidence all ask here.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct IssueRefs {
+    /// The text as given (file names are looked up in it).
+    pub text: String,
+    /// Every word of identifier characters, at least 3 bytes long (the parts of dotted names
+    /// count one by one), whether or not it looks like code.
+    pub words: BTreeSet<String>,
     /// Identifiers (snake_case, CamelCase, dotted parts, `name(` calls).
     pub mentions: Vec<String>,
     /// File paths (`a/b.py`, `setup.cfg`) as written.
@@ -294,9 +303,21 @@ pub fn code_lines(text: &str) -> Vec<String> {
     out
 }
 
+/// Every word of identifier characters (`[\w]+`) at least 3 bytes long.
+pub fn words(text: &str) -> BTreeSet<String> {
+    split_words(text)
+        .into_iter()
+        .flat_map(|(_, w)| w.split('.'))
+        .filter(|w| w.len() >= 3)
+        .map(str::to_string)
+        .collect()
+}
+
 impl IssueRefs {
     pub fn new(text: &str) -> IssueRefs {
         IssueRefs {
+            text: text.to_string(),
+            words: words(text),
             mentions: mentions(text),
             paths: paths(text),
             dotted: dotted(text),
@@ -309,6 +330,45 @@ impl IssueRefs {
         let short = qualified.rsplit('.').next().unwrap_or(qualified);
         self.mentions.iter().any(|m| m == short || m == qualified)
             || self.dotted.iter().any(|d| d.ends_with(qualified))
+    }
+
+    /// The repository file is named: its path (also inside a traceback's absolute path), its
+    /// dotted module name, or its file name on a word boundary (not for generic names like
+    /// `__init__.py`, see [`is_generic_file_name`]).
+    pub fn names_file(&self, path: &str) -> bool {
+        if path.is_empty() {
+            return false;
+        }
+        if self.text.contains(path) {
+            return true;
+        }
+        let no_ext = path.strip_suffix(".py").unwrap_or(path);
+        let dotted = no_ext.replace('/', ".");
+        let dotted = dotted.strip_suffix(".__init__").unwrap_or(&dotted);
+        if dotted.contains('.') && self.text.contains(dotted) {
+            return true;
+        }
+        let base = path.rsplit('/').next().unwrap_or(path);
+        !is_generic_file_name(base) && base.contains('.') && self.names_on_boundary(base)
+    }
+
+    /// `name` occurs in the text with no identifier character right before or after it.
+    fn names_on_boundary(&self, name: &str) -> bool {
+        self.text.match_indices(name).any(|(pos, _)| {
+            let before = self.text[..pos].chars().next_back();
+            let after = self.text[pos + name.len()..].chars().next();
+            !before.is_some_and(is_ident_char) && !after.is_some_and(is_ident_char)
+        })
+    }
+
+    /// The definition is named: the last part of `path::Class.method` is one of the issue's
+    /// [`words`](IssueRefs::words) (module-level edits `<module>`, dunder methods and names
+    /// under 3 bytes never count).
+    pub fn names_def(&self, qualified: &str) -> bool {
+        let def = qualified.rsplit("::").next().unwrap_or(qualified);
+        let short = def.rsplit('.').next().unwrap_or(def);
+        let dunder = short.starts_with("__") && short.ends_with("__");
+        !short.starts_with('<') && !dunder && self.words.contains(short)
     }
 }
 
@@ -437,6 +497,33 @@ mod tests {
                 "r.subs(b, a)"
             ]
         );
+    }
+
+    /// What the offline committee's location evidence asks: files by path, module or file
+    /// name, definitions by any word of the text.
+    #[test]
+    fn files_and_definitions_named() {
+        let r = IssueRefs::new(
+            "Traceback:\n  File \"/usr/lib/site-packages/pkg/models.py\", line 3, in prepare_body\n\
+             Also see pkg.sessions and helpers.py; __init__.py and utils.py say little. request fails",
+        );
+        assert!(r.names_file("pkg/models.py"), "path inside a traceback");
+        assert!(r.names_file("pkg/sessions.py"), "dotted module");
+        assert!(r.names_file("pkg/sessions/__init__.py"), "dotted package");
+        assert!(
+            r.names_file("other/helpers.py"),
+            "file name on a word boundary"
+        );
+        assert!(!r.names_file("other/my_helpers.py") && !r.names_file("x/__init__.py"));
+        assert!(!r.names_file("x/utils.py") && !r.names_file(""));
+        assert!(r.names_def("pkg/models.py::Request.prepare_body"));
+        assert!(
+            r.names_def("pkg/models.py::request"),
+            "any word, not only code-like ones"
+        );
+        assert!(!r.names_def("pkg/models.py::<module>") && !r.names_def("pkg/models.py::__init__"));
+        assert!(!r.names_def("pkg/models.py::prepare"));
+        assert!(r.words.contains("site") && !r.words.contains("pkg.models"));
     }
 
     #[test]

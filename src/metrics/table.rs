@@ -240,14 +240,14 @@ pub fn build(src: &Sources) -> anyhow::Result<Table> {
         if by_origin.get(origin).is_some_and(|s| s.len() == 1) {
             if let Some(parent) = origin.parent() {
                 a.folders.insert(parent.to_path_buf());
-                if crate::candidates::is_generic(origin) {
+                if crate::model::paths::has_generic_stem(origin) {
                     if let Some(f) = parent.file_name().and_then(|f| f.to_str()) {
                         a.aliases.insert(f.to_string());
                     }
                 }
             }
             if let Some(stem) = origin.file_stem().and_then(|s| s.to_str()) {
-                if !crate::candidates::is_generic(origin) {
+                if !crate::model::paths::has_generic_stem(origin) {
                     a.aliases.insert(stem.to_string());
                 }
             }

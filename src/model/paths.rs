@@ -1,5 +1,6 @@
-//! What a repository path is: Python source, a test, or an auxiliary file (docs, examples,
-//! benchmarks). One home for these rules; every stage asks here.
+//! What a path is: Python source, a test, or an auxiliary file (docs, examples, benchmarks);
+//! a file name too generic to point anywhere; a candidates file whose stem says nothing about
+//! its run. One home for these rules; every stage asks here.
 
 /// True for Python sources (indexed with tree-sitter; other files get line windows).
 pub fn is_python(path: &str) -> bool {
@@ -29,6 +30,40 @@ pub fn is_auxiliary(path: &str) -> bool {
         })
 }
 
+/// Repository file names too common to point anywhere when an issue writes them
+/// (`__init__.py`, `utils.py`, `setup.py`, `conftest.py`).
+pub const GENERIC_FILE_NAMES: &[&str] = &["__init__.py", "utils.py", "setup.py", "conftest.py"];
+
+/// Whether a file name (no folder) is one of [`GENERIC_FILE_NAMES`].
+pub fn is_generic_file_name(name: &str) -> bool {
+    GENERIC_FILE_NAMES.contains(&name)
+}
+
+/// Stems of candidate files that say nothing about the run they come from
+/// (`all_preds.jsonl`, `predictions.json`, `results.json`): such a file is named after its
+/// folder (see `candidates::source_name`).
+pub const GENERIC_STEMS: &[&str] = &[
+    "all_preds",
+    "preds",
+    "predictions",
+    "predictions_for_swebench",
+    "output",
+    "outputs",
+    "results",
+    "result",
+    "report",
+    "final_report",
+    "labels",
+    "resolved",
+];
+
+/// Whether a file's stem (in any letter case) is one of [`GENERIC_STEMS`].
+pub fn has_generic_stem(path: &std::path::Path) -> bool {
+    path.file_stem()
+        .and_then(|s| s.to_str())
+        .is_some_and(|s| GENERIC_STEMS.contains(&s.to_ascii_lowercase().as_str()))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -42,5 +77,11 @@ mod tests {
         assert!(
             is_auxiliary("Docs/conf.py") && is_auxiliary("TESTS/x.py") && !is_auxiliary("pkg/x.py")
         );
+        assert!(is_generic_file_name("__init__.py") && !is_generic_file_name("models.py"));
+        let p = std::path::Path::new;
+        assert!(
+            has_generic_stem(p("runs/a/all_preds.jsonl")) && has_generic_stem(p("Results.json"))
+        );
+        assert!(!has_generic_stem(p("runs/acr-1.jsonl")));
     }
 }

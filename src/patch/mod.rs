@@ -2,7 +2,8 @@
 //!
 //! - [`parse`]: tolerant parser for what agents write; [`gitparse`]: `git apply`'s own rules.
 //! - [`apply`]: hunk placement (strict = `git apply`, tolerant = offsets, whitespace, fuzz).
-//! - [`rebuild`]: a whole candidate against base-commit contents → [`PatchView`].
+//! - [`rebuild`]: a whole candidate against base-commit contents → [`PatchView`];
+//!   [`rebuild_issue`]: every candidate of an issue, base files read from the repository.
 //! - [`hunk_views`]: the changed regions with surrounding lines and line numbers.
 //! - [`normalize`]: whitespace/comment-insensitive form for duplicate detection.
 //! - [`batch`]: many candidates in parallel, one git2 repository per worker.
@@ -19,7 +20,9 @@ pub use apply::{apply_file, Mode};
 pub use gitparse::parse_git;
 pub use parse::{parse, Patch};
 
+use crate::model::repo::Snapshot;
 use crate::model::{Applies, Candidate, FileView, HunkStatus, LineRange, PatchView};
+use rayon::prelude::*;
 use std::collections::{HashMap, HashSet};
 
 /// Base-commit contents by path (`None`: not in the tree).
@@ -199,6 +202,49 @@ fn counts(patch: &Patch) -> (usize, usize) {
         .map(|h| h.removed())
         .sum();
     (added, removed)
+}
+
+/// The view of a candidate too large to rebuild: does not apply, with the reason.
+pub fn oversize_view(len: usize, max: usize) -> PatchView {
+    PatchView {
+        applies: Applies::No,
+        files: vec![],
+        error: Some(format!(
+            "patch too large: {len} bytes, over the {max}-byte limit (not rebuilt; raise --max-patch-bytes to include it)"
+        )),
+        lines_added: 0,
+        lines_removed: 0,
+    }
+}
+
+/// Rebuild every candidate of one issue: the base files they need are read from `snapshot`
+/// once, together, and each candidate is rebuilt against them (in parallel); the views keep
+/// the order of `candidates`. A patch over `max_patch_bytes` bytes is neither read nor
+/// rebuilt: its view is [`oversize_view`] (`usize::MAX`: no limit). The one way to go from an
+/// issue's candidates to their code before and after.
+pub fn rebuild_issue(
+    snapshot: &Snapshot,
+    candidates: &[Candidate],
+    mode: Mode,
+    max_patch_bytes: usize,
+) -> anyhow::Result<Vec<PatchView>> {
+    let fits = |c: &Candidate| c.patch.len() <= max_patch_bytes;
+    let needed: Vec<String> = candidates
+        .iter()
+        .filter(|c| fits(c))
+        .flat_map(paths_needed)
+        .collect();
+    let base: Files = snapshot.read_all(needed.iter().map(String::as_str))?;
+    Ok(candidates
+        .par_iter()
+        .map(|c| {
+            if fits(c) {
+                rebuild(c, &base, mode)
+            } else {
+                oversize_view(c.patch.len(), max_patch_bytes)
+            }
+        })
+        .collect())
 }
 
 /// Rebuild a candidate against base contents. Never fails: problems are recorded in the view.
@@ -417,6 +463,53 @@ mod tests {
             resolved: None,
             origin: Default::default(),
         }
+    }
+
+    /// A bare repository with one commit holding `files`; returns (dir guard, path, commit).
+    fn repo_with(files: &[(&str, &str)]) -> (tempfile::TempDir, std::path::PathBuf, String) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("r.git");
+        let repo = git2::Repository::init_bare(&path).unwrap();
+        let mut tree = repo.treebuilder(None).unwrap();
+        for (name, text) in files {
+            let blob = repo.blob(text.as_bytes()).unwrap();
+            tree.insert(name, blob, 0o100644).unwrap();
+        }
+        let tree = repo.find_tree(tree.write().unwrap()).unwrap();
+        let sig = git2::Signature::now("t", "t@example.com").unwrap();
+        let commit = repo
+            .commit(None, &sig, &sig, "base", &tree, &[])
+            .unwrap()
+            .to_string();
+        (dir, path, commit)
+    }
+
+    #[test]
+    fn rebuild_issue_reads_the_base_once_and_keeps_order() {
+        let (_dir, path, commit) = repo_with(&[("m.py", "a\nb\n"), ("n.py", "x\n")]);
+        let snap = Snapshot::open(&path, &commit).unwrap();
+        let fix = cand("--- a/m.py\n+++ b/m.py\n@@ -1,2 +1,2 @@\n a\n-b\n+c\n");
+        let other = cand("--- a/n.py\n+++ b/n.py\n@@ -1 +1 @@\n-x\n+y\n");
+        let missing = cand("--- a/gone.py\n+++ b/gone.py\n@@ -1 +1 @@\n-x\n+y\n");
+        let cands = vec![fix.clone(), cand(""), missing, other.clone()];
+        let views = rebuild_issue(&snap, &cands, Mode::Tolerant, usize::MAX).unwrap();
+        let applies: Vec<Applies> = views.iter().map(|v| v.applies).collect();
+        assert_eq!(
+            applies,
+            [Applies::Clean, Applies::Empty, Applies::No, Applies::Clean]
+        );
+        assert_eq!(views[0].files[0].after.as_deref(), Some("a\nc\n"));
+        assert_eq!(views[3].files[0].after.as_deref(), Some("y\n"));
+        assert_eq!(failure_label(&views[2]), Some("missing file"));
+        // Over the byte limit: not rebuilt, refused with the reason; the others are unaffected.
+        let views = rebuild_issue(&snap, &[fix, other], Mode::Tolerant, 40).unwrap();
+        assert_eq!(failure_label(&views[0]), Some("too large"));
+        assert!(views[0]
+            .error
+            .as_deref()
+            .unwrap()
+            .contains("over the 40-byte limit"));
+        assert_eq!(views[1].applies, Applies::Clean);
     }
 
     #[test]

@@ -23,7 +23,14 @@ pub struct Normalized {
     pub files: BTreeMap<String, NormalFile>,
 }
 
-/// Drop a `#` comment that is not inside a string literal, then collapse whitespace.
+/// The one rule for "what a changed line says", shared by duplicate detection here and by the
+/// offline committee's features: drop a `#` comment that is not inside a string literal
+/// (whole-line or trailing), then collapse whitespace. Blank and comment-only lines become `""`.
+///
+/// Trailing comments go too because they change nothing the code does: two candidates that
+/// make the same edit, one of them with `# fix #42` after it, made the same change. A `#`
+/// inside quotes is code and stays. Quotes are tracked within the line only, so a line inside
+/// a multi-line string is read as code.
 pub fn normalize_line(line: &str) -> String {
     let mut quote: Option<char> = None;
     let mut escaped = false;
@@ -187,6 +194,13 @@ mod tests {
     fn comment_marks_inside_strings_stay() {
         assert_eq!(normalize_line("  x = '#not'   # yes"), "x = '#not'");
         assert_eq!(normalize_line("s = \"a\\\"#b\""), "s = \"a\\\"#b\"");
+        assert_eq!(normalize_line("x = 1  # don't"), "x = 1");
+        assert_eq!(
+            normalize_line("s = \"it's # here\"  # c"),
+            "s = \"it's # here\""
+        );
+        assert_eq!(normalize_line("   # only a comment"), "");
+        assert_eq!(normalize_line(" \t "), "");
         let reindent = "--- a/m.py\n+++ b/m.py\n@@ -1,2 +1,2 @@\n-  y = 1\n+    y = 1\n";
         assert!(normalize_text(reindent).unwrap().is_empty());
     }

@@ -7,7 +7,7 @@ use crate::localize::rerank::Relocator;
 use crate::model::repo::{self, Snapshot};
 use crate::model::task;
 use crate::model::{Applies, Candidate, Review, ReviewStatus, Task};
-use crate::patch::{self, Files, Mode};
+use crate::patch::{self, Mode};
 use crate::rank::select;
 use crate::review::{Committee, IssueBundle, Prepared};
 use anyhow::bail;
@@ -43,19 +43,6 @@ pub struct RankRequest {
 /// Default of `--max-patch-bytes`: 4 MiB, about five times the largest patch of the 3,626
 /// SWE-bench Lite candidates (0.9 MB). Rebuilding and indexing a 10 MB patch took ~470 MiB.
 pub const DEFAULT_MAX_PATCH_BYTES: usize = 4 << 20;
-
-/// The view of a candidate too large to rebuild: does not apply, with the reason.
-pub fn oversize_view(len: usize, max: usize) -> crate::model::PatchView {
-    crate::model::PatchView {
-        applies: Applies::No,
-        files: vec![],
-        error: Some(format!(
-            "patch too large: {len} bytes, over the {max}-byte limit (not rebuilt; raise --max-patch-bytes to include it)"
-        )),
-        lines_added: 0,
-        lines_removed: 0,
-    }
-}
 
 /// One line of the ranking.
 #[derive(Debug, Clone, serde::Serialize)]
@@ -201,23 +188,7 @@ pub fn prepare_capped(
     relocator: Option<&Relocator>,
 ) -> anyhow::Result<Vec<Prepared>> {
     let (mode, budget, max_patch_bytes) = (opts.mode, opts.context_tokens, opts.max_patch_bytes);
-    let fits = |c: &Candidate| c.patch.len() <= max_patch_bytes;
-    let needed: Vec<String> = cands
-        .iter()
-        .filter(|c| fits(c))
-        .flat_map(patch::paths_needed)
-        .collect();
-    let base: Files = snapshot.read_all(needed.iter().map(String::as_str))?;
-    let views: Vec<_> = cands
-        .par_iter()
-        .map(|candidate| {
-            if fits(candidate) {
-                patch::rebuild(candidate, &base, mode)
-            } else {
-                oversize_view(candidate.patch.len(), max_patch_bytes)
-            }
-        })
-        .collect();
+    let views = patch::rebuild_issue(snapshot, &cands, mode, max_patch_bytes)?;
     // Context sees the other candidates and the repository's Python files.
     let repo_files = crate::localize::search::RepoFiles::from_snapshot(snapshot)?;
     let refs = crate::localize::issue::IssueRefs::new(&task.problem_statement);

@@ -6,16 +6,18 @@
 //! are held in memory until their issue runs (such files are small in practice: a run's own
 //! predictions). [`Index::take`] reads one issue's candidates back from disk.
 //!
-//! Agent names follow [`crate::candidates::load`] exactly (the same rule, the same
-//! `--agent-name` overrides, the same `name@source` for clashes), and so do the problems:
-//! a line that is not UTF-8 or not JSON is dropped with the same text.
+//! It is the candidate loader ([`crate::candidates`]) kept per issue: the same input files
+//! ([`candidates::input_files`], [`candidates::file_kind`]), the same JSON Lines scan
+//! ([`candidates::scan_jsonl`]), the same patch-file and document readers, the same naming
+//! rule and `--agent-name` overrides, so the same candidates and the same problems with the
+//! same text (a line that is not UTF-8 or not JSON is dropped, and reported with its issue
+//! when its instance id can be made out).
 
-use crate::candidates::{self, Named, Naming, Problem};
+use crate::candidates::{self, FileKind, Named, Naming, Problem};
 use crate::model::{Candidate, Origin};
-use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fs::File;
-use std::io::{BufRead, BufReader, Read, Seek, SeekFrom};
+use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -57,13 +59,6 @@ pub struct Index {
     pub issue_problems: BTreeMap<String, Vec<Problem>>,
 }
 
-/// The instance id of a line that cannot be used, when one can still be made out (so its
-/// problem is reported with its issue).
-fn readable_id(bytes: &[u8]) -> Option<String> {
-    let value: Value = serde_json::from_str(&String::from_utf8_lossy(bytes)).ok()?;
-    value.get("instance_id")?.as_str().map(str::to_string)
-}
-
 impl Index {
     /// Index every candidate under `paths` (files and folders, as `dei rank` accepts them).
     pub fn build(paths: &[PathBuf]) -> anyhow::Result<Index> {
@@ -73,15 +68,8 @@ impl Index {
     /// [`Index::build`] with `--agent-name` rules; a rule that matches nothing is an error.
     pub fn build_with(paths: &[PathBuf], naming: &Naming) -> anyhow::Result<Index> {
         let mut index = Index::default();
-        for path in paths {
-            candidates::require_exists(path)?;
-            if path.is_dir() {
-                for file in candidates::files_under(path)? {
-                    index.add_file(&file);
-                }
-            } else {
-                index.add_file(path);
-            }
+        for file in candidates::input_files(paths)? {
+            index.add_file(&file);
         }
         index.name_agents(naming)?;
         Ok(index)
@@ -97,19 +85,15 @@ impl Index {
     }
 
     fn add_file(&mut self, path: &Path) {
-        match candidates::extension(path).as_str() {
-            "diff" | "patch" => {
-                let id = path
-                    .file_stem()
-                    .and_then(|s| s.to_str())
-                    .unwrap_or("")
-                    .to_string();
+        match candidates::file_kind(path) {
+            Some(FileKind::Patch) => {
+                let id = candidates::patch_instance_id(path);
                 let key = Arc::from(candidates::patch_source(path));
                 self.push(id, key, Named::Source, Source::Diff(path.to_path_buf()));
             }
-            "jsonl" if !starts_with_bracket(path) => self.add_jsonl(path),
-            "jsonl" | "json" => self.add_document(path),
-            _ => {}
+            Some(FileKind::Lines) => self.add_jsonl(path),
+            Some(FileKind::Document) => self.add_document(path),
+            None => {}
         }
     }
 
@@ -128,88 +112,29 @@ impl Index {
         self.problems.extend(problems);
     }
 
+    /// A JSON Lines file, scanned once by the loader's scan: only where each record is stays.
     fn add_jsonl(&mut self, path: &Path) {
-        let file_problem = |message: String| Problem {
-            origin: Origin {
-                path: path.to_path_buf(),
-                line: None,
-            },
-            message,
-        };
-        let file = match File::open(path) {
-            Ok(f) => f,
-            Err(e) => {
-                return self
-                    .problems
-                    .push(file_problem(format!("cannot read predictions file: {e}")))
-            }
-        };
-        let file_idx = self.files.len();
+        let file = self.files.len();
         self.files.push(path.to_path_buf());
         let key: Arc<Path> = Arc::from(path);
-        let mut reader = BufReader::with_capacity(1 << 16, file);
-        let mut buf = Vec::new();
-        let (mut offset, mut line_no) = (0u64, 0usize);
-        let mut bad_lines = Vec::new();
-        let mut found: Vec<(String, Named, Source)> = Vec::new();
-        let mut models: BTreeSet<String> = BTreeSet::new();
-        loop {
-            buf.clear();
-            let n = match reader.read_until(b'\n', &mut buf) {
-                Ok(0) => break,
-                Ok(n) => n,
-                Err(e) => {
-                    self.problems.push(file_problem(format!(
-                        "read error after line {line_no}: {e}"
-                    )));
-                    break;
-                }
+        let scanned = candidates::scan_jsonl(path, |p, at| {
+            let source = Source::Line {
+                file,
+                offset: at.offset,
+                len: at.len,
+                line: at.line,
             };
-            line_no += 1;
-            let start = offset;
-            offset += n as u64;
-            let line = buf.strip_suffix(b"\n").unwrap_or(&buf);
-            if candidates::is_blank(line) {
-                continue;
-            }
-            let origin = Origin {
-                path: path.to_path_buf(),
-                line: Some(line_no),
-            };
-            match candidates::decode_line(line).and_then(|v| candidates::record(&v, origin.clone()))
-            {
-                Ok(p) => {
-                    if let Some(m) = p.model() {
-                        if !models.contains(m) {
-                            models.insert(m.to_string());
-                        }
-                    }
-                    let source = Source::Line {
-                        file: file_idx,
-                        offset: start,
-                        len: n,
-                        line: line_no,
-                    };
-                    found.push((p.candidate.instance_id, p.named, source));
-                }
-                Err(message) => match readable_id(line) {
-                    Some(id) => self
-                        .issue_problems
-                        .entry(id)
-                        .or_default()
-                        .push(Problem { origin, message }),
-                    None => bad_lines.push(Problem { origin, message }),
-                },
+            (p.candidate.instance_id, source)
+        });
+        for ((id, source), named) in scanned.records {
+            self.push(id, key.clone(), named, source);
+        }
+        for (problem, id) in scanned.problems {
+            match id {
+                Some(id) => self.issue_problems.entry(id).or_default().push(problem),
+                None => self.problems.push(problem),
             }
         }
-        let mixed = models.len() > 1;
-        let good = found.len();
-        for (id, named, source) in found {
-            self.push(id, key.clone(), candidates::settle(named, mixed), source);
-        }
-        // Same rule as the ordinary loader: a file with no usable record is "not predictions".
-        self.problems
-            .extend(candidates::file_problems(path, good, bad_lines, None));
     }
 
     /// Settle every agent's name, as [`candidates::load_with`] does.
@@ -308,30 +233,10 @@ impl Index {
                 agent: e.agent.clone(),
                 ..(**c).clone()
             }),
-            Source::Diff(path) => {
-                let origin = Origin {
-                    path: path.clone(),
-                    line: None,
-                };
-                let bytes = std::fs::read(path).map_err(|err| Problem {
-                    origin: origin.clone(),
-                    message: format!("cannot read patch: {err}"),
-                })?;
-                let patch = String::from_utf8(bytes)
-                    .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
-                let instance_id = path
-                    .file_stem()
-                    .and_then(|s| s.to_str())
-                    .unwrap_or("")
-                    .to_string();
-                Ok(Candidate {
-                    instance_id,
-                    agent: e.agent.clone(),
-                    patch,
-                    resolved: None,
-                    origin,
-                })
-            }
+            Source::Diff(path) => candidates::read_patch(path).map(|c| Candidate {
+                agent: e.agent.clone(),
+                ..c
+            }),
             Source::Line {
                 file,
                 offset,
@@ -374,14 +279,6 @@ impl Index {
             }
         }
     }
-}
-
-fn starts_with_bracket(path: &Path) -> bool {
-    let mut head = [0u8; 256];
-    let n = File::open(path)
-        .and_then(|mut f| f.read(&mut head))
-        .unwrap_or(0);
-    head[..n].iter().find(|c| !c.is_ascii_whitespace()) == Some(&b'[')
 }
 
 #[cfg(test)]
@@ -490,6 +387,29 @@ mod tests {
         assert!(issue_problems
             .iter()
             .any(|p| p.message.contains("must be a string")));
+    }
+
+    /// A file with no usable record is "not a predictions file" for the index as for the
+    /// loader, even when some of its lines name an issue (the index used to report those one
+    /// by one with their issue and judge the file on the rest alone).
+    #[test]
+    fn a_file_of_bad_lines_is_one_problem_as_in_the_loader() {
+        let dir = tempfile::tempdir().unwrap();
+        let bad = "{\"instance_id\":\"i-1\",\"model_patch\":7}\n{\"instance_id\":\"i-2\"}\nnot json\n{torn\n";
+        let p = write(dir.path(), "bad.jsonl", bad.as_bytes());
+        let loaded = candidates::load(std::slice::from_ref(&p)).unwrap();
+        let index = Index::build(std::slice::from_ref(&p)).unwrap();
+        let show = |ps: &[Problem]| ps.iter().map(ToString::to_string).collect::<Vec<_>>();
+        assert_eq!(loaded.problems.len(), 1, "{:?}", show(&loaded.problems));
+        assert!(
+            index.issue_problems.is_empty(),
+            "{:?}",
+            index.issue_problems
+        );
+        assert_eq!(show(&index.problems), show(&loaded.problems));
+        assert!(index.problems[0]
+            .message
+            .starts_with("not a predictions file (4 unusable lines; line 1:"));
     }
 
     /// Names and `--agent-name` overrides are the loader's.

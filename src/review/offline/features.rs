@@ -6,6 +6,7 @@
 
 use crate::model::paths::is_test_path;
 use crate::model::{Applies, Candidate, Context, PatchView};
+use crate::patch::normalize::{normalize_line, section_def};
 use crate::patch::parse::{self, Line};
 use std::collections::BTreeSet;
 
@@ -25,8 +26,10 @@ pub struct Features {
     pub applies: Option<Applies>,
     /// Parse errors the patch introduces; `None` when the repository was not read.
     pub new_parse_errors: Option<usize>,
-    /// Duplicate key: every added/removed line, whitespace-collapsed, comments and blank
-    /// lines dropped, grouped by file in path order. Equal keys are duplicates.
+    /// Duplicate key: every added/removed line normalized as the patch engine does
+    /// ([`normalize_line`]: whitespace collapsed, `#` comments outside string literals
+    /// dropped, whole-line or trailing), blank lines dropped, grouped by file in path order.
+    /// Equal keys are duplicates.
     pub key: String,
     /// Changed lines as `path\u{1f}+text` / `path\u{1f}-text` (normalized as for `key`).
     pub lines: BTreeSet<String>,
@@ -98,16 +101,6 @@ fn strip_run_suffix(s: &str) -> &str {
     s
 }
 
-/// Whitespace-collapsed text of a changed line; `None` for blank lines and comments.
-pub fn normalize_line(text: &str) -> Option<String> {
-    let k: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    if k.is_empty() || k.starts_with('#') {
-        None
-    } else {
-        Some(k)
-    }
-}
-
 fn is_debug_line(text: &str) -> bool {
     let t = text.trim_start();
     t.starts_with("print(")
@@ -144,7 +137,7 @@ pub fn from_diff(candidate: &Candidate) -> Features {
             f.hunks += 1;
             f.lines_added += h.added();
             f.lines_removed += h.removed();
-            if let Some(d) = crate::patch::normalize::section_def(&h.section) {
+            if let Some(d) = section_def(&h.section) {
                 f.defs.insert(format!("{path}::{d}"));
             }
             for l in &h.lines {
@@ -156,7 +149,8 @@ pub fn from_diff(candidate: &Candidate) -> Features {
                 if sign == '+' && !test && is_debug_line(text) {
                     f.debug_lines += 1;
                 }
-                if let Some(n) = normalize_line(text) {
+                let n = normalize_line(text);
+                if !n.is_empty() {
                     f.lines.insert(format!("{path}\u{1f}{sign}{n}"));
                     changed.push(format!("{sign}{n}"));
                 }
@@ -253,5 +247,34 @@ mod tests {
         assert_eq!(t.debug_lines, 0, "prints in tests are not debug output");
         let e = from_diff(&c("e", "  \n"));
         assert!(e.empty && e.is_void());
+    }
+
+    /// The committee normalizes changed lines exactly as the patch engine does: a trailing
+    /// comment is not part of the edit (it used to be here, so these two were not duplicates),
+    /// and a `#` inside a string literal is code, not a comment.
+    #[test]
+    fn trailing_comments_are_dropped_but_hashes_in_strings_kept() {
+        let c = |agent: &str, added: &str| {
+            from_diff(&Candidate {
+                instance_id: "i".into(),
+                agent: agent.into(),
+                patch: format!("--- a/m.py\n+++ b/m.py\n@@ -1 +1 @@\n-x = 0\n+{added}\n"),
+                resolved: None,
+                origin: Default::default(),
+            })
+        };
+        let plain = c("a", "x = 1");
+        let commented = c("b", "x = 1  # the fix for #42");
+        assert_eq!(plain.key, commented.key);
+        assert_eq!(plain.lines, commented.lines);
+        let hash = c("c", "x = '#1'");
+        let quoted = c("d", "x = '#1'  # comment");
+        assert_eq!(hash.key, quoted.key);
+        assert_ne!(hash.key, plain.key, "a # inside quotes is code");
+        assert!(
+            hash.lines.contains("m.py\u{1f}+x = '#1'"),
+            "{:?}",
+            hash.lines
+        );
     }
 }

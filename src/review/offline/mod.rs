@@ -36,9 +36,9 @@ pub mod shape;
 pub mod weights;
 
 use super::{Committee, IssueBundle};
+use crate::localize::issue::IssueRefs;
 use crate::model::{Applies, Review, Score, Task};
 use features::Features;
-use location::Mentions;
 
 /// Signal weights (see the module docs for the rule). [`Weights::default`] is set by hand;
 /// `dei bench offline --fit` fits them on one half of the instances.
@@ -105,7 +105,8 @@ pub struct Evidence {
     pub feats: Vec<Features>,
     /// Pairwise similarities ([`agreement::matrix`]).
     pub sim: Vec<Vec<f64>>,
-    pub mentions: Mentions,
+    /// What the issue text names.
+    pub refs: IssueRefs,
 }
 
 impl Evidence {
@@ -114,7 +115,7 @@ impl Evidence {
         Evidence {
             feats,
             sim,
-            mentions: Mentions::new(&task.problem_statement),
+            refs: IssueRefs::new(&task.problem_statement),
         }
     }
 
@@ -144,7 +145,7 @@ pub struct Signals {
 
 /// Compute the signals of candidate `i`.
 pub fn signals(ev: &Evidence, i: usize, same_family: f64) -> Signals {
-    let (file_named, def_named) = location::location(&ev.feats[i], &ev.mentions);
+    let (file_named, def_named) = location::location(&ev.feats[i], &ev.refs);
     let (largeness, smallness, scatter) = shape::shape(&ev.feats, i);
     Signals {
         support: agreement::support(&ev.feats, &ev.sim, i, same_family),
