@@ -342,6 +342,7 @@ pub fn rank_issue(
     let bundle = IssueBundle {
         task: task.clone(),
         candidates: prepared,
+        behaviour: Vec::new(),
     };
     let ranked = review_and_rank(committee, &bundle)?;
     let unscored = ranked

@@ -9,7 +9,7 @@ pub mod offline;
 pub mod prompts;
 pub mod rubric;
 
-use crate::model::{Candidate, Context, PatchView, Review, Task};
+use crate::model::{Behaviour, Candidate, Context, PatchView, Review, Task};
 
 /// A candidate with its rebuilt code and context: everything a reviewer needs.
 #[derive(Debug, Clone)]
@@ -24,6 +24,8 @@ pub struct Prepared {
 pub struct IssueBundle {
     pub task: Task,
     pub candidates: Vec<Prepared>,
+    /// What running each candidate showed, in candidate order; empty without `--exec`.
+    pub behaviour: Vec<Option<Behaviour>>,
 }
 
 /// Anything that can score the candidates of an issue.

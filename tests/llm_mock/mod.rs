@@ -522,5 +522,6 @@ pub fn bundle(id: &str, n: usize, good: Option<usize>) -> IssueBundle {
             ..Default::default()
         },
         candidates,
+        behaviour: Vec::new(),
     }
 }

@@ -16,6 +16,9 @@
 use crate::model::{Behaviour, ReproChange};
 use std::collections::BTreeSet;
 
+/// The name of the behaviour-agreement part (it replaces text agreement).
+pub const AGREEMENT: &str = "behaves like others";
+
 /// One candidate as the behaviour rules see it.
 #[derive(Debug, Clone, Copy)]
 pub struct Member<'a> {
@@ -151,17 +154,20 @@ pub fn parts(members: &[Member], i: usize, w: &ExecWeights) -> Vec<Part> {
                 }
             }
             let s = families.len() as f64 + w.same_family * own.min(1) as f64;
-            if s > 0.0 {
-                out.push(Part {
-                    name: "behaves like others",
-                    value: w.agreement * s / (1.0 + s),
-                    note: format!(
-                        "behaves like the candidates of {} other agent famil{}",
-                        families.len(),
-                        if families.len() == 1 { "y" } else { "ies" }
-                    ),
-                });
-            }
+            let note = match (families.len(), own) {
+                (0, 0) => "behaves unlike every other candidate".to_string(),
+                (0, _) => "behaves like other runs of its own agent family only".to_string(),
+                (n, _) => format!(
+                    "behaves like the candidates of {n} other agent famil{}",
+                    if n == 1 { "y" } else { "ies" }
+                ),
+            };
+            // Pushed even at zero: with behaviour classes, text agreement no longer counts.
+            out.push(Part {
+                name: AGREEMENT,
+                value: w.agreement * s / (1.0 + s),
+                note,
+            });
         }
     }
     out
@@ -266,6 +272,12 @@ mod tests {
         assert_eq!(acr, 3.0 * 0.3 / 1.3);
         assert_eq!(moatless, 3.0 * 0.5);
         assert!(moatless > acr);
+        // Alone in its class: a zero part, which still stands for text agreement.
+        let bs = vec![b(&[], None, 0), b(&[], None, 1), b(&[], None, 1)];
+        let ms = members(&["x", "y", "z"], &bs);
+        let alone = parts(&ms, 0, &W);
+        assert_eq!(value(&alone, AGREEMENT), 0.0);
+        assert!(alone.iter().any(|p| p.name == AGREEMENT));
     }
 
     #[test]

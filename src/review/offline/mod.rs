@@ -23,6 +23,10 @@
 //! | new files | `new_file` when it creates non-test files |
 //! | track record | `prior · agent_prior[agent]`, else `prior · family_prior[family]` (empty maps by default) |
 //! | shape | `large · largeness` + `small · smallness` + `scatter · scatter` ([`shape::shape`]) |
+//! | execution (`--exec` only) | `exec_breaks`, `exec_repro_changed` / `exec_repro_same`, `exec_agreement` ([`behaviour`]) |
+//!
+//! With execution evidence that splits the candidates into two or more behaviour classes, a
+//! candidate that ran is voted for by behaviour (`exec_agreement`), not by text (`agreement`).
 //!
 //! The score is `1 + 9·σ(raw / scale)` rounded to hundredths (kept within 1.01–10); an empty
 //! patch scores exactly 1. Ties are never broken: equal scores are reported as ties.
@@ -37,7 +41,7 @@ pub mod weights;
 
 use super::{Committee, IssueBundle};
 use crate::localize::issue::IssueRefs;
-use crate::model::{Applies, Review, Score, Task};
+use crate::model::{Applies, Behaviour, Review, Score, Task};
 use features::Features;
 
 /// Signal weights (see the module docs for the rule). [`Weights::default`] is set by hand;
@@ -72,6 +76,14 @@ pub struct Weights {
     pub agent_prior: std::collections::BTreeMap<String, f64>,
     /// Raw-score units per step of the logistic squash onto 1–10.
     pub scale: f64,
+    /// Breaking tests that passed at the base commit, times how few families break them.
+    pub exec_breaks: f64,
+    /// The issue's reproduction behaves differently from the base commit.
+    pub exec_repro_changed: f64,
+    /// It behaves as at the base commit while another candidate changes it.
+    pub exec_repro_same: f64,
+    /// Agreement in behaviour (replaces `agreement` when behaviour classes split the candidates).
+    pub exec_agreement: f64,
 }
 
 impl Default for Weights {
@@ -95,6 +107,10 @@ impl Default for Weights {
             family_prior: Default::default(),
             agent_prior: Default::default(),
             scale: 4.0,
+            exec_breaks: -4.0,
+            exec_repro_changed: 1.0,
+            exec_repro_same: -1.0,
+            exec_agreement: 4.0,
         }
     }
 }
@@ -107,6 +123,8 @@ pub struct Evidence {
     pub sim: Vec<Vec<f64>>,
     /// What the issue text names.
     pub refs: IssueRefs,
+    /// What running each candidate showed (empty without `--exec`).
+    pub behaviour: Vec<Option<Behaviour>>,
 }
 
 impl Evidence {
@@ -116,7 +134,21 @@ impl Evidence {
             feats,
             sim,
             refs: IssueRefs::new(&task.problem_statement),
+            behaviour: Vec::new(),
         }
+    }
+
+    /// The candidates as the execution rules see them.
+    fn members(&self) -> Vec<behaviour::Member<'_>> {
+        self.feats
+            .iter()
+            .enumerate()
+            .map(|(i, f)| behaviour::Member {
+                family: &f.family,
+                void: f.is_void(),
+                behaviour: self.behaviour.get(i).and_then(Option::as_ref),
+            })
+            .collect()
     }
 
     /// From a bundle whose candidates were rebuilt against the repository.
@@ -126,7 +158,9 @@ impl Evidence {
             .iter()
             .map(|p| features::from_rebuilt(&p.candidate, &p.view, &p.context))
             .collect();
-        Evidence::new(&bundle.task, feats)
+        let mut ev = Evidence::new(&bundle.task, feats);
+        ev.behaviour = bundle.behaviour.clone();
+        ev
     }
 }
 
@@ -235,10 +269,28 @@ impl Offline {
             }
         }
         let s = signals(ev, i, w.same_family);
-        part(
-            "agreement",
-            w.agreement * agreement::milli(s.support / (1.0 + s.support)),
+        let exec = behaviour::parts(
+            &ev.members(),
+            i,
+            &behaviour::ExecWeights {
+                breaks: w.exec_breaks,
+                repro_changed: w.exec_repro_changed,
+                repro_same: w.exec_repro_same,
+                agreement: w.exec_agreement,
+                same_family: w.same_family,
+            },
         );
+        let by_behaviour = exec.iter().any(|p| p.name == behaviour::AGREEMENT);
+        if !by_behaviour {
+            part(
+                "agreement",
+                w.agreement * agreement::milli(s.support / (1.0 + s.support)),
+            );
+        }
+        for p in &exec {
+            part(p.name, agreement::milli(p.value));
+            notes.push(p.note.clone());
+        }
         let others = ev
             .feats
             .iter()
