@@ -63,10 +63,7 @@ fn main() -> anyhow::Result<()> {
     let mut secs = [0.0f64; 3];
     let start = Instant::now();
     let no_history = LocateOptions {
-        weights: Weights {
-            history: 0.0,
-            ..Weights::default()
-        },
+        weights: Weights::default().with("history", 0.0),
         top_files: 100,
         ..LocateOptions::default()
     };

@@ -99,10 +99,7 @@ fn similar_past_commits_rank_the_files_they_changed() {
     let snap = Snapshot::open(dir.path(), &base.to_string()).unwrap();
     let issue = "Negative totals: currency rounding is off by one cent";
     let only_history = LocateOptions {
-        weights: Weights {
-            history: 1.0,
-            ..Weights::default()
-        },
+        weights: Weights::default().with("history", 1.0),
         ..LocateOptions::default()
     };
     let files = RepoFiles::from_snapshot(&snap)

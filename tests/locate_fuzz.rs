@@ -36,12 +36,10 @@ const PIECES: [&str; 12] = [
 
 fn every_signal() -> LocateOptions {
     LocateOptions {
-        weights: Weights {
-            code_line: 1.0,
-            fn_code_line: 1.0,
-            details: 0.5,
-            ..Weights::default()
-        },
+        weights: Weights::default()
+            .with("code_line", 1.0)
+            .with("fn_code_line", 1.0)
+            .with("details", 0.5),
         ..LocateOptions::default()
     }
 }

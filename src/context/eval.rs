@@ -1025,10 +1025,7 @@ mod tests {
             tie: (0..8).collect(),
             gold: vec![gold],
         };
-        let w = Weights {
-            bm25: 1.0,
-            ..Weights::default()
-        };
+        let w = Weights::default().with("bm25", 1.0);
         // Rank 1: 1 + 0.5; rank 6: 0 + 0.5/6.
         assert!((file_objective(&[fit(0)], &w) - 1.5).abs() < 1e-12);
         assert!((file_objective(&[fit(5)], &w) - 0.5 / 6.0).abs() < 1e-12);

@@ -2,9 +2,12 @@
 //!
 //! Chunks are the functions and methods (nested functions stay inside their parent), the head
 //! of each class (header, docstring, attributes: up to its first method), and runs of
-//! module-level code. Tokens know about identifiers: `get_full_url` and `HTTPAdapter` also
-//! count as `get`, `full`, `url`, `http`, `adapter`, and the whole identifier counts too.
+//! module-level code. Terms are localization's ([`crate::localize::tokens`]: `get_full_url`
+//! and `HTTPAdapter` also count as `full`, `url`, `http`, `adapter`, and the whole identifier
+//! counts too), and so is the scorer ([`crate::localize::bm25`]).
 
+use crate::localize::bm25;
+use crate::localize::tokens::tokenize;
 use crate::model::paths::is_python;
 use crate::model::repo::Snapshot;
 use crate::model::{LineRange, SnippetKind};
@@ -20,70 +23,6 @@ pub struct Chunk {
     pub name: String,
     pub lines: LineRange,
     pub text: String,
-}
-
-const STOP: &[&str] = &[
-    "the", "an", "is", "are", "was", "be", "to", "of", "and", "or", "in", "on", "at", "it", "its",
-    "this", "that", "for", "with", "as", "by", "from", "if", "else", "elif", "not", "no", "self",
-    "def", "return", "import", "class", "none", "true", "false", "pass", "but", "we", "can",
-    "should", "would", "when", "then", "there", "here", "have", "has", "do", "does", "so", "also",
-    "use", "used", "using", "will", "which", "what", "how", "all", "any", "some", "one", "py",
-    "me", "my", "you", "get", "set", "in", "try", "except", "raise", "lambda", "yield", "while",
-    "cls", "args", "kwargs",
-];
-
-fn stop(w: &str) -> bool {
-    STOP.contains(&w)
-}
-
-/// Split an identifier at `_` and lower→upper / acronym→word boundaries: `HTTPAdapter` →
-/// `HTTP`, `Adapter`; `get_full_url` → `get`, `full`, `url`.
-pub fn split_identifier(word: &str) -> Vec<&str> {
-    let mut out = Vec::new();
-    for part in word.split('_').filter(|p| !p.is_empty()) {
-        let chars: Vec<(usize, char)> = part.char_indices().collect();
-        let mut start = 0;
-        for k in 1..chars.len() {
-            let (i, c) = chars[k];
-            let prev = chars[k - 1].1;
-            let next_lower = chars.get(k + 1).is_some_and(|(_, n)| n.is_lowercase());
-            let boundary = (prev.is_lowercase() && c.is_uppercase())
-                || (prev.is_uppercase() && c.is_uppercase() && next_lower)
-                || (prev.is_alphabetic() && c.is_ascii_digit())
-                || (prev.is_ascii_digit() && c.is_alphabetic());
-            if boundary {
-                out.push(&part[start..i]);
-                start = i;
-            }
-        }
-        out.push(&part[start..]);
-    }
-    out
-}
-
-/// Identifier-aware tokens of `text`, lowercased, stop words and single characters dropped.
-pub fn tokenize(text: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    for word in text.split(|c: char| !(c.is_alphanumeric() || c == '_')) {
-        let word = word.trim_matches('_');
-        if word.len() < 2 {
-            continue;
-        }
-        let parts = split_identifier(word);
-        if parts.len() > 1 {
-            out.push(word.to_lowercase());
-        }
-        for p in parts {
-            if p.len() < 2 || p.chars().all(|c| c.is_ascii_digit()) {
-                continue;
-            }
-            let low = p.to_lowercase();
-            if !stop(&low) {
-                out.push(low);
-            }
-        }
-    }
-    out
 }
 
 /// Cut one Python file into chunks.
@@ -244,13 +183,10 @@ impl Bm25 {
             let Some(post) = self.postings.get(t) else {
                 continue;
             };
-            let df = post.len() as f64;
-            let idf = ((nd - df + 0.5) / (df + 0.5) + 1.0).ln();
+            let idf = bm25::idf(nd, post.len() as f64);
             for &(id, tf) in post {
-                let tf = tf as f64;
                 let len = self.lens[id as usize] as f64;
-                let s = idf * tf * (self.k1 + 1.0)
-                    / (tf + self.k1 * (1.0 - self.b + self.b * len / self.avg_len));
+                let s = idf * bm25::tf(tf as f64, len, self.avg_len, self.k1, self.b);
                 *scores.entry(id).or_default() += s;
             }
         }
@@ -281,19 +217,20 @@ mod tests {
     use super::*;
 
     #[test]
-    fn identifiers_split() {
-        assert_eq!(split_identifier("HTTPAdapter"), ["HTTP", "Adapter"]);
-        assert_eq!(split_identifier("get_full_url"), ["get", "full", "url"]);
-        assert_eq!(
-            split_identifier("parseURL2json"),
-            ["parse", "URL", "2", "json"]
-        );
-        let t = tokenize("The HTTPAdapter.send() fails; see get_full_url");
-        assert!(t.contains(&"httpadapter".to_string()));
-        assert!(t.contains(&"adapter".to_string()));
-        assert!(t.contains(&"get_full_url".to_string()));
-        assert!(t.contains(&"url".to_string()));
-        assert!(!t.contains(&"the".to_string()));
+    fn chunks_are_indexed_with_localizations_terms() {
+        let idx = Bm25::from_files([(
+            "pkg/adapters.py",
+            "class HTTPAdapter:\n    def get_full_url(self):\n        return 1\n",
+        )]);
+        // Identifier parts and whole identifiers are both found (the tokenizer of localize).
+        for q in ["adapter", "httpadapter", "full url", "get_full_url"] {
+            assert!(!idx.search(q, 1).is_empty(), "{q}");
+        }
+        // Stop words are localization's: `the`, `should` match nothing; `kwargs`, a stop word
+        // of the generator's former list only, is a term like any other.
+        assert!(idx.search("the should", 1).is_empty());
+        let kw = Bm25::from_files([("pkg/f.py", "def f(**kwargs):\n    return kwargs\n")]);
+        assert_eq!(kw.search("kwargs", 1).len(), 1);
     }
 
     #[test]

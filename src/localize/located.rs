@@ -1,4 +1,4 @@
-//! `dei locate`: where an issue points, from its text alone. The search ([`super::locate`],
+//! `dei locate`: where an issue points, from its text alone. The search ([`super::search`],
 //! with the repository's past commits), optionally re-ranked by a model ([`super::rerank`]),
 //! printed with the evidence for each file.
 

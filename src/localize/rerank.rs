@@ -1,4 +1,4 @@
-//! LLM re-ranking of the issue-only localization ([`super::locate`]).
+//! LLM re-ranking of the issue-only localization ([`super::search`]).
 //!
 //! The lexical and structural signals put a gold file in the top 5 for about four issues in
 //! five; most of the rest name no code at all ("this prints wrong"). A model that reads the
@@ -105,7 +105,7 @@ fn outline_of(mut s: Schematic, max_lines: usize, focus: &[&str], brief: bool) -
     out
 }
 
-/// Re-rank `lexical` (from [`super::locate::locate`]) with `model`.
+/// Re-rank `lexical` (from [`super::search::locate`]) with `model`.
 pub fn rerank(
     issue: &str,
     repo: &RepoFiles,
