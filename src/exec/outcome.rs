@@ -853,7 +853,7 @@ FAILED (errors=1)
         assert!(na.contains("File \"<tmp>\", line 3"), "{na}");
         assert!(na.contains("ran in <time> (<time>, <time>)"), "{na}");
         assert!(na.contains("keep 42 and 3 apples and v1.2\n"), "{na}");
-        let rooted = normalize_output("/work/sbx/repo/a.py failed", &["/work/sbx/repo"]);
+        let rooted = normalize_output("/srv/sbx/repo/a.py failed", &["/srv/sbx/repo"]);
         assert_eq!(rooted, "<root>/a.py failed\n");
         assert_ne!(
             normalize_output("x = 1", &[]),

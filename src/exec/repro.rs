@@ -27,6 +27,8 @@ pub enum Source {
     Indented,
     /// Statements of a traceback's top-level user frames.
     Traceback,
+    /// Lines of code inside prose (issues exported from Trac carry no markup).
+    Loose,
 }
 
 /// A block of the issue text, before it is known to be Python.
@@ -249,8 +251,8 @@ fn traceback_code(text: &str) -> String {
     let mut in_module = false;
     for (k, l) in lines.iter().enumerate() {
         let t = l.trim();
-        if t.starts_with("File \"") {
-            let path = t[6..].split('"').next().unwrap_or("");
+        if let Some(rest) = t.strip_prefix("File \"") {
+            let path = rest.split('"').next().unwrap_or("");
             let user = !path.contains("site-packages")
                 && !path.contains("/lib/python")
                 && !path.contains("dist-packages");
@@ -385,7 +387,7 @@ fn parsable_statements(code: &str) -> Option<String> {
     let mut out: Vec<String> = Vec::new();
     let mut c = root.walk();
     for n in root.named_children(&mut c) {
-        if n.kind() == "comment" || n.is_error() || n.has_error() || n.is_missing() {
+        if n.kind() == "comment" || !sound(n, code) {
             continue;
         }
         // A lone name or number is output or prose more often than code.
@@ -402,6 +404,40 @@ fn parsable_statements(code: &str) -> Option<String> {
         out.push(py3_text(n, code, start));
     }
     Some(out.join("\n"))
+}
+
+/// A top-level statement CPython would accept, as far as tree-sitter tells: it starts at
+/// column 0, holds no ERROR or MISSING node and no empty block (tree-sitter accepts `if x:`
+/// with nothing under it), and is not a bare annotation (`Output: bell(oo)` is a label in
+/// prose, not code).
+fn sound(n: tree_sitter::Node, code: &str) -> bool {
+    if n.start_position().column != 0 || n.has_error() {
+        return false;
+    }
+    if n.kind() == "expression_statement" {
+        if let Some(a) = n.named_child(0) {
+            if a.kind() == "assignment" && a.child_by_field_name("right").is_none() {
+                return false;
+            }
+        }
+    }
+    let mut stack = vec![n];
+    while let Some(x) = stack.pop() {
+        // A Python 2 backtick repr (`x`) is a syntax error in Python 3.
+        let backtick = x.child_count() == 0
+            && x.kind() != "string_content"
+            && code[x.start_byte()..x.end_byte()].contains('`');
+        if x.is_missing()
+            || x.is_error()
+            || backtick
+            || (x.kind() == "block" && x.named_child_count() == 0)
+        {
+            return false;
+        }
+        let mut c = x.walk();
+        stack.extend(x.children(&mut c));
+    }
+    true
 }
 
 fn line_start(code: &str, byte: usize) -> usize {
@@ -951,15 +987,25 @@ pub struct Reproduction {
 }
 
 /// The Python code an issue shows, in order: every block that is Python (see [`block_code`]),
-/// repeated blocks once; the statements of tracebacks only when nothing else was found.
+/// repeated blocks once. Only when none is found: lines of code inside the prose
+/// ([`loose_code`]), then the statements of tracebacks.
 pub fn issue_code(issue: &str) -> (String, Vec<(Source, usize)>) {
     let all = blocks(issue);
     let mut parts: Vec<String> = Vec::new();
     let mut sources = Vec::new();
-    for pass_traceback in [false, true] {
+    for pass in 0..3 {
+        if pass == 1 {
+            if let Some((code, line)) = loose_code(issue) {
+                parts.push(code);
+                sources.push((Source::Loose, line));
+                break;
+            }
+            continue;
+        }
+        let want_tb = pass == 2;
         for b in all
             .iter()
-            .filter(|b| (b.source == Source::Traceback) == pass_traceback)
+            .filter(|b| (b.source == Source::Traceback) == want_tb)
         {
             if let Some(code) = block_code(b) {
                 if !parts.contains(&code) {
@@ -973,6 +1019,70 @@ pub fn issue_code(issue: &str) -> (String, Vec<(Source, usize)>) {
         }
     }
     (parts.join("\n"), sources)
+}
+
+/// A line that reads as code rather than prose: it calls, assigns, indexes or starts with a
+/// statement keyword.
+fn code_like(line: &str) -> bool {
+    let t = line.trim();
+    const KEYWORDS: [&str; 14] = [
+        "import ", "from ", "def ", "class ", "@", "return ", "for ", "if ", "with ", "raise ",
+        "assert ", "print(", "while ", "try:",
+    ];
+    KEYWORDS.iter().any(|k| t.starts_with(k))
+        || t.contains('(')
+        || t.contains(" = ")
+        || t.contains('[')
+}
+
+/// Code written inside prose without markup (Trac-exported issues): groups of a code-like line
+/// and the more indented lines below it, each kept when it parses on its own (tree-sitter, no
+/// error); `None` when no group does. Returns the code and the first group's line.
+pub fn loose_code(issue: &str) -> Option<(String, usize)> {
+    let lines: Vec<&str> = issue.lines().map(|l| l.trim_end_matches('\r')).collect();
+    let indent = |l: &str| {
+        let l = l.replace('\t', "    ");
+        l.len() - l.trim_start().len()
+    };
+    let mut out: Vec<String> = Vec::new();
+    let mut first = None;
+    let mut i = 0;
+    while i < lines.len() {
+        let l = lines[i];
+        if l.trim().is_empty() {
+            i += 1;
+            continue;
+        }
+        // The line and the lines indented under it go together (prose keeps its own).
+        let base = indent(l);
+        let mut j = i + 1;
+        while j < lines.len() && !lines[j].trim().is_empty() && indent(lines[j]) > base {
+            j += 1;
+        }
+        if !code_like(l) {
+            i = j;
+            continue;
+        }
+        let group = dedent(&lines[i..j].join("\n"));
+        let ok = python::parse(&group).is_some_and(|t| {
+            let root = t.root_node();
+            let mut c = root.walk();
+            let any = root.named_children(&mut c).any(|n| n.kind() != "comment");
+            !root.has_error() && any
+        });
+        if ok {
+            first.get_or_insert(i + 1);
+            out.push(group);
+        }
+        i = j;
+    }
+    let b = Block {
+        source: Source::Loose,
+        lang: String::new(),
+        line: first?,
+        text: out.join("\n"),
+    };
+    block_code(&b).map(|c| (c, b.line))
 }
 
 /// Build the reproduction script for an issue; `None` when the issue shows no Python code.
@@ -1382,6 +1492,52 @@ mod tests {
                 .contains("\ns = '''a\nb'''\ntry:\n    _dei_show(len(s))\n"),
             "{}",
             r.script
+        );
+    }
+
+    /// django-11001-like (Trac export): code lines inside prose, with a tab-indented body.
+    #[test]
+    fn code_inside_prose_without_markup() {
+        let issue = "Description\n\t\nHi.\nThe bug is in SQLCompiler.get_order_by(), around this line:\nwithout_ordering = self.ordering_parts.search(sql).group(1)\nAs a fix:\nsql_oneline = ' '.join(sql.split('\\n'))\ndef render(self, context):\n\turl = self.url(context)\n\treturn url\nOutput:\n    bell(oo)\nif broken:\nThanks.\n";
+        let (code, src) = issue_code(issue);
+        assert_eq!(
+            code,
+            "without_ordering = self.ordering_parts.search(sql).group(1)\nsql_oneline = ' '.join(sql.split('\\n'))\ndef render(self, context):\n    url = self.url(context)\n    return url"
+        );
+        assert_eq!(src, vec![(Source::Loose, 5)]);
+    }
+
+    /// What tree-sitter accepts and CPython does not is dropped: an empty block, a label that
+    /// reads as an annotation, a statement indented at top level, a lone operator.
+    #[test]
+    fn statements_cpython_would_refuse_are_dropped() {
+        let b = |t: &str| Block {
+            source: Source::Fenced,
+            lang: "python".into(),
+            line: 1,
+            text: t.into(),
+        };
+        assert_eq!(
+            block_code(&b("x = f()\nif not x:\ny = 2\n")).as_deref(),
+            Some("x = f()\ny = 2")
+        );
+        assert_eq!(
+            block_code(&b("a = 1\nb = 2\nOutput:\n    bell(oo)\n")).as_deref(),
+            Some("a = 1\nb = 2")
+        );
+        assert_eq!(
+            block_code(&b("a = 1\nb = 2\nc = 3\n>\n")).as_deref(),
+            Some("a = 1\nb = 2\nc = 3")
+        );
+        assert_eq!(
+            block_code(&b("x: int = 1\n")).as_deref(),
+            Some("x: int = 1"),
+            "an annotated assignment is code"
+        );
+        assert_eq!(
+            block_code(&b("a = 1\nb = 2\n`a`\n")).as_deref(),
+            Some("a = 1\nb = 2"),
+            "Python 2 backticks"
         );
     }
 
