@@ -125,6 +125,7 @@ fn regression_tests_for_candidates_on_bundled_instances() {
     let issues = issues(&data);
     let loaded = dei::candidates::load(&[data.join("lite_candidates.jsonl")]).unwrap();
     let (mut instances, mut with_tests, mut cands, mut cands_with) = (0, 0, 0, 0);
+    let mut cands_with_ids = 0;
     let mut files_hist: BTreeMap<usize, usize> = BTreeMap::new();
     for t in &issues {
         let Some(repo) = real_repo(&t.repo) else {
@@ -149,6 +150,16 @@ fn regression_tests_for_candidates_on_bundled_instances() {
                 cands_with += 1;
                 any = true;
             }
+            if sel.iter().any(|f| !f.tests.is_empty()) {
+                cands_with_ids += 1;
+            }
+            for f in &sel {
+                assert!(regress::is_test_file(&f.path), "{}", f.path);
+                assert!(f
+                    .tests
+                    .iter()
+                    .all(|id| id.starts_with(&format!("{}::", f.path))));
+            }
         }
         if any {
             with_tests += 1;
@@ -158,7 +169,7 @@ fn regression_tests_for_candidates_on_bundled_instances() {
         return skip("needs the bundled repositories (../shared/repos) or DEI_REPOS");
     }
     println!("instances with a repository: {instances}; with >= 1 test file for some candidate: {with_tests}");
-    println!("non-empty candidates: {cands}; with >= 1 test file: {cands_with}; files per candidate: {files_hist:?}");
+    println!("non-empty candidates: {cands}; with >= 1 test file: {cands_with}; with >= 1 test id: {cands_with_ids}; files per candidate: {files_hist:?}");
     assert_eq!(instances, 26);
     assert!(with_tests >= 20, "{with_tests} of {instances}");
 }
