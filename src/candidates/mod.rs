@@ -34,6 +34,47 @@ use std::fs;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 
+/// The family of an agent: runs of one agent (same scaffold, other seeds or settings) share it,
+/// and agreement within a family counts less than agreement across families.
+///
+/// Rule: split the name at `_`; drop a leading 8-digit date token (`20240604_CodeR` → `CodeR`);
+/// the family is the first remaining token with a trailing `-run-N`/`-N` removed. So
+/// `acr-v20240408_acr-run-3` and `acr-v20240408_acr-val-only` → `acr-v20240408`,
+/// `sweagent-gpt4-0125_cost_2_2` → `sweagent-gpt4-0125`, `20240623_moatless_claude35sonnet` → `moatless`.
+pub fn family_of(agent: &str) -> String {
+    let mut tokens: Vec<&str> = agent.split('_').filter(|t| !t.is_empty()).collect();
+    if tokens.len() > 1 && tokens[0].len() == 8 && tokens[0].bytes().all(|b| b.is_ascii_digit()) {
+        tokens.remove(0);
+    }
+    let first = tokens.first().copied().unwrap_or(agent);
+    let mut fam = first.to_string();
+    loop {
+        let trimmed = strip_run_suffix(&fam);
+        if trimmed.len() == fam.len() {
+            break;
+        }
+        fam = trimmed.to_string();
+    }
+    if fam.is_empty() {
+        agent.to_string()
+    } else {
+        fam
+    }
+}
+
+fn strip_run_suffix(s: &str) -> &str {
+    let digits = s.trim_end_matches(|c: char| c.is_ascii_digit());
+    // A run number has one or two digits (`-3`, `-run-12`); `-0125` is part of a model name.
+    if digits.len() < s.len() && s.len() - digits.len() <= 2 {
+        let base = digits.trim_end_matches(['-', '.']);
+        let base = base.strip_suffix("-run").unwrap_or(base);
+        if base.len() < digits.len() && !base.is_empty() {
+            return base;
+        }
+    }
+    s
+}
+
 /// Something in the input that could not be used, with where it is.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct Problem {

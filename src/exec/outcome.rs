@@ -1,0 +1,917 @@
+//! What a run printed, read into outcomes: per-test results from pytest (`-rA` short summary,
+//! `-v` progress lines, the final counts line) and from `unittest -v`; the tests a candidate
+//! breaks (passed twice at the base commit, not with the candidate); a reproduction run's
+//! output normalized for comparison and its final exception type; and behaviour classes of
+//! candidates, with support counted in distinct agent families.
+
+use crate::candidates::family_of;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// One test's result.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    Passed,
+    XFail,
+    Skipped,
+    XPass,
+    Failed,
+    Error,
+}
+
+impl Status {
+    /// From a pytest or unittest word (`PASSED`, `ok`, `FAIL`, `expected failure`, …).
+    pub fn from_word(w: &str) -> Option<Status> {
+        Some(match w.trim().to_ascii_lowercase().as_str() {
+            "passed" | "ok" | "pass" => Status::Passed,
+            "failed" | "fail" => Status::Failed,
+            "error" => Status::Error,
+            "skipped" | "skip" => Status::Skipped,
+            "xfail" | "xfailed" | "expected failure" => Status::XFail,
+            "xpass" | "xpassed" | "unexpected success" => Status::XPass,
+            _ => return None,
+        })
+    }
+
+    /// Failed or errored.
+    pub fn is_bad(self) -> bool {
+        matches!(self, Status::Failed | Status::Error)
+    }
+
+    fn severity(self) -> u8 {
+        match self {
+            Status::Passed => 0,
+            Status::XFail => 1,
+            Status::Skipped => 2,
+            Status::XPass => 3,
+            Status::Failed => 4,
+            Status::Error => 5,
+        }
+    }
+}
+
+/// The counts a runner prints at the end (`3 failed, 10 passed in 0.5s`, `Ran 5 tests` +
+/// `FAILED (failures=1)`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Counts {
+    pub passed: usize,
+    pub failed: usize,
+    pub errors: usize,
+    pub skipped: usize,
+    pub xfailed: usize,
+    pub xpassed: usize,
+}
+
+/// Per-test results of one run.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+pub struct TestRun {
+    /// Test id → result. pytest ids are node ids (`path::Class::test`, `::()` removed);
+    /// unittest ids are dotted (`module.Class.test`). A test reported twice keeps its worse
+    /// result (a test that passed and then errored in teardown is an error).
+    pub results: BTreeMap<String, Status>,
+    /// Errors not tied to one test (a file that failed to collect: `ERROR path.py`).
+    pub file_errors: BTreeSet<String>,
+    /// The final counts line, when the run got that far (`None`: killed, crashed, cut off).
+    pub counts: Option<Counts>,
+}
+
+impl TestRun {
+    fn record(&mut self, id: &str, status: Status) {
+        let id = clean_id(id);
+        if id.is_empty() {
+            return;
+        }
+        if !id.contains("::") && status == Status::Error && id.ends_with(".py") {
+            self.file_errors.insert(id);
+            return;
+        }
+        let e = self.results.entry(id).or_insert(status);
+        if status.severity() > e.severity() {
+            *e = status;
+        }
+    }
+
+    /// The run reached its final counts line.
+    pub fn finished(&self) -> bool {
+        self.counts.is_some()
+    }
+
+    /// Ids that passed.
+    pub fn passed(&self) -> BTreeSet<&str> {
+        self.results
+            .iter()
+            .filter(|(_, s)| **s == Status::Passed)
+            .map(|(k, _)| k.as_str())
+            .collect()
+    }
+
+    /// The file part of a pytest node id had a collection error in this run.
+    fn file_failed(&self, id: &str) -> bool {
+        let file = id.split("::").next().unwrap_or(id);
+        self.file_errors.contains(file)
+    }
+}
+
+/// `path::Class::()::test` (old pytest) → `path::Class::test`; trailing ` - message` and
+/// progress `[ 40%]` cut.
+fn clean_id(id: &str) -> String {
+    let id = id.trim();
+    let id = id.split(" - ").next().unwrap_or(id).trim();
+    let id = match id.rfind(" [") {
+        Some(i) if id.ends_with(']') && id[i..].contains('%') => id[..i].trim(),
+        _ => id,
+    };
+    id.replace("::()", "")
+}
+
+/// Read pytest or unittest output (either, or both in one log) into per-test results.
+///
+/// Rules: a `-rA` short-summary line `WORD id` (`PASSED`, `FAILED`, `ERROR`, `XFAIL`, `XPASS`;
+/// `SKIPPED [n] path:line: reason` names no test and is counted only); a `-v` progress line
+/// `id WORD [ n%]` (and old pytest's `id WORD`); a `unittest -v` line `name (module.Class) ... ok`
+/// or `name (module.Class.name) ... FAIL` (id `module.Class.name`); the final line
+/// `== 1 failed, 2 passed, 1 error in 0.12s ==` (or `in 0.12 seconds`, `no tests ran`), or
+/// unittest's `Ran N tests` followed by `OK`/`FAILED (failures=1, errors=2, skipped=1, …)`.
+pub fn parse_test_output(text: &str) -> TestRun {
+    let mut run = TestRun::default();
+    let mut ran: Option<usize> = None;
+    let lines: Vec<&str> = text.lines().map(|l| l.trim_end_matches('\r')).collect();
+    for (n, raw) in lines.iter().enumerate() {
+        let line = raw.trim_end();
+        // Final pytest counts line.
+        if let Some(c) = pytest_counts(line) {
+            run.counts = Some(c);
+            continue;
+        }
+        // unittest `Ran N tests in 0.01s` then `OK` / `FAILED (...)`.
+        if let Some(rest) = line.strip_prefix("Ran ") {
+            if let Some(num) = rest.split_whitespace().next().and_then(|w| w.parse().ok()) {
+                if rest.contains(" test") {
+                    ran = Some(num);
+                }
+            }
+            continue;
+        }
+        if let Some(total) = ran {
+            let t = line.trim();
+            if t.starts_with("OK") || t.starts_with("FAILED") {
+                run.counts = Some(unittest_counts(t, total));
+                ran = None;
+                continue;
+            }
+        }
+        // unittest -v: `test_x (mod.Class) ... ok`; a docstring puts the status on the next line.
+        if let Some((head, word)) = line.rsplit_once(" ... ") {
+            let word = word.trim();
+            let word = if word.starts_with("skipped") {
+                "skipped"
+            } else {
+                word
+            };
+            if let Some(status) = Status::from_word(word) {
+                let head = if head.contains(" (") {
+                    head
+                } else if n > 0 {
+                    lines[n - 1].trim_end()
+                } else {
+                    head
+                };
+                if let Some(id) = unittest_id(head) {
+                    run.record(&id, status);
+                }
+                continue;
+            }
+        }
+        // -rA short summary: `PASSED id`, `FAILED id - msg`.
+        if let Some((word, rest)) = line.split_once(' ') {
+            if word.chars().all(|c| c.is_ascii_uppercase()) && word.len() >= 4 {
+                if let Some(status) = Status::from_word(word) {
+                    let rest = rest.trim();
+                    if status == Status::Skipped || rest.starts_with('[') {
+                        continue;
+                    }
+                    if looks_like_node_id(rest) {
+                        run.record(rest, status);
+                        continue;
+                    }
+                }
+            }
+        }
+        // -v progress: `path::test PASSED   [ 50%]`.
+        let words: Vec<&str> = line.split_whitespace().collect();
+        if words.len() >= 2 && looks_like_node_id(words[0]) {
+            if let Some(status) = Status::from_word(words[1]) {
+                run.record(words[0], status);
+            }
+        }
+    }
+    run
+}
+
+fn looks_like_node_id(s: &str) -> bool {
+    let first = s.split_whitespace().next().unwrap_or("");
+    let Some(at) = first.find(".py") else {
+        return false;
+    };
+    let after = &first[at + 3..];
+    (after.is_empty() || after.starts_with("::"))
+        && !first.starts_with('/')
+        && first
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '.')
+}
+
+/// `test_x (mod.Class)` → `mod.Class.test_x`; `test_x (mod.Class.test_x)` (Python 3.11+) →
+/// `mod.Class.test_x`.
+fn unittest_id(head: &str) -> Option<String> {
+    let (name, rest) = head.trim().split_once(" (")?;
+    let inside = rest.strip_suffix(')').unwrap_or(rest).trim();
+    let name = name.trim();
+    if name.is_empty() || inside.is_empty() || name.contains(' ') {
+        return None;
+    }
+    if inside.ends_with(&format!(".{name}")) {
+        Some(inside.to_string())
+    } else {
+        Some(format!("{inside}.{name}"))
+    }
+}
+
+/// `=== 1 failed, 2 passed, 3 warnings in 0.12s ===`, `=== no tests ran in 0.01 seconds ===`.
+fn pytest_counts(line: &str) -> Option<Counts> {
+    let t = line.trim();
+    if !(t.starts_with('=') && t.ends_with('=')) {
+        return None;
+    }
+    let inner = t.trim_matches('=').trim();
+    let (body, tail) = inner.rsplit_once(" in ")?;
+    let tail = tail.trim();
+    if !tail.starts_with(|c: char| c.is_ascii_digit())
+        || !(tail.ends_with('s') || tail.contains("second") || tail.ends_with(')'))
+    {
+        return None;
+    }
+    let mut c = Counts::default();
+    if body.trim() == "no tests ran" {
+        return Some(c);
+    }
+    let mut any = false;
+    for part in body.split(',') {
+        let mut w = part.split_whitespace();
+        let (Some(num), Some(kind)) = (w.next(), w.next()) else {
+            continue;
+        };
+        let Ok(num) = num.parse::<usize>() else {
+            continue;
+        };
+        any = true;
+        match kind {
+            "passed" => c.passed = num,
+            "failed" => c.failed = num,
+            "error" | "errors" => c.errors = num,
+            "skipped" => c.skipped = num,
+            "xfailed" => c.xfailed = num,
+            "xpassed" => c.xpassed = num,
+            _ => {}
+        }
+    }
+    any.then_some(c)
+}
+
+/// `OK`, `OK (skipped=1)`, `FAILED (failures=1, errors=1, skipped=1, expected failures=1)`.
+fn unittest_counts(line: &str, total: usize) -> Counts {
+    let mut c = Counts::default();
+    if let (Some(a), Some(b)) = (line.find('('), line.rfind(')')) {
+        for part in line[a + 1..b].split(',') {
+            if let Some((k, v)) = part.split_once('=') {
+                let v: usize = v.trim().parse().unwrap_or(0);
+                match k.trim() {
+                    "failures" => c.failed = v,
+                    "errors" => c.errors = v,
+                    "skipped" => c.skipped = v,
+                    "expected failures" => c.xfailed = v,
+                    "unexpected successes" => c.xpassed = v,
+                    _ => {}
+                }
+            }
+        }
+    }
+    c.passed = total.saturating_sub(c.failed + c.errors + c.skipped + c.xfailed + c.xpassed);
+    c
+}
+
+/// What a candidate does to the tests that pass at the base commit.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+pub struct Regression {
+    /// Tests that passed in both base runs (the ones that count).
+    pub stable: usize,
+    /// Tests whose two base runs disagree (dropped).
+    pub flaky: Vec<String>,
+    /// Stable tests that fail or error with the candidate, or vanish from a run that crashed or
+    /// could not collect their file.
+    pub broken: Vec<String>,
+}
+
+/// Tests that pass twice at the base commit and fail with the candidate. A stable test missing
+/// from the candidate's run counts as broken when that run never finished (no counts line:
+/// crash, timeout) or reported its file as an error; otherwise it was not selected, not broken.
+pub fn regression(base1: &TestRun, base2: &TestRun, cand: &TestRun) -> Regression {
+    let mut out = Regression::default();
+    let mut ids: BTreeSet<&str> = base1.results.keys().map(String::as_str).collect();
+    ids.extend(base2.results.keys().map(String::as_str));
+    for id in ids {
+        let (a, b) = (base1.results.get(id), base2.results.get(id));
+        let passed = |s: Option<&Status>| s == Some(&Status::Passed);
+        if passed(a) != passed(b) {
+            out.flaky.push(id.to_string());
+            continue;
+        }
+        if !passed(a) {
+            continue;
+        }
+        out.stable += 1;
+        let broken = match cand.results.get(id) {
+            Some(s) => s.is_bad(),
+            None => !cand.finished() || cand.file_failed(id),
+        };
+        if broken {
+            out.broken.push(id.to_string());
+        }
+    }
+    out
+}
+
+/// Replace what differs between two runs of the same behaviour: the given roots (the sandbox
+/// folder) → `<root>`, other temp paths (`/tmp/…`, `/var/folders/…`) → `<tmp>`, hexadecimal
+/// addresses (`0x7f3a…`) → `0x?`, timings (`0.12s`, `1.5 seconds`, `12ms`) → `<time>`, numbers
+/// after `id=`/`pid ` → `?`; trailing spaces and `\r` dropped.
+pub fn normalize_output(text: &str, roots: &[&str]) -> String {
+    let mut s = text.replace("\r\n", "\n");
+    for r in roots {
+        if !r.is_empty() {
+            s = s.replace(r, "<root>");
+        }
+    }
+    let mut out = String::with_capacity(s.len());
+    for line in s.lines() {
+        out.push_str(normalize_line(line).trim_end());
+        out.push('\n');
+    }
+    out
+}
+
+fn normalize_line(line: &str) -> String {
+    let b: Vec<char> = line.chars().collect();
+    let mut out = String::with_capacity(line.len());
+    let mut i = 0;
+    let boundary = |i: usize| i == 0 || !(b[i - 1].is_alphanumeric() || b[i - 1] == '_');
+    while i < b.len() {
+        let rest: String = b[i..b.len().min(i + 14)].iter().collect();
+        // temp paths
+        if (rest.starts_with("/tmp/") || rest.starts_with("/var/folders/"))
+            && (i == 0 || !b[i - 1].is_alphanumeric())
+        {
+            let mut j = i;
+            while j < b.len() && !b[j].is_whitespace() && !"'\":,)]".contains(b[j]) {
+                j += 1;
+            }
+            out.push_str("<tmp>");
+            i = j;
+            continue;
+        }
+        // 0x addresses
+        if b[i] == '0'
+            && i + 2 < b.len()
+            && (b[i + 1] == 'x' || b[i + 1] == 'X')
+            && b[i + 2].is_ascii_hexdigit()
+            && boundary(i)
+        {
+            let mut j = i + 2;
+            while j < b.len() && b[j].is_ascii_hexdigit() {
+                j += 1;
+            }
+            out.push_str("0x?");
+            i = j;
+            continue;
+        }
+        // id=123 / pid 123
+        if let Some(key) = ["id=", "pid ", "pid="].into_iter().find(|k| {
+            rest.starts_with(k)
+                && boundary(i)
+                && b.get(i + k.len()).is_some_and(|c| c.is_ascii_digit())
+        }) {
+            out.push_str(key);
+            out.push('?');
+            let mut j = i + key.len();
+            while j < b.len() && b[j].is_ascii_digit() {
+                j += 1;
+            }
+            i = j;
+            continue;
+        }
+        // timings: number followed by s / ms / seconds / sec
+        if b[i].is_ascii_digit() && boundary(i) {
+            let mut j = i;
+            while j < b.len() && (b[j].is_ascii_digit() || b[j] == '.') {
+                j += 1;
+            }
+            let mut k = j;
+            if k < b.len() && b[k] == ' ' {
+                k += 1;
+            }
+            let unit: String = b[k..b.len().min(k + 8)].iter().collect();
+            let unit_len = ["seconds", "second", "secs", "sec", "ms", "µs", "us", "s"]
+                .iter()
+                .find(|u| {
+                    unit.starts_with(**u)
+                        && !b
+                            .get(k + u.chars().count())
+                            .is_some_and(|c| c.is_alphanumeric())
+                })
+                .map(|u| u.chars().count());
+            let has_dot = b[i..j].contains(&'.');
+            if let Some(n) = unit_len {
+                if has_dot || k == j {
+                    out.push_str("<time>");
+                    i = k + n;
+                    continue;
+                }
+            }
+            out.extend(&b[i..j]);
+            i = j;
+            continue;
+        }
+        out.push(b[i]);
+        i += 1;
+    }
+    out
+}
+
+/// Marker lines the reproduction script prints (see [`super::repro`]).
+pub const REPRO_MARK: &str = "[dei-repro]";
+
+/// The final exception of a run: the reproduction script's `[dei-repro] first exception: T`
+/// line when present, else the last `Type: message` (or bare `Type`) line after the last
+/// `Traceback (most recent call last):`. `None` when nothing was raised.
+pub fn final_exception(output: &str) -> Option<String> {
+    let prefix = format!("{REPRO_MARK} first exception: ");
+    if let Some(l) = output.lines().rev().find(|l| l.starts_with(&prefix)) {
+        return Some(l[prefix.len()..].trim().to_string());
+    }
+    if output
+        .lines()
+        .any(|l| l.trim() == format!("{REPRO_MARK} no exception"))
+    {
+        return None;
+    }
+    let tb = output.rfind("Traceback (most recent call last):")?;
+    let after = &output[tb..];
+    after
+        .lines()
+        .skip(1)
+        .filter(|l| !l.starts_with(' ') && !l.trim().is_empty())
+        .filter_map(exception_type)
+        .last()
+}
+
+/// `ValueError: bad` → `ValueError`; `sympy.core.sympify.SympifyError: x` → `SympifyError`.
+fn exception_type(line: &str) -> Option<String> {
+    let head = line.split(':').next()?.trim();
+    let last = head.rsplit('.').next()?;
+    let ok = !head.is_empty()
+        && head
+            .chars()
+            .all(|c| c.is_alphanumeric() || c == '_' || c == '.')
+        && last.chars().next().is_some_and(|c| c.is_ascii_uppercase());
+    ok.then(|| last.to_string())
+}
+
+/// What a reproduction run did.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
+pub struct ReproOutcome {
+    /// Exit status (`None`: killed, timed out).
+    pub exit: Option<i32>,
+    /// Final exception type, if any.
+    pub exception: Option<String>,
+    /// Normalized output (stdout then stderr).
+    pub output: String,
+}
+
+impl ReproOutcome {
+    /// Read a run: `roots` are the folders to hide (sandbox, work tree).
+    pub fn read(exit: Option<i32>, stdout: &str, stderr: &str, roots: &[&str]) -> ReproOutcome {
+        let all = format!(
+            "{stdout}{}{stderr}",
+            if stdout.ends_with('\n') || stdout.is_empty() {
+                ""
+            } else {
+                "\n"
+            }
+        );
+        ReproOutcome {
+            exit,
+            exception: final_exception(&all),
+            output: normalize_output(&all, roots),
+        }
+    }
+
+    /// The candidate changed what the issue reported (any difference from the base run).
+    pub fn changed_from(&self, base: &ReproOutcome) -> bool {
+        self != base
+    }
+}
+
+/// A candidate's observed behaviour: the tests it breaks and what the reproduction did.
+/// Candidates with equal signatures behave alike on everything that was run.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
+pub struct Signature {
+    /// Broken test ids, sorted; `None`: no regression tests were run.
+    pub broken: Option<Vec<String>>,
+    /// The reproduction's outcome; `None`: no reproduction was run.
+    pub repro: Option<ReproOutcome>,
+}
+
+impl Signature {
+    pub fn new(regression: Option<&Regression>, repro: Option<ReproOutcome>) -> Signature {
+        Signature {
+            broken: regression.map(|r| {
+                let mut b = r.broken.clone();
+                b.sort();
+                b
+            }),
+            repro,
+        }
+    }
+}
+
+/// Candidates that behaved the same.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct BehaviourClass {
+    pub signature: Signature,
+    /// Indices of its candidates, ascending.
+    pub members: Vec<usize>,
+    /// Distinct agent families among its members ([`family_of`]), sorted.
+    pub families: Vec<String>,
+}
+
+impl BehaviourClass {
+    /// Support: the number of distinct agent families (runs of one agent count once).
+    pub fn support(&self) -> usize {
+        self.families.len()
+    }
+}
+
+/// Group candidates (`(agent, signature)`, in candidate order) into behaviour classes,
+/// largest support first, then most members, then first member.
+pub fn behaviour_classes(cands: &[(&str, &Signature)]) -> Vec<BehaviourClass> {
+    let mut by_sig: BTreeMap<&Signature, Vec<usize>> = BTreeMap::new();
+    for (i, (_, s)) in cands.iter().enumerate() {
+        by_sig.entry(*s).or_default().push(i);
+    }
+    let mut out: Vec<BehaviourClass> = by_sig
+        .into_iter()
+        .map(|(sig, members)| {
+            let families: BTreeSet<String> =
+                members.iter().map(|&i| family_of(cands[i].0)).collect();
+            BehaviourClass {
+                signature: sig.clone(),
+                members,
+                families: families.into_iter().collect(),
+            }
+        })
+        .collect();
+    out.sort_by(|a, b| {
+        b.support()
+            .cmp(&a.support())
+            .then(b.members.len().cmp(&a.members.len()))
+            .then(a.members[0].cmp(&b.members[0]))
+    });
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `pytest -rA` output (pytest 7/8 layout), with a teardown error and a collection error.
+    const PYTEST_RA: &str = "\
+============================= test session starts ==============================
+platform linux -- Python 3.9.18, pytest-7.4.0, pluggy-1.3.0
+rootdir: /tmp/dei-sbx-1a2b/repo
+collected 6 items / 1 error
+
+tests/test_models.py ..F.sx                                                [100%]
+
+==================================== ERRORS ====================================
+____________________ ERROR collecting tests/test_hooks.py _____________________
+ImportError while importing test module '/tmp/dei-sbx-1a2b/repo/tests/test_hooks.py'.
+=================================== FAILURES ===================================
+_______________________ TestRequests.test_params_bytes _________________________
+E       AssertionError: assert b'a=1' == 'a=1'
+=========================== short test summary info ============================
+PASSED tests/test_models.py::test_basic
+PASSED tests/test_models.py::TestRequests::test_get
+FAILED tests/test_models.py::TestRequests::test_params_bytes - AssertionError: assert b'a=1' == 'a=1'
+PASSED tests/test_models.py::test_teardown_breaks
+ERROR tests/test_models.py::test_teardown_breaks - RuntimeError: boom
+SKIPPED [1] tests/test_models.py:40: needs network
+XFAIL tests/test_models.py::test_known - reason: not fixed yet
+ERROR tests/test_hooks.py
+========= 1 failed, 3 passed, 1 skipped, 1 xfailed, 2 errors in 0.52s ==========
+";
+
+    /// Old pytest (3.x) `-v`: `::()::` in method ids, `in 0.12 seconds`.
+    const PYTEST_OLD_V: &str = "\
+============================= test session starts ==============================
+platform linux2 -- Python 2.7.18, pytest-3.3.0, py-1.11.0, pluggy-0.6.0 -- /usr/bin/python
+collecting ... collected 3 items
+
+test_requests.py::RequestsTestCase::()::test_basic PASSED
+test_requests.py::RequestsTestCase::()::test_redirect FAILED
+test_requests.py::test_cookies SKIPPED
+
+=========== 1 failed, 1 passed, 1 skipped in 0.12 seconds ===========
+";
+
+    /// `python3 -m unittest -v test_mod`, captured on Python 3.11 (ids in parentheses are
+    /// full since 3.11).
+    const UNITTEST_311: &str = "\
+test_error (test_mod.TestThing.test_error) ... ERROR
+test_fail (test_mod.TestThing.test_fail) ... FAIL
+test_ok (test_mod.TestThing.test_ok) ... ok
+test_skip (test_mod.TestThing.test_skip) ... skipped 'not here'
+test_xfail (test_mod.TestThing.test_xfail) ... expected failure
+
+======================================================================
+ERROR: test_error (test_mod.TestThing.test_error)
+----------------------------------------------------------------------
+Traceback (most recent call last):
+  File \"/tmp/ut/test_mod.py\", line 8, in test_error
+    raise KeyError(\"x\")
+KeyError: 'x'
+
+----------------------------------------------------------------------
+Ran 5 tests in 0.001s
+
+FAILED (failures=1, errors=1, skipped=1, expected failures=1)
+";
+
+    /// The same file under Python 2.7 / 3.6, and a test with a docstring.
+    const UNITTEST_27: &str = "\
+test_error (test_mod.TestThing) ... ERROR
+test_ok (test_mod.TestThing) ... ok
+test_doc (test_mod.TestThing)
+The docstring's first line. ... ok
+
+----------------------------------------------------------------------
+Ran 3 tests in 0.000s
+
+FAILED (errors=1)
+";
+
+    #[test]
+    fn pytest_short_summary() {
+        let r = parse_test_output(PYTEST_RA);
+        assert_eq!(
+            r.results.get("tests/test_models.py::test_basic"),
+            Some(&Status::Passed)
+        );
+        assert_eq!(
+            r.results
+                .get("tests/test_models.py::TestRequests::test_get"),
+            Some(&Status::Passed)
+        );
+        assert_eq!(
+            r.results
+                .get("tests/test_models.py::TestRequests::test_params_bytes"),
+            Some(&Status::Failed)
+        );
+        assert_eq!(
+            r.results.get("tests/test_models.py::test_teardown_breaks"),
+            Some(&Status::Error),
+            "passed, then errored in teardown: an error"
+        );
+        assert_eq!(
+            r.results.get("tests/test_models.py::test_known"),
+            Some(&Status::XFail)
+        );
+        assert!(r.file_errors.contains("tests/test_hooks.py"));
+        assert_eq!(r.results.len(), 5, "{:?}", r.results);
+        let c = r.counts.unwrap();
+        assert_eq!(
+            (c.passed, c.failed, c.skipped, c.xfailed, c.errors),
+            (3, 1, 1, 1, 2)
+        );
+    }
+
+    #[test]
+    fn old_pytest_verbose() {
+        let r = parse_test_output(PYTEST_OLD_V);
+        assert_eq!(
+            r.results
+                .get("test_requests.py::RequestsTestCase::test_basic"),
+            Some(&Status::Passed)
+        );
+        assert_eq!(
+            r.results
+                .get("test_requests.py::RequestsTestCase::test_redirect"),
+            Some(&Status::Failed)
+        );
+        assert_eq!(
+            r.results.get("test_requests.py::test_cookies"),
+            Some(&Status::Skipped)
+        );
+        assert_eq!(r.counts.unwrap().passed, 1);
+    }
+
+    #[test]
+    fn unittest_verbose_both_layouts() {
+        let r = parse_test_output(UNITTEST_311);
+        assert_eq!(
+            r.results.get("test_mod.TestThing.test_ok"),
+            Some(&Status::Passed)
+        );
+        assert_eq!(
+            r.results.get("test_mod.TestThing.test_fail"),
+            Some(&Status::Failed)
+        );
+        assert_eq!(
+            r.results.get("test_mod.TestThing.test_error"),
+            Some(&Status::Error)
+        );
+        assert_eq!(
+            r.results.get("test_mod.TestThing.test_skip"),
+            Some(&Status::Skipped)
+        );
+        assert_eq!(
+            r.results.get("test_mod.TestThing.test_xfail"),
+            Some(&Status::XFail)
+        );
+        let c = r.counts.unwrap();
+        assert_eq!(
+            (c.passed, c.failed, c.errors, c.skipped, c.xfailed),
+            (1, 1, 1, 1, 1)
+        );
+
+        let r = parse_test_output(UNITTEST_27);
+        assert_eq!(
+            r.results.get("test_mod.TestThing.test_error"),
+            Some(&Status::Error)
+        );
+        assert_eq!(
+            r.results.get("test_mod.TestThing.test_doc"),
+            Some(&Status::Passed)
+        );
+        assert_eq!(r.counts.unwrap().passed, 2);
+    }
+
+    #[test]
+    fn unfinished_runs_have_no_counts() {
+        let cut = &PYTEST_RA[..PYTEST_RA.find("SKIPPED [1]").unwrap()];
+        let r = parse_test_output(cut);
+        assert!(!r.finished());
+        assert_eq!(r.results.len(), 4);
+        assert!(!parse_test_output("Segmentation fault (core dumped)\n").finished());
+    }
+
+    fn run(pairs: &[(&str, Status)], finished: bool) -> TestRun {
+        TestRun {
+            results: pairs.iter().map(|(k, s)| (k.to_string(), *s)).collect(),
+            file_errors: BTreeSet::new(),
+            counts: finished.then(Counts::default),
+        }
+    }
+
+    #[test]
+    fn broken_tests_pass_twice_at_base_and_fail_with_the_candidate() {
+        use Status::*;
+        let b1 = run(
+            &[
+                ("t.py::a", Passed),
+                ("t.py::b", Passed),
+                ("t.py::flaky", Passed),
+                ("t.py::c", Failed),
+                ("t.py::d", Passed),
+            ],
+            true,
+        );
+        let b2 = run(
+            &[
+                ("t.py::a", Passed),
+                ("t.py::b", Passed),
+                ("t.py::flaky", Failed),
+                ("t.py::c", Failed),
+                ("t.py::d", Passed),
+            ],
+            true,
+        );
+        let cand = run(
+            &[
+                ("t.py::a", Failed),
+                ("t.py::b", Passed),
+                ("t.py::flaky", Failed),
+                ("t.py::c", Failed),
+            ],
+            true,
+        );
+        let r = regression(&b1, &b2, &cand);
+        assert_eq!(r.stable, 3);
+        assert_eq!(r.flaky, vec!["t.py::flaky"]);
+        assert_eq!(
+            r.broken,
+            vec!["t.py::a"],
+            "d was not run: not broken; c failed at base"
+        );
+
+        // A crashed run (no counts line) breaks what it did not report.
+        let crashed = run(&[("t.py::a", Passed)], false);
+        assert_eq!(
+            regression(&b1, &b2, &crashed).broken,
+            vec!["t.py::b", "t.py::d"]
+        );
+        // A collection error of the file breaks its tests.
+        let mut collect = run(&[], true);
+        collect.file_errors.insert("t.py".into());
+        assert_eq!(regression(&b1, &b2, &collect).broken.len(), 3);
+        // The real output: a teardown error breaks a test that passed at base.
+        let base = parse_test_output(&PYTEST_RA.replace(
+            "ERROR tests/test_models.py::test_teardown_breaks - RuntimeError: boom\n",
+            "",
+        ));
+        let r = regression(&base, &base, &parse_test_output(PYTEST_RA));
+        assert_eq!(r.broken, vec!["tests/test_models.py::test_teardown_breaks"]);
+    }
+
+    #[test]
+    fn normalized_output_hides_addresses_paths_and_timings() {
+        let a = "<Foo object at 0x7f3a2c1d9e50>\nFile \"/tmp/dei-sbx-91/repo/x.py\", line 3\nran in 0.52s (1.5 seconds, 12ms)\nid=140234 pid 991\nkeep 42 and 3 apples and v1.2\r\n";
+        let b = "<Foo object at 0x55d1e0a0>\nFile \"/tmp/dei-sbx-17/repo/x.py\", line 3\nran in 0.61s (2.25 seconds, 9ms)\nid=77 pid 12\nkeep 42 and 3 apples and v1.2\n";
+        let na = normalize_output(a, &[]);
+        assert_eq!(na, normalize_output(b, &[]));
+        assert!(na.contains("object at 0x?>"), "{na}");
+        assert!(na.contains("File \"<tmp>\", line 3"), "{na}");
+        assert!(na.contains("ran in <time> (<time>, <time>)"), "{na}");
+        assert!(na.contains("keep 42 and 3 apples and v1.2\n"), "{na}");
+        let rooted = normalize_output("/srv/sbx/repo/a.py failed", &["/srv/sbx/repo"]);
+        assert_eq!(rooted, "<root>/a.py failed\n");
+        assert_ne!(
+            normalize_output("x = 1", &[]),
+            normalize_output("x = 2", &[])
+        );
+    }
+
+    #[test]
+    fn final_exception_from_marker_or_traceback() {
+        let tb = "Traceback (most recent call last):\n  File \"<stdin>\", line 1, in <module>\n  File \"/x/sympy/core/sympify.py\", line 9, in sympify\n    raise SympifyError(a)\nsympy.core.sympify.SympifyError: SympifyError: 'x'\n";
+        assert_eq!(final_exception(tb).as_deref(), Some("SympifyError"));
+        let two = format!("{tb}\nDuring handling of the above exception, another exception occurred:\n\nTraceback (most recent call last):\n  File \"a.py\", line 2\nKeyError: 'k'\n");
+        assert_eq!(final_exception(&two).as_deref(), Some("KeyError"));
+        assert_eq!(final_exception("all fine\n[1, 2]\n"), None);
+        let marked = "[dei-repro] statement 2 raised TypeError: bad\n[dei-repro] first exception: TypeError\n";
+        assert_eq!(final_exception(marked).as_deref(), Some("TypeError"));
+        assert_eq!(final_exception("[dei-repro] no exception\n"), None);
+    }
+
+    #[test]
+    fn behaviour_classes_count_families_not_runs() {
+        let base = ReproOutcome::read(Some(1), "[dei-repro] first exception: TypeError\n", "", &[]);
+        let fixed = ReproOutcome::read(Some(0), "3\n[dei-repro] no exception\n", "", &[]);
+        assert!(fixed.changed_from(&base));
+        assert_eq!(base.exception.as_deref(), Some("TypeError"));
+        let reg_ok = Regression {
+            stable: 5,
+            ..Default::default()
+        };
+        let reg_bad = Regression {
+            stable: 5,
+            broken: vec!["t.py::a".into()],
+            ..Default::default()
+        };
+        let fix = Signature::new(Some(&reg_ok), Some(fixed.clone()));
+        let same = Signature::new(Some(&reg_ok), Some(base.clone()));
+        let breaks = Signature::new(Some(&reg_bad), Some(fixed));
+        let cands = [
+            ("acr-v20240408_acr-run-1", &fix),
+            ("acr-v20240408_acr-run-2", &fix),
+            ("acr-v20240408_acr-run-3", &fix),
+            ("20240604_CodeR", &same),
+            ("20240623_moatless_claude35sonnet", &same),
+            ("sweagent-gpt4-0125_cost_2_2", &breaks),
+        ];
+        let classes = behaviour_classes(&cands);
+        assert_eq!(classes.len(), 3);
+        assert_eq!(
+            classes[0].members,
+            vec![3, 4],
+            "two families beat three runs of one"
+        );
+        assert_eq!(classes[0].support(), 2);
+        assert_eq!(classes[1].members, vec![0, 1, 2]);
+        assert_eq!(classes[1].families, vec!["acr-v20240408"]);
+        assert_eq!(
+            classes[2].signature.broken.as_deref(),
+            Some(&["t.py::a".to_string()][..])
+        );
+    }
+}

@@ -1,0 +1,1594 @@
+//! The issue's reproduction, made runnable: the code an issue shows (fenced blocks, `>>>`
+//! doctest sessions, IPython `In [n]:` sessions, indented snippets, and, when nothing else
+//! is there, the statements of a traceback's top-level user frames) turned into one Python
+//! script. Prompts and outputs are dropped, statements kept in order, imports the issue
+//! implies added (names it uses but never binds that the repository's packages export, its
+//! modules, conventional aliases such as `np`), and every top-level statement wrapped so the
+//! script reports each exception (`[dei-repro] statement N raised T: msg`), goes on like a
+//! REPL session, prints the values of bare expressions, and ends with
+//! `[dei-repro] first exception: T` or `[dei-repro] no exception`. See docs/execution.md.
+
+use super::outcome::REPRO_MARK;
+use crate::localize::search::RepoFiles;
+use crate::syntax::python;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// Where a piece of code came from in the issue.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Source {
+    /// A fenced block (```` ``` ```` or `~~~`).
+    Fenced,
+    /// A `>>>` session outside a fence.
+    Doctest,
+    /// An IPython `In [n]:` session outside a fence.
+    IPython,
+    /// A block indented by four spaces after a blank line.
+    Indented,
+    /// Statements of a traceback's top-level user frames.
+    Traceback,
+    /// Lines of code inside prose (issues exported from Trac carry no markup).
+    Loose,
+}
+
+/// A block of the issue text, before it is known to be Python.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Block {
+    pub source: Source,
+    /// The fence's language tag, lowercased (empty when none).
+    pub lang: String,
+    /// 1-based line of the issue where it starts.
+    pub line: usize,
+    pub text: String,
+}
+
+/// Fence tags that are Python (or a Python session).
+const PY_LANGS: [&str; 11] = [
+    "python", "py", "python3", "py3", "pycon", "ipython", "ipython3", "pytb", "doctest", "sage",
+    "python2",
+];
+
+/// Cut `text` into candidate blocks, in order.
+pub fn blocks(text: &str) -> Vec<Block> {
+    let lines: Vec<&str> = text.lines().map(|l| l.trim_end_matches('\r')).collect();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < lines.len() {
+        let line = lines[i];
+        let t = line.trim_start();
+        // Fences.
+        if t.starts_with("```") || t.starts_with("~~~") {
+            let mark: String = t
+                .chars()
+                .take_while(|&c| c == t.as_bytes()[0] as char)
+                .collect();
+            let lang = t[mark.len()..]
+                .trim()
+                .trim_start_matches('{')
+                .trim_start_matches('.')
+                .split(|c: char| c.is_whitespace() || c == '}' || c == ',')
+                .next()
+                .unwrap_or("")
+                .to_ascii_lowercase();
+            let indent = line.len() - t.len();
+            let start = i + 1;
+            let mut j = start;
+            while j < lines.len() {
+                let u = lines[j].trim();
+                if u.starts_with(mark.as_str())
+                    && u.chars().all(|c| c == mark.as_bytes()[0] as char)
+                {
+                    break;
+                }
+                j += 1;
+            }
+            let body: Vec<&str> = lines[start..j.min(lines.len())]
+                .iter()
+                .map(|l| strip_indent(l, indent))
+                .collect();
+            out.push(Block {
+                source: Source::Fenced,
+                lang,
+                line: start + 1,
+                text: dedent(&body.join("\n")),
+            });
+            i = j + 1;
+            continue;
+        }
+        // Sessions outside fences.
+        if is_doctest_prompt(t) || ipython_prompt(t).is_some() {
+            let source = if is_doctest_prompt(t) {
+                Source::Doctest
+            } else {
+                Source::IPython
+            };
+            let start = i;
+            let mut j = i;
+            while j < lines.len() {
+                if lines[j].trim().is_empty() {
+                    // A blank line ends the session unless a prompt follows.
+                    let next = lines[j + 1..].iter().find(|l| !l.trim().is_empty());
+                    if !next.is_some_and(|l| {
+                        let u = l.trim_start();
+                        is_doctest_prompt(u) || ipython_prompt(u).is_some() || u.starts_with("Out[")
+                    }) {
+                        break;
+                    }
+                }
+                if lines[j].trim_start().starts_with("```") {
+                    break;
+                }
+                j += 1;
+            }
+            out.push(Block {
+                source,
+                lang: String::new(),
+                line: start + 1,
+                text: lines[start..j].join("\n"),
+            });
+            i = j;
+            continue;
+        }
+        // Tracebacks outside fences.
+        if t.starts_with("Traceback (most recent call last)") {
+            let start = i;
+            let mut j = i + 1;
+            while j < lines.len() && (lines[j].starts_with(' ') || lines[j].starts_with('\t')) {
+                j += 1;
+            }
+            out.push(Block {
+                source: Source::Traceback,
+                lang: String::new(),
+                line: start + 1,
+                text: lines[start..j].join("\n"),
+            });
+            i = j;
+            continue;
+        }
+        // Indented code after a blank line.
+        let indented = line.starts_with("    ") || line.starts_with('\t');
+        if indented && !t.is_empty() && (i == 0 || lines[i - 1].trim().is_empty()) {
+            let start = i;
+            let mut j = i;
+            while j < lines.len()
+                && (lines[j].trim().is_empty()
+                    || lines[j].starts_with("    ")
+                    || lines[j].starts_with('\t'))
+            {
+                j += 1;
+            }
+            let body = lines[start..j].join("\n");
+            out.push(Block {
+                source: Source::Indented,
+                lang: String::new(),
+                line: start + 1,
+                text: dedent(body.trim_end()),
+            });
+            i = j;
+            continue;
+        }
+        i += 1;
+    }
+    out
+}
+
+fn strip_indent(line: &str, n: usize) -> &str {
+    let k = line.len() - line.trim_start_matches(' ').len();
+    &line[k.min(n)..]
+}
+
+/// Remove the common leading whitespace of non-blank lines.
+fn dedent(text: &str) -> String {
+    let text = text.replace('\t', "    ");
+    let min = text
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| l.len() - l.trim_start().len())
+        .min()
+        .unwrap_or(0);
+    text.lines()
+        .map(|l| {
+            if l.len() >= min {
+                &l[min..]
+            } else {
+                l.trim_start()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn is_doctest_prompt(t: &str) -> bool {
+    t == ">>>" || t.starts_with(">>> ")
+}
+
+/// `In [12]: code` → `code`.
+fn ipython_prompt(t: &str) -> Option<&str> {
+    let rest = t.strip_prefix("In [")?;
+    let close = rest.find("]:")?;
+    if !rest[..close].chars().all(|c| c.is_ascii_digit()) {
+        return None;
+    }
+    let code = &rest[close + 2..];
+    Some(code.strip_prefix(' ').unwrap_or(code))
+}
+
+/// `   ...: code` (IPython continuation) → `code`.
+fn ipython_continuation(t: &str) -> Option<&str> {
+    let rest = t.trim_start().strip_prefix("...:")?;
+    Some(rest.strip_prefix(' ').unwrap_or(rest))
+}
+
+/// The statements of a `>>>` / `In [n]:` session: prompts stripped, outputs dropped.
+fn session_code(text: &str) -> String {
+    let mut out: Vec<String> = Vec::new();
+    let mut in_stmt = false;
+    for line in text.lines() {
+        let t = line.trim_start();
+        if is_doctest_prompt(t) {
+            out.push(t.get(4..).unwrap_or("").to_string());
+            in_stmt = true;
+        } else if in_stmt && (t == "..." || t.starts_with("... ")) {
+            out.push(t.get(4..).unwrap_or("").to_string());
+        } else if let Some(code) = ipython_prompt(t) {
+            out.push(code.to_string());
+            in_stmt = true;
+        } else if in_stmt && ipython_continuation(t).is_some() {
+            out.push(ipython_continuation(t).unwrap_or("").to_string());
+        } else {
+            in_stmt = false;
+        }
+    }
+    out.join("\n")
+}
+
+/// Statements of a traceback's top-level user frames (`File "<stdin>", line 1, in <module>`
+/// or a script outside the installed packages), and IPython's `----> 3 code` lines under
+/// `in <module>`.
+fn traceback_code(text: &str) -> String {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut out = Vec::new();
+    let mut in_module = false;
+    for (k, l) in lines.iter().enumerate() {
+        let t = l.trim();
+        if let Some(rest) = t.strip_prefix("File \"") {
+            let path = rest.split('"').next().unwrap_or("");
+            let user = !path.contains("site-packages")
+                && !path.contains("/lib/python")
+                && !path.contains("dist-packages");
+            if t.ends_with("in <module>") && user {
+                if let Some(next) = lines.get(k + 1) {
+                    let stmt = next.trim();
+                    if !stmt.is_empty() && !stmt.starts_with("File \"") && !out.contains(&stmt) {
+                        out.push(stmt);
+                    }
+                }
+            }
+            continue;
+        }
+        if t.contains("in <module>") {
+            in_module = true;
+            continue;
+        }
+        if in_module {
+            if let Some(rest) = t.strip_prefix("---->") {
+                let code = rest
+                    .trim_start()
+                    .trim_start_matches(|c: char| c.is_ascii_digit());
+                out.push(code.trim());
+                in_module = false;
+            } else if t.is_empty() {
+                in_module = false;
+            }
+        }
+    }
+    out.join("\n")
+}
+
+fn is_shell(text: &str) -> bool {
+    let first = text
+        .lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .unwrap_or("");
+    [
+        "$ ",
+        "$",
+        "% ",
+        "pip ",
+        "python -",
+        "python3 -",
+        "conda ",
+        "git ",
+        "cd ",
+        "pytest",
+        "py.test",
+        "tox",
+        "sudo ",
+        "export ",
+        "> ",
+    ]
+    .iter()
+    .any(|p| first == p.trim() || first.starts_with(p))
+}
+
+fn is_diff(text: &str) -> bool {
+    let nonblank: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    if nonblank.iter().any(|l| {
+        l.starts_with("diff --git")
+            || l.starts_with("@@ ")
+            || l.starts_with("--- a/")
+            || l.starts_with("+++ b/")
+    }) {
+        return true;
+    }
+    let marked = nonblank
+        .iter()
+        .filter(|l| l.starts_with('+') || l.starts_with('-'))
+        .count();
+    nonblank.len() >= 2 && marked * 2 > nonblank.len()
+}
+
+/// The Python code of a block, or `None` when it is not Python (shell, diff, output, prose).
+/// Sessions lose prompts and outputs; code followed by its traceback loses the traceback;
+/// IPython magics (`%timeit`, `!pip`) are dropped; statements that do not parse are dropped,
+/// and a block where fewer than half the lines survive is not code.
+pub fn block_code(b: &Block) -> Option<String> {
+    let lang = b.lang.as_str();
+    if !lang.is_empty() && !PY_LANGS.contains(&lang) {
+        return None;
+    }
+    let text = &b.text;
+    let code = if b.source == Source::Traceback {
+        traceback_code(text)
+    } else if text.lines().any(|l| {
+        let t = l.trim_start();
+        is_doctest_prompt(t) || ipython_prompt(t).is_some()
+    }) {
+        session_code(text)
+    } else {
+        if is_shell(text) || is_diff(text) {
+            return None;
+        }
+        // Code, then the traceback (or output) it printed.
+        let cut = text
+            .lines()
+            .position(|l| {
+                l.trim_start()
+                    .starts_with("Traceback (most recent call last)")
+            })
+            .unwrap_or(usize::MAX);
+        text.lines()
+            .take(cut)
+            .filter(|l| {
+                let t = l.trim_start();
+                !(t.starts_with('%') || t.starts_with('!'))
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    if code.trim().is_empty() {
+        return None;
+    }
+    let kept = parsable_statements(&code)?;
+    let total = code.lines().filter(|l| !l.trim().is_empty()).count();
+    let kept_lines = kept.lines().filter(|l| !l.trim().is_empty()).count();
+    if kept_lines == 0 || kept_lines * 2 < total {
+        return None;
+    }
+    Some(kept)
+}
+
+/// The top-level statements of `code` that tree-sitter parses without error, Python 2
+/// `print x` statements rewritten as calls.
+fn parsable_statements(code: &str) -> Option<String> {
+    let tree = python::parse(code)?;
+    let root = tree.root_node();
+    let mut out: Vec<String> = Vec::new();
+    let mut c = root.walk();
+    for n in root.named_children(&mut c) {
+        if n.kind() == "comment" || !sound(n, code) {
+            continue;
+        }
+        // A lone name or number is output or prose more often than code.
+        if n.kind() == "expression_statement" && n.named_child_count() == 1 {
+            let k = n.named_child(0).map(|x| x.kind()).unwrap_or("");
+            if matches!(
+                k,
+                "integer" | "float" | "true" | "false" | "none" | "ellipsis"
+            ) {
+                continue;
+            }
+        }
+        let start = line_start(code, n.start_byte());
+        out.push(py3_text(n, code, start));
+    }
+    Some(out.join("\n"))
+}
+
+/// A top-level statement CPython would accept, as far as tree-sitter tells: it starts at
+/// column 0, holds no ERROR or MISSING node and no empty block (tree-sitter accepts `if x:`
+/// with nothing under it), and is not a bare annotation (`Output: bell(oo)` is a label in
+/// prose, not code).
+fn sound(n: tree_sitter::Node, code: &str) -> bool {
+    if n.start_position().column != 0 || n.has_error() {
+        return false;
+    }
+    if n.kind() == "expression_statement" {
+        if let Some(a) = n.named_child(0) {
+            if a.kind() == "assignment" && a.child_by_field_name("right").is_none() {
+                return false;
+            }
+        }
+    }
+    let mut stack = vec![n];
+    while let Some(x) = stack.pop() {
+        // A Python 2 backtick repr (`x`) is a syntax error in Python 3.
+        let backtick = x.child_count() == 0
+            && x.kind() != "string_content"
+            && code[x.start_byte()..x.end_byte()].contains('`');
+        if x.is_missing()
+            || x.is_error()
+            || backtick
+            || (x.kind() == "block" && x.named_child_count() == 0)
+        {
+            return false;
+        }
+        let mut c = x.walk();
+        stack.extend(x.children(&mut c));
+    }
+    true
+}
+
+fn line_start(code: &str, byte: usize) -> usize {
+    code[..byte].rfind('\n').map_or(0, |i| i + 1)
+}
+
+/// Text of a node from `from` (its line's start), `print x` statements inside rewritten as
+/// `print(x)`.
+fn py3_text(node: tree_sitter::Node, code: &str, from: usize) -> String {
+    let mut edits: Vec<(usize, usize, String)> = Vec::new();
+    let mut stack = vec![node];
+    while let Some(n) = stack.pop() {
+        if n.kind() == "print_statement" {
+            let mut c = n.walk();
+            let args: Vec<&str> = n
+                .named_children(&mut c)
+                .filter(|a| a.kind() != "chevron")
+                .map(|a| &code[a.start_byte()..a.end_byte()])
+                .collect();
+            edits.push((
+                n.start_byte(),
+                n.end_byte(),
+                format!("print({})", args.join(", ")),
+            ));
+            continue;
+        }
+        let mut c = n.walk();
+        stack.extend(n.children(&mut c));
+    }
+    edits.sort_by_key(|e| e.0);
+    let mut s = String::new();
+    let mut pos = from;
+    for (a, b, rep) in edits {
+        s.push_str(&code[pos..a]);
+        s.push_str(&rep);
+        pos = b;
+    }
+    s.push_str(&code[pos..node.end_byte()]);
+    s
+}
+
+/// Names a repository makes available to an issue's code: its top-level packages and modules,
+/// and the names its packages export (`from pkg import Name` works).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RepoNames {
+    /// Top-level importable modules and packages (`sympy`, `requests`, `_pytest`, `pytest`).
+    pub modules: BTreeSet<String>,
+    /// Exported name → the package that exports it (the first package, largest first).
+    pub exported: BTreeMap<String, String>,
+}
+
+const NOT_PACKAGES: [&str; 12] = [
+    "tests",
+    "test",
+    "testing",
+    "docs",
+    "doc",
+    "examples",
+    "example",
+    "benchmarks",
+    "bench",
+    "scripts",
+    "build",
+    "tools",
+];
+
+impl RepoNames {
+    /// From the repository's Python files at the base commit: packages are `p/__init__.py`
+    /// (also under `src/`, `lib/`), modules are top-level `.py` files (not `setup.py`,
+    /// `conftest.py`); a package exports what its `__init__.py` binds at any depth of star
+    /// imports (`from .core import *`), up to three levels, private names left out.
+    pub fn from_repo(files: &RepoFiles) -> RepoNames {
+        let mut names = RepoNames::default();
+        let mut packages: Vec<(usize, String, String)> = Vec::new(); // (files, name, init path)
+        for p in files.paths() {
+            let rel = p
+                .strip_prefix("src/")
+                .or_else(|| p.strip_prefix("lib/"))
+                .unwrap_or(p);
+            let prefix = &p[..p.len() - rel.len()];
+            match rel.split_once('/') {
+                Some((pkg, "__init__.py")) if !NOT_PACKAGES.contains(&pkg) => {
+                    let size = files
+                        .paths()
+                        .filter(|q| q.starts_with(&format!("{prefix}{pkg}/")))
+                        .count();
+                    packages.push((size, pkg.to_string(), p.to_string()));
+                    names.modules.insert(pkg.to_string());
+                }
+                None if rel.ends_with(".py") => {
+                    let stem = rel.trim_end_matches(".py");
+                    if !matches!(stem, "setup" | "conftest" | "noxfile" | "fabfile")
+                        && is_identifier(stem)
+                    {
+                        names.modules.insert(stem.to_string());
+                    }
+                }
+                _ => {}
+            }
+        }
+        packages.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+        for (_, pkg, init) in packages {
+            let mut seen = BTreeSet::new();
+            let mut found = BTreeSet::new();
+            module_names(files, &init, 0, &mut seen, &mut found);
+            for n in found {
+                names.exported.entry(n).or_insert_with(|| pkg.clone());
+            }
+        }
+        names
+    }
+}
+
+fn is_identifier(s: &str) -> bool {
+    s.chars()
+        .next()
+        .is_some_and(|c| c.is_alphabetic() || c == '_')
+        && s.chars().all(|c| c.is_alphanumeric() || c == '_')
+}
+
+/// Public names a module binds at top level, following star imports.
+fn module_names(
+    files: &RepoFiles,
+    path: &str,
+    depth: usize,
+    seen: &mut BTreeSet<String>,
+    out: &mut BTreeSet<String>,
+) {
+    if depth > 3 || !seen.insert(path.to_string()) {
+        return;
+    }
+    let Some(f) = files.get(path) else { return };
+    let idx = f.index();
+    for d in idx.defs.iter().filter(|d| d.depth == 0) {
+        if !d.name.starts_with('_') {
+            out.insert(d.name.clone());
+        }
+    }
+    for imp in &idx.imports {
+        if imp.alias == "*" {
+            let module = resolve_relative(path, &imp.module);
+            let base = module.replace('.', "/");
+            let prefix = if path.starts_with("src/") {
+                "src/"
+            } else if path.starts_with("lib/") {
+                "lib/"
+            } else {
+                ""
+            };
+            for cand in [
+                format!("{prefix}{base}.py"),
+                format!("{prefix}{base}/__init__.py"),
+            ] {
+                if files.get(&cand).is_some() {
+                    module_names(files, &cand, depth + 1, seen, out);
+                }
+            }
+        } else if !imp.alias.starts_with('_') && is_identifier(&imp.alias) {
+            out.insert(imp.alias.clone());
+        }
+    }
+}
+
+/// `from .x import y` in `pkg/a/b.py` → `pkg.a.x` (a `src/` or `lib/` prefix is not a package).
+fn resolve_relative(path: &str, module: &str) -> String {
+    let dots = module.chars().take_while(|&c| c == '.').count();
+    if dots == 0 {
+        return module.to_string();
+    }
+    let path = path
+        .strip_prefix("src/")
+        .or_else(|| path.strip_prefix("lib/"))
+        .unwrap_or(path);
+    let mut parts: Vec<&str> = path.trim_end_matches(".py").split('/').collect();
+    parts.pop();
+    for _ in 1..dots {
+        parts.pop();
+    }
+    let rest = &module[dots..];
+    if !rest.is_empty() {
+        parts.push(rest);
+    }
+    parts.join(".")
+}
+
+/// Conventional aliases an issue uses without importing.
+const ALIASES: [(&str, &str); 7] = [
+    ("np", "import numpy as np"),
+    ("pd", "import pandas as pd"),
+    ("plt", "import matplotlib.pyplot as plt"),
+    ("mpl", "import matplotlib as mpl"),
+    ("xr", "import xarray as xr"),
+    ("sns", "import seaborn as sns"),
+    ("u", "from astropy import units as u"),
+];
+
+/// Standard-library modules an issue uses without importing.
+const STDLIB: [&str; 28] = [
+    "os",
+    "sys",
+    "re",
+    "math",
+    "pickle",
+    "copy",
+    "json",
+    "warnings",
+    "datetime",
+    "io",
+    "collections",
+    "itertools",
+    "functools",
+    "operator",
+    "tempfile",
+    "decimal",
+    "fractions",
+    "time",
+    "random",
+    "logging",
+    "pathlib",
+    "textwrap",
+    "inspect",
+    "types",
+    "typing",
+    "string",
+    "gc",
+    "cmath",
+];
+
+const BUILTINS: &[&str] = &[
+    "abs",
+    "all",
+    "any",
+    "ascii",
+    "bin",
+    "bool",
+    "breakpoint",
+    "bytearray",
+    "bytes",
+    "callable",
+    "chr",
+    "classmethod",
+    "compile",
+    "complex",
+    "delattr",
+    "dict",
+    "dir",
+    "divmod",
+    "enumerate",
+    "eval",
+    "exec",
+    "filter",
+    "float",
+    "format",
+    "frozenset",
+    "getattr",
+    "globals",
+    "hasattr",
+    "hash",
+    "help",
+    "hex",
+    "id",
+    "input",
+    "int",
+    "isinstance",
+    "issubclass",
+    "iter",
+    "len",
+    "list",
+    "locals",
+    "map",
+    "max",
+    "memoryview",
+    "min",
+    "next",
+    "object",
+    "oct",
+    "open",
+    "ord",
+    "pow",
+    "print",
+    "property",
+    "range",
+    "repr",
+    "reversed",
+    "round",
+    "set",
+    "setattr",
+    "slice",
+    "sorted",
+    "staticmethod",
+    "str",
+    "sum",
+    "super",
+    "tuple",
+    "type",
+    "vars",
+    "zip",
+    "__import__",
+    "__name__",
+    "__file__",
+    "__doc__",
+    "__builtins__",
+    "self",
+    "cls",
+    "True",
+    "False",
+    "None",
+    "NotImplemented",
+    "Ellipsis",
+    "unicode",
+    "long",
+    "xrange",
+    "basestring",
+    "unichr",
+    "reduce",
+    "exit",
+    "quit",
+    "copyright",
+    "credits",
+    "license",
+    "display",
+];
+
+fn is_builtin(name: &str) -> bool {
+    BUILTINS.contains(&name)
+        || name.ends_with("Error") && name.chars().next().is_some_and(char::is_uppercase) && {
+            matches!(
+                name,
+                "ArithmeticError"
+                    | "AssertionError"
+                    | "AttributeError"
+                    | "BufferError"
+                    | "EOFError"
+                    | "FloatingPointError"
+                    | "ImportError"
+                    | "IndexError"
+                    | "KeyError"
+                    | "LookupError"
+                    | "MemoryError"
+                    | "NameError"
+                    | "NotImplementedError"
+                    | "OSError"
+                    | "IOError"
+                    | "OverflowError"
+                    | "RecursionError"
+                    | "ReferenceError"
+                    | "RuntimeError"
+                    | "SyntaxError"
+                    | "SystemError"
+                    | "TypeError"
+                    | "UnboundLocalError"
+                    | "UnicodeError"
+                    | "UnicodeDecodeError"
+                    | "UnicodeEncodeError"
+                    | "ValueError"
+                    | "ZeroDivisionError"
+                    | "ModuleNotFoundError"
+                    | "FileNotFoundError"
+                    | "PermissionError"
+                    | "TimeoutError"
+                    | "ConnectionError"
+                    | "IndentationError"
+                    | "TabError"
+                    | "EnvironmentError"
+            )
+        }
+        || matches!(
+            name,
+            "Exception"
+                | "BaseException"
+                | "StopIteration"
+                | "KeyboardInterrupt"
+                | "SystemExit"
+                | "GeneratorExit"
+                | "Warning"
+                | "UserWarning"
+                | "DeprecationWarning"
+                | "RuntimeWarning"
+                | "FutureWarning"
+                | "PendingDeprecationWarning"
+                | "SyntaxWarning"
+                | "ImportWarning"
+                | "UnicodeWarning"
+                | "BytesWarning"
+                | "ResourceWarning"
+        )
+}
+
+/// Names the code uses but never binds (flow-insensitive), in order of first use.
+fn unbound_names(code: &str) -> (Vec<String>, bool) {
+    let Some(tree) = python::parse(code) else {
+        return (Vec::new(), false);
+    };
+    let mut bound: BTreeSet<String> = BTreeSet::new();
+    let mut used: Vec<String> = Vec::new();
+    let mut star = false;
+    let txt = |n: tree_sitter::Node| code[n.start_byte()..n.end_byte()].to_string();
+    let mut stack = vec![(tree.root_node(), false)];
+    while let Some((n, in_params)) = stack.pop() {
+        let kind = n.kind();
+        let params = in_params || matches!(kind, "parameters" | "lambda_parameters");
+        if matches!(
+            kind,
+            "default_parameter" | "typed_default_parameter" | "typed_parameter"
+        ) {
+            // The parameter's name is bound; its default value and annotation are uses.
+            let mut c = n.walk();
+            for k in n.children(&mut c) {
+                let is_name = n.child_by_field_name("name") == Some(k)
+                    || (kind == "typed_parameter" && k.kind() == "identifier");
+                if is_name {
+                    bound.insert(txt(k));
+                } else {
+                    stack.push((k, false));
+                }
+            }
+            continue;
+        }
+        match kind {
+            "assignment" | "for_statement" | "for_in_clause" | "augmented_assignment" => {
+                if let Some(l) = n.child_by_field_name("left") {
+                    bind_targets(l, code, &mut bound);
+                }
+            }
+            "function_definition" | "class_definition" => {
+                if let Some(nm) = n.child_by_field_name("name") {
+                    bound.insert(txt(nm));
+                }
+            }
+            "as_pattern" => {
+                if let Some(a) = n.child_by_field_name("alias") {
+                    bind_targets(a, code, &mut bound);
+                }
+            }
+            "named_expression" => {
+                if let Some(nm) = n.child_by_field_name("name") {
+                    bound.insert(txt(nm));
+                }
+            }
+            "global_statement" | "nonlocal_statement" => {
+                let mut c = n.walk();
+                for x in n.named_children(&mut c) {
+                    bound.insert(txt(x));
+                }
+            }
+            "import_statement" | "import_from_statement" => {
+                let mut c = n.walk();
+                let mut any = false;
+                for x in n.children_by_field_name("name", &mut c) {
+                    any = true;
+                    let name = if x.kind() == "aliased_import" {
+                        x.child_by_field_name("alias").map(txt).unwrap_or_default()
+                    } else if kind == "import_statement" {
+                        txt(x).split('.').next().unwrap_or("").to_string()
+                    } else {
+                        txt(x)
+                    };
+                    bound.insert(name);
+                }
+                if !any && kind == "import_from_statement" {
+                    star = true;
+                }
+                continue;
+            }
+            "identifier" => {
+                let skip = n.parent().is_some_and(|p| {
+                    (p.kind() == "attribute" && p.child_by_field_name("attribute") == Some(n))
+                        || (p.kind() == "keyword_argument"
+                            && p.child_by_field_name("name") == Some(n))
+                });
+                if params {
+                    bound.insert(txt(n));
+                } else if !skip {
+                    let t = txt(n);
+                    if !used.contains(&t) {
+                        used.push(t);
+                    }
+                }
+            }
+            _ => {}
+        }
+        let mut c = n.walk();
+        let kids: Vec<_> = n.children(&mut c).collect();
+        for k in kids.into_iter().rev() {
+            stack.push((k, params));
+        }
+    }
+    let out = used
+        .into_iter()
+        .filter(|u| !bound.contains(u) && !is_builtin(u) && !u.starts_with("_dei"))
+        .collect();
+    (out, star)
+}
+
+fn bind_targets(n: tree_sitter::Node, code: &str, bound: &mut BTreeSet<String>) {
+    match n.kind() {
+        "identifier" => {
+            bound.insert(code[n.start_byte()..n.end_byte()].to_string());
+        }
+        "pattern_list" | "tuple_pattern" | "list_pattern" | "list_splat_pattern" | "tuple"
+        | "list" | "expression_list" => {
+            let mut c = n.walk();
+            for k in n.named_children(&mut c) {
+                bind_targets(k, code, bound);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// The imports for names the code uses but never binds: a name the repository's packages
+/// export (`from pkg import Name`; not when the code already star-imports), a repository
+/// module or standard-library module (`import name`), a conventional alias (`np`, `plt`, …).
+pub fn implied_imports(code: &str, names: &RepoNames) -> Vec<String> {
+    let (unbound, star) = unbound_names(code);
+    let mut out: Vec<String> = Vec::new();
+    for u in unbound {
+        let line = if names.modules.contains(&u) || STDLIB.contains(&u.as_str()) {
+            format!("import {u}")
+        } else if let (false, Some(pkg)) = (star, names.exported.get(&u)) {
+            format!("from {pkg} import {u}")
+        } else if let Some((_, imp)) = ALIASES.iter().find(|(a, _)| *a == u) {
+            imp.to_string()
+        } else {
+            continue;
+        };
+        if !out.contains(&line) {
+            out.push(line);
+        }
+    }
+    out
+}
+
+/// A runnable reproduction.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Reproduction {
+    /// The script (run it with the repository's root as the working folder).
+    pub script: String,
+    /// The issue's code as extracted, before wrapping (imports added first).
+    pub code: String,
+    /// Top-level statements the script runs.
+    pub statements: usize,
+    /// Where the code came from (kind, issue line), in order.
+    pub sources: Vec<(Source, usize)>,
+    /// Imports added for names the issue uses but never imports.
+    pub imports_added: Vec<String>,
+}
+
+/// The Python code an issue shows, in order: every block that is Python (see [`block_code`]),
+/// repeated blocks once. Only when none is found: lines of code inside the prose
+/// ([`loose_code`]), then the statements of tracebacks.
+pub fn issue_code(issue: &str) -> (String, Vec<(Source, usize)>) {
+    let all = blocks(issue);
+    let mut parts: Vec<String> = Vec::new();
+    let mut sources = Vec::new();
+    for pass in 0..3 {
+        if pass == 1 {
+            if let Some((code, line)) = loose_code(issue) {
+                parts.push(code);
+                sources.push((Source::Loose, line));
+                break;
+            }
+            continue;
+        }
+        let want_tb = pass == 2;
+        for b in all
+            .iter()
+            .filter(|b| (b.source == Source::Traceback) == want_tb)
+        {
+            if let Some(code) = block_code(b) {
+                if !parts.contains(&code) {
+                    parts.push(code);
+                    sources.push((b.source, b.line));
+                }
+            }
+        }
+        if !parts.is_empty() {
+            break;
+        }
+    }
+    (parts.join("\n"), sources)
+}
+
+/// A line that reads as code rather than prose: it calls, assigns, indexes or starts with a
+/// statement keyword.
+fn code_like(line: &str) -> bool {
+    let t = line.trim();
+    const KEYWORDS: [&str; 14] = [
+        "import ", "from ", "def ", "class ", "@", "return ", "for ", "if ", "with ", "raise ",
+        "assert ", "print(", "while ", "try:",
+    ];
+    KEYWORDS.iter().any(|k| t.starts_with(k))
+        || t.contains('(')
+        || t.contains(" = ")
+        || t.contains('[')
+}
+
+/// Code written inside prose without markup (Trac-exported issues): groups of a code-like line
+/// and the more indented lines below it, each kept when it parses on its own (tree-sitter, no
+/// error); `None` when no group does. Returns the code and the first group's line.
+pub fn loose_code(issue: &str) -> Option<(String, usize)> {
+    let lines: Vec<&str> = issue.lines().map(|l| l.trim_end_matches('\r')).collect();
+    let indent = |l: &str| {
+        let l = l.replace('\t', "    ");
+        l.len() - l.trim_start().len()
+    };
+    let mut out: Vec<String> = Vec::new();
+    let mut first = None;
+    let mut i = 0;
+    while i < lines.len() {
+        let l = lines[i];
+        if l.trim().is_empty() {
+            i += 1;
+            continue;
+        }
+        // The line and the lines indented under it go together (prose keeps its own).
+        let base = indent(l);
+        let mut j = i + 1;
+        while j < lines.len() && !lines[j].trim().is_empty() && indent(lines[j]) > base {
+            j += 1;
+        }
+        if !code_like(l) {
+            i = j;
+            continue;
+        }
+        let group = dedent(&lines[i..j].join("\n"));
+        let ok = python::parse(&group).is_some_and(|t| {
+            let root = t.root_node();
+            let mut c = root.walk();
+            let any = root.named_children(&mut c).any(|n| n.kind() != "comment");
+            !root.has_error() && any
+        });
+        if ok {
+            first.get_or_insert(i + 1);
+            out.push(group);
+        }
+        i = j;
+    }
+    let b = Block {
+        source: Source::Loose,
+        lang: String::new(),
+        line: first?,
+        text: out.join("\n"),
+    };
+    block_code(&b).map(|c| (c, b.line))
+}
+
+/// Build the reproduction script for an issue; `None` when the issue shows no Python code.
+pub fn reproduction(issue: &str, names: &RepoNames) -> Option<Reproduction> {
+    let (code, sources) = issue_code(issue);
+    if code.trim().is_empty() {
+        return None;
+    }
+    let imports = implied_imports(&code, names);
+    let code = if imports.is_empty() {
+        code
+    } else {
+        format!("{}\n{code}", imports.join("\n"))
+    };
+    let (script, statements) = wrap(&code)?;
+    Some(Reproduction {
+        script,
+        code,
+        statements,
+        sources,
+        imports_added: imports,
+    })
+}
+
+const PRELUDE: &str = r#"# Reproduction written by dei from the issue text: its code, statements in order,
+# each reporting its exception and going on (like a REPL session), bare expressions printed.
+import sys as _dei_sys, os as _dei_os
+_dei_sys.path.insert(0, _dei_os.getcwd())
+_dei_first = []
+def _dei_show(value):
+    if value is not None:
+        print(repr(value))
+def _dei_fail(n, e):
+    name = type(e).__name__
+    msg = str(e).strip().splitlines()
+    print("@MARK@ statement %d raised %s: %s" % (n, name, msg[0] if msg else ""))
+    if not _dei_first:
+        _dei_first.append(name)
+def _dei_hook(t, e, tb, _default=_dei_sys.excepthook):
+    if not _dei_first:
+        _dei_first.append(t.__name__)
+    _dei_sys.stdout.flush()
+    _default(t, e, tb)
+    print("@MARK@ first exception: %s" % _dei_first[0])
+_dei_sys.excepthook = _dei_hook
+"#;
+
+/// Wrap each top-level statement: `try:` … `except Exception as e: _dei_fail(n, e)`, bare
+/// expressions as `_dei_show(expr)`. A statement holding a string that spans lines is left
+/// unwrapped (indenting it would change the string); an exception there ends the script
+/// through the excepthook, which still prints the summary line. `from __future__` imports go
+/// first.
+fn wrap(code: &str) -> Option<(String, usize)> {
+    let tree = python::parse(code)?;
+    let root = tree.root_node();
+    let mut head = String::new();
+    let mut body = String::new();
+    let mut n = 0;
+    let mut c = root.walk();
+    for node in root.named_children(&mut c) {
+        if node.kind() == "comment" {
+            continue;
+        }
+        let text = &code[line_start(code, node.start_byte())..node.end_byte()];
+        if node.kind() == "future_import_statement" {
+            head.push_str(text);
+            head.push('\n');
+            continue;
+        }
+        n += 1;
+        let stmt = if node.kind() == "expression_statement"
+            && !node.named_child(0).is_some_and(|x| {
+                matches!(
+                    x.kind(),
+                    "assignment" | "augmented_assignment" | "yield" | "await"
+                )
+            }) {
+            let inner = &code[node.start_byte()..node.end_byte()];
+            let inner = inner.trim_end().trim_end_matches(';');
+            if node.named_child_count() > 1 {
+                format!("_dei_show(({inner}))")
+            } else {
+                format!("_dei_show({inner})")
+            }
+        } else {
+            text.to_string()
+        };
+        if has_multiline_string(node) {
+            body.push_str(text);
+            body.push('\n');
+            continue;
+        }
+        body.push_str("try:\n");
+        for l in stmt.lines() {
+            if l.trim().is_empty() {
+                body.push('\n');
+            } else {
+                body.push_str("    ");
+                body.push_str(l);
+                body.push('\n');
+            }
+        }
+        body.push_str(&format!(
+            "except Exception as _dei_e:\n    _dei_fail({n}, _dei_e)\n"
+        ));
+    }
+    if n == 0 {
+        return None;
+    }
+    let tail = format!(
+        "print(\"{REPRO_MARK} first exception: %s\" % _dei_first[0] if _dei_first else \"{REPRO_MARK} no exception\")\n_dei_sys.exit(1 if _dei_first else 0)\n"
+    );
+    let script = format!(
+        "{head}{}\n{body}{tail}",
+        PRELUDE.replace("@MARK@", REPRO_MARK)
+    );
+    Some((script, n))
+}
+
+fn has_multiline_string(node: tree_sitter::Node) -> bool {
+    let mut stack = vec![node];
+    while let Some(n) = stack.pop() {
+        if n.kind() == "string" && n.start_position().row != n.end_position().row {
+            return true;
+        }
+        let mut c = n.walk();
+        stack.extend(n.children(&mut c));
+    }
+    false
+}
+
+/// What the issue says should happen and what happens instead, when it says so in sections
+/// (`Expected behavior`/`Actual result` headings) or lines (`Expected: 5`, `Got: 6`).
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+pub struct Hints {
+    pub expected: Option<String>,
+    pub actual: Option<String>,
+}
+
+/// Longest hint kept.
+const MAX_HINT: usize = 400;
+
+/// Find the issue's expected and actual behaviour. A heading or label line starting with
+/// `expected` (`Expected behavior`, `**Expected output**`, `Expected result:`) or with
+/// `actual`/`observed`/`current behavior`/`got`/`instead` gives the text after its colon, else
+/// the lines below it up to the next blank line after some text or the next heading (fences
+/// included whole), cut to 400 bytes.
+pub fn hints(issue: &str) -> Hints {
+    let lines: Vec<&str> = issue.lines().collect();
+    let mut h = Hints::default();
+    for (i, l) in lines.iter().enumerate() {
+        let label = l
+            .trim()
+            .trim_start_matches('#')
+            .trim()
+            .trim_matches('*')
+            .trim_matches('_')
+            .trim();
+        let lower = label.to_ascii_lowercase();
+        let which = if lower.starts_with("expected") {
+            0
+        } else if [
+            "actual",
+            "observed",
+            "current behavior",
+            "current behaviour",
+            "current output",
+            "got:",
+            "instead:",
+        ]
+        .iter()
+        .any(|p| lower.starts_with(p))
+        {
+            1
+        } else {
+            continue;
+        };
+        // A label, not a sentence: short, or ends in a colon.
+        let (name, after) = match label.split_once(':') {
+            Some((a, b)) => (a, b.trim().trim_start_matches('*').trim()),
+            None => (label, ""),
+        };
+        if name.split_whitespace().count() > 4 {
+            continue;
+        }
+        let text = if !after.is_empty() {
+            after.to_string()
+        } else {
+            section(&lines[i + 1..])
+        };
+        if text.trim().is_empty() {
+            continue;
+        }
+        let text = cut(text.trim(), MAX_HINT);
+        let slot = if which == 0 {
+            &mut h.expected
+        } else {
+            &mut h.actual
+        };
+        if slot.is_none() {
+            *slot = Some(text);
+        }
+    }
+    h
+}
+
+fn section(lines: &[&str]) -> String {
+    let mut out: Vec<&str> = Vec::new();
+    let mut in_fence = false;
+    for l in lines {
+        let t = l.trim();
+        if t.starts_with("```") || t.starts_with("~~~") {
+            in_fence = !in_fence;
+            out.push(l);
+            if !in_fence && !out.is_empty() {
+                break;
+            }
+            continue;
+        }
+        if !in_fence {
+            if t.starts_with('#') && !out.is_empty() {
+                break;
+            }
+            if t.is_empty() {
+                if out.iter().any(|x| !x.trim().is_empty()) {
+                    break;
+                }
+                continue;
+            }
+        }
+        out.push(l);
+    }
+    out.join("\n")
+}
+
+fn cut(s: &str, max: usize) -> String {
+    if s.len() <= max {
+        return s.to_string();
+    }
+    let mut end = max;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &s[..end])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names() -> RepoNames {
+        let files = RepoFiles::from_pairs(vec![
+            (
+                "sympy/__init__.py".into(),
+                "from .core import *\nfrom .printing import ccode, latex\n__version__ = '1.1'\n"
+                    .into(),
+            ),
+            (
+                "sympy/core/__init__.py".into(),
+                "from .symbol import Symbol, symbols\nfrom .numbers import Rational\n".into(),
+            ),
+            (
+                "sympy/core/symbol.py".into(),
+                "class Symbol:\n    pass\ndef symbols(s):\n    pass\n".into(),
+            ),
+            (
+                "sympy/core/numbers.py".into(),
+                "class Rational:\n    pass\n".into(),
+            ),
+            (
+                "sympy/printing/__init__.py".into(),
+                "from .ccode import ccode\n".into(),
+            ),
+            (
+                "sympy/printing/ccode.py".into(),
+                "def ccode(e):\n    pass\ndef _private():\n    pass\n".into(),
+            ),
+            ("setup.py".into(), "import setuptools\n".into()),
+            ("isympy.py".into(), "def main():\n    pass\n".into()),
+            ("doc/conf.py".into(), "x = 1\n".into()),
+        ]);
+        RepoNames::from_repo(&files)
+    }
+
+    #[test]
+    fn repository_names_follow_star_imports() {
+        let n = names();
+        assert!(n.modules.contains("sympy") && n.modules.contains("isympy"));
+        assert!(!n.modules.contains("setup"));
+        assert_eq!(n.exported.get("Symbol").map(String::as_str), Some("sympy"));
+        assert_eq!(n.exported.get("ccode").map(String::as_str), Some("sympy"));
+        assert!(!n.exported.contains_key("_private"));
+    }
+
+    /// sympy-11400-like: a `>>>` session outside a fence, with outputs.
+    #[test]
+    fn doctest_session_loses_prompts_and_outputs_and_gains_imports() {
+        let issue = "ccode(sinc(x)) doesn't work\n\n```\n>>> x = symbols('x')\n>>> ccode(sinc(x))\n'// Not supported in C:\\n// sinc\\nsinc(x)'\n>>> for i in range(2):\n...     print(i)\n...\n0\n1\n```\n\nI think it should return something else.\n";
+        let r = reproduction(issue, &names()).expect("code found");
+        assert_eq!(r.code, "from sympy import symbols\nfrom sympy import ccode\nx = symbols('x')\nccode(sinc(x))\nfor i in range(2):\n    print(i)");
+        assert!(
+            r.imports_added.iter().all(|i| !i.contains("sinc")),
+            "sinc is not exported: {:?}",
+            r.imports_added
+        );
+        assert_eq!(r.statements, 5);
+        assert!(
+            r.script.contains("    _dei_show(ccode(sinc(x)))\n"),
+            "{}",
+            r.script
+        );
+        assert!(!r.script.contains("sinc(x)'"), "output dropped");
+    }
+
+    #[test]
+    fn ipython_session_and_fenced_script_with_its_traceback() {
+        let issue = "In [1]: import requests\n\nIn [2]: r = requests.get('http://x',\n   ...:                  hooks={'response': [f]})\n\nOut[2]: <Response [200]>\n";
+        let (code, src) = issue_code(issue);
+        assert_eq!(code, "import requests\nr = requests.get('http://x',\n                 hooks={'response': [f]})");
+        assert_eq!(src[0].0, Source::IPython);
+        let issue = "Example:\n```python\nimport flask\napp = flask.Flask(__name__)\napp.register_blueprint(bp)\nTraceback (most recent call last):\n  File \"x.py\", line 3, in <module>\nValueError: dotted name\n```\n";
+        let (code, _) = issue_code(issue);
+        assert_eq!(
+            code,
+            "import flask\napp = flask.Flask(__name__)\napp.register_blueprint(bp)"
+        );
+    }
+
+    #[test]
+    fn shell_diffs_output_and_prose_are_not_python() {
+        for (lang, text) in [
+            ("", "$ pip install requests\n$ python t.py"),
+            ("bash", "python -m pytest -x"),
+            ("", "diff --git a/x.py b/x.py\n@@ -1 +1 @@\n-a\n+b"),
+            ("", "--- a/x.py\n+++ b/x.py\n-    return a\n+    return b"),
+            (
+                "",
+                "AttributeError: 'NoneType' object has no attribute 'group'",
+            ),
+            (
+                "",
+                "This happens every time I run it and it is very annoying to see.",
+            ),
+            ("text", "x = 1"),
+            ("", "42"),
+        ] {
+            let b = Block {
+                source: Source::Fenced,
+                lang: lang.into(),
+                line: 1,
+                text: text.into(),
+            };
+            assert_eq!(block_code(&b), None, "{text}");
+        }
+    }
+
+    #[test]
+    fn indented_snippets_python2_prints_and_traceback_statements() {
+        let issue = "Run this:\n\n    import requests\n    print requests.get(url).status_code\n\nand see.\n";
+        let (code, src) = issue_code(issue);
+        assert_eq!(
+            code,
+            "import requests\nprint(requests.get(url).status_code)"
+        );
+        assert_eq!(src, vec![(Source::Indented, 3)]);
+        // Only a traceback: its top-level user statements.
+        let issue = "Traceback (most recent call last):\n  File \"<stdin>\", line 1, in <module>\n    Permutation([[0, 1], [0, 1]])\n  File \"/usr/lib/python3/site-packages/sympy/combinatorics/permutations.py\", line 900, in __new__\n    raise ValueError('there were repeated elements.')\nValueError: there were repeated elements.\n";
+        let (code, src) = issue_code(issue);
+        assert_eq!(code, "Permutation([[0, 1], [0, 1]])");
+        assert_eq!(src[0].0, Source::Traceback);
+        // With other code, tracebacks add nothing.
+        let both = format!("```python\nfrom sympy.combinatorics import Permutation\n```\n{issue}");
+        assert_eq!(
+            issue_code(&both).0,
+            "from sympy.combinatorics import Permutation"
+        );
+    }
+
+    #[test]
+    fn implied_imports_skip_bound_names_and_star_imports() {
+        let n = names();
+        let code = "import os\ndef f(a, b=Rational):\n    return a\nfor k, v in things:\n    pass\nx = Symbol('x')\nnp.array([1])\nsys.exit(0)\nlatex(x)\nisympy.main()\n";
+        assert_eq!(
+            implied_imports(code, &n),
+            vec![
+                "from sympy import Rational",
+                "from sympy import Symbol",
+                "import numpy as np",
+                "import sys",
+                "from sympy import latex",
+                "import isympy"
+            ]
+        );
+        assert!(implied_imports("from sympy import *\nx = Symbol('x')\n", &n).is_empty());
+        assert!(implied_imports("class A(Base):\n    def m(self):\n        return self.y\nobj.Symbol = 1\nf(Symbol=2)\n", &n).is_empty());
+    }
+
+    #[test]
+    fn statements_with_multiline_strings_are_left_unwrapped() {
+        let r = reproduction(
+            "```python\ns = '''a\nb'''\nlen(s)\n```",
+            &RepoNames::default(),
+        )
+        .unwrap();
+        assert!(
+            r.script
+                .contains("\ns = '''a\nb'''\ntry:\n    _dei_show(len(s))\n"),
+            "{}",
+            r.script
+        );
+    }
+
+    /// django-11001-like (Trac export): code lines inside prose, with a tab-indented body.
+    #[test]
+    fn code_inside_prose_without_markup() {
+        let issue = "Description\n\t\nHi.\nThe bug is in SQLCompiler.get_order_by(), around this line:\nwithout_ordering = self.ordering_parts.search(sql).group(1)\nAs a fix:\nsql_oneline = ' '.join(sql.split('\\n'))\ndef render(self, context):\n\turl = self.url(context)\n\treturn url\nOutput:\n    bell(oo)\nif broken:\nThanks.\n";
+        let (code, src) = issue_code(issue);
+        assert_eq!(
+            code,
+            "without_ordering = self.ordering_parts.search(sql).group(1)\nsql_oneline = ' '.join(sql.split('\\n'))\ndef render(self, context):\n    url = self.url(context)\n    return url"
+        );
+        assert_eq!(src, vec![(Source::Loose, 5)]);
+    }
+
+    /// What tree-sitter accepts and CPython does not is dropped: an empty block, a label that
+    /// reads as an annotation, a statement indented at top level, a lone operator.
+    #[test]
+    fn statements_cpython_would_refuse_are_dropped() {
+        let b = |t: &str| Block {
+            source: Source::Fenced,
+            lang: "python".into(),
+            line: 1,
+            text: t.into(),
+        };
+        assert_eq!(
+            block_code(&b("x = f()\nif not x:\ny = 2\n")).as_deref(),
+            Some("x = f()\ny = 2")
+        );
+        assert_eq!(
+            block_code(&b("a = 1\nb = 2\nOutput:\n    bell(oo)\n")).as_deref(),
+            Some("a = 1\nb = 2")
+        );
+        assert_eq!(
+            block_code(&b("a = 1\nb = 2\nc = 3\n>\n")).as_deref(),
+            Some("a = 1\nb = 2\nc = 3")
+        );
+        assert_eq!(
+            block_code(&b("x: int = 1\n")).as_deref(),
+            Some("x: int = 1"),
+            "an annotated assignment is code"
+        );
+        assert_eq!(
+            block_code(&b("a = 1\nb = 2\n`a`\n")).as_deref(),
+            Some("a = 1\nb = 2"),
+            "Python 2 backticks"
+        );
+    }
+
+    #[test]
+    fn no_code_no_reproduction() {
+        assert!(reproduction("The docs say X but Y happens. Please fix.", &names()).is_none());
+    }
+
+    /// The script runs: exceptions reported per statement, the session goes on, bare values
+    /// printed, the summary line last, exit status 1 after a failure.
+    #[test]
+    fn the_script_runs_like_a_repl_session() {
+        let issue = "```python\n>>> d = {'a': 1}\n>>> d['a']\n1\n>>> d['b']\nKeyError: 'b'\n>>> [k for k in d]\n['a']\n>>> int('x')\n```\n";
+        let r = reproduction(issue, &RepoNames::default()).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("repro.py");
+        std::fs::write(&path, &r.script).unwrap();
+        let Ok(out) = std::process::Command::new("python3")
+            .arg(&path)
+            .current_dir(dir.path())
+            .output()
+        else {
+            eprintln!("SKIPPED the_script_runs_like_a_repl_session: no python3 on PATH");
+            return;
+        };
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(
+            stdout,
+            "1\n[dei-repro] statement 3 raised KeyError: 'b'\n['a']\n[dei-repro] statement 5 raised ValueError: invalid literal for int() with base 10: 'x'\n[dei-repro] first exception: KeyError\n"
+        );
+        assert_eq!(out.status.code(), Some(1));
+        assert_eq!(
+            crate::exec::outcome::final_exception(&stdout).as_deref(),
+            Some("KeyError")
+        );
+    }
+
+    #[test]
+    fn expected_and_actual_hints() {
+        let issue = "Title\n\n### Expected behavior\n\nThe hook list is called.\n\n### Actual behavior\n\n```\nTypeError: 'list' object is not callable\n```\n\nMore text.\n";
+        let h = hints(issue);
+        assert_eq!(h.expected.as_deref(), Some("The hook list is called."));
+        assert_eq!(
+            h.actual.as_deref(),
+            Some("```\nTypeError: 'list' object is not callable\n```")
+        );
+        let h = hints("**Expected output:** `3`\nGot: 4\n");
+        assert_eq!(h.expected.as_deref(), Some("`3`"));
+        assert_eq!(h.actual.as_deref(), Some("4"));
+        let h =
+            hints("Expected the unexpected when everything else in the module was broken: yes\n");
+        assert_eq!(h, Hints::default(), "a sentence is not a label");
+    }
+}
