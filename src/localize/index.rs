@@ -7,7 +7,7 @@
 use super::cache::{blob_cache, term_cache};
 use super::issue::MIN_QUOTED_LINE;
 use super::tokens::tokenize;
-use crate::model::paths::is_auxiliary;
+use crate::model::paths::{is_auxiliary, is_python};
 use crate::model::repo::{CommitChange, Snapshot};
 use crate::syntax::python;
 use std::collections::HashMap;
@@ -128,7 +128,7 @@ impl RepoFiles {
         let blobs: Vec<(String, git2::Oid)> = snap
             .list_blobs()?
             .into_iter()
-            .filter(|(p, _)| p.ends_with(".py") || p.ends_with(".pyi"))
+            .filter(|(p, _)| is_python(p))
             .collect();
         let stamp = cache
             .lock()
