@@ -371,3 +371,39 @@ fn every_generator_prompt_is_the_recorded_text() {
         );
     }
 }
+
+/// `--prompt-dir` replaces a generator template by file name; a broken one is refused naming
+/// the file.
+#[test]
+fn a_prompt_folder_replaces_the_generator_templates() {
+    let repo_path = common::example_repo();
+    let snap = Snapshot::open(&repo_path, BASE).unwrap();
+    let repo = Repo::new(&snap).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("generate_system.j2"), "Be brief.\n").unwrap();
+    std::fs::write(
+        dir.path().join("generate_search_replace.j2"),
+        "Fix: {{ issue }}\n{% include \"generate_edit_format.j2\" %}",
+    )
+    .unwrap();
+    let model = Scripted::new().then("no blocks").then("still none");
+    let s = SearchReplace {
+        prompts: dei::generate::prompts(Some(dir.path())).unwrap(),
+        ..Default::default()
+    };
+    assert!(s.generate(&task(), &repo, &model, None).is_err());
+    let calls = model.calls();
+    assert_eq!(calls[0].system, "Be brief.");
+    assert!(
+        calls[0].prompt.starts_with("Fix: word_count miscounts")
+            && calls[0].prompt.ends_with("Do not write line numbers."),
+        "{}",
+        calls[0].prompt
+    );
+    std::fs::write(dir.path().join("generate_fix.j2"), "{% if %}").unwrap();
+    let err = format!(
+        "{:#}",
+        dei::generate::prompts(Some(dir.path())).unwrap_err()
+    );
+    assert!(err.contains("generate_fix.j2"), "{err}");
+}

@@ -94,7 +94,6 @@ pub struct LocateArgs {
     mut_arg("temperature", |a| a.hide(true)),
     mut_arg("selector", |a| a.hide(true)),
     mut_arg("output_format", |a| a.hide(true)),
-    mut_arg("prompt_dir", |a| a.hide(true)),
     mut_arg("rubric", |a| a.hide(true)),
     mut_arg("llm_locate", |a| a.hide(true)),
 )]

@@ -44,6 +44,7 @@ pub fn generate(args: GenerateArgs) -> anyhow::Result<()> {
         out: args.out,
         jobs: args.jobs,
         dry_run: args.llm.dry_run,
+        prompt_dir: args.llm.prompt_dir.clone(),
     };
     let report = gen::generate(&req, &args.llm)?;
     if let Some(u) = &report.usage {
