@@ -13,7 +13,7 @@ use super::{
     predictions, run_strategy, to_jsonl, ChainOfContext, Generated, Hierarchical, Prediction, Repo,
     SearchReplace, Strategy,
 };
-use crate::llm::config::LlmArgs;
+use crate::llm::config::LlmOptions;
 use crate::llm::model::{EngineModel, Model};
 use crate::llm::prompts::Prompts;
 use crate::model::repo::{find_repo, Snapshot};
@@ -204,7 +204,7 @@ pub struct GenerateReport {
 pub const NO_MODEL: &str = "dei generate needs a language model to write patches, and none is configured.\n  hint: pass --llm PROVIDER:MODEL (or set DEI_LLM), e.g.\n    --llm openai:gpt-4o-mini                      (key in OPENAI_API_KEY)\n    --llm anthropic:claude-sonnet-4-5             (key in ANTHROPIC_API_KEY)\n    --llm vllm:MODEL | ollama:MODEL | llamacpp:MODEL   (a local OpenAI-compatible server; --base-url to change its address)\n    --llm openai-compatible:MODEL --base-url URL\n  add --dry-run to print the prompts without calling the model";
 
 /// `dei generate` with the LLM flags: resolve the model, then [`generate_with`].
-pub fn generate(req: &GenerateRequest, llm: &LlmArgs) -> anyhow::Result<GenerateReport> {
+pub fn generate(req: &GenerateRequest, llm: &LlmOptions) -> anyhow::Result<GenerateReport> {
     if llm.temperature.is_some() {
         bail!("dei generate samples at --temperatures (e.g. --temperatures 0,0.4,0.8); --temperature is for dei rank");
     }
