@@ -12,7 +12,7 @@
 #[path = "../tests/llm_mock/mod.rs"]
 mod llm_mock;
 
-use dei::llm::config::LlmArgs;
+use dei::llm::config::LlmOptions;
 use dei::review::llm::LlmCommittee;
 use dei::review::Committee;
 use std::io::BufRead;
@@ -73,7 +73,7 @@ fn main() {
     let expected = (issues * cands) as u64 * u64::from(samples);
     let ideal = expected as f64 * latency_ms as f64 / 1000.0 / concurrency as f64;
     let args = |cache: Option<&std::path::Path>| {
-        let a = LlmArgs {
+        let a = LlmOptions {
             llm: Some("openai-compatible:bench".into()),
             base_url: Some(base.clone()),
             selector: "pointwise".into(),

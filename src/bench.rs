@@ -35,7 +35,6 @@ pub struct WeightArgs {
 }
 
 #[derive(Args)]
-#[command(mut_arg("llm_locate", |a| a.hide(true)))]
 pub struct BenchContextArgs {
     #[arg(long, default_value = "../shared/data/swebench_lite/test.jsonl")]
     pub tasks: PathBuf,
@@ -77,11 +76,86 @@ pub struct BenchContextArgs {
     /// With --llm (or DEI_LLM), a model re-ranks each issue's localization and the report gives
     /// the figures with and without it.
     #[command(flatten)]
-    pub llm: crate::llm::config::LlmArgs,
+    pub llm: BenchLlmArgs,
     /// Re-rank with a stand-in that names exactly the gold files and definitions it is shown:
     /// the ceiling of re-ranking with these shortlists and outlines (no model is called).
     #[arg(long, conflicts_with = "llm")]
     pub rerank_oracle: bool,
+}
+
+/// The model flags of `dei bench context` (the re-ranker's; the library's settings are
+/// [`crate::llm::config::LlmOptions`]).
+#[derive(Args)]
+pub struct BenchLlmArgs {
+    /// The re-ranking model, PROVIDER:MODEL (as for dei locate).
+    #[arg(long, env = "DEI_LLM")]
+    pub llm: Option<String>,
+    #[arg(long)]
+    pub base_url: Option<String>,
+    #[arg(long)]
+    pub api_key_env: Option<String>,
+    #[arg(long)]
+    pub temperature: Option<f64>,
+    #[arg(long, default_value_t = 2048)]
+    pub max_tokens: u32,
+    #[arg(long, default_value_t = 8)]
+    pub concurrency: usize,
+    #[arg(long)]
+    pub rpm: Option<u32>,
+    #[arg(long)]
+    pub tpm: Option<u64>,
+    #[arg(long, default_value_t = 5)]
+    pub retries: u32,
+    #[arg(long, default_value_t = 2)]
+    pub parse_retries: u32,
+    #[arg(long, default_value_t = 1000)]
+    pub backoff_ms: u64,
+    #[arg(long, default_value_t = 120.0)]
+    pub timeout: f64,
+    #[arg(long, default_value = ".dei/cache")]
+    pub cache: PathBuf,
+    #[arg(long)]
+    pub no_cache: bool,
+    #[arg(long)]
+    pub max_cost: Option<f64>,
+    #[arg(long)]
+    pub price_in: Option<f64>,
+    #[arg(long)]
+    pub price_out: Option<f64>,
+    #[arg(long)]
+    pub ledger: Option<PathBuf>,
+    #[arg(long)]
+    pub dry_run: bool,
+    #[arg(long)]
+    pub prompt_dir: Option<PathBuf>,
+}
+
+impl BenchLlmArgs {
+    fn options(&self) -> crate::llm::config::LlmOptions {
+        crate::llm::config::LlmOptions {
+            llm: self.llm.clone(),
+            base_url: self.base_url.clone(),
+            api_key_env: self.api_key_env.clone(),
+            temperature: self.temperature,
+            max_tokens: self.max_tokens,
+            concurrency: self.concurrency,
+            rpm: self.rpm,
+            tpm: self.tpm,
+            retries: self.retries,
+            parse_retries: self.parse_retries,
+            backoff_ms: self.backoff_ms,
+            timeout: self.timeout,
+            cache: self.cache.clone(),
+            no_cache: self.no_cache,
+            max_cost: self.max_cost,
+            price_in: self.price_in,
+            price_out: self.price_out,
+            ledger: self.ledger.clone(),
+            dry_run: self.dry_run,
+            prompt_dir: self.prompt_dir.clone(),
+            ..Default::default()
+        }
+    }
 }
 
 fn context(a: BenchContextArgs) -> anyhow::Result<()> {
@@ -119,7 +193,7 @@ fn context(a: BenchContextArgs) -> anyhow::Result<()> {
     let engine = if a.rerank_oracle {
         None
     } else {
-        a.llm.engine()?
+        a.llm.options().engine()?
     };
     let prompts = crate::llm::prompts::Prompts::load(a.llm.prompt_dir.as_deref())?;
     let options = crate::localize::rerank::RerankOptions {

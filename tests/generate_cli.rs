@@ -419,7 +419,7 @@ fn no_model_fails_clearly_and_dry_run_calls_nothing() {
 
 #[test]
 fn engine_model_samples_differ_and_come_back_from_the_cache() {
-    use dei::llm::config::LlmArgs;
+    use dei::llm::config::LlmOptions;
     use dei::llm::model::{EngineModel, Model};
     use std::sync::Arc;
     let mock = Mock::start(Duration::ZERO);
@@ -427,7 +427,7 @@ fn engine_model_samples_differ_and_come_back_from_the_cache() {
     mock.script("ask", "second");
     mock.script("ask", "hot");
     let dir = tempfile::tempdir().unwrap();
-    let args = LlmArgs {
+    let args = LlmOptions {
         llm: Some("openai-compatible:m".into()),
         base_url: Some(mock.openai_base()),
         selector: "pointwise".into(),

@@ -266,3 +266,144 @@ fn test_command() -> Option<String> {
         .is_ok_and(|o| o.status.success());
     ok.then(|| "python3 -c \"import sys; sys.path[:0] = ['.', 'tests']; import test_words as t; [getattr(t, n)() for n in dir(t) if n.startswith('test_')]\"".to_string())
 }
+
+/// Every prompt the three strategies send (system and user, first asks, retries after a
+/// rejected reply, test-failure feedback, the chain's notes) for fixed replies on the example
+/// repository, as one text.
+fn every_prompt() -> String {
+    use std::fmt::Write as _;
+    let repo_path = common::example_repo();
+    let snap = Snapshot::open(&repo_path, BASE).unwrap();
+    let repo = Repo::new(&snap).unwrap();
+    let t = task();
+    let fb = Some("FAILED tests/test_words.py::test_tabs\n  assert 3 == 2\n");
+    let sr_bad = "textkit/words.py\n<<<<<<< SEARCH\n    nothing_like_this()\n=======\n    pass\n>>>>>>> REPLACE\n";
+    let sr_good = "textkit/words.py\n<<<<<<< SEARCH\n    return len(text.split(\" \"))\n=======\n    return len(text.split())\n>>>>>>> REPLACE\n";
+    let mut log = String::new();
+    let mut record = |name: &str, m: &Scripted| {
+        for (i, c) in m.calls().iter().enumerate() {
+            write!(
+                log,
+                "=== {name}: call {} at t={}\n--- system\n{}\n--- prompt\n{}\n",
+                i + 1,
+                c.temperature,
+                c.system,
+                c.prompt
+            )
+            .unwrap();
+        }
+    };
+    // Hierarchical with test feedback: files, targets, a rejected rewrite and its retry.
+    let h = Scripted::new()
+        .when("List at most", "- `textkit/words.py`\n")
+        .when(
+            "Name the classes",
+            "textkit/words.py::word_count\ntextkit/words.py:1-2\n",
+        )
+        .when(
+            "Rewrite every target",
+            "### textkit/words.py::word_count\n```python\ndef word_count(text:\n```\n",
+        )
+        .when("It was rejected", GOOD_DEF);
+    let s = Hierarchical {
+        temperatures: vec![0.3],
+        ..Default::default()
+    };
+    let _ = s.generate(&t, &repo, &h, fb);
+    record("hierarchical", &h);
+    // Search/replace without feedback: a block that matches nothing, then a good one.
+    let sr = Scripted::new().then(sr_bad).then(sr_good);
+    let _ = SearchReplace::default().generate(&t, &repo, &sr, None);
+    record("search-replace", &sr);
+    // Chain of context with feedback: retrieve (one name unknown), drop, analyse, then edits
+    // that are rejected once.
+    let c = Scripted::new()
+        .when(
+            "Step 1 of",
+            "RETRIEVE function word_count\nRETRIEVE class NoSuchThing\nRETRIEVE file textkit/cli.py\n",
+        )
+        .when("Step 2 of", "DROP 1\n")
+        .when("Step 3 of", "ANALYSIS: word_count splits on a single space.")
+        .when("Root-cause analysis", sr_bad)
+        .when("It was rejected", sr_good);
+    let _ = ChainOfContext::default().generate(&t, &repo, &c, fb);
+    record("chain-of-context", &c);
+    // Chain of context out of context budget, ending with no analysis.
+    let c2 = Scripted::new()
+        .when("Step 1 of", "RETRIEVE file textkit/cli.py\n")
+        .when("Step 2 of", "I am not sure.\n")
+        .when("Root-cause analysis", sr_good);
+    let s = ChainOfContext {
+        max_steps: 3,
+        context_tokens: 10,
+        ..Default::default()
+    };
+    let _ = s.generate(&t, &repo, &c2, None);
+    record("chain-of-context, small budget", &c2);
+    log
+}
+
+/// The prompts are exactly the recorded ones (tests/fixtures/generate_prompts.txt, written by
+/// the code before the prompts became templates in prompts/): not one byte moved.
+/// `DEI_BLESS=1` writes the file anew.
+#[test]
+fn every_generator_prompt_is_the_recorded_text() {
+    let got = every_prompt();
+    let path = common::root().join("tests/fixtures/generate_prompts.txt");
+    if std::env::var_os("DEI_BLESS").is_some() {
+        std::fs::write(&path, &got).unwrap();
+    }
+    let want = std::fs::read_to_string(&path).unwrap();
+    assert!(got.matches("=== ").count() >= 12, "{got}");
+    if got != want {
+        let (g, w): (Vec<&str>, Vec<&str>) = (got.lines().collect(), want.lines().collect());
+        let n = (0..g.len().max(w.len()))
+            .find(|&i| g.get(i) != w.get(i))
+            .unwrap_or(0);
+        panic!(
+            "prompts differ from {} at line {}:\n  got:  {:?}\n  want: {:?}\n(got {} bytes, want {})",
+            path.display(),
+            n + 1,
+            g.get(n),
+            w.get(n),
+            got.len(),
+            want.len()
+        );
+    }
+}
+
+/// `--prompt-dir` replaces a generator template by file name; a broken one is refused naming
+/// the file.
+#[test]
+fn a_prompt_folder_replaces_the_generator_templates() {
+    let repo_path = common::example_repo();
+    let snap = Snapshot::open(&repo_path, BASE).unwrap();
+    let repo = Repo::new(&snap).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("generate_system.j2"), "Be brief.\n").unwrap();
+    std::fs::write(
+        dir.path().join("generate_search_replace.j2"),
+        "Fix: {{ issue }}\n{% include \"generate_edit_format.j2\" %}",
+    )
+    .unwrap();
+    let model = Scripted::new().then("no blocks").then("still none");
+    let s = SearchReplace {
+        prompts: dei::generate::prompts(Some(dir.path())).unwrap(),
+        ..Default::default()
+    };
+    assert!(s.generate(&task(), &repo, &model, None).is_err());
+    let calls = model.calls();
+    assert_eq!(calls[0].system, "Be brief.");
+    assert!(
+        calls[0].prompt.starts_with("Fix: word_count miscounts")
+            && calls[0].prompt.ends_with("Do not write line numbers."),
+        "{}",
+        calls[0].prompt
+    );
+    std::fs::write(dir.path().join("generate_fix.j2"), "{% if %}").unwrap();
+    let err = format!(
+        "{:#}",
+        dei::generate::prompts(Some(dir.path())).unwrap_err()
+    );
+    assert!(err.contains("generate_fix.j2"), "{err}");
+}

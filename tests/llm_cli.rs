@@ -216,3 +216,97 @@ fn keys_never_reach_output_cache_or_errors() {
     assert!(!out.status.success());
     assert!(stderr(&out).contains("MOCK_KEY"), "{}", stderr(&out));
 }
+
+/// The long flags a command's `--help` lists.
+fn help_flags(cmd: &str) -> Vec<String> {
+    let o = dei(&[cmd, "--help"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    stdout(&o)
+        .lines()
+        .filter_map(|l| {
+            let t = l.trim_start();
+            // `-h, --help`: the long form.
+            let t = match t.split_once(", ") {
+                Some((short, long)) if short.len() == 2 && !short.starts_with("--") => long,
+                _ => t,
+            };
+            t.starts_with("--")
+                .then(|| t.split_whitespace().next().unwrap().to_string())
+        })
+        .collect()
+}
+
+/// Each command shows exactly the LLM flags it uses (none hidden), under their old names.
+#[test]
+fn each_command_shows_exactly_the_llm_flags_it_uses() {
+    let shared = [
+        "--llm",
+        "--base-url",
+        "--api-key-env",
+        "--max-tokens",
+        "--concurrency",
+        "--rpm",
+        "--tpm",
+        "--retries",
+        "--parse-retries",
+        "--backoff-ms",
+        "--timeout",
+        "--cache",
+        "--no-cache",
+        "--max-cost",
+        "--price-in",
+        "--price-out",
+        "--ledger",
+        "--dry-run",
+        "--prompt-dir",
+    ];
+    let review = [
+        "--selector",
+        "--samples",
+        "--temperature",
+        "--output-format",
+        "--rubric",
+        "--llm-locate",
+    ];
+    for (cmd, has, lacks) in [
+        ("rank", &review[..], &[][..]),
+        (
+            "generate",
+            &["--samples", "--temperatures"][..],
+            &review[..2],
+        ),
+        ("locate", &[][..], &review[..]),
+    ] {
+        let flags = help_flags(cmd);
+        for f in shared.iter().chain(has) {
+            assert!(
+                flags.iter().any(|x| x == f),
+                "dei {cmd} --help lacks {f}: {flags:?}"
+            );
+        }
+        for f in lacks.iter().filter(|f| !has.contains(f)) {
+            assert!(
+                !flags.iter().any(|x| x == f),
+                "dei {cmd} --help shows {f}, which it does not use"
+            );
+        }
+        let o = dei(&[cmd, "--rubric", "x"]);
+        if cmd != "rank" {
+            assert!(
+                stderr(&o).contains("unexpected argument '--rubric'"),
+                "dei {cmd} refuses a flag it does not use: {}",
+                stderr(&o)
+            );
+        }
+    }
+    let generate = help_flags("generate");
+    for f in [
+        "--temperature",
+        "--output-format",
+        "--rubric",
+        "--llm-locate",
+        "--selector",
+    ] {
+        assert!(!generate.iter().any(|x| x == f), "generate shows {f}");
+    }
+}

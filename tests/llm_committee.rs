@@ -3,7 +3,7 @@
 
 mod llm_mock;
 
-use dei::llm::config::LlmArgs;
+use dei::llm::config::LlmOptions;
 use dei::model::{Review, Stage};
 use dei::review::llm::LlmCommittee;
 use dei::review::Committee;
@@ -11,8 +11,8 @@ use llm_mock::{bundle, Fault, Mock};
 use std::path::Path;
 use std::time::Duration;
 
-fn args(spec: &str, base: &str, cache: &Path) -> LlmArgs {
-    LlmArgs {
+fn args(spec: &str, base: &str, cache: &Path) -> LlmOptions {
+    LlmOptions {
         llm: Some(spec.into()),
         base_url: Some(base.into()),
         selector: "pointwise".into(),
@@ -28,9 +28,9 @@ fn args(spec: &str, base: &str, cache: &Path) -> LlmArgs {
     }
 }
 
-fn committee(a: &LlmArgs) -> LlmCommittee {
+fn committee(a: &LlmOptions) -> LlmCommittee {
     let env = |k: &str| (k == "TEST_KEY").then(|| "sk-test-SECRET-42".to_string());
-    let a = LlmArgs {
+    let a = LlmOptions {
         api_key_env: a.api_key_env.clone().or(Some("TEST_KEY".into())),
         ..a.clone()
     };
@@ -53,7 +53,7 @@ fn both_protocols_review_in_stage_order_and_rank_the_good_candidate_first() {
         ("anthropic:claude-test", mock.anthropic_base(), "tags"),
     ] {
         let dir = tempfile::tempdir().unwrap();
-        let a = LlmArgs {
+        let a = LlmOptions {
             output_format: Some(format.into()),
             ..args(spec, &base, dir.path())
         };
@@ -101,7 +101,7 @@ fn retry_after_on_429_is_honoured() {
     let mock = Mock::start(Duration::ZERO);
     let dir = tempfile::tempdir().unwrap();
     mock.push(Fault::TooMany(1.0));
-    let c = committee(&LlmArgs {
+    let c = committee(&LlmOptions {
         concurrency: 1,
         ..args("openai-compatible:m", &mock.openai_base(), dir.path())
     });
@@ -123,7 +123,7 @@ fn server_errors_malformed_and_truncated_replies_are_retried() {
     for f in [Fault::ServerError, Fault::Malformed, Fault::Truncated] {
         mock.push(f);
     }
-    let c = committee(&LlmArgs {
+    let c = committee(&LlmOptions {
         concurrency: 1,
         ..args("openai-compatible:m", &mock.openai_base(), dir.path())
     });
@@ -138,7 +138,7 @@ fn slow_reply_past_the_timeout_is_retried() {
     let mock = Mock::start(Duration::ZERO);
     let dir = tempfile::tempdir().unwrap();
     mock.push(Fault::Slow(Duration::from_secs(3)));
-    let c = committee(&LlmArgs {
+    let c = committee(&LlmOptions {
         concurrency: 1,
         timeout: 0.4,
         ..args("openai-compatible:m", &mock.openai_base(), dir.path())
@@ -160,7 +160,7 @@ fn persistent_errors_and_bad_keys_leave_the_candidate_unscored_with_the_reason()
     for _ in 0..4 {
         mock.push(Fault::ServerError);
     }
-    let c = committee(&LlmArgs {
+    let c = committee(&LlmOptions {
         concurrency: 1,
         ..args("openai-compatible:m", &mock.openai_base(), dir.path())
     });
@@ -184,7 +184,7 @@ fn a_reply_with_no_score_is_asked_again_then_unscored_never_guessed() {
     let mock = Mock::start(Duration::ZERO);
     let dir = tempfile::tempdir().unwrap();
     // Candidate 0: one bad reply, then a good one. Candidate 1: three bad replies.
-    let c = committee(&LlmArgs {
+    let c = committee(&LlmOptions {
         concurrency: 1,
         ..args("openai-compatible:m", &mock.openai_base(), dir.path())
     });
@@ -229,7 +229,7 @@ fn a_reply_with_no_score_is_asked_again_then_unscored_never_guessed() {
     );
     // Rerun: every reply (parseable or not) comes from the cache.
     let before = mock.calls();
-    let again = committee(&LlmArgs {
+    let again = committee(&LlmOptions {
         concurrency: 1,
         ..args("openai-compatible:m", &mock.openai_base(), dir.path())
     })
@@ -255,7 +255,7 @@ fn a_reply_with_no_score_is_asked_again_then_unscored_never_guessed() {
 fn rerun_is_served_from_the_cache_with_zero_calls() {
     let mock = Mock::start(Duration::from_millis(5));
     let dir = tempfile::tempdir().unwrap();
-    let a = LlmArgs {
+    let a = LlmOptions {
         samples: 3,
         ..args("openai-compatible:m", &mock.openai_base(), dir.path())
     };
@@ -282,7 +282,7 @@ fn rerun_is_served_from_the_cache_with_zero_calls() {
 fn samples_aggregate_to_the_mean_with_spread_kept() {
     let mock = Mock::start(Duration::ZERO);
     let dir = tempfile::tempdir().unwrap();
-    let c = committee(&LlmArgs {
+    let c = committee(&LlmOptions {
         samples: 5,
         temperature: Some(0.9),
         ..args("openai-compatible:m", &mock.openai_base(), dir.path())
@@ -317,7 +317,7 @@ fn max_cost_stops_scheduling_and_the_cap_holds() {
     let mock = Mock::start(Duration::from_millis(30));
     let dir = tempfile::tempdir().unwrap();
     // Every reply reports 1000 input + 200 output tokens; at $1/$5 per Mtok a call costs $0.002.
-    let a = LlmArgs {
+    let a = LlmOptions {
         price_in: Some(1.0),
         price_out: Some(5.0),
         max_tokens: 256,
@@ -357,7 +357,7 @@ fn listwise_and_pairwise_give_scores_rank_can_order() {
     for (sel, calls) in [("listwise", 3u64), ("pairwise", 6 * 3)] {
         let dir = tempfile::tempdir().unwrap();
         let before = mock.calls();
-        let c = committee(&LlmArgs {
+        let c = committee(&LlmOptions {
             selector: sel.into(),
             samples: 3,
             ..args("openai-compatible:m", &mock.openai_base(), dir.path())
@@ -384,7 +384,7 @@ fn listwise_and_pairwise_give_scores_rank_can_order() {
 fn dry_run_prints_prompts_and_counts_without_calling() {
     let mock = Mock::start(Duration::ZERO);
     let dir = tempfile::tempdir().unwrap();
-    let c = committee(&LlmArgs {
+    let c = committee(&LlmOptions {
         dry_run: true,
         samples: 2,
         ..args("openai-compatible:m", &mock.openai_base(), dir.path())
@@ -436,7 +436,7 @@ fn custom_rubric_and_prompt_dir_reach_the_prompt_and_bad_ones_say_where() {
     let prompts = dir.path().join("prompts");
     std::fs::create_dir(&prompts).unwrap();
     std::fs::write(prompts.join("system.j2"), "CUSTOM SYSTEM PROMPT").unwrap();
-    let a = LlmArgs {
+    let a = LlmOptions {
         rubric: Some(rubric.clone()),
         prompt_dir: Some(prompts.clone()),
         ..args("openai-compatible:m", &mock.openai_base(), dir.path())

@@ -56,14 +56,6 @@ pub struct IssueTextArgs {
 }
 
 #[derive(Args)]
-#[command(
-    mut_arg("llm", |a| a.help("Model that re-ranks the search (optional): openai:MODEL, anthropic:MODEL, openai-compatible:MODEL (needs --base-url), vllm:MODEL, ollama:MODEL or llamacpp:MODEL")),
-    mut_arg("selector", |a| a.hide(true)),
-    mut_arg("samples", |a| a.hide(true)),
-    mut_arg("rubric", |a| a.hide(true)),
-    mut_arg("llm_locate", |a| a.hide(true)),
-    mut_arg("temperature", |a| a.hide(true)),
-)]
 pub struct LocateArgs {
     /// SWE-bench-style task records (JSON or JSONL).
     #[arg(long, requires = "issue")]
@@ -82,22 +74,10 @@ pub struct LocateArgs {
     #[arg(long)]
     pub json: Option<PathBuf>,
     #[command(flatten)]
-    pub llm: dei::llm::config::LlmArgs,
+    pub llm: super::llm::LocateLlmArgs,
 }
 
 #[derive(Args)]
-#[command(
-    mut_arg("samples", |a| a.default_value("0").help_heading("Generation")
-        .help("Samples per strategy and issue, at the --temperatures in turn (0: one per temperature)")),
-    mut_arg("max_tokens", |a| a.default_value("4096")),
-    mut_arg("llm", |a| a.help("Model that writes the patches (required): openai:MODEL, anthropic:MODEL, openai-compatible:MODEL (needs --base-url), vllm:MODEL, ollama:MODEL or llamacpp:MODEL")),
-    mut_arg("temperature", |a| a.hide(true)),
-    mut_arg("selector", |a| a.hide(true)),
-    mut_arg("output_format", |a| a.hide(true)),
-    mut_arg("prompt_dir", |a| a.hide(true)),
-    mut_arg("rubric", |a| a.hide(true)),
-    mut_arg("llm_locate", |a| a.hide(true)),
-)]
 pub struct GenerateArgs {
     /// SWE-bench-style task records (JSON or JSONL).
     #[arg(long)]
@@ -120,6 +100,9 @@ pub struct GenerateArgs {
     /// Sampling temperatures, used in turn by the samples.
     #[arg(long, value_delimiter = ',', default_value = "0,0.4,0.8")]
     pub temperatures: Vec<f64>,
+    /// Samples per strategy and issue, at the --temperatures in turn (0: one per temperature).
+    #[arg(long, default_value_t = 0, help_heading = "Generation")]
+    pub samples: usize,
     /// At most this many files for the hierarchical strategy (L).
     #[arg(long, default_value_t = 3)]
     pub max_files: usize,
@@ -137,7 +120,7 @@ pub struct GenerateArgs {
     #[arg(long)]
     pub out: PathBuf,
     #[command(flatten)]
-    pub llm: dei::llm::config::LlmArgs,
+    pub llm: super::llm::GenerateLlmArgs,
 }
 
 #[derive(Args)]
@@ -202,7 +185,7 @@ pub struct RankArgs {
     #[arg(long, value_name = "NAME|FILE")]
     pub offline_weights: Option<String>,
     #[command(flatten)]
-    pub llm: dei::llm::config::LlmArgs,
+    pub llm: super::llm::RankLlmArgs,
 }
 
 /// `--agent-name` (`dei rank`, `dei eval`).

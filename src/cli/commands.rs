@@ -36,16 +36,17 @@ pub fn generate(args: GenerateArgs) -> anyhow::Result<()> {
         repo: args.place.repo,
         repos: args.place.repos,
         strategies: gen::parse_kinds(&args.strategies)?,
-        samples: args.llm.samples as usize,
+        samples: args.samples,
         temperatures: args.temperatures,
         max_files: args.max_files,
         test_cmd: args.test_cmd,
         test_timeout: std::time::Duration::from_secs_f64(args.test_timeout),
         out: args.out,
         jobs: args.jobs,
-        dry_run: args.llm.dry_run,
+        dry_run: args.llm.spend.dry_run,
+        prompt_dir: args.llm.prompt_dir.clone(),
     };
-    let report = gen::generate(&req, &args.llm)?;
+    let report = gen::generate(&req, &args.llm.options())?;
     if let Some(u) = &report.usage {
         eprintln!("{}", gen::usage_line(u));
     }
@@ -74,10 +75,10 @@ pub type CommitteeAndRelocator = (
 );
 
 pub fn committee(
-    llm: &dei::llm::config::LlmArgs,
+    llm: &dei::llm::config::LlmOptions,
     offline_weights: Option<&str>,
 ) -> anyhow::Result<CommitteeAndRelocator> {
-    Ok(match dei::review::llm::LlmCommittee::from_args(llm)? {
+    Ok(match dei::review::llm::LlmCommittee::from_options(llm)? {
         Some(llm) => {
             let relocator = llm.relocator().map(std::sync::Arc::new);
             (Box::new(llm), relocator)
@@ -112,7 +113,7 @@ pub fn rank(mut args: RankArgs) -> anyhow::Result<()> {
         naming: args.names.naming()?,
     };
     check_outputs(&[args.json.as_deref()])?;
-    let (committee, relocator) = committee(&args.llm, args.offline_weights.as_deref())?;
+    let (committee, relocator) = committee(&args.llm.options(), args.offline_weights.as_deref())?;
     let req = dei::rank::pipeline::RankRequest { relocator, ..req };
     let result = dei::rank::pipeline::rank(&req, committee.as_ref())?;
     emit(
@@ -249,7 +250,7 @@ pub fn rank_many(args: RankArgs) -> anyhow::Result<()> {
         stop: Some(super::stop_on_ctrl_c()),
         relocator: None,
     };
-    let (committee, relocator) = committee(&args.llm, args.offline_weights.as_deref())?;
+    let (committee, relocator) = committee(&args.llm.options(), args.offline_weights.as_deref())?;
     let req = dei::rank::run::RunRequest { relocator, ..req };
     let report = dei::rank::run::run(&req, committee.as_ref())?;
     for line in dei::candidates::problem_lines(&report.problems, 10) {
@@ -382,7 +383,7 @@ pub fn locate(a: LocateArgs) -> anyhow::Result<()> {
         a.place.repos.as_deref(),
         &task.repo,
     )?;
-    let engine = a.llm.engine()?;
+    let engine = a.llm.options().engine()?;
     let prompts = dei::llm::prompts::Prompts::load(a.llm.prompt_dir.as_deref())?;
     let model = engine
         .as_ref()

@@ -1,8 +1,10 @@
-//! The command line: its flags ([`args`]), what each command does ([`commands`]), the
-//! terminal reporter ([`progress`]) and the Ctrl-C watcher.
+//! The command line: its flags ([`args`], the LLM flags in [`llm`]), what each command does
+//! ([`commands`]), the terminal reporter ([`progress`]) and the Ctrl-C watcher. Every clap
+//! struct lives here; the library has none.
 
 pub mod args;
 pub mod commands;
+pub mod llm;
 pub mod progress;
 
 use std::sync::atomic::{AtomicBool, Ordering};

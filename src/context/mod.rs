@@ -18,7 +18,9 @@ use crate::model::paths::{is_auxiliary, is_python};
 use crate::syntax::python::{self, Def, PyIndex};
 
 use crate::localize::search::{self as locate, RepoFiles};
-use crate::model::{Context, LineRange, ParseErrorPos, PatchView, Snippet, SnippetKind, Task};
+use crate::model::{
+    Context, FileView, LineRange, ParseErrorPos, PatchView, Snippet, SnippetKind, Task,
+};
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -79,6 +81,12 @@ struct Builder<'a> {
     rel: &'a Related<'a>,
     /// (path, qualified name) of definitions this candidate edits.
     edited_defs: Vec<(String, String)>,
+    /// The candidate.
+    view: &'a PatchView,
+    /// What is known so far (edited names, parse errors); the snippets come at the end.
+    ctx: Context,
+    /// What the other candidates edit.
+    others: OtherEdits,
 }
 
 fn window(range: LineRange, pad: usize, max_line: usize) -> LineRange {
@@ -269,6 +277,11 @@ fn is_generic_name(name: &str) -> bool {
 
 /// Build the context of one candidate within `budget` tokens, drawing on the issue, the other
 /// candidates and the repository as far as `rel` provides them.
+///
+/// In steps, each adding candidate snippets: the code the patch edits (before and after, with
+/// the parse errors it introduces), code related to each edited definition (callees, base
+/// classes, callers), code the issue names (traceback frames, names), where the issue alone
+/// points, and spans the other candidates edit; then [`select`] keeps what fits.
 pub fn build_with(view: &PatchView, task: &Task, budget: usize, rel: &Related) -> Context {
     let owned_refs;
     let refs = match rel.refs {
@@ -278,36 +291,67 @@ pub fn build_with(view: &PatchView, task: &Task, budget: usize, rel: &Related) -
             &owned_refs
         }
     };
-    let mut ctx = Context::default();
     let mut b = Builder {
         cands: Vec::new(),
         rel,
         edited_defs: Vec::new(),
+        view,
+        ctx: Context::default(),
+        others: OtherEdits::of(view, rel.others),
     };
-
-    // What the other candidates edit: (path, name) → how many of them.
-    let mut other_edits: HashMap<(String, String), (usize, LineRange)> = HashMap::new();
-    for o in rel.others {
-        if std::ptr::eq(*o, view) {
-            continue;
-        }
-        let mut seen = std::collections::HashSet::new();
-        for (p, n, l) in edited_units(o) {
-            let key = (
-                p.clone(),
-                if n.is_empty() || n == "<module>" {
-                    format!("{n}@{}", l.start)
-                } else {
-                    n
-                },
-            );
-            if seen.insert(key.clone()) {
-                other_edits.entry(key).or_insert((0, l)).0 += 1;
-            }
+    for f in &view.files {
+        if is_python(&f.path) {
+            b.edited_python(f);
+        } else {
+            b.edited_lines(f);
         }
     }
-    let others_on = |path: &str, name: &str, lines: LineRange| -> usize {
-        other_edits
+    let edited = b.edited_defs.clone();
+    for (path, name) in &edited {
+        b.related(path, name);
+    }
+    b.traceback_frames(refs);
+    b.named_in_touched_files(refs);
+    b.named_elsewhere(refs);
+    b.located(&edited);
+    b.edited_by_others(&edited);
+    let Builder { mut ctx, cands, .. } = b;
+    select(&mut ctx, cands, budget);
+    ctx
+}
+
+/// What the other candidates edit: (path, name) → how many of them, and the lines of the first.
+/// Unnamed spans (`<module>` code, non-Python lines) are keyed `name@start`.
+struct OtherEdits(HashMap<(String, String), (usize, LineRange)>);
+
+impl OtherEdits {
+    fn of(view: &PatchView, others: &[&PatchView]) -> OtherEdits {
+        let mut map: HashMap<(String, String), (usize, LineRange)> = HashMap::new();
+        for o in others {
+            if std::ptr::eq(*o, view) {
+                continue;
+            }
+            let mut seen = std::collections::HashSet::new();
+            for (p, n, l) in edited_units(o) {
+                let key = (
+                    p.clone(),
+                    if n.is_empty() || n == "<module>" {
+                        format!("{n}@{}", l.start)
+                    } else {
+                        n
+                    },
+                );
+                if seen.insert(key.clone()) {
+                    map.entry(key).or_insert((0, l)).0 += 1;
+                }
+            }
+        }
+        OtherEdits(map)
+    }
+
+    /// How many other candidates edit `name` in `path` (unnamed: overlapping `lines`).
+    fn on(&self, path: &str, name: &str, lines: LineRange) -> usize {
+        self.0
             .iter()
             .filter(|((p, n), (_, l))| {
                 p == path
@@ -315,93 +359,115 @@ pub fn build_with(view: &PatchView, task: &Task, budget: usize, rel: &Related) -
             })
             .map(|(_, (c, _))| *c)
             .sum()
-    };
-    let with_others = |reason: &str, k: usize| {
-        if k > 0 {
-            format!("{reason}; also edited by {k} other candidate(s)")
-        } else {
-            reason.to_string()
-        }
-    };
+    }
+}
 
-    for f in &view.files {
+/// `reason`, saying so when `k` other candidates edit the same code.
+fn with_others(reason: &str, k: usize) -> String {
+    if k > 0 {
+        format!("{reason}; also edited by {k} other candidate(s)")
+    } else {
+        reason.to_string()
+    }
+}
+
+impl Builder<'_> {
+    /// A non-Python file: windows around the edited lines, before and after.
+    fn edited_lines(&mut self, f: &FileView) {
         let before = f.before.as_deref().unwrap_or("");
-        let after = f.after.as_deref();
-        if !is_python(&f.path) {
-            let n_before = before.lines().count();
-            for r in &f.changed_before {
-                let w = window(*r, WINDOW, n_before);
-                ctx.edited.push(format!("{}:{}", f.path, r.start));
-                let k = others_on(&f.path, "", w);
-                b.add(line_snippet(
+        let n_before = before.lines().count();
+        for r in &f.changed_before {
+            let w = window(*r, WINDOW, n_before);
+            self.ctx.edited.push(format!("{}:{}", f.path, r.start));
+            let k = self.others.on(&f.path, "", w);
+            self.add(line_snippet(
+                &f.path,
+                before,
+                w,
+                SnippetKind::Lines,
+                with_others("lines edited by this patch", k),
+                REQUIRED,
+                false,
+            ));
+        }
+        if let Some(a) = f.after.as_deref() {
+            let n_after = a.lines().count();
+            for r in &f.changed_after {
+                let w = window(*r, WINDOW, n_after);
+                self.add(line_snippet(
                     &f.path,
-                    before,
+                    a,
                     w,
                     SnippetKind::Lines,
-                    with_others("lines edited by this patch", k),
-                    REQUIRED,
-                    false,
+                    "the same lines after the patch".into(),
+                    900.0,
+                    true,
                 ));
             }
-            if let Some(a) = after {
-                let n_after = a.lines().count();
-                for r in &f.changed_after {
-                    let w = window(*r, WINDOW, n_after);
-                    b.add(line_snippet(
-                        &f.path,
-                        a,
-                        w,
-                        SnippetKind::Lines,
-                        "the same lines after the patch".into(),
-                        900.0,
-                        true,
-                    ));
-                }
-            }
-            continue;
         }
+    }
+
+    /// A Python file: the parse errors the patch adds, and the definitions (or module-level
+    /// code) enclosing each hunk before and after.
+    fn edited_python(&mut self, f: &FileView) {
+        let before = f.before.as_deref().unwrap_or("");
         let idx_before = python::index(before);
-        let idx_after = after.map(python::index);
+        let idx_after = f.after.as_deref().map(python::index);
         if let Some(ia) = &idx_after {
-            let extra = ia.errors.len().saturating_sub(if f.before.is_some() {
-                idx_before.errors.len()
-            } else {
-                0
-            });
-            if extra > 0 {
-                ctx.new_parse_errors += extra;
-                let known: Vec<&str> = before.lines().collect();
-                for e in ia.errors.iter().take(10) {
-                    // Skip errors on lines the base already had with an error at the same text.
-                    let line_text = after.and_then(|a| a.lines().nth(e.line - 1)).unwrap_or("");
-                    if idx_before
-                        .errors
-                        .iter()
-                        .any(|be| known.get(be.line - 1) == Some(&line_text))
-                    {
-                        continue;
-                    }
-                    ctx.parse_errors.push(ParseErrorPos {
-                        path: f.path.clone(),
-                        ..e.clone()
-                    });
-                }
-            }
+            self.new_parse_errors(f, &idx_before, ia);
         }
-        // Enclosing definitions before.
-        for r in &f.changed_before {
-            if f.before.is_none() {
-                break;
+        if f.before.is_some() {
+            self.edited_before(f, &idx_before);
+        }
+        if let (Some(a), Some(ia)) = (f.after.as_deref(), &idx_after) {
+            self.edited_after(f, a, ia);
+        }
+    }
+
+    /// Parse errors in the patched file beyond those of the base (at most 10 positions, skipping
+    /// errors on lines the base already had with an error at the same text).
+    fn new_parse_errors(&mut self, f: &FileView, idx_before: &PyIndex, ia: &PyIndex) {
+        let before = f.before.as_deref().unwrap_or("");
+        let after = f.after.as_deref();
+        let extra = ia.errors.len().saturating_sub(if f.before.is_some() {
+            idx_before.errors.len()
+        } else {
+            0
+        });
+        if extra == 0 {
+            return;
+        }
+        self.ctx.new_parse_errors += extra;
+        let known: Vec<&str> = before.lines().collect();
+        for e in ia.errors.iter().take(10) {
+            let line_text = after.and_then(|a| a.lines().nth(e.line - 1)).unwrap_or("");
+            if idx_before
+                .errors
+                .iter()
+                .any(|be| known.get(be.line - 1) == Some(&line_text))
+            {
+                continue;
             }
+            self.ctx.parse_errors.push(ParseErrorPos {
+                path: f.path.clone(),
+                ..e.clone()
+            });
+        }
+    }
+
+    /// The definitions enclosing each hunk before the patch (required snippets).
+    fn edited_before(&mut self, f: &FileView, idx_before: &PyIndex) {
+        let before = f.before.as_deref().unwrap_or("");
+        for r in &f.changed_before {
             match idx_before.innermost(*r) {
                 Some(d) => {
                     let name = format!("{}::{}", f.path, d.name);
-                    if !ctx.edited.contains(&name) {
-                        ctx.edited.push(name);
-                        b.edited_defs.push((f.path.clone(), d.name.clone()));
+                    if !self.ctx.edited.contains(&name) {
+                        self.ctx.edited.push(name);
+                        self.edited_defs.push((f.path.clone(), d.name.clone()));
                     }
-                    let k = others_on(&f.path, &d.name, d.lines);
-                    b.add(def_snippet(
+                    let k = self.others.on(&f.path, &d.name, d.lines);
+                    self.add(def_snippet(
                         &f.path,
                         before,
                         d,
@@ -413,12 +479,12 @@ pub fn build_with(view: &PatchView, task: &Task, budget: usize, rel: &Related) -
                 }
                 None => {
                     let name = format!("{}::<module>", f.path);
-                    if !ctx.edited.contains(&name) {
-                        ctx.edited.push(name);
+                    if !self.ctx.edited.contains(&name) {
+                        self.ctx.edited.push(name);
                     }
                     let w = window(*r, WINDOW, idx_before.line_count);
-                    let k = others_on(&f.path, "<module>", w);
-                    b.add(line_snippet(
+                    let k = self.others.on(&f.path, "<module>", w);
+                    self.add(line_snippet(
                         &f.path,
                         before,
                         w,
@@ -430,56 +496,68 @@ pub fn build_with(view: &PatchView, task: &Task, budget: usize, rel: &Related) -
                 }
             }
         }
-        // Enclosing definitions after.
-        if let (Some(a), Some(ia)) = (after, &idx_after) {
-            for r in &f.changed_after {
-                match ia.innermost(*r) {
-                    Some(d) => {
-                        let reason = if f.before.is_none() {
-                            "added by this patch (new file)"
-                        } else {
-                            "after the patch"
-                        };
-                        b.add(def_snippet(
-                            &f.path,
-                            a,
-                            d,
-                            reason.into(),
-                            if f.before.is_none() { REQUIRED } else { 900.0 },
-                            true,
-                            Some(*r),
-                        ));
-                    }
-                    None => {
-                        let w = window(*r, WINDOW, ia.line_count);
-                        b.add(line_snippet(
-                            &f.path,
-                            a,
-                            w,
-                            SnippetKind::Module,
-                            "module-level code after the patch".into(),
-                            900.0,
-                            true,
-                        ));
-                    }
+    }
+
+    /// The definitions enclosing each hunk after the patch (required in a new file).
+    fn edited_after(&mut self, f: &FileView, a: &str, ia: &PyIndex) {
+        for r in &f.changed_after {
+            match ia.innermost(*r) {
+                Some(d) => {
+                    let reason = if f.before.is_none() {
+                        "added by this patch (new file)"
+                    } else {
+                        "after the patch"
+                    };
+                    self.add(def_snippet(
+                        &f.path,
+                        a,
+                        d,
+                        reason.into(),
+                        if f.before.is_none() { REQUIRED } else { 900.0 },
+                        true,
+                        Some(*r),
+                    ));
+                }
+                None => {
+                    let w = window(*r, WINDOW, ia.line_count);
+                    self.add(line_snippet(
+                        &f.path,
+                        a,
+                        w,
+                        SnippetKind::Module,
+                        "module-level code after the patch".into(),
+                        900.0,
+                        true,
+                    ));
                 }
             }
         }
     }
 
-    // Related code.
-    let edited = b.edited_defs.clone();
-    for (path, name) in &edited {
-        let Some(f) = view.files.iter().find(|f| &f.path == path) else {
-            continue;
+    /// Code related to the edited definition `name` of `path`: what it calls, its base
+    /// classes, and its callers.
+    fn related(&mut self, path: &str, name: &str) {
+        let view = self.view;
+        let Some(f) = view.files.iter().find(|f| f.path == path) else {
+            return;
         };
         let before = f.before.as_deref().unwrap_or("");
         let idx = python::index(before);
-        let Some(di) = idx.defs.iter().position(|d| &d.name == name) else {
-            continue;
+        let Some(di) = idx.defs.iter().position(|d| d.name == name) else {
+            return;
         };
         let d = idx.defs[di].clone();
-        // Callees (in the code before and after).
+        self.callees(path, f, &idx, &d);
+        self.base_classes(path, &idx, di);
+        let short = d.short().to_string();
+        if d.kind == SnippetKind::Function && !is_generic_name(&short) {
+            self.callers_in_file(path, before, &idx, &d, &short);
+            self.callers_elsewhere(path, &short);
+        }
+    }
+
+    /// Definitions `d` calls, in the code before and after (at most 12 names).
+    fn callees(&mut self, path: &str, f: &FileView, idx: &PyIndex, d: &Def) {
         let mut callees: Vec<String> = idx
             .callees_in(d.lines)
             .into_iter()
@@ -499,12 +577,12 @@ pub fn build_with(view: &PatchView, task: &Task, budget: usize, rel: &Related) -
             if c == d.short() || is_generic_name(c) && c != "__init__" {
                 continue;
             }
-            if let Some((p, src, cd)) = b.resolve(view, path, &idx, c) {
-                if p == *path && cd.lines.overlaps(&d.lines) {
+            if let Some((p, src, cd)) = self.resolve(self.view, path, idx, c) {
+                if p == path && cd.lines.overlaps(&d.lines) {
                     continue;
                 }
-                let score = if p == *path { 60.0 } else { 52.0 };
-                b.add(def_snippet(
+                let score = if p == path { 60.0 } else { 52.0 };
+                self.add(def_snippet(
                     &p,
                     &src,
                     &cd,
@@ -515,7 +593,10 @@ pub fn build_with(view: &PatchView, task: &Task, budget: usize, rel: &Related) -
                 ));
             }
         }
-        // Base classes of the edited class or of the method's class.
+    }
+
+    /// Base classes of the edited class, or of the edited method's class.
+    fn base_classes(&mut self, path: &str, idx: &PyIndex, di: usize) {
         let mut cls = Some(di);
         while let Some(ci) = cls {
             if idx.defs[ci].kind == SnippetKind::Class {
@@ -523,192 +604,208 @@ pub fn build_with(view: &PatchView, task: &Task, budget: usize, rel: &Related) -
             }
             cls = idx.defs[ci].parent;
         }
-        if let Some(ci) = cls {
-            for base in idx.defs[ci].bases.clone() {
-                let short = base.rsplit('.').next().unwrap_or(&base).to_string();
-                if matches!(short.as_str(), "object" | "Exception" | "ABC") {
-                    continue;
-                }
-                if let Some((p, src, bd)) = b.resolve(view, path, &idx, &short) {
-                    b.add(def_snippet(
-                        &p,
-                        &src,
-                        &bd,
-                        format!("base class of `{}`", idx.defs[ci].name),
-                        55.0,
-                        false,
-                        None,
-                    ));
-                }
-            }
-        }
-        // Callers.
-        let short = d.short().to_string();
-        if d.kind == SnippetKind::Function && !is_generic_name(&short) {
-            let mut n = 0;
-            for c in idx.calls_to(&short) {
-                if d.lines.start <= c.line && c.line <= d.lines.end {
-                    continue;
-                }
-                match c.def {
-                    Some(ci) => b.add(def_snippet(
-                        path,
-                        before,
-                        &idx.defs[ci],
-                        format!("calls edited `{short}`"),
-                        50.0 - n as f64,
-                        false,
-                        Some(LineRange::new(c.line, c.line)),
-                    )),
-                    None => b.add(line_snippet(
-                        path,
-                        before,
-                        window(LineRange::new(c.line, c.line), 2, idx.line_count),
-                        SnippetKind::Module,
-                        format!("calls edited `{short}`"),
-                        45.0 - n as f64,
-                        false,
-                    )),
-                }
-                n += 1;
-                if n >= 4 {
-                    break;
-                }
-            }
-            if let Some(repo) = rel.repo {
-                let mut found = 0;
-                let mut scanned = 0;
-                for &fi in repo.files_containing(short.as_str()).iter() {
-                    let rf = &repo.files[fi];
-                    if rf.path == *path
-                        || view.files.iter().any(|g| g.path == rf.path)
-                        || is_auxiliary(&rf.path)
-                    {
-                        continue;
-                    }
-                    scanned += 1;
-                    if scanned > 20 {
-                        break;
-                    }
-                    // No `short(` in the text: no call to find, no need to parse the file.
-                    if !python::may_call(&rf.text, &short) {
-                        continue;
-                    }
-                    let ri = rf.index();
-                    let first = ri.calls_to(&short).next().cloned();
-                    if let Some(c) = first {
-                        let s = match c.def {
-                            Some(ci) => def_snippet(
-                                &rf.path,
-                                &rf.text,
-                                &ri.defs[ci],
-                                format!("calls edited `{short}`"),
-                                35.0 - found as f64,
-                                false,
-                                Some(LineRange::new(c.line, c.line)),
-                            ),
-                            None => line_snippet(
-                                &rf.path,
-                                &rf.text,
-                                window(LineRange::new(c.line, c.line), 2, ri.line_count),
-                                SnippetKind::Module,
-                                format!("calls edited `{short}`"),
-                                33.0 - found as f64,
-                                false,
-                            ),
-                        };
-                        b.add(s);
-                        found += 1;
-                        if found >= 3 {
-                            break;
-                        }
-                    }
-                }
-            }
-        }
-    }
-
-    // Code the issue names: traceback frames and named definitions, in the touched files and
-    // (with a repository) elsewhere.
-    for (k, fr) in refs.frames.iter().rev().enumerate() {
-        let score = 75.0 - 3.0 * k as f64;
-        if score < 40.0 {
-            break;
-        }
-        let touched: Vec<&str> = view.files.iter().map(|f| f.path.as_str()).collect();
-        let (path, src): (String, Arc<str>) =
-            if let Some(p) = issue::resolve_path(&fr.file, touched.iter().copied()) {
-                let f = view
-                    .files
-                    .iter()
-                    .find(|f| f.path == p)
-                    .expect("touched path");
-                match f.before.as_deref() {
-                    Some(s) => (p.to_string(), Arc::from(s)),
-                    None => continue,
-                }
-            } else if let Some(repo) = rel.repo {
-                match issue::resolve_path(&fr.file, repo.paths()).and_then(|p| repo.get(p)) {
-                    Some(rf) => (rf.path.clone(), rf.text.clone()),
-                    None => continue,
-                }
-            } else {
+        let Some(ci) = cls else { return };
+        for base in idx.defs[ci].bases.clone() {
+            let short = base.rsplit('.').next().unwrap_or(&base).to_string();
+            if matches!(short.as_str(), "object" | "Exception" | "ABC") {
                 continue;
-            };
-        if !is_python(&path) {
-            continue;
-        }
-        let idx = python::index(&src);
-        let at = LineRange::new(fr.line, fr.line);
-        match idx.innermost(at) {
-            Some(d) => b.add(def_snippet(
-                &path,
-                &src,
-                d,
-                format!("traceback frame (line {}) in the issue", fr.line),
-                score,
-                false,
-                Some(at),
-            )),
-            None => b.add(line_snippet(
-                &path,
-                &src,
-                window(at, 3, idx.line_count),
-                SnippetKind::Module,
-                "traceback frame in the issue".into(),
-                score,
-                false,
-            )),
-        }
-    }
-    for f in &view.files {
-        if !is_python(&f.path) {
-            continue;
-        }
-        let Some(before) = f.before.as_deref() else {
-            continue;
-        };
-        let idx = python::index(before);
-        for d in &idx.defs {
-            if refs.names(&d.name) {
-                let score = if d.kind == SnippetKind::Function {
-                    70.0
-                } else {
-                    62.0
-                };
-                b.add(def_snippet(
-                    &f.path,
-                    before,
-                    d,
-                    "named in the issue".into(),
-                    score,
+            }
+            if let Some((p, src, bd)) = self.resolve(self.view, path, idx, &short) {
+                self.add(def_snippet(
+                    &p,
+                    &src,
+                    &bd,
+                    format!("base class of `{}`", idx.defs[ci].name),
+                    55.0,
                     false,
                     None,
                 ));
             }
         }
     }
-    if let Some(repo) = rel.repo {
+
+    /// Up to 4 calls of `short` in its own file, outside `d`.
+    fn callers_in_file(&mut self, path: &str, before: &str, idx: &PyIndex, d: &Def, short: &str) {
+        let mut n = 0;
+        for c in idx.calls_to(short) {
+            if d.lines.start <= c.line && c.line <= d.lines.end {
+                continue;
+            }
+            match c.def {
+                Some(ci) => self.add(def_snippet(
+                    path,
+                    before,
+                    &idx.defs[ci],
+                    format!("calls edited `{short}`"),
+                    50.0 - n as f64,
+                    false,
+                    Some(LineRange::new(c.line, c.line)),
+                )),
+                None => self.add(line_snippet(
+                    path,
+                    before,
+                    window(LineRange::new(c.line, c.line), 2, idx.line_count),
+                    SnippetKind::Module,
+                    format!("calls edited `{short}`"),
+                    45.0 - n as f64,
+                    false,
+                )),
+            }
+            n += 1;
+            if n >= 4 {
+                break;
+            }
+        }
+    }
+
+    /// With a repository: the first call of `short` in up to 3 other files (of at most 20
+    /// untouched, non-auxiliary files that mention it).
+    fn callers_elsewhere(&mut self, path: &str, short: &str) {
+        let Some(repo) = self.rel.repo else { return };
+        let view = self.view;
+        let mut found = 0;
+        let mut scanned = 0;
+        for &fi in repo.files_containing(short).iter() {
+            let rf = &repo.files[fi];
+            if rf.path == path
+                || view.files.iter().any(|g| g.path == rf.path)
+                || is_auxiliary(&rf.path)
+            {
+                continue;
+            }
+            scanned += 1;
+            if scanned > 20 {
+                break;
+            }
+            // No `short(` in the text: no call to find, no need to parse the file.
+            if !python::may_call(&rf.text, short) {
+                continue;
+            }
+            let ri = rf.index();
+            let first = ri.calls_to(short).next().cloned();
+            if let Some(c) = first {
+                let s = match c.def {
+                    Some(ci) => def_snippet(
+                        &rf.path,
+                        &rf.text,
+                        &ri.defs[ci],
+                        format!("calls edited `{short}`"),
+                        35.0 - found as f64,
+                        false,
+                        Some(LineRange::new(c.line, c.line)),
+                    ),
+                    None => line_snippet(
+                        &rf.path,
+                        &rf.text,
+                        window(LineRange::new(c.line, c.line), 2, ri.line_count),
+                        SnippetKind::Module,
+                        format!("calls edited `{short}`"),
+                        33.0 - found as f64,
+                        false,
+                    ),
+                };
+                self.add(s);
+                found += 1;
+                if found >= 3 {
+                    break;
+                }
+            }
+        }
+    }
+
+    /// The issue's traceback frames, innermost first, in the touched files or (with a
+    /// repository) elsewhere.
+    fn traceback_frames(&mut self, refs: &IssueRefs) {
+        let view = self.view;
+        for (k, fr) in refs.frames.iter().rev().enumerate() {
+            let score = 75.0 - 3.0 * k as f64;
+            if score < 40.0 {
+                break;
+            }
+            let touched: Vec<&str> = view.files.iter().map(|f| f.path.as_str()).collect();
+            let (path, src): (String, Arc<str>) =
+                if let Some(p) = issue::resolve_path(&fr.file, touched.iter().copied()) {
+                    let f = view
+                        .files
+                        .iter()
+                        .find(|f| f.path == p)
+                        .expect("touched path");
+                    match f.before.as_deref() {
+                        Some(s) => (p.to_string(), Arc::from(s)),
+                        None => continue,
+                    }
+                } else if let Some(repo) = self.rel.repo {
+                    match issue::resolve_path(&fr.file, repo.paths()).and_then(|p| repo.get(p)) {
+                        Some(rf) => (rf.path.clone(), rf.text.clone()),
+                        None => continue,
+                    }
+                } else {
+                    continue;
+                };
+            if !is_python(&path) {
+                continue;
+            }
+            let idx = python::index(&src);
+            let at = LineRange::new(fr.line, fr.line);
+            match idx.innermost(at) {
+                Some(d) => self.add(def_snippet(
+                    &path,
+                    &src,
+                    d,
+                    format!("traceback frame (line {}) in the issue", fr.line),
+                    score,
+                    false,
+                    Some(at),
+                )),
+                None => self.add(line_snippet(
+                    &path,
+                    &src,
+                    window(at, 3, idx.line_count),
+                    SnippetKind::Module,
+                    "traceback frame in the issue".into(),
+                    score,
+                    false,
+                )),
+            }
+        }
+    }
+
+    /// Definitions of the touched files that the issue names.
+    fn named_in_touched_files(&mut self, refs: &IssueRefs) {
+        let view = self.view;
+        for f in &view.files {
+            if !is_python(&f.path) {
+                continue;
+            }
+            let Some(before) = f.before.as_deref() else {
+                continue;
+            };
+            let idx = python::index(before);
+            for d in &idx.defs {
+                if refs.names(&d.name) {
+                    let score = if d.kind == SnippetKind::Function {
+                        70.0
+                    } else {
+                        62.0
+                    };
+                    self.add(def_snippet(
+                        &f.path,
+                        before,
+                        d,
+                        "named in the issue".into(),
+                        score,
+                        false,
+                        None,
+                    ));
+                }
+            }
+        }
+    }
+
+    /// With a repository: names the issue mentions that one or two untouched files define.
+    fn named_elsewhere(&mut self, refs: &IssueRefs) {
+        let Some(repo) = self.rel.repo else { return };
+        let view = self.view;
         for m in &refs.mentions {
             let defining = repo.files_defining(m);
             if defining.is_empty() || defining.len() > 2 {
@@ -722,7 +819,7 @@ pub fn build_with(view: &PatchView, task: &Task, budget: usize, rel: &Related) -
                 let ri = rf.index();
                 let first = ri.defs_named(m).next().cloned();
                 if let Some(d) = first {
-                    b.add(def_snippet(
+                    self.add(def_snippet(
                         &rf.path,
                         &rf.text,
                         &d,
@@ -736,15 +833,19 @@ pub fn build_with(view: &PatchView, task: &Task, budget: usize, rel: &Related) -
         }
     }
 
-    // Where the issue alone points, when this candidate goes elsewhere.
-    if let Some(loc) = rel.located {
+    /// Where the issue alone points (its best [`LOCATED_SHOWN`] definitions), when this
+    /// candidate leaves them alone.
+    fn located(&mut self, edited: &[(String, String)]) {
+        let Some(loc) = self.rel.located else { return };
+        let view = self.view;
         for (k, f) in loc.functions.iter().take(LOCATED_SHOWN).enumerate() {
             if edited.iter().any(|(p, n)| *p == f.path && *n == f.name) || !is_python(&f.path) {
                 continue;
             }
             let src: Option<Arc<str>> = match view.files.iter().find(|g| g.path == f.path) {
                 Some(g) => g.before.as_deref().map(Arc::from),
-                None => rel
+                None => self
+                    .rel
                     .repo
                     .and_then(|r| r.get(&f.path))
                     .map(|rf| rf.text.clone()),
@@ -758,11 +859,11 @@ pub fn build_with(view: &PatchView, task: &Task, budget: usize, rel: &Related) -
             else {
                 continue;
             };
-            b.add(def_snippet(
+            self.add(def_snippet(
                 &f.path,
                 &src,
                 d,
-                match rel.located_by {
+                match self.rel.located_by {
                     Some(m) => format!("issue-only localization ranks it #{} ({m})", k + 1),
                     None => format!("issue-only localization ranks it #{}", k + 1),
                 },
@@ -773,48 +874,49 @@ pub fn build_with(view: &PatchView, task: &Task, budget: usize, rel: &Related) -
         }
     }
 
-    // Spans the other candidates edit and this one does not.
-    let mut others: Vec<_> = other_edits.into_iter().collect();
-    others.sort_by(|a, b| b.1 .0.cmp(&a.1 .0).then_with(|| a.0.cmp(&b.0)));
-    for ((path, name), (count, lines)) in others {
-        if edited.iter().any(|(p, n)| *p == path && *n == name)
-            || ctx
-                .edited
-                .iter()
-                .any(|e| e == &format!("{path}:{}", lines.start))
-        {
-            continue;
-        }
-        let src: Option<Arc<str>> = rel
-            .others
-            .iter()
-            .flat_map(|o| o.files.iter())
-            .find(|f| f.path == path)
-            .and_then(|f| f.before.as_deref().map(Arc::from));
-        let Some(src) = src else { continue };
-        let reason = format!("edited by {count} other candidate(s), not by this one");
-        let score = 40.0 + 4.0 * count as f64;
-        let plain = name.contains('@');
-        if is_python(&path) && !plain {
-            let idx = python::index(&src);
-            if let Some(d) = idx.defs.iter().find(|d| d.name == name) {
-                b.add(def_snippet(&path, &src, d, reason, score, false, None));
+    /// Spans the other candidates edit and this one does not, the most edited first.
+    fn edited_by_others(&mut self, edited: &[(String, String)]) {
+        let mut others: Vec<_> = std::mem::take(&mut self.others.0).into_iter().collect();
+        others.sort_by(|a, b| b.1 .0.cmp(&a.1 .0).then_with(|| a.0.cmp(&b.0)));
+        for ((path, name), (count, lines)) in others {
+            if edited.iter().any(|(p, n)| *p == path && *n == name)
+                || self
+                    .ctx
+                    .edited
+                    .iter()
+                    .any(|e| e == &format!("{path}:{}", lines.start))
+            {
+                continue;
             }
-        } else {
-            b.add(line_snippet(
-                &path,
-                &src,
-                lines,
-                SnippetKind::Lines,
-                reason,
-                score,
-                false,
-            ));
+            let src: Option<Arc<str>> = self
+                .rel
+                .others
+                .iter()
+                .flat_map(|o| o.files.iter())
+                .find(|f| f.path == path)
+                .and_then(|f| f.before.as_deref().map(Arc::from));
+            let Some(src) = src else { continue };
+            let reason = format!("edited by {count} other candidate(s), not by this one");
+            let score = 40.0 + 4.0 * count as f64;
+            let plain = name.contains('@');
+            if is_python(&path) && !plain {
+                let idx = python::index(&src);
+                if let Some(d) = idx.defs.iter().find(|d| d.name == name) {
+                    self.add(def_snippet(&path, &src, d, reason, score, false, None));
+                }
+            } else {
+                self.add(line_snippet(
+                    &path,
+                    &src,
+                    lines,
+                    SnippetKind::Lines,
+                    reason,
+                    score,
+                    false,
+                ));
+            }
         }
     }
-
-    select(&mut ctx, b.cands, budget);
-    ctx
 }
 
 /// Keep the required snippets, then the best related ones that fit in `budget` tokens.

@@ -13,8 +13,9 @@ use super::{
     predictions, run_strategy, to_jsonl, ChainOfContext, Generated, Hierarchical, Prediction, Repo,
     SearchReplace, Strategy,
 };
-use crate::llm::config::LlmArgs;
+use crate::llm::config::LlmOptions;
 use crate::llm::model::{EngineModel, Model};
+use crate::llm::prompts::Prompts;
 use crate::model::repo::{find_repo, Snapshot};
 use crate::model::task::Selection;
 use crate::model::task::{find_task, load_tasks};
@@ -176,6 +177,8 @@ pub struct GenerateRequest {
     pub jobs: usize,
     /// Print prompts only; write nothing.
     pub dry_run: bool,
+    /// Folder of templates replacing the built-in `prompts/generate_*.j2` (`--prompt-dir`).
+    pub prompt_dir: Option<PathBuf>,
 }
 
 /// What a run did.
@@ -201,7 +204,7 @@ pub struct GenerateReport {
 pub const NO_MODEL: &str = "dei generate needs a language model to write patches, and none is configured.\n  hint: pass --llm PROVIDER:MODEL (or set DEI_LLM), e.g.\n    --llm openai:gpt-4o-mini                      (key in OPENAI_API_KEY)\n    --llm anthropic:claude-sonnet-4-5             (key in ANTHROPIC_API_KEY)\n    --llm vllm:MODEL | ollama:MODEL | llamacpp:MODEL   (a local OpenAI-compatible server; --base-url to change its address)\n    --llm openai-compatible:MODEL --base-url URL\n  add --dry-run to print the prompts without calling the model";
 
 /// `dei generate` with the LLM flags: resolve the model, then [`generate_with`].
-pub fn generate(req: &GenerateRequest, llm: &LlmArgs) -> anyhow::Result<GenerateReport> {
+pub fn generate(req: &GenerateRequest, llm: &LlmOptions) -> anyhow::Result<GenerateReport> {
     if llm.temperature.is_some() {
         bail!("dei generate samples at --temperatures (e.g. --temperatures 0,0.4,0.8); --temperature is for dei rank");
     }
@@ -288,6 +291,7 @@ pub fn existing_pairs(
 
 struct Shared<'a> {
     req: &'a GenerateRequest,
+    prompts: Arc<Prompts>,
     done: HashSet<(String, String)>,
     out: Option<Mutex<std::fs::File>>,
     report: Mutex<GenerateReport>,
@@ -305,6 +309,7 @@ pub fn generate_with(
         bail!("--max-files must be at least 1");
     }
     sample_temperatures(req.samples, &req.temperatures)?;
+    let prompts = super::prompts(req.prompt_dir.as_deref())?;
     let all = load_tasks(&req.tasks)?;
     let tasks: Vec<Task> = match &req.selection {
         Selection::All => all,
@@ -343,6 +348,7 @@ pub fn generate_with(
     };
     let shared = Shared {
         req,
+        prompts,
         done,
         out,
         report: Mutex::new(GenerateReport {
@@ -375,12 +381,18 @@ pub fn generate_with(
     Ok(shared.report.into_inner().expect("report lock"))
 }
 
-fn strategy_of(kind: Kind, req: &GenerateRequest, temps: &[f64]) -> Box<dyn Strategy> {
+fn strategy_of(
+    kind: Kind,
+    req: &GenerateRequest,
+    prompts: &Arc<Prompts>,
+    temps: &[f64],
+) -> Box<dyn Strategy> {
     match kind {
         Kind::Hierarchical => Box::new(Hierarchical {
             max_files: req.max_files,
             temperatures: temps.to_vec(),
-            ..Hierarchical::default()
+            shortlist: Hierarchical::default().shortlist,
+            prompts: Arc::clone(prompts),
         }),
         Kind::SearchReplace => Box::new(Sampled {
             samples: temps
@@ -388,6 +400,7 @@ fn strategy_of(kind: Kind, req: &GenerateRequest, temps: &[f64]) -> Box<dyn Stra
                 .map(|&t| {
                     Box::new(SearchReplace {
                         temperature: t,
+                        prompts: Arc::clone(prompts),
                         ..SearchReplace::default()
                     }) as Box<dyn Strategy>
                 })
@@ -399,6 +412,7 @@ fn strategy_of(kind: Kind, req: &GenerateRequest, temps: &[f64]) -> Box<dyn Stra
                 .map(|&t| {
                     Box::new(ChainOfContext {
                         temperature: t,
+                        prompts: Arc::clone(prompts),
                         ..ChainOfContext::default()
                     }) as Box<dyn Strategy>
                 })
@@ -484,7 +498,7 @@ fn one_issue(
     let temps = sample_temperatures(req.samples, &req.temperatures)?;
     let mut outcomes = Vec::new();
     for kind in todo {
-        let strategy = strategy_of(kind, req, &temps);
+        let strategy = strategy_of(kind, req, &sh.prompts, &temps);
         let model = model_for(&format!("{id}/{}", kind.name()));
         let o = run_strategy(
             strategy.as_ref(),

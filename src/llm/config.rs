@@ -1,7 +1,8 @@
-//! The model flags and their resolution: provider, model, key (from the environment only),
-//! prices, limits, cache. [`LlmArgs`] are the flags `dei rank`, `dei generate` and `dei locate`
-//! share; [`LlmArgs::resolve`] turns them into an [`LlmConfig`], [`LlmArgs::engine`] into a
-//! running [`Engine`].
+//! The model settings and their resolution: provider, model, key (from the environment only),
+//! prices, limits, cache. [`LlmOptions`] are the settings as given (the command line's LLM
+//! flags of `dei rank`, `dei generate` and `dei locate` fill them in; the library has no
+//! command line); [`LlmOptions::resolve`] turns them into an [`LlmConfig`],
+//! [`LlmOptions::engine`] into a running [`Engine`].
 
 use super::cache;
 use super::provider::{Protocol, Provider, Secret};
@@ -12,86 +13,94 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-/// The LLM flags of `dei rank`.
-#[derive(Debug, Clone, Default, clap::Args)]
-pub struct LlmArgs {
-    /// Model to review with: openai:MODEL, anthropic:MODEL, openai-compatible:MODEL (needs --base-url),
-    /// vllm:MODEL, ollama:MODEL or llamacpp:MODEL. Without it (and DEI_LLM) the offline committee is used.
-    #[arg(long, env = "DEI_LLM", help_heading = "LLM committee")]
+/// What to ask which model, and how: the unresolved settings (the command line's LLM flags
+/// fill them in, `src/cli/llm.rs`). [`LlmOptions::default`] holds the command line's defaults.
+#[derive(Debug, Clone)]
+pub struct LlmOptions {
+    /// The model, `PROVIDER:MODEL`: openai, anthropic, openai-compatible (needs `base_url`),
+    /// vllm, ollama or llamacpp; `None`: no model.
     pub llm: Option<String>,
     /// Server URL (OpenAI-compatible: up to /v1; Anthropic: without /v1).
-    #[arg(long, help_heading = "LLM committee")]
     pub base_url: Option<String>,
     /// Environment variable holding the API key (default OPENAI_API_KEY or ANTHROPIC_API_KEY).
-    #[arg(long, help_heading = "LLM committee")]
     pub api_key_env: Option<String>,
     /// How candidates are judged: pointwise (DEI), listwise or pairwise.
-    #[arg(long, default_value = "pointwise", help_heading = "LLM committee")]
     pub selector: String,
     /// Samples per candidate (pointwise), per issue (listwise) or per pair (pairwise).
-    #[arg(long, default_value_t = 1, help_heading = "LLM committee")]
     pub samples: u32,
     /// Sampling temperature (default 0 for one sample, 0.7 for more).
-    #[arg(long, help_heading = "LLM committee")]
     pub temperature: Option<f64>,
     /// Most tokens a reply may have.
-    #[arg(long, default_value_t = 2048, help_heading = "LLM committee")]
     pub max_tokens: u32,
     /// Reply format: json (structured output) or tags (default json for openai/anthropic, tags otherwise).
-    #[arg(long, help_heading = "LLM committee")]
     pub output_format: Option<String>,
     /// Calls in flight at once.
-    #[arg(long, default_value_t = 8, help_heading = "LLM committee")]
     pub concurrency: usize,
     /// Requests per minute (off by default).
-    #[arg(long, help_heading = "LLM committee")]
     pub rpm: Option<u32>,
     /// Tokens per minute, input plus allowed output (off by default).
-    #[arg(long, help_heading = "LLM committee")]
     pub tpm: Option<u64>,
     /// Retries of a call on 429, 5xx, timeouts and broken replies.
-    #[arg(long, default_value_t = 5, help_heading = "LLM committee")]
     pub retries: u32,
     /// Extra asks when a reply cannot be parsed, before the candidate is unscored.
-    #[arg(long, default_value_t = 2, help_heading = "LLM committee")]
     pub parse_retries: u32,
     /// First retry delay in milliseconds (doubles each retry, with jitter; Retry-After wins).
-    #[arg(long, default_value_t = 1000, help_heading = "LLM committee")]
     pub backoff_ms: u64,
     /// Per-call timeout in seconds.
-    #[arg(long, default_value_t = 120.0, help_heading = "LLM committee")]
     pub timeout: f64,
     /// Response cache folder.
-    #[arg(long, default_value = ".dei/cache", help_heading = "LLM committee")]
     pub cache: PathBuf,
     /// Do not read or write the response cache.
-    #[arg(long, help_heading = "LLM committee")]
     pub no_cache: bool,
     /// Stop scheduling calls once this many US dollars could be spent.
-    #[arg(long, help_heading = "LLM committee")]
     pub max_cost: Option<f64>,
     /// Input price, USD per million tokens (overrides the built-in table).
-    #[arg(long, help_heading = "LLM committee")]
     pub price_in: Option<f64>,
     /// Output price, USD per million tokens (overrides the built-in table).
-    #[arg(long, help_heading = "LLM committee")]
     pub price_out: Option<f64>,
     /// Print the exact prompts and count calls and tokens; call nothing.
-    #[arg(long, help_heading = "LLM committee")]
     pub dry_run: bool,
-    /// Folder of prompt templates replacing the built-in ones (see prompts/).
-    #[arg(long, help_heading = "LLM committee")]
+    /// Folder of prompt templates replacing the built-in ones of the same name (see prompts/).
     pub prompt_dir: Option<PathBuf>,
     /// Rubric file (see rubrics/default.md).
-    #[arg(long, help_heading = "LLM committee")]
     pub rubric: Option<PathBuf>,
     /// Append one JSON line per call (tokens, cost, cache hit, result) to this file.
-    #[arg(long, help_heading = "LLM committee")]
     pub ledger: Option<PathBuf>,
     /// Before reviewing, let the model re-rank where the issue points (two more calls per
     /// issue); reviewers are shown the definitions it picks when a candidate leaves them alone.
-    #[arg(long, help_heading = "LLM committee")]
     pub llm_locate: bool,
+}
+
+impl Default for LlmOptions {
+    fn default() -> Self {
+        LlmOptions {
+            llm: None,
+            base_url: None,
+            api_key_env: None,
+            selector: "pointwise".into(),
+            samples: 1,
+            temperature: None,
+            max_tokens: 2048,
+            output_format: None,
+            concurrency: 8,
+            rpm: None,
+            tpm: None,
+            retries: 5,
+            parse_retries: 2,
+            backoff_ms: 1000,
+            timeout: 120.0,
+            cache: PathBuf::from(".dei/cache"),
+            no_cache: false,
+            max_cost: None,
+            price_in: None,
+            price_out: None,
+            dry_run: false,
+            prompt_dir: None,
+            rubric: None,
+            ledger: None,
+            llm_locate: false,
+        }
+    }
 }
 
 /// List prices in USD per million tokens (input, output) as published when this was written;
@@ -138,7 +147,7 @@ pub struct LlmConfig {
     pub locate: bool,
 }
 
-impl LlmArgs {
+impl LlmOptions {
     /// Resolve flags plus environment (`env` looks a variable up) into a configuration;
     /// `None` when no model is named.
     pub fn resolve(
@@ -294,8 +303,8 @@ impl LlmArgs {
 mod tests {
     use super::*;
 
-    fn args(spec: &str) -> LlmArgs {
-        LlmArgs {
+    fn args(spec: &str) -> LlmOptions {
+        LlmOptions {
             llm: Some(spec.into()),
             selector: "pointwise".into(),
             samples: 1,
@@ -328,7 +337,7 @@ mod tests {
             e.contains("ANTHROPIC_API_KEY") && !e.contains("sk-test"),
             "{e}"
         );
-        let a = LlmArgs {
+        let a = LlmOptions {
             api_key_env: Some("MYKEY".into()),
             ..args("anthropic:claude-sonnet-4-5")
         };
@@ -348,7 +357,7 @@ mod tests {
         );
         assert!(args("bogus:m").resolve(&env).is_err());
         assert!(args("openai").resolve(&env).is_err());
-        let unknown = LlmArgs {
+        let unknown = LlmOptions {
             max_cost: Some(1.0),
             ..args("openai:mystery-model")
         };
@@ -357,6 +366,6 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("--price-in"));
-        assert!(LlmArgs::default().resolve(&env).unwrap().is_none());
+        assert!(LlmOptions::default().resolve(&env).unwrap().is_none());
     }
 }

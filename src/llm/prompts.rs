@@ -2,7 +2,8 @@
 //! binary; `--prompt-dir DIR` replaces any of its files with the file of the same name in DIR.
 //! Each stage renders its own templates (`review::prompts`: `system.j2`, `candidate.j2`,
 //! `pointwise.j2`, `listwise.j2`, `pairwise.j2`; `localize::rerank`: `localize_system.j2`,
-//! `localize_files.j2`, `localize_functions.j2`).
+//! `localize_files.j2`, `localize_functions.j2`; the generator: the set [`GENERATE`], loaded
+//! with [`Prompts::generator`]).
 
 use super::Rendered;
 use anyhow::{anyhow, Context as _};
@@ -30,6 +31,55 @@ pub const DEFAULTS: [(&str, &str); 8] = [
     ),
 ];
 
+/// The generator's templates (`crate::generate`), by file name: a set of their own, so that the
+/// committee's prompt digest does not move when they change.
+pub const GENERATE: [(&str, &str); 11] = [
+    (
+        "generate_system.j2",
+        include_str!("../../prompts/generate_system.j2"),
+    ),
+    (
+        "generate_issue.j2",
+        include_str!("../../prompts/generate_issue.j2"),
+    ),
+    (
+        "generate_edit_format.j2",
+        include_str!("../../prompts/generate_edit_format.j2"),
+    ),
+    (
+        "generate_files.j2",
+        include_str!("../../prompts/generate_files.j2"),
+    ),
+    (
+        "generate_targets.j2",
+        include_str!("../../prompts/generate_targets.j2"),
+    ),
+    (
+        "generate_rewrite.j2",
+        include_str!("../../prompts/generate_rewrite.j2"),
+    ),
+    (
+        "generate_rewrite_retry.j2",
+        include_str!("../../prompts/generate_rewrite_retry.j2"),
+    ),
+    (
+        "generate_search_replace.j2",
+        include_str!("../../prompts/generate_search_replace.j2"),
+    ),
+    (
+        "generate_edits_retry.j2",
+        include_str!("../../prompts/generate_edits_retry.j2"),
+    ),
+    (
+        "generate_explore.j2",
+        include_str!("../../prompts/generate_explore.j2"),
+    ),
+    (
+        "generate_fix.j2",
+        include_str!("../../prompts/generate_fix.j2"),
+    ),
+];
+
 /// The loaded template set.
 #[derive(Debug, Clone)]
 pub struct Prompts {
@@ -44,6 +94,18 @@ pub struct Prompts {
 impl Prompts {
     /// The built-in set, with any file in `dir` replacing the built-in one of the same name.
     pub fn load(dir: Option<&Path>) -> anyhow::Result<Prompts> {
+        Prompts::load_set(dir, &DEFAULTS)
+    }
+
+    /// The generator's set ([`GENERATE`]), with any file in `dir` replacing the built-in one.
+    pub fn generator(dir: Option<&Path>) -> anyhow::Result<Prompts> {
+        Prompts::load_set(dir, &GENERATE)
+    }
+
+    fn load_set(
+        dir: Option<&Path>,
+        set: &'static [(&'static str, &'static str)],
+    ) -> anyhow::Result<Prompts> {
         let mut env = Environment::new();
         env.set_undefined_behavior(UndefinedBehavior::Strict);
         env.set_trim_blocks(true);
@@ -54,7 +116,7 @@ impl Prompts {
             }
         }
         let mut hasher = <sha2::Sha256 as sha2::Digest>::new();
-        for (name, text) in DEFAULTS {
+        for &(name, text) in set {
             let over = dir.map(|d| d.join(name)).filter(|p| p.is_file());
             let (src, from) = match &over {
                 Some(p) => (

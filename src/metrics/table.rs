@@ -208,141 +208,209 @@ impl Registry {
     }
 }
 
-/// Build the table from inputs.
+/// Build the table from inputs: the agents (from candidates and label files), which of them
+/// in which order, the instance universe, each (instance, agent)'s candidate, its label and
+/// presence, and the committee's scores (or a baseline's).
 pub fn build(src: &Sources) -> anyhow::Result<Table> {
     let mut notes = Vec::new();
-    let mut reg = Registry { agents: Vec::new() };
-
-    // Agents from candidates, with the names people know them by.
-    let mut by_origin: BTreeMap<&Path, BTreeSet<&str>> = BTreeMap::new();
-    for c in &src.candidates.candidates {
-        by_origin
-            .entry(c.origin.path.as_path())
-            .or_default()
-            .insert(c.agent.as_str());
-    }
-    for c in &src.candidates.candidates {
-        let idx = match reg.agents.iter().position(|a| a.name == c.agent) {
-            Some(i) => i,
-            None => {
-                reg.agents.push(Agent {
-                    name: c.agent.clone(),
-                    ..Agent::default()
-                });
-                reg.agents.len() - 1
-            }
-        };
-        let a = &mut reg.agents[idx];
-        if let Some((_, suffix)) = c.agent.rsplit_once('@') {
-            a.aliases.insert(suffix.to_string());
-        }
-        let origin = c.origin.path.as_path();
-        if by_origin.get(origin).is_some_and(|s| s.len() == 1) {
-            if let Some(parent) = origin.parent() {
-                a.folders.insert(parent.to_path_buf());
-                if crate::model::paths::has_generic_stem(origin) {
-                    if let Some(f) = parent.file_name().and_then(|f| f.to_str()) {
-                        a.aliases.insert(f.to_string());
-                    }
-                }
-            }
-            if let Some(stem) = origin.file_stem().and_then(|s| s.to_str()) {
-                if !crate::model::paths::has_generic_stem(origin) {
-                    a.aliases.insert(stem.to_string());
-                }
-            }
-        }
-    }
-
-    // Agents from label files.
-    for (fi, file) in src.labels.iter().enumerate() {
-        for (ai, (name, _)) in file.agents.iter().enumerate() {
-            let mut hit = None;
-            if file.agent_from_path && file.agents.len() == 1 {
-                // A results.json beside a predictions file labels that file's agent.
-                let folder = file.path.parent().unwrap_or(Path::new(""));
-                let same: Vec<usize> = (0..reg.agents.len())
-                    .filter(|&i| reg.agents[i].folders.contains(folder))
-                    .collect();
-                if same.len() == 1 {
-                    hit = Some(same[0]);
-                }
-            }
-            if hit.is_none() {
-                hit = reg.find(name).map_err(|many| {
-                    anyhow::anyhow!(
-                        "{}: label agent `{name}` matches several candidate agents ({})\n  hint: name it explicitly with --labels AGENT={}",
-                        file.path.display(),
-                        many.join(", "),
-                        file.path.display()
-                    )
-                })?;
-            }
-            let idx = match hit {
-                Some(i) => i,
-                None => {
-                    reg.agents.push(Agent {
-                        name: name.clone(),
-                        ..Agent::default()
-                    });
-                    reg.agents.len() - 1
-                }
-            };
-            reg.agents[idx].aliases.insert(name.clone());
-            reg.agents[idx].labels.push((fi, ai));
-        }
-    }
+    let mut reg = Registry::from_candidates(src.candidates);
+    reg.add_label_agents(src.labels)?;
     if reg.agents.is_empty() {
         anyhow::bail!(
             "no agents found: pass candidates (with `resolved` fields) and/or --labels FILE"
         );
     }
+    let chosen = reg.choose(src.agents)?;
+    let (instances, universe_source) = universe(src)?;
+    let universe: HashMap<&str, usize> = instances
+        .iter()
+        .enumerate()
+        .map(|(i, s)| (s.as_str(), i))
+        .collect();
+    let n = instances.len();
+    let cands = Grid::of(src, &reg, &chosen, (n, &universe), &mut notes);
+    let k = chosen.len();
+    let mut resolved = vec![vec![false; k]; n];
+    let mut presence = vec![vec![Presence::Unknown; k]; n];
+    let mut inputs: Vec<AgentInputs> = Vec::with_capacity(k);
+    for (col, (idx, display)) in chosen.iter().enumerate() {
+        let c = column(src, &reg.agents[*idx], display, col, &instances, &cands)?;
+        for row in 0..n {
+            presence[row][col] = c.presence[row];
+            resolved[row][col] = c.resolved[row];
+        }
+        inputs.push(c.info);
+    }
+    let scored = match (src.selection, src.baseline) {
+        (Some(sel), _) => selection_scores(sel, &reg, &chosen, &instances, &universe, &mut notes)?,
+        (None, Some(b)) => baseline_scores(b, &presence),
+        (None, None) => Scores {
+            score: vec![vec![None; k]; n],
+            ..Scores::default()
+        },
+    };
+    for (col, info) in inputs.iter_mut().enumerate() {
+        info.scored = (0..n).filter(|&r| scored.score[r][col].is_some()).count();
+    }
+    Ok(Table {
+        instances,
+        agents: chosen.into_iter().map(|(_, d)| d).collect(),
+        resolved,
+        score: scored.score,
+        presence,
+        inputs,
+        universe_source,
+        notes,
+        has_selection: scored.has_selection,
+        selection_source: scored.selection_source,
+        no_pick: scored.no_pick,
+        top_only: scored.top_only,
+    })
+}
 
-    // Which agents, in which order, under which display names.
-    let mut chosen: Vec<(usize, String)> = Vec::new();
-    match src.agents {
-        Some(list) => {
-            for name in list {
-                let idx = reg
-                    .find(name)
-                    .map_err(|many| {
-                        anyhow::anyhow!(
-                            "--agents: `{name}` matches several agents: {}; use the full name",
-                            many.join(", ")
-                        )
-                    })?
-                    .ok_or_else(|| {
-                        let mut known: Vec<&str> =
-                            reg.agents.iter().map(|a| a.name.as_str()).collect();
-                        known.sort_by(|a, b| natural_cmp(a, b));
-                        anyhow::anyhow!(
-                            "--agents: unknown agent `{name}`\n  hint: known agents: {}",
-                            known.join(", ")
-                        )
-                    })?;
-                if chosen.iter().any(|(i, _)| *i == idx) {
-                    anyhow::bail!("--agents: `{name}` is listed twice");
+impl Registry {
+    /// Agents from candidates, with the names people know them by: an `@suffix`, the folder of
+    /// a generic file name (`all_preds.jsonl`), the stem of any other file name, when the file
+    /// holds this agent alone.
+    fn from_candidates(loaded: &Loaded) -> Registry {
+        let mut reg = Registry { agents: Vec::new() };
+        let mut by_origin: BTreeMap<&Path, BTreeSet<&str>> = BTreeMap::new();
+        for c in &loaded.candidates {
+            by_origin
+                .entry(c.origin.path.as_path())
+                .or_default()
+                .insert(c.agent.as_str());
+        }
+        for c in &loaded.candidates {
+            let idx = match reg.agents.iter().position(|a| a.name == c.agent) {
+                Some(i) => i,
+                None => {
+                    reg.agents.push(Agent {
+                        name: c.agent.clone(),
+                        ..Agent::default()
+                    });
+                    reg.agents.len() - 1
                 }
-                chosen.push((idx, name.clone()));
+            };
+            let a = &mut reg.agents[idx];
+            if let Some((_, suffix)) = c.agent.rsplit_once('@') {
+                a.aliases.insert(suffix.to_string());
+            }
+            let origin = c.origin.path.as_path();
+            if by_origin.get(origin).is_some_and(|s| s.len() == 1) {
+                if let Some(parent) = origin.parent() {
+                    a.folders.insert(parent.to_path_buf());
+                    if crate::model::paths::has_generic_stem(origin) {
+                        if let Some(f) = parent.file_name().and_then(|f| f.to_str()) {
+                            a.aliases.insert(f.to_string());
+                        }
+                    }
+                }
+                if let Some(stem) = origin.file_stem().and_then(|s| s.to_str()) {
+                    if !crate::model::paths::has_generic_stem(origin) {
+                        a.aliases.insert(stem.to_string());
+                    }
+                }
             }
         }
-        None => {
-            let mut all: Vec<usize> = (0..reg.agents.len()).collect();
-            all.sort_by(|&a, &b| natural_cmp(&reg.agents[a].name, &reg.agents[b].name));
-            chosen = all
-                .into_iter()
-                .map(|i| (i, reg.agents[i].name.clone()))
-                .collect();
-        }
-    }
-    for (idx, display) in &chosen {
-        let a = &mut reg.agents[*idx];
-        if *display != a.name {
-            a.candidate_name = Some(a.name.clone());
-        }
+        reg
     }
 
-    // The instance universe.
+    /// Agents from label files: each label agent joins the candidate agent it names (or, for
+    /// a results.json beside one agent's predictions, that agent), else becomes an agent.
+    fn add_label_agents(&mut self, labels: &[LabelFile]) -> anyhow::Result<()> {
+        for (fi, file) in labels.iter().enumerate() {
+            for (ai, (name, _)) in file.agents.iter().enumerate() {
+                let mut hit = None;
+                if file.agent_from_path && file.agents.len() == 1 {
+                    // A results.json beside a predictions file labels that file's agent.
+                    let folder = file.path.parent().unwrap_or(Path::new(""));
+                    let same: Vec<usize> = (0..self.agents.len())
+                        .filter(|&i| self.agents[i].folders.contains(folder))
+                        .collect();
+                    if same.len() == 1 {
+                        hit = Some(same[0]);
+                    }
+                }
+                if hit.is_none() {
+                    hit = self.find(name).map_err(|many| {
+                        anyhow::anyhow!(
+                            "{}: label agent `{name}` matches several candidate agents ({})\n  hint: name it explicitly with --labels AGENT={}",
+                            file.path.display(),
+                            many.join(", "),
+                            file.path.display()
+                        )
+                    })?;
+                }
+                let idx = match hit {
+                    Some(i) => i,
+                    None => {
+                        self.agents.push(Agent {
+                            name: name.clone(),
+                            ..Agent::default()
+                        });
+                        self.agents.len() - 1
+                    }
+                };
+                self.agents[idx].aliases.insert(name.clone());
+                self.agents[idx].labels.push((fi, ai));
+            }
+        }
+        Ok(())
+    }
+
+    /// Which agents, in which order, under which display names: `--agents` as given, else all
+    /// in natural order. Notes the candidate name of an agent chosen by an alias.
+    fn choose(&mut self, list: Option<&[String]>) -> anyhow::Result<Vec<(usize, String)>> {
+        let mut chosen: Vec<(usize, String)> = Vec::new();
+        match list {
+            Some(list) => {
+                for name in list {
+                    let idx = self
+                        .find(name)
+                        .map_err(|many| {
+                            anyhow::anyhow!(
+                                "--agents: `{name}` matches several agents: {}; use the full name",
+                                many.join(", ")
+                            )
+                        })?
+                        .ok_or_else(|| {
+                            let mut known: Vec<&str> =
+                                self.agents.iter().map(|a| a.name.as_str()).collect();
+                            known.sort_by(|a, b| natural_cmp(a, b));
+                            anyhow::anyhow!(
+                                "--agents: unknown agent `{name}`\n  hint: known agents: {}",
+                                known.join(", ")
+                            )
+                        })?;
+                    if chosen.iter().any(|(i, _)| *i == idx) {
+                        anyhow::bail!("--agents: `{name}` is listed twice");
+                    }
+                    chosen.push((idx, name.clone()));
+                }
+            }
+            None => {
+                let mut all: Vec<usize> = (0..self.agents.len()).collect();
+                all.sort_by(|&a, &b| natural_cmp(&self.agents[a].name, &self.agents[b].name));
+                chosen = all
+                    .into_iter()
+                    .map(|i| (i, self.agents[i].name.clone()))
+                    .collect();
+            }
+        }
+        for (idx, display) in &chosen {
+            let a = &mut self.agents[*idx];
+            if *display != a.name {
+                a.candidate_name = Some(a.name.clone());
+            }
+        }
+        Ok(chosen)
+    }
+}
+
+/// The instance universe and where it came from: `--tasks`, else every instance the
+/// candidates and labels name; with `--scored-only`, only the ranked ones.
+fn universe(src: &Sources) -> anyhow::Result<(Vec<String>, String)> {
     let (mut instances, mut universe_source) = match &src.universe {
         Some((ids, source)) => (ids.clone(), source.clone()),
         None => {
@@ -383,241 +451,286 @@ pub fn build(src: &Sources) -> anyhow::Result<Table> {
     if instances.is_empty() {
         anyhow::bail!("no instances to evaluate (the universe is empty)");
     }
-    let universe: HashMap<&str, usize> = instances
-        .iter()
-        .enumerate()
-        .map(|(i, s)| (s.as_str(), i))
-        .collect();
+    Ok((instances, universe_source))
+}
 
-    // Candidates per (instance, agent).
-    let n = instances.len();
-    let k = chosen.len();
-    let col_of: HashMap<&str, usize> = chosen
-        .iter()
-        .enumerate()
-        .map(|(col, (idx, _))| (reg.agents[*idx].name.as_str(), col))
-        .collect();
-    let mut cand: Vec<Vec<Option<&Candidate>>> = vec![vec![None; k]; n];
-    let mut outside = 0usize;
-    let mut duplicates = 0usize;
-    let mut has_cands = vec![false; k];
-    for c in &src.candidates.candidates {
-        let Some(&col) = col_of.get(c.agent.as_str()) else {
-            continue;
-        };
-        has_cands[col] = true;
-        let Some(&row) = universe.get(c.instance_id.as_str()) else {
-            outside += 1;
-            continue;
-        };
-        if cand[row][col].is_some() {
-            duplicates += 1;
-        } else {
-            cand[row][col] = Some(c);
-        }
-    }
-    if outside > 0 {
-        notes.push(format!(
-            "{outside} candidate(s) of the chosen agents are for instances outside the universe; ignored"
-        ));
-    }
-    if duplicates > 0 {
-        notes.push(format!(
-            "{duplicates} duplicate candidate(s) for the same (instance, agent); the first was kept"
-        ));
-    }
+/// The chosen agents' candidates per (instance, column).
+struct Grid<'a> {
+    /// `cand[row][col]`: the first candidate.
+    cand: Vec<Vec<Option<&'a Candidate>>>,
+    /// Whether the agent of a column has any candidate at all.
+    has_cands: Vec<bool>,
+}
 
-    // Labels and presence.
-    let mut resolved = vec![vec![false; k]; n];
-    let mut presence = vec![vec![Presence::Unknown; k]; n];
-    let mut inputs: Vec<AgentInputs> = Vec::with_capacity(k);
-    for (col, (idx, display)) in chosen.iter().enumerate() {
-        let a = &reg.agents[*idx];
-        let mut info = AgentInputs {
-            name: display.clone(),
-            candidate_name: a.candidate_name.clone(),
-            label_sources: a
-                .labels
-                .iter()
-                .map(|(fi, _)| {
-                    let f = &src.labels[*fi];
-                    format!("{} ({})", f.path.display(), f.format)
-                })
-                .collect(),
-            ..AgentInputs::default()
-        };
-        let row_labels = (0..n).any(|r| cand[r][col].is_some_and(|c| c.resolved.is_some()));
-        if a.labels.is_empty() && !row_labels {
-            anyhow::bail!(
-                "agent `{display}` has no resolved labels\n  hint: give its candidates a `resolved` field, or pass --labels with its results.json / report.json (or --labels {display}=FILE)"
-            );
-        }
-        if row_labels {
-            info.label_sources
-                .push("`resolved` field of its candidates".into());
-        }
-        for row in 0..n {
-            let id = instances[row].as_str();
-            let mut label: Option<bool> = None;
-            for (fi, ai) in &a.labels {
-                if let Some(v) = src.labels[*fi].agents[*ai].1.get(id) {
-                    match label {
-                        None => label = Some(v),
-                        Some(prev) if prev != v => info.label_conflicts += 1,
-                        _ => {}
-                    }
-                }
+impl<'a> Grid<'a> {
+    /// Over `n` instances (`universe`: row of an instance id), noting candidates outside the
+    /// universe and duplicates.
+    fn of(
+        src: &Sources<'a>,
+        reg: &Registry,
+        chosen: &[(usize, String)],
+        (n, universe): (usize, &HashMap<&str, usize>),
+        notes: &mut Vec<String>,
+    ) -> Grid<'a> {
+        let k = chosen.len();
+        let col_of: HashMap<&str, usize> = chosen
+            .iter()
+            .enumerate()
+            .map(|(col, (idx, _))| (reg.agents[*idx].name.as_str(), col))
+            .collect();
+        let mut cand: Vec<Vec<Option<&Candidate>>> = vec![vec![None; k]; n];
+        let mut outside = 0usize;
+        let mut duplicates = 0usize;
+        let mut has_cands = vec![false; k];
+        for c in &src.candidates.candidates {
+            let Some(&col) = col_of.get(c.agent.as_str()) else {
+                continue;
+            };
+            has_cands[col] = true;
+            let Some(&row) = universe.get(c.instance_id.as_str()) else {
+                outside += 1;
+                continue;
+            };
+            if cand[row][col].is_some() {
+                duplicates += 1;
+            } else {
+                cand[row][col] = Some(c);
             }
-            let c = cand[row][col];
-            if let Some(v) = c.and_then(|c| c.resolved) {
+        }
+        if outside > 0 {
+            notes.push(format!(
+                "{outside} candidate(s) of the chosen agents are for instances outside the universe; ignored"
+            ));
+        }
+        if duplicates > 0 {
+            notes.push(format!(
+                "{duplicates} duplicate candidate(s) for the same (instance, agent); the first was kept"
+            ));
+        }
+        Grid { cand, has_cands }
+    }
+}
+
+/// One agent's column: presence and resolved per instance, and what went into it.
+struct Column {
+    presence: Vec<Presence>,
+    resolved: Vec<bool>,
+    info: AgentInputs,
+}
+
+/// The labels (label files first, then the candidates' `resolved` fields; the first wins and
+/// disagreements are counted) and presence of agent `a` in column `col`.
+fn column(
+    src: &Sources,
+    a: &Agent,
+    display: &str,
+    col: usize,
+    instances: &[String],
+    grid: &Grid,
+) -> anyhow::Result<Column> {
+    let n = instances.len();
+    let cand = &grid.cand;
+    let mut info = AgentInputs {
+        name: display.to_string(),
+        candidate_name: a.candidate_name.clone(),
+        label_sources: a
+            .labels
+            .iter()
+            .map(|(fi, _)| {
+                let f = &src.labels[*fi];
+                format!("{} ({})", f.path.display(), f.format)
+            })
+            .collect(),
+        ..AgentInputs::default()
+    };
+    let row_labels = (0..n).any(|r| cand[r][col].is_some_and(|c| c.resolved.is_some()));
+    if a.labels.is_empty() && !row_labels {
+        anyhow::bail!(
+            "agent `{display}` has no resolved labels\n  hint: give its candidates a `resolved` field, or pass --labels with its results.json / report.json (or --labels {display}=FILE)"
+        );
+    }
+    if row_labels {
+        info.label_sources
+            .push("`resolved` field of its candidates".into());
+    }
+    let mut presence = Vec::with_capacity(n);
+    let mut resolved = Vec::with_capacity(n);
+    for (row, id) in instances.iter().enumerate() {
+        let mut label: Option<bool> = None;
+        for (fi, ai) in &a.labels {
+            if let Some(v) = src.labels[*fi].agents[*ai].1.get(id) {
                 match label {
                     None => label = Some(v),
                     Some(prev) if prev != v => info.label_conflicts += 1,
                     _ => {}
                 }
             }
-            let (p, r) = if has_cands[col] {
-                match c {
-                    None => {
-                        info.missing += 1;
-                        (Presence::Missing, false)
-                    }
-                    Some(c) if c.is_empty() => {
-                        info.candidates += 1;
-                        info.empty += 1;
-                        (Presence::Empty, false)
-                    }
-                    Some(_) => {
-                        info.candidates += 1;
-                        if label.is_none() {
-                            info.unlabeled += 1;
-                        }
-                        (Presence::Present, label == Some(true))
-                    }
-                }
-            } else {
-                (Presence::Unknown, label == Some(true))
-            };
-            if label == Some(true) && !r {
-                info.resolved_without_candidate += 1;
-            }
-            presence[row][col] = p;
-            resolved[row][col] = r;
         }
-        inputs.push(info);
+        let c = cand[row][col];
+        if let Some(v) = c.and_then(|c| c.resolved) {
+            match label {
+                None => label = Some(v),
+                Some(prev) if prev != v => info.label_conflicts += 1,
+                _ => {}
+            }
+        }
+        let (p, r) = if grid.has_cands[col] {
+            match c {
+                None => {
+                    info.missing += 1;
+                    (Presence::Missing, false)
+                }
+                Some(c) if c.is_empty() => {
+                    info.candidates += 1;
+                    info.empty += 1;
+                    (Presence::Empty, false)
+                }
+                Some(_) => {
+                    info.candidates += 1;
+                    if label.is_none() {
+                        info.unlabeled += 1;
+                    }
+                    (Presence::Present, label == Some(true))
+                }
+            }
+        } else {
+            (Presence::Unknown, label == Some(true))
+        };
+        if label == Some(true) && !r {
+            info.resolved_without_candidate += 1;
+        }
+        presence.push(p);
+        resolved.push(r);
     }
+    Ok(Column {
+        presence,
+        resolved,
+        info,
+    })
+}
 
-    // Scores.
-    let mut score = vec![vec![None; k]; n];
-    let mut has_selection = false;
-    let mut selection_source = None;
-    let mut no_pick = Vec::new();
-    let mut top_only = false;
-    if let Some(sel) = src.selection {
-        has_selection = true;
-        top_only = sel.top_only;
-        selection_source = Some(sel.path.display().to_string());
-        notes.extend(sel.notes.iter().cloned());
-        if sel.top_only && chosen.len() < reg.agents.len() {
-            anyhow::bail!(
-                "{} holds only each issue's top pick over all {} agents, so the pick of the {} chosen with --agents is unknown\n  hint: pass the run directory (--scores RUN_DIR) or its journal.jsonl for full rankings",
-                sel.path.display(),
-                reg.agents.len(),
-                chosen.len()
-            );
-        }
-        no_pick = instances.iter().map(|i| sel.no_pick.contains(i)).collect();
-        let mut unknown: BTreeSet<String> = BTreeSet::new();
-        let mut cache: HashMap<&str, Option<usize>> = HashMap::new();
-        let mut outside = 0usize;
-        for ((inst, agent), &s) in &sel.scores {
-            let col = *cache.entry(agent.as_str()).or_insert_with(|| {
-                reg.find(agent)
-                    .ok()
-                    .flatten()
-                    .and_then(|i| chosen.iter().position(|(c, _)| *c == i))
-            });
-            let Some(col) = col else {
-                if reg.find(agent).ok().flatten().is_none() {
-                    unknown.insert(agent.clone());
-                }
-                continue;
-            };
-            match universe.get(inst.as_str()) {
-                Some(&row) => score[row][col] = Some(s),
-                None => outside += 1,
-            }
-        }
-        if !unknown.is_empty() {
-            notes.push(format!(
-                "selection {}: {} agent name(s) match no agent and were ignored: {}",
-                sel.path.display(),
-                unknown.len(),
-                unknown
-                    .iter()
-                    .take(5)
-                    .cloned()
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ));
-        }
-        if outside > 0 {
-            notes.push(format!(
-                "selection: {outside} score(s) for instances outside the universe; ignored"
-            ));
-        }
-        if sel.duplicates > 0 {
-            notes.push(format!(
-                "selection: {} (instance, agent) pair(s) scored more than once; the last score was kept",
-                sel.duplicates
-            ));
-        }
-        let picked_nothing = no_pick.iter().filter(|&&b| b).count();
-        if picked_nothing > 0 {
-            notes.push(format!(
-                "selection: {picked_nothing} of {n} instances were ranked with every candidate unscored: no pick (counted unresolved in n@k)"
-            ));
-        }
-        let unscored = (0..n)
-            .filter(|&r| !no_pick[r] && score[r].iter().all(Option::is_none))
-            .count();
-        if unscored > 0 {
-            notes.push(format!(
-                "selection: {unscored} of {n} instances have no committee score; their pick is a uniformly random one (pass --scored-only to drop them)"
-            ));
-        }
-    } else if let Some(b) = src.baseline {
-        has_selection = true;
-        selection_source = Some(match b {
-            Baseline::Random => "baseline: uniformly random slot (equals Average@k)".into(),
-            Baseline::RandomNonEmpty => "baseline: uniformly random non-empty candidate".into(),
+/// The committee's scores (or a baseline's) and what the table says about them.
+#[derive(Default)]
+struct Scores {
+    score: Vec<Vec<Option<f64>>>,
+    has_selection: bool,
+    selection_source: Option<String>,
+    no_pick: Vec<bool>,
+    top_only: bool,
+}
+
+/// Scores from a selection, noting agents it names that match none, scores outside the
+/// universe, pairs scored twice, instances with no pick and instances with no score.
+fn selection_scores(
+    sel: &Selection,
+    reg: &Registry,
+    chosen: &[(usize, String)],
+    instances: &[String],
+    universe: &HashMap<&str, usize>,
+    notes: &mut Vec<String>,
+) -> anyhow::Result<Scores> {
+    let n = instances.len();
+    let mut score = vec![vec![None; chosen.len()]; n];
+    notes.extend(sel.notes.iter().cloned());
+    if sel.top_only && chosen.len() < reg.agents.len() {
+        anyhow::bail!(
+            "{} holds only each issue's top pick over all {} agents, so the pick of the {} chosen with --agents is unknown\n  hint: pass the run directory (--scores RUN_DIR) or its journal.jsonl for full rankings",
+            sel.path.display(),
+            reg.agents.len(),
+            chosen.len()
+        );
+    }
+    let no_pick: Vec<bool> = instances.iter().map(|i| sel.no_pick.contains(i)).collect();
+    let mut unknown: BTreeSet<String> = BTreeSet::new();
+    let mut cache: HashMap<&str, Option<usize>> = HashMap::new();
+    let mut outside = 0usize;
+    for ((inst, agent), &s) in &sel.scores {
+        let col = *cache.entry(agent.as_str()).or_insert_with(|| {
+            reg.find(agent)
+                .ok()
+                .flatten()
+                .and_then(|i| chosen.iter().position(|(c, _)| *c == i))
         });
-        for row in 0..n {
-            for col in 0..k {
-                score[row][col] = match (b, presence[row][col]) {
+        let Some(col) = col else {
+            if reg.find(agent).ok().flatten().is_none() {
+                unknown.insert(agent.clone());
+            }
+            continue;
+        };
+        match universe.get(inst.as_str()) {
+            Some(&row) => score[row][col] = Some(s),
+            None => outside += 1,
+        }
+    }
+    if !unknown.is_empty() {
+        notes.push(format!(
+            "selection {}: {} agent name(s) match no agent and were ignored: {}",
+            sel.path.display(),
+            unknown.len(),
+            unknown
+                .iter()
+                .take(5)
+                .cloned()
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
+    if outside > 0 {
+        notes.push(format!(
+            "selection: {outside} score(s) for instances outside the universe; ignored"
+        ));
+    }
+    if sel.duplicates > 0 {
+        notes.push(format!(
+            "selection: {} (instance, agent) pair(s) scored more than once; the last score was kept",
+            sel.duplicates
+        ));
+    }
+    let picked_nothing = no_pick.iter().filter(|&&b| b).count();
+    if picked_nothing > 0 {
+        notes.push(format!(
+            "selection: {picked_nothing} of {n} instances were ranked with every candidate unscored: no pick (counted unresolved in n@k)"
+        ));
+    }
+    let unscored = (0..n)
+        .filter(|&r| !no_pick[r] && score[r].iter().all(Option::is_none))
+        .count();
+    if unscored > 0 {
+        notes.push(format!(
+            "selection: {unscored} of {n} instances have no committee score; their pick is a uniformly random one (pass --scored-only to drop them)"
+        ));
+    }
+    Ok(Scores {
+        score,
+        has_selection: true,
+        selection_source: Some(sel.path.display().to_string()),
+        no_pick,
+        top_only: sel.top_only,
+    })
+}
+
+/// Equal scores for a baseline: every slot, or every non-empty candidate.
+fn baseline_scores(b: Baseline, presence: &[Vec<Presence>]) -> Scores {
+    let score = presence
+        .iter()
+        .map(|row| {
+            row.iter()
+                .map(|p| match (b, p) {
                     (Baseline::Random, _) => Some(0.0),
                     (Baseline::RandomNonEmpty, Presence::Present | Presence::Unknown) => Some(0.0),
                     (Baseline::RandomNonEmpty, _) => None,
-                };
-            }
-        }
-    }
-    for (col, info) in inputs.iter_mut().enumerate() {
-        info.scored = (0..n).filter(|&r| score[r][col].is_some()).count();
-    }
-
-    Ok(Table {
-        instances,
-        agents: chosen.into_iter().map(|(_, d)| d).collect(),
-        resolved,
+                })
+                .collect()
+        })
+        .collect();
+    Scores {
         score,
-        presence,
-        inputs,
-        universe_source,
-        notes,
-        has_selection,
-        selection_source,
-        no_pick,
-        top_only,
-    })
+        has_selection: true,
+        selection_source: Some(match b {
+            Baseline::Random => "baseline: uniformly random slot (equals Average@k)".into(),
+            Baseline::RandomNonEmpty => "baseline: uniformly random non-empty candidate".into(),
+        }),
+        no_pick: Vec::new(),
+        top_only: false,
+    }
 }

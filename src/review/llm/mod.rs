@@ -1,14 +1,14 @@
 //! The LLM committee: a model reviews every candidate like a code-review committee (DEI).
 //!
-//! [`LlmArgs`] are the `dei rank` flags; [`LlmArgs::committee`] resolves them (and `DEI_LLM`,
-//! API keys from the environment only) into an [`LlmCommittee`], or `None` when no model is
-//! configured. The committee plans calls with a [`selectors::Selector`], runs them with the
+//! [`LlmCommittee::from_options`] resolves the model settings ([`LlmOptions`], what `dei rank`'s
+//! LLM flags give; API keys from the environment only) into an [`LlmCommittee`], or `None`
+//! when no model is configured. The committee plans calls with a [`selectors::Selector`], runs them with the
 //! [`runner::Engine`] (cache, concurrency, rate limits, retries, cost cap) on its own tokio
 //! runtime, and turns the replies into reviews.
 
 pub mod selectors;
 
-use crate::llm::config::{LlmArgs, LlmConfig};
+use crate::llm::config::{LlmConfig, LlmOptions};
 use crate::llm::prompts::Prompts;
 use crate::llm::runner::{self, Engine};
 use crate::llm::{cache, parse};
@@ -34,9 +34,9 @@ pub struct LlmCommittee {
 }
 
 impl LlmCommittee {
-    /// The LLM committee the flags ask for (environment from the process), or `None` when no
-    /// model is configured.
-    pub fn from_args(args: &LlmArgs) -> anyhow::Result<Option<LlmCommittee>> {
+    /// The LLM committee the settings ask for (environment from the process), or `None` when
+    /// no model is configured.
+    pub fn from_options(args: &LlmOptions) -> anyhow::Result<Option<LlmCommittee>> {
         match args.resolve(&|k| std::env::var(k).ok())? {
             Some(cfg) => Ok(Some(LlmCommittee::new(cfg)?)),
             None => Ok(None),
