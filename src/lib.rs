@@ -8,6 +8,7 @@
 pub mod bench;
 pub mod candidates;
 pub mod context;
+pub mod exec;
 pub mod generate;
 pub mod llm;
 pub mod localize;

@@ -2,8 +2,9 @@
 
 mod common;
 
+use dei::exec::sandbox::materialize;
 use dei::generate::edit::FileEdit;
-use dei::generate::validate::{materialize, run_command, Validator, Verdict};
+use dei::generate::validate::{run_command, Validator, Verdict};
 use std::process::Command;
 use std::time::Duration;
 

@@ -15,6 +15,7 @@ const FLOORS: &[&[&str]] = &[
     &["candidates", "patch", "syntax", "llm"],
     &["localize"],
     &["context"],
+    &["exec"],
     &["review"],
     &["rank", "generate"],
     &["metrics"],
