@@ -6,4 +6,5 @@
 //! environment a repository's tests need, from the specs shipped in `envs.json` or the user's
 //! overrides. See docs/execution.md.
 
+pub mod env;
 pub mod sandbox;
