@@ -94,7 +94,10 @@ def main():
                 "pre_install": pre,
                 "install": p.get("install"),
                 "test_cmd": test_cmd,
-                "env": {},
+                # A mirror or bundle without tags gives setuptools_scm "0.1.devN", which
+                # pytest's own tox.ini minversion refuses: pretend the release's version.
+                "env": ({"SETUPTOOLS_SCM_PRETEND_VERSION": version + ".0"}
+                        if repo == "pytest-dev/pytest" else {}),
                 "pythonpath": lay["pythonpath"],
                 "generated": lay["generated"],
                 "setup_commit": p.get("environment_setup_commit"),

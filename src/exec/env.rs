@@ -518,6 +518,8 @@ impl EnvBuilder {
                 ("VIRTUAL_ENV".to_string(), venv.display().to_string()),
                 ("PIP_DISABLE_PIP_VERSION_CHECK".to_string(), "1".to_string()),
                 ("PIP_NO_INPUT".to_string(), "1".to_string()),
+                // pip compiles what it installs (tests run with bytecode writing off).
+                ("PYTHONDONTWRITEBYTECODE".to_string(), String::new()),
             ];
             e.extend(spec.env.iter().map(|(k, v)| (k.clone(), v.clone())));
             e
