@@ -100,6 +100,22 @@ fn shipped_specs_build_and_run_tests_in_the_sandbox() {
                 },
                 ..Job::default()
             };
+            // What the sandbox itself costs: the tree written from git objects, `true` run, the
+            // folder removed.
+            let t = std::time::Instant::now();
+            let empty = Job {
+                command: "true".into(),
+                ..Job::default()
+            };
+            assert!(LocalBackend::default()
+                .run(&tree, &empty)
+                .unwrap()
+                .success());
+            eprintln!(
+                "SANDBOX {repo_name} {}: tree written, `true` run, folder removed in {:.2}s",
+                spec.version,
+                t.elapsed().as_secs_f64()
+            );
             let out = LocalBackend::default().run(&tree, &job).unwrap();
             let summary = out
                 .output
