@@ -506,7 +506,7 @@ impl EnvBuilder {
             None if needs_pip => format!("{} -m venv {}", q(&python), q(&venv)),
             None => format!("{} -m venv --without-pip {}", q(&python), q(&venv)),
         };
-        self.step("venv", &venv_cmd, dir, &[], spec, steps)?;
+        self.step("venv", &venv_cmd, dir, &[], steps)?;
         let base_env = {
             let bin = venv.join("bin");
             let path = match std::env::var_os("PATH") {
@@ -561,7 +561,7 @@ impl EnvBuilder {
                     ),
                     (None, None) => format!("python -m pip install -q -r {}", q(&file)),
                 };
-                self.step(name, &cmd, dir, &base_env, spec, steps)
+                self.step(name, &cmd, dir, &base_env, steps)
             };
             install("requirements (pins)", &pins, None, steps)?;
             install("requirements", &rest, spec.cutoff.as_deref(), steps)?;
@@ -575,19 +575,12 @@ impl EnvBuilder {
                 q(&src),
                 shell_quote(commit)
             );
-            self.step("checkout", &cmd, dir, &[], spec, steps)?;
+            self.step("checkout", &cmd, dir, &[], steps)?;
             for (i, line) in spec.pre_install.iter().enumerate() {
-                self.step(
-                    &format!("pre_install[{i}]"),
-                    line,
-                    &src,
-                    &base_env,
-                    spec,
-                    steps,
-                )?;
+                self.step(&format!("pre_install[{i}]"), line, &src, &base_env, steps)?;
             }
             if let Some(install) = &spec.install {
-                self.step("install", install, &src, &base_env, spec, steps)?;
+                self.step("install", install, &src, &base_env, steps)?;
             }
             if !spec.generated.is_empty() {
                 let t = Instant::now();
@@ -620,10 +613,8 @@ impl EnvBuilder {
         command: &str,
         cwd: &Path,
         env: &[(String, String)],
-        spec: &EnvSpec,
         steps: &mut Vec<(String, f64)>,
     ) -> Result<(), (String, String, String)> {
-        let _ = spec;
         let job = Job {
             command: command.to_string(),
             env: env.to_vec(),
