@@ -2,8 +2,9 @@
 
 mod common;
 
+use dei::exec::sandbox::materialize;
 use dei::generate::edit::FileEdit;
-use dei::generate::validate::{materialize, run_command, Validator, Verdict};
+use dei::generate::validate::{run_command, Validator, Verdict};
 use std::process::Command;
 use std::time::Duration;
 
@@ -92,4 +93,40 @@ fn drops_a_candidate_that_breaks_a_passing_test() {
         ),
         other => panic!("expected the breaking candidate to be dropped, got {other:?}"),
     }
+}
+
+#[test]
+fn the_test_command_runs_sandboxed() {
+    use dei::exec::sandbox::{Backend, Job, LocalBackend};
+    let probe = LocalBackend::default()
+        .run_in(
+            tempfile::tempdir().unwrap().path(),
+            &Job {
+                command: "true".into(),
+                ..Job::default()
+            },
+        )
+        .unwrap();
+    if !probe.isolation.writes_confined {
+        common::skip(&format!(
+            "writes cannot be confined here: {:?}",
+            probe.isolation.missing
+        ));
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    let evil = outside.path().join("evil");
+    let run = run_command(
+        dir.path(),
+        &format!("echo inside > ok.txt && echo x > '{}'", evil.display()),
+        Duration::from_secs(10),
+    )
+    .unwrap();
+    assert!(!evil.exists(), "the test command wrote outside its folder");
+    assert!(
+        !run.passed && dir.path().join("ok.txt").exists(),
+        "{}",
+        run.output
+    );
 }

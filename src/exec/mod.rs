@@ -1,9 +1,16 @@
-//! Execution evidence: what running a candidate shows. The parts here need no sandbox:
-//! the issue's reproduction made runnable ([`repro`]), the existing tests that exercise a
-//! candidate's edits ([`regress`]), and reading what a run printed into outcomes and
-//! behaviour classes ([`outcome`]). Imports only lower floors (`model`, `candidates`,
-//! `patch`, `syntax`, `localize`, `context`).
+//! Execution: run the repository's code — at the base commit and with each candidate —
+//! isolated, and read what it shows.
+//!
+//! [`sandbox`] writes a commit's tree (plus a candidate's after-files) into a temporary folder
+//! and runs a command there with no network, confined writes, rlimits, a timeout and capped
+//! output, behind the [`sandbox::Backend`] trait. [`env`] builds and caches the Python
+//! environment a repository's tests need, from the specs shipped in `envs.json` or the user's
+//! overrides. [`repro`] makes the issue's code runnable, [`regress`] picks the existing tests a
+//! candidate's edits reach, [`outcome`] reads runs into results and behaviour classes, and
+//! [`gather`] does all of it for one issue. See docs/execution.md.
 
+pub mod env;
 pub mod outcome;
 pub mod regress;
 pub mod repro;
+pub mod sandbox;

@@ -1,0 +1,114 @@
+#!/usr/bin/env python3
+"""Make src/exec/envs.json from the SWE-bench Lite environment facts.
+
+Usage: python3 docs/tools/make_envs.py ../shared/data/swebench_envs > src/exec/envs.json
+
+Reads specs.json (the harness facts per (repository, version)) and verify.json (one real build
+per pair with the local fixes it needed) and writes one dei environment spec per pair:
+requirements = conda packages (as pip names) + the resolved requirement files + the harness pip
+pins (a pin wins over an unpinned name), the verified resolver cutoff, pre-install lines, the
+install command, the test command (with verify.json's test_cmd override), PYTHONPATH entries
+and the untracked files the build generates that a tree written from git objects lacks.
+"""
+import json
+import re
+import sys
+from pathlib import Path
+
+# Per repository: import roots inside the tree, and generated files (exact paths, or "*.ext":
+# every untracked file with that extension outside build/) to copy into each sandbox tree.
+LAYOUT = {
+    "sympy/sympy": {"pythonpath": ["."], "generated": []},
+    "psf/requests": {"pythonpath": ["."], "generated": []},
+    "pallets/flask": {"pythonpath": ["src"], "generated": []},
+    "pytest-dev/pytest": {"pythonpath": ["src"], "generated": ["src/_pytest/_version.py"]},
+    "pylint-dev/pylint": {"pythonpath": ["."], "generated": []},
+    "sphinx-doc/sphinx": {"pythonpath": ["."], "generated": []},
+    "pydata/xarray": {"pythonpath": ["."], "generated": []},
+    "mwaskom/seaborn": {"pythonpath": ["."], "generated": []},
+    "astropy/astropy": {
+        "pythonpath": ["."],
+        "generated": ["*.so", "astropy/version.py", "astropy/_version.py",
+                      "astropy/cython_version.py", "astropy/_compiler.c"],
+    },
+}
+
+
+def name_of(req):
+    return re.split(r"[=<>~!;\[ ]", req.strip(), maxsplit=1)[0].lower().replace("_", "-")
+
+
+def requirements(pair):
+    out = {}
+    for word in (pair.get("conda_packages") or "").split():
+        out.setdefault(name_of(word), word)
+    for line in pair.get("requirements_resolved") or []:
+        if pair.get("requirements_file") == "requirements.txt":
+            out[name_of(line)] = line
+    for pin in pair.get("pip") or []:
+        out[name_of(pin)] = pin
+    return list(out.values())
+
+
+def translate(line):
+    """verify.json's fixes used a scratch folder $WORK; the build's is $TMPDIR."""
+    return line.replace("$WORK", "$TMPDIR")
+
+
+def main():
+    src = Path(sys.argv[1])
+    specs = json.loads((src / "specs.json").read_text())
+    verify = json.loads((src / "verify.json").read_text())
+    out = []
+    for repo, pairs in specs.items():
+        if repo == "_meta":
+            continue
+        for version, p in pairs.items():
+            v = verify.get(repo, {}).get(version, {})
+            o = v.get("overrides") or {}
+            pre = list(p.get("pre_install") or [])
+            notes = list(p.get("local_fixes_verified") or [])
+            if "before_install" in o:
+                pre += [translate(x) for x in o["before_install"]]
+            if "eopc04.1962-now" in " ".join(pre):
+                # The hand-copied file: fetch it from the astropy 5.3 wheel instead.
+                pre = [x for x in pre if "eopc04" not in x]
+                pre.append(
+                    "test -s astropy/utils/iers/data/eopc04.1962-now || "
+                    "(python -m pip download -q --no-deps --only-binary :all: astropy==5.3 -d \"$TMPDIR/apw\" && "
+                    "python -c \"import glob,zipfile; n='astropy/utils/iers/data/eopc04.1962-now'; "
+                    "open(n,'wb').write(zipfile.ZipFile(glob.glob('$TMPDIR/apw/*.whl')[0]).read(n))\")"
+                )
+                notes.append("dei: the eopc04 file is fetched from the astropy 5.3 wheel (translated, not yet built by dei)")
+            test_cmd = o.get("test_cmd") or p["test_cmd"]
+            if any("drop '-p no:nose'" in n for n in notes):
+                test_cmd = test_cmd.replace(" -p no:nose", "")
+            lay = LAYOUT.get(repo, {"pythonpath": ["."], "generated": []})
+            out.append({
+                "repo": repo,
+                "version": version,
+                "python": p["python"],
+                "requirements": requirements(p),
+                "cutoff": o.get("cutoff"),
+                "exempt_pins": bool(o.get("cutoff")),
+                "pre_install": pre,
+                "install": p.get("install"),
+                "test_cmd": test_cmd,
+                # A mirror or bundle without tags gives setuptools_scm "0.1.devN", which
+                # pytest's own tox.ini minversion refuses: pretend the release's version.
+                "env": ({"SETUPTOOLS_SCM_PRETEND_VERSION": version + ".0"}
+                        if repo == "pytest-dev/pytest" else {}),
+                "pythonpath": lay["pythonpath"],
+                "generated": lay["generated"],
+                "setup_commit": p.get("environment_setup_commit"),
+                "verified_build_seconds": v.get("build_seconds"),
+                "notes": notes + ([p["notes"]] if p.get("notes") else []),
+            })
+    json.dump({"source": "SWE-bench harness facts (specs.json) + verified local fixes (verify.json), "
+                         "made by docs/tools/make_envs.py",
+               "specs": out}, sys.stdout, indent=1)
+    sys.stdout.write("\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,732 @@
+//! Python environments per (repository, version): a spec says what the repository's tests need
+//! (interpreter, pinned requirements, install step, test command); [`EnvBuilder::build`] makes
+//! it once — a venv, the requirements, the repository installed from a `git clone --shared`
+//! work tree (so setuptools_scm finds its `.git`) — and caches it under a folder named by the
+//! spec's hash, with a lock so two processes never build the same one.
+//!
+//! Specs for the SWE-bench Lite pairs ship in `envs.json` (made by docs/tools/make_envs.py from
+//! the harness facts and the fixes a real build needed). Any other repository gets one from
+//! [`Overrides`] (`--python`, `--setup`, `--test-cmd`).
+//!
+//! The tests run over a sandbox tree, not the build's work tree: the venv's `bin/` goes first on
+//! `PATH`, the tree's import roots ([`EnvSpec::pythonpath`]) go on `PYTHONPATH` (so the
+//! candidate's code shadows the installed copy), and files the build generated that git does
+//! not hold ([`EnvSpec::generated`], e.g. pytest's `_version.py`) are copied into the tree.
+
+use super::sandbox::{Backend, Job, Limits, LocalBackend, Outcome, TreeFile};
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// What a repository's tests need at one version.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EnvSpec {
+    /// `owner/name`.
+    pub repo: String,
+    /// The task's `version` field (`""` for a user's spec).
+    #[serde(default)]
+    pub version: String,
+    /// `3.9` (found on `PATH` as `python3.9` or in pyenv's folder), a command name
+    /// (`python3`) or a path.
+    pub python: String,
+    /// pip requirement lines.
+    #[serde(default)]
+    pub requirements: Vec<String>,
+    /// Resolve unpinned requirements as of this time (pip `--uploaded-prior-to`, uv
+    /// `--exclude-newer`), e.g. `2023-06-01T00:00:00Z`.
+    #[serde(default)]
+    pub cutoff: Option<String>,
+    /// With a cutoff: install the exact pins (`==`) without it (some post-date it).
+    #[serde(default)]
+    pub exempt_pins: bool,
+    /// Shell lines run in the work tree before `install`.
+    #[serde(default)]
+    pub pre_install: Vec<String>,
+    /// Installs the repository from its work tree (`python -m pip install -e .`); none: the
+    /// tests import the tree through `PYTHONPATH` only.
+    #[serde(default)]
+    pub install: Option<String>,
+    /// Runs tests; test files are appended.
+    pub test_cmd: String,
+    /// Extra environment variables for the build and the tests.
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+    /// Import roots inside the tree, put on `PYTHONPATH`.
+    #[serde(default = "dot")]
+    pub pythonpath: Vec<String>,
+    /// Untracked files of the built work tree to copy into every sandbox tree: exact paths, or
+    /// `*.ext` for every untracked file with that extension (outside `build/`).
+    #[serde(default)]
+    pub generated: Vec<String>,
+    /// The commit the environment is built at (the task's `environment_setup_commit`).
+    #[serde(default)]
+    pub setup_commit: Option<String>,
+    /// What a verified build took (seconds), for information.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verified_build_seconds: Option<f64>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
+}
+
+fn dot() -> Vec<String> {
+    vec![".".into()]
+}
+
+/// The user's overrides for a repository (`--python`, `--setup`, `--test-cmd`).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Overrides {
+    pub python: Option<String>,
+    /// Replaces the install step (and the pre-install lines).
+    pub setup: Option<String>,
+    pub test_cmd: Option<String>,
+}
+
+impl Overrides {
+    pub fn is_empty(&self) -> bool {
+        self.python.is_none() && self.setup.is_none() && self.test_cmd.is_none()
+    }
+}
+
+#[derive(Deserialize)]
+struct Shipped {
+    specs: Vec<EnvSpec>,
+}
+
+/// The specs shipped with dei (SWE-bench Lite pairs).
+pub fn shipped_specs() -> &'static [EnvSpec] {
+    static SPECS: std::sync::OnceLock<Vec<EnvSpec>> = std::sync::OnceLock::new();
+    SPECS.get_or_init(|| {
+        serde_json::from_str::<Shipped>(include_str!("envs.json"))
+            .expect("src/exec/envs.json is valid (checked by a test)")
+            .specs
+    })
+}
+
+/// The spec for `repo` at `version`: the shipped one with `overrides` applied, or one made
+/// from the overrides alone (which then need at least a test command).
+pub fn spec_for(repo: &str, version: &str, overrides: &Overrides) -> anyhow::Result<EnvSpec> {
+    let shipped = shipped_specs()
+        .iter()
+        .find(|s| s.repo.eq_ignore_ascii_case(repo) && s.version == version)
+        .cloned();
+    let mut spec = match shipped {
+        Some(s) => s,
+        None => {
+            let Some(test_cmd) = &overrides.test_cmd else {
+                let known: Vec<&str> = shipped_specs()
+                    .iter()
+                    .filter(|s| s.repo.eq_ignore_ascii_case(repo))
+                    .map(|s| s.version.as_str())
+                    .collect();
+                anyhow::bail!(
+                    "no environment for {repo} {version}: {}; give --python, --setup and \
+                     --test-cmd for it",
+                    if known.is_empty() {
+                        "dei ships none for this repository".to_string()
+                    } else {
+                        format!("dei ships versions {}", known.join(", "))
+                    }
+                );
+            };
+            EnvSpec {
+                repo: repo.to_string(),
+                version: version.to_string(),
+                python: "python3".into(),
+                requirements: vec![],
+                cutoff: None,
+                exempt_pins: false,
+                pre_install: vec![],
+                install: None,
+                test_cmd: test_cmd.clone(),
+                env: BTreeMap::new(),
+                pythonpath: dot(),
+                generated: vec![],
+                setup_commit: None,
+                verified_build_seconds: None,
+                notes: vec![],
+            }
+        }
+    };
+    if let Some(p) = &overrides.python {
+        spec.python = p.clone();
+    }
+    if let Some(s) = &overrides.setup {
+        spec.install = Some(s.clone());
+        spec.pre_install.clear();
+    }
+    if let Some(t) = &overrides.test_cmd {
+        spec.test_cmd = t.clone();
+    }
+    Ok(spec)
+}
+
+impl EnvSpec {
+    /// The hash naming the cached environment: everything that changes what gets built.
+    pub fn hash(&self, commit: &str) -> String {
+        let mut s = self.clone();
+        s.notes.clear();
+        s.verified_build_seconds = None;
+        let mut h = Sha256::new();
+        h.update(serde_json::to_vec(&s).unwrap_or_default());
+        h.update(commit.as_bytes());
+        h.update(b"dei-env-v1");
+        h.finalize()
+            .iter()
+            .take(8)
+            .map(|b| format!("{b:02x}"))
+            .collect()
+    }
+
+    fn needs_work_tree(&self) -> bool {
+        self.install.is_some() || !self.pre_install.is_empty() || !self.generated.is_empty()
+    }
+}
+
+/// A build step that failed: the repository, the step and the end of its output.
+#[derive(Debug, thiserror::Error)]
+#[error("environment for {repo} {version}: step `{step}` failed: {detail}\n--- output (end) ---\n{tail}")]
+pub struct EnvError {
+    pub repo: String,
+    pub version: String,
+    pub step: String,
+    pub detail: String,
+    pub tail: String,
+}
+
+/// A built environment.
+#[derive(Debug, Clone)]
+pub struct Env {
+    pub spec: EnvSpec,
+    /// The cache folder of this environment.
+    pub dir: PathBuf,
+    /// The venv.
+    pub venv: PathBuf,
+    /// Seconds the build took (0 when it came from the cache).
+    pub build_seconds: f64,
+    /// Seconds per step of the build.
+    pub steps: Vec<(String, f64)>,
+    pub cached: bool,
+}
+
+impl Env {
+    /// Environment variables for a job over a sandbox tree.
+    pub fn job_env(&self) -> Vec<(String, String)> {
+        let bin = self.venv.join("bin");
+        let path = match std::env::var_os("PATH") {
+            Some(p) => format!("{}:{}", bin.display(), p.to_string_lossy()),
+            None => bin.display().to_string(),
+        };
+        let mut env = vec![
+            ("PATH".to_string(), path),
+            ("VIRTUAL_ENV".to_string(), self.venv.display().to_string()),
+            ("PYTHONPATH".to_string(), self.spec.pythonpath.join(":")),
+        ];
+        env.extend(self.spec.env.iter().map(|(k, v)| (k.clone(), v.clone())));
+        env
+    }
+
+    /// The test command for `files` (shell-quoted).
+    pub fn test_command(&self, files: &[String]) -> String {
+        let mut c = self.spec.test_cmd.clone();
+        for f in files {
+            c.push(' ');
+            c.push_str(&shell_quote(f));
+        }
+        c
+    }
+
+    /// The generated files to put into every sandbox tree (read from the build's work tree).
+    pub fn generated_files(&self) -> anyhow::Result<Vec<TreeFile>> {
+        let list = self.dir.join("generated.json");
+        if !list.exists() {
+            return Ok(vec![]);
+        }
+        let paths: Vec<String> = serde_json::from_slice(&std::fs::read(&list)?)?;
+        paths
+            .into_iter()
+            .map(|p| {
+                let contents = std::fs::read(self.dir.join("src").join(&p)).map_err(|e| {
+                    anyhow::anyhow!(
+                        "cannot read generated file {p} of {}: {e}",
+                        self.dir.display()
+                    )
+                })?;
+                Ok(TreeFile {
+                    path: p,
+                    contents: Some(contents),
+                })
+            })
+            .collect()
+    }
+}
+
+/// `'…'` quoting for `sh`.
+pub fn shell_quote(s: &str) -> String {
+    if !s.is_empty()
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "/._-+:=,@".contains(c))
+    {
+        return s.to_string();
+    }
+    format!("'{}'", s.replace('\'', "'\\''"))
+}
+
+/// The cache folder: `DEI_CACHE_DIR`, else `$XDG_CACHE_HOME/dei`, else `~/.cache/dei`.
+pub fn default_cache_dir() -> PathBuf {
+    if let Some(d) = std::env::var_os("DEI_CACHE_DIR") {
+        return PathBuf::from(d);
+    }
+    if let Some(d) = std::env::var_os("XDG_CACHE_HOME") {
+        return PathBuf::from(d).join("dei");
+    }
+    let home = std::env::var_os("HOME").map_or_else(std::env::temp_dir, PathBuf::from);
+    home.join(".cache").join("dei")
+}
+
+/// Find an interpreter: a path; a command name on `PATH`; or a version `X.Y`, looked for as
+/// `pythonX.Y` on `PATH` (pyenv shims left out: they fail for versions not selected) and
+/// then in pyenv's folder (`$PYENV_ROOT`, default `~/.pyenv`), newest patch first.
+pub fn find_python(python: &str) -> Option<PathBuf> {
+    if python.contains('/') {
+        let p = PathBuf::from(python);
+        return p.is_file().then_some(p);
+    }
+    let is_version = python.chars().next().is_some_and(|c| c.is_ascii_digit());
+    let name = if is_version {
+        format!("python{python}")
+    } else {
+        python.to_string()
+    };
+    let on_path = std::env::var_os("PATH").and_then(|path| {
+        std::env::split_paths(&path)
+            .filter(|d| !d.to_string_lossy().contains("shims"))
+            .map(|d| d.join(&name))
+            .find(|p| p.is_file() && runs(p))
+    });
+    if on_path.is_some() || !is_version {
+        return on_path.or_else(|| {
+            // A shim is still better than nothing for a plain command name.
+            std::env::var_os("PATH").and_then(|path| {
+                std::env::split_paths(&path)
+                    .map(|d| d.join(&name))
+                    .find(|p| p.is_file() && runs(p))
+            })
+        });
+    }
+    let root = std::env::var_os("PYENV_ROOT")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".pyenv")))?;
+    let mut found: Vec<(Vec<u32>, PathBuf)> = std::fs::read_dir(root.join("versions"))
+        .ok()?
+        .flatten()
+        .filter_map(|e| {
+            let v = e.file_name().to_string_lossy().into_owned();
+            let rest = v.strip_prefix(python)?.strip_prefix('.')?;
+            let patch: Vec<u32> = rest
+                .split('.')
+                .map(|x| x.parse().ok())
+                .collect::<Option<_>>()?;
+            let exe = e.path().join("bin").join(&name);
+            exe.is_file().then_some((patch, exe))
+        })
+        .collect();
+    found.sort();
+    found.pop().map(|(_, p)| p)
+}
+
+fn runs(p: &Path) -> bool {
+    std::process::Command::new(p)
+        .arg("--version")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+/// Builds environments into a cache folder.
+pub struct EnvBuilder {
+    pub cache_dir: PathBuf,
+    pub backend: LocalBackend,
+    /// Limit per build step.
+    pub step_timeout: Duration,
+}
+
+impl EnvBuilder {
+    pub fn new(cache_dir: &Path) -> EnvBuilder {
+        EnvBuilder {
+            cache_dir: cache_dir.to_path_buf(),
+            backend: LocalBackend::default(),
+            step_timeout: Duration::from_secs(1200),
+        }
+    }
+
+    /// Build (or reuse) the environment of `spec` from the git repository `repo` at `commit`
+    /// (default: the spec's setup commit). A failure names the step that failed.
+    pub fn build(
+        &self,
+        spec: &EnvSpec,
+        repo: &Path,
+        commit: Option<&str>,
+    ) -> Result<Env, EnvError> {
+        let fail = |step: &str, detail: String, tail: String| EnvError {
+            repo: spec.repo.clone(),
+            version: spec.version.clone(),
+            step: step.to_string(),
+            detail,
+            tail,
+        };
+        let commit = commit
+            .map(str::to_string)
+            .or_else(|| spec.setup_commit.clone())
+            .unwrap_or_default();
+        if spec.needs_work_tree() && commit.is_empty() {
+            return Err(fail(
+                "checkout",
+                "the spec installs the repository but names no commit".into(),
+                String::new(),
+            ));
+        }
+        let slug: String = format!("{}-{}", spec.repo, spec.version)
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '.' {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect();
+        let envs = self.cache_dir.join("envs");
+        let dir = envs.join(format!("{slug}-{}", spec.hash(&commit)));
+        let venv = dir.join("venv");
+        std::fs::create_dir_all(&envs).map_err(|e| {
+            fail(
+                "cache",
+                format!("cannot create {}: {e}", envs.display()),
+                String::new(),
+            )
+        })?;
+        let lock_path = envs.join(format!(
+            "{}.lock",
+            dir.file_name().unwrap_or_default().to_string_lossy()
+        ));
+        let lock = std::fs::File::create(&lock_path).map_err(|e| {
+            fail(
+                "cache",
+                format!("cannot create {}: {e}", lock_path.display()),
+                String::new(),
+            )
+        })?;
+        fs2::FileExt::lock_exclusive(&lock).map_err(|e| {
+            fail(
+                "cache",
+                format!("cannot lock {}: {e}", lock_path.display()),
+                String::new(),
+            )
+        })?;
+        let env = |build_seconds, steps, cached| Env {
+            spec: spec.clone(),
+            dir: dir.clone(),
+            venv: venv.clone(),
+            build_seconds,
+            steps,
+            cached,
+        };
+        if dir.join("ok").exists() {
+            return Ok(env(0.0, vec![], true));
+        }
+        if dir.exists() {
+            let _ = std::fs::remove_dir_all(&dir);
+        }
+        std::fs::create_dir_all(&dir).map_err(|e| {
+            fail(
+                "cache",
+                format!("cannot create {}: {e}", dir.display()),
+                String::new(),
+            )
+        })?;
+        let start = Instant::now();
+        let mut steps = Vec::new();
+        let result = self.build_steps(spec, repo, &commit, &dir, &mut steps);
+        if let Err((step, detail, tail)) = result {
+            // Keep nothing half-built; the log of the failing step is in the error.
+            let _ = std::fs::remove_dir_all(&dir);
+            return Err(fail(&step, detail, tail));
+        }
+        let _ = std::fs::write(
+            dir.join("spec.json"),
+            serde_json::to_vec_pretty(spec).unwrap_or_default(),
+        );
+        std::fs::write(dir.join("ok"), b"").map_err(|e| {
+            fail(
+                "cache",
+                format!("cannot write {}: {e}", dir.display()),
+                String::new(),
+            )
+        })?;
+        drop(lock);
+        Ok(env(start.elapsed().as_secs_f64(), steps, false))
+    }
+
+    fn build_steps(
+        &self,
+        spec: &EnvSpec,
+        repo: &Path,
+        commit: &str,
+        dir: &Path,
+        steps: &mut Vec<(String, f64)>,
+    ) -> Result<(), (String, String, String)> {
+        let t = Instant::now();
+        let python = find_python(&spec.python).ok_or_else(|| {
+            (
+                "find python".to_string(),
+                format!(
+                    "no interpreter `{}` on PATH or in pyenv's folder; install it or give --python",
+                    spec.python
+                ),
+                String::new(),
+            )
+        })?;
+        steps.push(("find python".into(), t.elapsed().as_secs_f64()));
+        let venv = dir.join("venv");
+        let vpy = venv.join("bin").join("python");
+        let uv = find_python("uv");
+        let needs_pip =
+            !spec.requirements.is_empty() || spec.install.is_some() || !spec.pre_install.is_empty();
+        let q = |p: &Path| shell_quote(&p.to_string_lossy());
+        let venv_cmd = match &uv {
+            Some(uv) => format!(
+                "{} venv -q --seed --python {} {}",
+                q(uv),
+                q(&python),
+                q(&venv)
+            ),
+            None if needs_pip => format!("{} -m venv {}", q(&python), q(&venv)),
+            None => format!("{} -m venv --without-pip {}", q(&python), q(&venv)),
+        };
+        self.step("venv", &venv_cmd, dir, &[], steps)?;
+        let base_env = {
+            let bin = venv.join("bin");
+            let path = match std::env::var_os("PATH") {
+                Some(p) => format!("{}:{}", bin.display(), p.to_string_lossy()),
+                None => bin.display().to_string(),
+            };
+            let mut e = vec![
+                ("PATH".to_string(), path),
+                ("VIRTUAL_ENV".to_string(), venv.display().to_string()),
+                ("PIP_DISABLE_PIP_VERSION_CHECK".to_string(), "1".to_string()),
+                ("PIP_NO_INPUT".to_string(), "1".to_string()),
+                // pip compiles what it installs (tests run with bytecode writing off).
+                ("PYTHONDONTWRITEBYTECODE".to_string(), String::new()),
+            ];
+            e.extend(spec.env.iter().map(|(k, v)| (k.clone(), v.clone())));
+            e
+        };
+        if !spec.requirements.is_empty() {
+            let (pins, rest): (Vec<&String>, Vec<&String>) =
+                if spec.cutoff.is_some() && spec.exempt_pins {
+                    spec.requirements.iter().partition(|r| r.contains("=="))
+                } else {
+                    (vec![], spec.requirements.iter().collect())
+                };
+            let install = |name: &str,
+                           reqs: &[&String],
+                           cutoff: Option<&str>,
+                           steps: &mut Vec<(String, f64)>| {
+                if reqs.is_empty() {
+                    return Ok(());
+                }
+                let file = dir.join(format!("{name}.txt"));
+                let text: String = reqs.iter().map(|r| format!("{r}\n")).collect();
+                std::fs::write(&file, text).map_err(|e| {
+                    (
+                        name.to_string(),
+                        format!("cannot write {}: {e}", file.display()),
+                        String::new(),
+                    )
+                })?;
+                let cmd = match (&uv, cutoff) {
+                    (Some(uv), c) => format!(
+                        "{} pip install -q --python {}{} -r {}",
+                        q(uv),
+                        q(&vpy),
+                        c.map(|c| format!(" --exclude-newer {c}")).unwrap_or_default(),
+                        q(&file)
+                    ),
+                    (None, Some(c)) => format!(
+                        "python -m pip install -q 'pip>=26' && python -m pip install -q --uploaded-prior-to {c} -r {}",
+                        q(&file)
+                    ),
+                    (None, None) => format!("python -m pip install -q -r {}", q(&file)),
+                };
+                self.step(name, &cmd, dir, &base_env, steps)
+            };
+            install("requirements (pins)", &pins, None, steps)?;
+            install("requirements", &rest, spec.cutoff.as_deref(), steps)?;
+        }
+        if spec.needs_work_tree() {
+            let src = dir.join("src");
+            let cmd = format!(
+                "git clone -q --shared --no-checkout {} {} && git -C {} checkout -q {}",
+                q(repo),
+                q(&src),
+                q(&src),
+                shell_quote(commit)
+            );
+            self.step("checkout", &cmd, dir, &[], steps)?;
+            for (i, line) in spec.pre_install.iter().enumerate() {
+                self.step(&format!("pre_install[{i}]"), line, &src, &base_env, steps)?;
+            }
+            if let Some(install) = &spec.install {
+                self.step("install", install, &src, &base_env, steps)?;
+            }
+            if !spec.generated.is_empty() {
+                let t = Instant::now();
+                let out = std::process::Command::new("git")
+                    .args(["ls-files", "-o", "-z"])
+                    .current_dir(&src)
+                    .output()
+                    .map_err(|e| ("generated files".to_string(), e.to_string(), String::new()))?;
+                let found: Vec<String> = out
+                    .stdout
+                    .split(|b| *b == 0)
+                    .map(|p| String::from_utf8_lossy(p).into_owned())
+                    .filter(|p| !p.is_empty() && generated_match(&spec.generated, p))
+                    .collect();
+                std::fs::write(
+                    dir.join("generated.json"),
+                    serde_json::to_vec(&found).unwrap_or_default(),
+                )
+                .map_err(|e| ("generated files".to_string(), e.to_string(), String::new()))?;
+                steps.push(("generated files".into(), t.elapsed().as_secs_f64()));
+            }
+        }
+        Ok(())
+    }
+
+    /// Run one build step (network on, writes confined to the environment's folder).
+    fn step(
+        &self,
+        name: &str,
+        command: &str,
+        cwd: &Path,
+        env: &[(String, String)],
+        steps: &mut Vec<(String, f64)>,
+    ) -> Result<(), (String, String, String)> {
+        let job = Job {
+            command: command.to_string(),
+            env: env.to_vec(),
+            limits: Limits {
+                timeout: self.step_timeout,
+                cpu_seconds: self.step_timeout.as_secs().max(1),
+                processes: 4096,
+                output_bytes: 16 << 10,
+                ..Limits::default()
+            },
+            network: true,
+            writable: vec![self.cache_dir.clone()],
+            inherit_env: false,
+        };
+        let t = Instant::now();
+        let out: Outcome = self.backend.run_in(cwd, &job).map_err(|e| {
+            (
+                name.to_string(),
+                format!("cannot run `{command}`: {e:#}"),
+                String::new(),
+            )
+        })?;
+        steps.push((name.to_string(), t.elapsed().as_secs_f64()));
+        if !out.success() {
+            let why = if out.timed_out {
+                format!(
+                    "`{command}` took longer than {:.0}s",
+                    self.step_timeout.as_secs_f64()
+                )
+            } else {
+                match (out.code, out.signal) {
+                    (Some(c), _) => format!("`{command}` exited with status {c}"),
+                    (None, Some(s)) => format!("`{command}` was killed by signal {s}"),
+                    _ => format!("`{command}` failed"),
+                }
+            };
+            let tail: String = {
+                let n = out.output.chars().count();
+                out.output.chars().skip(n.saturating_sub(3000)).collect()
+            };
+            return Err((name.to_string(), why, tail));
+        }
+        Ok(())
+    }
+}
+
+fn generated_match(patterns: &[String], path: &str) -> bool {
+    patterns.iter().any(|p| match p.strip_prefix('*') {
+        Some(ext) => path.ends_with(ext) && !path.starts_with("build/"),
+        None => p == path,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shipped_specs_cover_the_lite_repositories() {
+        let specs = shipped_specs();
+        for repo in [
+            "sympy/sympy",
+            "psf/requests",
+            "pallets/flask",
+            "pytest-dev/pytest",
+        ] {
+            assert!(specs.iter().any(|s| s.repo == repo), "{repo}");
+        }
+        let s = spec_for("pytest-dev/pytest", "5.4", &Overrides::default()).unwrap();
+        assert_eq!(s.pythonpath, vec!["src".to_string()]);
+        assert!(s.generated.contains(&"src/_pytest/_version.py".to_string()));
+        for s in specs {
+            assert!(!s.test_cmd.is_empty() && !s.python.is_empty(), "{s:?}");
+        }
+    }
+
+    #[test]
+    fn overrides_apply_and_unknown_repositories_need_them() {
+        let err = spec_for("me/mine", "1.0", &Overrides::default()).unwrap_err();
+        assert!(err.to_string().contains("--test-cmd"), "{err}");
+        let o = Overrides {
+            python: Some("3.11".into()),
+            setup: Some("make".into()),
+            test_cmd: Some("pytest -q".into()),
+        };
+        let s = spec_for("me/mine", "1.0", &o).unwrap();
+        assert_eq!(
+            (s.python.as_str(), s.install.as_deref(), s.test_cmd.as_str()),
+            ("3.11", Some("make"), "pytest -q")
+        );
+        let s = spec_for("sympy/sympy", "1.1", &o).unwrap();
+        assert_eq!(s.test_cmd, "pytest -q");
+        assert_ne!(
+            s.hash("x"),
+            spec_for("sympy/sympy", "1.1", &Overrides::default())
+                .unwrap()
+                .hash("x")
+        );
+    }
+
+    #[test]
+    fn generated_patterns() {
+        let p = vec!["*.so".to_string(), "src/_pytest/_version.py".to_string()];
+        assert!(generated_match(&p, "astropy/io/x.cpython-39.so"));
+        assert!(!generated_match(&p, "build/lib/x.so"));
+        assert!(generated_match(&p, "src/_pytest/_version.py"));
+        assert!(!generated_match(&p, "src/_pytest/other.py"));
+    }
+
+    #[test]
+    fn quoting() {
+        assert_eq!(shell_quote("tests/test_a.py"), "tests/test_a.py");
+        assert_eq!(shell_quote("a b'c"), "'a b'\\''c'");
+    }
+}

@@ -1,0 +1,881 @@
+//! Run an untrusted command over a tree written from git objects into a temporary folder,
+//! and say what happened. The tree is never the user's checkout: [`materialize`] writes the
+//! commit's blobs into a fresh folder, the candidate's after-files go on top, the command runs
+//! there, and the folder is removed afterwards (also on timeout, error or panic).
+//!
+//! What the local backend ([`LocalBackend`]) enforces, each part independent of the others:
+//! - **no network**: a new user + network namespace (`unshare(CLONE_NEWUSER|CLONE_NEWNET)` in
+//!   the child, the uid/gid mapped to themselves); when the OS refuses, the command runs with
+//!   the network, this is said once through [`crate::model::notify`] and in every
+//!   [`Outcome::isolation`];
+//! - **no writes outside its folder**: Landlock (kernel ≥ 5.13) allows writing only beneath the
+//!   sandbox folder (plus `/dev/null` and the like, and any extra folder a [`Job`] names);
+//!   `TMPDIR` and `HOME` point inside the folder. Without Landlock, writes are not confined
+//!   (said once, and in the outcome);
+//! - **rlimits** on address space, CPU seconds, file size and processes ([`Limits`]);
+//! - **a wall-clock timeout** that kills the whole process group, which is killed anyway when
+//!   the command ends, so nothing it started in the background outlives it;
+//! - **output capped**: stdout and stderr go to one pipe; the first and last halves of
+//!   [`Limits::output_bytes`] are kept.
+//!
+//! [`Backend`] is the interface; a container backend would implement it by writing the tree
+//! into a volume and running the job in an image.
+
+use crate::model::notify;
+use anyhow::{bail, Context as _};
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+/// Write the tree of `commit` in `repo` (a clone or bare git dir) into `dest`.
+pub fn materialize(repo: &Path, commit: &str, dest: &Path) -> anyhow::Result<()> {
+    let r = git2::Repository::open(repo).map_err(|e| {
+        anyhow::anyhow!(
+            "{} is not a git repository: {}",
+            repo.display(),
+            e.message()
+        )
+    })?;
+    let c = r
+        .revparse_single(commit)
+        .and_then(|o| o.peel_to_commit())
+        .map_err(|e| {
+            anyhow::anyhow!(
+                "commit {commit} is not in {}: {}",
+                repo.display(),
+                e.message()
+            )
+        })?;
+    let tree = c.tree()?;
+    let mut failure: Option<anyhow::Error> = None;
+    tree.walk(git2::TreeWalkMode::PreOrder, |root, entry| {
+        if entry.kind() != Some(git2::ObjectType::Blob) {
+            return git2::TreeWalkResult::Ok;
+        }
+        let rel = format!("{root}{}", entry.name().unwrap_or(""));
+        let out = dest.join(&rel);
+        let res = (|| -> anyhow::Result<()> {
+            let blob = r.find_blob(entry.id())?;
+            if let Some(parent) = out.parent() {
+                std::fs::create_dir_all(parent)?;
+            }
+            #[cfg(unix)]
+            if entry.filemode() == 0o120000 {
+                let target = String::from_utf8_lossy(blob.content()).into_owned();
+                std::os::unix::fs::symlink(target, &out)?;
+                return Ok(());
+            }
+            std::fs::write(&out, blob.content())?;
+            #[cfg(unix)]
+            if entry.filemode() == 0o100755 {
+                use std::os::unix::fs::PermissionsExt;
+                std::fs::set_permissions(&out, std::fs::Permissions::from_mode(0o755))?;
+            }
+            Ok(())
+        })();
+        match res {
+            Ok(()) => git2::TreeWalkResult::Ok,
+            Err(e) => {
+                failure = Some(e.context(format!("cannot write {}", out.display())));
+                git2::TreeWalkResult::Abort
+            }
+        }
+    })?;
+    match failure {
+        Some(e) => Err(e),
+        None => Ok(()),
+    }
+}
+
+/// One file of the tree after a candidate's edits: new contents, or `None` to delete it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TreeFile {
+    /// Relative, `/`-separated.
+    pub path: String,
+    pub contents: Option<Vec<u8>>,
+}
+
+/// The tree a job runs over: a commit's tree with some files replaced.
+#[derive(Debug, Clone)]
+pub struct Tree {
+    /// A clone or bare git dir holding `commit`.
+    pub repo: PathBuf,
+    pub commit: String,
+    pub files: Vec<TreeFile>,
+}
+
+/// Resource limits of one run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Limits {
+    /// Wall-clock time; the whole process group is killed after it.
+    pub timeout: Duration,
+    /// Address space per process (`RLIMIT_AS`), bytes.
+    pub memory_bytes: u64,
+    /// CPU time per process (`RLIMIT_CPU`), seconds.
+    pub cpu_seconds: u64,
+    /// Largest file a process may write (`RLIMIT_FSIZE`), bytes.
+    pub file_bytes: u64,
+    /// Processes (`RLIMIT_NPROC`; counted inside the sandbox's user namespace when it has one).
+    pub processes: u64,
+    /// Output kept: the first and the last half of this many bytes of stdout+stderr.
+    pub output_bytes: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Limits {
+        Limits {
+            timeout: Duration::from_secs(300),
+            memory_bytes: 4 << 30,
+            cpu_seconds: 600,
+            file_bytes: 512 << 20,
+            processes: 256,
+            output_bytes: 64 << 10,
+        }
+    }
+}
+
+/// A command to run in a sandbox.
+#[derive(Debug, Clone, Default)]
+pub struct Job {
+    /// Run with `sh -c` in the tree's root.
+    pub command: String,
+    /// Extra environment variables (the rest of the environment is cleared but for `PATH`,
+    /// `LANG`, `TERM` and pyenv's; `HOME` and `TMPDIR` point inside the sandbox folder).
+    pub env: Vec<(String, String)>,
+    pub limits: Limits,
+    /// Leave the network on (environment builds download packages; candidates never).
+    pub network: bool,
+    /// Folders besides the sandbox folder the job may write to (an environment being built).
+    pub writable: Vec<PathBuf>,
+    /// Keep the caller's environment (and `HOME`) instead of the cleared one: for the user's
+    /// own test command (`dei generate --test-cmd`), which may rely on it.
+    pub inherit_env: bool,
+}
+
+/// Which resource limit a run ran into, as far as can be told.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LimitHit {
+    Cpu,
+    FileSize,
+    Memory,
+    Processes,
+}
+
+/// What was in force during a run.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Isolation {
+    /// The command had no network (its own network namespace).
+    pub network_off: bool,
+    /// Writes outside the sandbox folder were refused (Landlock).
+    pub writes_confined: bool,
+    /// What could not be enforced, in words.
+    pub missing: Vec<String>,
+}
+
+/// The outcome of one run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Outcome {
+    /// Exit status when the command exited.
+    pub code: Option<i32>,
+    /// The signal that ended it.
+    pub signal: Option<i32>,
+    /// Killed by the wall-clock timeout.
+    pub timed_out: bool,
+    pub seconds: f64,
+    /// stdout and stderr together, capped (head, a marker, tail).
+    pub output: String,
+    /// Bytes written in all.
+    pub output_bytes: u64,
+    pub truncated: bool,
+    pub limit_hit: Option<LimitHit>,
+    pub isolation: Isolation,
+}
+
+impl Outcome {
+    /// Exited with status 0.
+    pub fn success(&self) -> bool {
+        self.code == Some(0)
+    }
+}
+
+/// Something that runs jobs over trees, isolated. The local one is [`LocalBackend`]; a
+/// container backend implements the same two calls.
+pub trait Backend: Send + Sync {
+    /// A short name (`local`).
+    fn name(&self) -> &str;
+    /// Write `tree` somewhere private, run `job` in it, remove it.
+    fn run(&self, tree: &Tree, job: &Job) -> anyhow::Result<Outcome>;
+    /// Run `job` in the existing folder `dir` (writable), e.g. an environment's build tree.
+    fn run_in(&self, dir: &Path, job: &Job) -> anyhow::Result<Outcome>;
+}
+
+/// Runs jobs on this machine, in temporary folders, isolated as the module docs say.
+#[derive(Debug, Clone, Default)]
+pub struct LocalBackend {
+    /// Where temporary sandbox folders go (the system temp folder when `None`).
+    pub temp_root: Option<PathBuf>,
+}
+
+impl Backend for LocalBackend {
+    fn name(&self) -> &str {
+        "local"
+    }
+
+    fn run(&self, tree: &Tree, job: &Job) -> anyhow::Result<Outcome> {
+        let mut b = tempfile::Builder::new();
+        b.prefix("dei-sandbox-");
+        let folder = match &self.temp_root {
+            Some(r) => b.tempdir_in(r),
+            None => b.tempdir(),
+        }
+        .context("cannot make a temporary sandbox folder")?;
+        let guard = Removal(folder.path().to_path_buf());
+        let dir = folder.path().join("tree");
+        std::fs::create_dir(&dir)?;
+        materialize(&tree.repo, &tree.commit, &dir)?;
+        write_files(&dir, &tree.files)?;
+        let out = run_local(folder.path(), &dir, job);
+        drop(guard);
+        let _ = folder.close();
+        out
+    }
+
+    fn run_in(&self, dir: &Path, job: &Job) -> anyhow::Result<Outcome> {
+        let scratch = tempfile::Builder::new()
+            .prefix("dei-sandbox-")
+            .tempdir()
+            .context("cannot make a temporary sandbox folder")?;
+        let guard = Removal(scratch.path().to_path_buf());
+        let mut job = job.clone();
+        job.writable.push(dir.to_path_buf());
+        let out = run_local(scratch.path(), dir, &job);
+        drop(guard);
+        out
+    }
+}
+
+/// Removes a sandbox folder when dropped, making read-only folders writable first (a
+/// command may `chmod` what it made).
+struct Removal(PathBuf);
+
+impl Drop for Removal {
+    fn drop(&mut self) {
+        if std::fs::remove_dir_all(&self.0).is_err() && self.0.exists() {
+            make_writable(&self.0);
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+}
+
+fn make_writable(dir: &Path) {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let _ = std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700));
+        if let Ok(rd) = std::fs::read_dir(dir) {
+            for e in rd.flatten() {
+                if e.file_type().is_ok_and(|t| t.is_dir()) {
+                    make_writable(&e.path());
+                }
+            }
+        }
+    }
+}
+
+/// Write (or delete) `files` inside `root`, refusing any path that would land outside it
+/// (`..`, absolute, or through a symbolic link of the tree).
+pub fn write_files(root: &Path, files: &[TreeFile]) -> anyhow::Result<()> {
+    let canon_root = root.canonicalize()?;
+    for f in files {
+        if f.path.is_empty()
+            || f.path.starts_with('/')
+            || f.path
+                .split('/')
+                .any(|c| c == ".." || c == "." || c.is_empty())
+        {
+            bail!("refusing to write {:?} outside the sandbox tree", f.path);
+        }
+        let p = root.join(&f.path);
+        if let Some(parent) = p.parent() {
+            std::fs::create_dir_all(parent)
+                .with_context(|| format!("cannot create {}", parent.display()))?;
+            let cp = parent.canonicalize()?;
+            if !cp.starts_with(&canon_root) {
+                bail!(
+                    "refusing to write {:?}: its folder leads outside the sandbox tree",
+                    f.path
+                );
+            }
+        }
+        if std::fs::symlink_metadata(&p).is_ok_and(|m| m.file_type().is_symlink()) {
+            std::fs::remove_file(&p)?;
+        }
+        match &f.contents {
+            Some(c) => {
+                std::fs::write(&p, c).with_context(|| format!("cannot write {}", p.display()))?
+            }
+            None => {
+                if p.exists() {
+                    std::fs::remove_file(&p)
+                        .with_context(|| format!("cannot delete {}", p.display()))?;
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// What this OS gives: probed once per process, said once when something is missing.
+struct Support {
+    namespaces: bool,
+    landlock_abi: i32,
+}
+
+fn support() -> &'static Support {
+    static S: OnceLock<Support> = OnceLock::new();
+    S.get_or_init(|| {
+        let s = Support {
+            namespaces: probe_namespaces(),
+            landlock_abi: landlock_abi(),
+        };
+        if !s.namespaces {
+            notify::warning(
+                "sandbox: this OS refuses a user + network namespace (unshare), so sandboxed \
+                 commands run WITH network access",
+            );
+        }
+        if s.landlock_abi < 1 {
+            notify::warning(
+                "sandbox: Landlock is not available, so sandboxed commands can write outside \
+                 their folder",
+            );
+        }
+        s
+    })
+}
+
+#[cfg(target_os = "linux")]
+fn probe_namespaces() -> bool {
+    use std::os::unix::process::CommandExt;
+    let mut cmd = Command::new("true");
+    cmd.stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    // SAFETY: the closure only makes a system call.
+    unsafe {
+        cmd.pre_exec(|| {
+            if libc::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWNET) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    cmd.status().is_ok_and(|s| s.success())
+}
+
+#[cfg(not(target_os = "linux"))]
+fn probe_namespaces() -> bool {
+    false
+}
+
+#[cfg(target_os = "linux")]
+mod landlock {
+    pub const CREATE_RULESET_VERSION: u32 = 1;
+    pub const RULE_PATH_BENEATH: libc::c_int = 1;
+    pub const WRITE_FILE: u64 = 1 << 1;
+    pub const REMOVE_DIR: u64 = 1 << 4;
+    pub const REMOVE_FILE: u64 = 1 << 5;
+    /// MAKE_CHAR .. MAKE_SYM.
+    pub const MAKE_ALL: u64 = 0b111_1111 << 6;
+    pub const REFER: u64 = 1 << 13;
+    pub const TRUNCATE: u64 = 1 << 14;
+
+    #[repr(C)]
+    pub struct RulesetAttr {
+        pub handled_access_fs: u64,
+    }
+
+    #[repr(C, packed)]
+    pub struct PathBeneathAttr {
+        pub allowed_access: u64,
+        pub parent_fd: i32,
+    }
+
+    pub const SYS_CREATE: libc::c_long = 444;
+    pub const SYS_ADD_RULE: libc::c_long = 445;
+    pub const SYS_RESTRICT: libc::c_long = 446;
+
+    /// The write rights Landlock ABI `abi` knows.
+    pub fn write_rights(abi: i32) -> u64 {
+        let mut r = WRITE_FILE | REMOVE_DIR | REMOVE_FILE | MAKE_ALL;
+        if abi >= 2 {
+            r |= REFER;
+        }
+        if abi >= 3 {
+            r |= TRUNCATE;
+        }
+        r
+    }
+}
+
+#[cfg(target_os = "linux")]
+fn landlock_abi() -> i32 {
+    // SAFETY: the documented way to ask for the ABI version: no attribute, size 0.
+    let v = unsafe {
+        libc::syscall(
+            landlock::SYS_CREATE,
+            std::ptr::null::<landlock::RulesetAttr>(),
+            0usize,
+            landlock::CREATE_RULESET_VERSION,
+        )
+    };
+    if v < 0 {
+        0
+    } else {
+        v as i32
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn landlock_abi() -> i32 {
+    0
+}
+
+/// A Landlock ruleset that handles every write right and allows them beneath `dirs` (and
+/// writing to harmless devices), built in the parent; the child only restricts itself.
+#[cfg(target_os = "linux")]
+fn landlock_ruleset(abi: i32, dirs: &[PathBuf]) -> anyhow::Result<std::os::fd::OwnedFd> {
+    use std::ffi::CString;
+    use std::os::fd::{FromRawFd, OwnedFd};
+    use std::os::unix::ffi::OsStrExt;
+    let rights = landlock::write_rights(abi);
+    let attr = landlock::RulesetAttr {
+        handled_access_fs: rights,
+    };
+    // SAFETY: a valid attribute of the size given.
+    let fd = unsafe {
+        libc::syscall(
+            landlock::SYS_CREATE,
+            &attr as *const landlock::RulesetAttr,
+            std::mem::size_of::<landlock::RulesetAttr>(),
+            0u32,
+        )
+    };
+    if fd < 0 {
+        bail!(
+            "cannot create a Landlock ruleset: {}",
+            std::io::Error::last_os_error()
+        );
+    }
+    // SAFETY: a fresh descriptor the kernel gave us.
+    let ruleset = unsafe { OwnedFd::from_raw_fd(fd as i32) };
+    let file_rights = landlock::WRITE_FILE | (rights & landlock::TRUNCATE);
+    let mut rules: Vec<(PathBuf, u64)> = dirs.iter().map(|d| (d.clone(), rights)).collect();
+    for dev in ["/dev/null", "/dev/zero", "/dev/full", "/dev/tty"] {
+        rules.push((PathBuf::from(dev), file_rights));
+    }
+    for (path, allowed) in rules {
+        let Ok(c) = CString::new(path.as_os_str().as_bytes()) else {
+            continue;
+        };
+        // SAFETY: a valid C string; O_PATH opens nothing but a reference.
+        let pfd = unsafe { libc::open(c.as_ptr(), libc::O_PATH | libc::O_CLOEXEC) };
+        if pfd < 0 {
+            continue; // a device this machine lacks
+        }
+        // SAFETY: we own the descriptor just opened.
+        let pfd = unsafe { OwnedFd::from_raw_fd(pfd) };
+        let rule = landlock::PathBeneathAttr {
+            allowed_access: allowed,
+            parent_fd: std::os::fd::AsRawFd::as_raw_fd(&pfd),
+        };
+        // SAFETY: valid descriptors and a valid rule.
+        let r = unsafe {
+            libc::syscall(
+                landlock::SYS_ADD_RULE,
+                std::os::fd::AsRawFd::as_raw_fd(&ruleset),
+                landlock::RULE_PATH_BENEATH,
+                &rule as *const landlock::PathBeneathAttr,
+                0u32,
+            )
+        };
+        if r < 0 {
+            bail!(
+                "cannot add a Landlock rule for {}: {}",
+                path.display(),
+                std::io::Error::last_os_error()
+            );
+        }
+    }
+    Ok(ruleset)
+}
+
+/// Run `job` with `sh -c` in `dir`; `folder` is the sandbox's own folder (home, temp files;
+/// writable like `dir`).
+fn run_local(folder: &Path, dir: &Path, job: &Job) -> anyhow::Result<Outcome> {
+    let sup = support();
+    let home = folder.join("home");
+    let tmp = folder.join("tmp");
+    std::fs::create_dir_all(&home)?;
+    std::fs::create_dir_all(&tmp)?;
+    let mut isolation = Isolation::default();
+    let want_netns = !job.network && sup.namespaces;
+    isolation.network_off = want_netns;
+    if !job.network && !sup.namespaces {
+        isolation
+            .missing
+            .push("network: the OS refused a network namespace".into());
+    }
+
+    let mut cmd = Command::new("sh");
+    cmd.arg("-c").arg(&job.command).current_dir(dir);
+    if !job.inherit_env {
+        cmd.env_clear();
+        for k in [
+            "PATH",
+            "LANG",
+            "LC_ALL",
+            "TERM",
+            "PYENV_ROOT",
+            "PYENV_VERSION",
+        ] {
+            if let Some(v) = std::env::var_os(k) {
+                cmd.env(k, v);
+            }
+        }
+        // pyenv's shims find their folder through HOME, which moves into the sandbox.
+        if std::env::var_os("PYENV_ROOT").is_none() {
+            if let Some(h) = std::env::var_os("HOME") {
+                let p = PathBuf::from(h).join(".pyenv");
+                if p.is_dir() {
+                    cmd.env("PYENV_ROOT", p);
+                }
+            }
+        }
+        cmd.env("HOME", &home);
+    }
+    cmd.env("TMPDIR", &tmp).env("PYTHONDONTWRITEBYTECODE", "1");
+    for (k, v) in &job.env {
+        cmd.env(k, v);
+    }
+    cmd.stdin(Stdio::null());
+    let (reader, writer) = pipe()?;
+    cmd.stdout(Stdio::from(writer.try_clone()?))
+        .stderr(Stdio::from(writer));
+
+    #[cfg(target_os = "linux")]
+    let ruleset = if sup.landlock_abi >= 1 {
+        let mut dirs = vec![folder.to_path_buf(), dir.to_path_buf()];
+        dirs.extend(job.writable.iter().cloned());
+        match landlock_ruleset(sup.landlock_abi, &dirs) {
+            Ok(r) => Some(r),
+            Err(e) => {
+                isolation.missing.push(format!("writes: {e}"));
+                None
+            }
+        }
+    } else {
+        isolation
+            .missing
+            .push("writes: Landlock is not available".into());
+        None
+    };
+    #[cfg(not(target_os = "linux"))]
+    isolation
+        .missing
+        .push("writes: not confined on this OS".into());
+    #[cfg(target_os = "linux")]
+    {
+        isolation.writes_confined = ruleset.is_some();
+    }
+
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::CommandExt;
+        cmd.process_group(0);
+        let limits = job.limits.clone();
+        // Everything the child needs is prepared here: it must not allocate after fork.
+        // SAFETY: getuid/getgid are async-signal-safe.
+        let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
+        let uid_map = format!("{uid} {uid} 1\n").into_bytes();
+        let gid_map = format!("{gid} {gid} 1\n").into_bytes();
+        #[cfg(target_os = "linux")]
+        let ruleset_fd = ruleset.as_ref().map(std::os::fd::AsRawFd::as_raw_fd);
+        // SAFETY: the closure makes only system calls on data prepared before the fork.
+        unsafe {
+            cmd.pre_exec(move || {
+                #[cfg(target_os = "linux")]
+                if want_netns {
+                    if libc::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWNET) != 0 {
+                        return Err(std::io::Error::last_os_error());
+                    }
+                    write_proc(c"/proc/self/setgroups", b"deny");
+                    write_proc(c"/proc/self/uid_map", &uid_map);
+                    write_proc(c"/proc/self/gid_map", &gid_map);
+                }
+                set_limit(libc::RLIMIT_AS, limits.memory_bytes, limits.memory_bytes)?;
+                // SIGXCPU at the soft limit, SIGKILL a little later.
+                let cpu = limits.cpu_seconds;
+                set_limit(libc::RLIMIT_CPU, cpu, cpu.saturating_add(5))?;
+                set_limit(libc::RLIMIT_FSIZE, limits.file_bytes, limits.file_bytes)?;
+                set_limit(libc::RLIMIT_NPROC, limits.processes, limits.processes)?;
+                set_limit(libc::RLIMIT_CORE, 0, 0)?;
+                #[cfg(target_os = "linux")]
+                if let Some(fd) = ruleset_fd {
+                    if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0
+                        || libc::syscall(landlock::SYS_RESTRICT, fd, 0u32) != 0
+                    {
+                        return Err(std::io::Error::last_os_error());
+                    }
+                }
+                Ok(())
+            });
+        }
+    }
+
+    let start = Instant::now();
+    let spawned = cmd.spawn();
+    drop(cmd); // closes the parent's copy of the pipe's write end
+    let mut child =
+        spawned.with_context(|| format!("cannot run `{}` in a sandbox", job.command))?;
+    let cap = job.limits.output_bytes;
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(capture(reader, cap));
+    });
+    let pgid = child.id() as i32;
+    let (status, timed_out) = loop {
+        if let Some(st) = child.try_wait()? {
+            break (Some(st), false);
+        }
+        if start.elapsed() >= job.limits.timeout {
+            kill_group(pgid);
+            let _ = child.kill();
+            let st = child.wait().ok();
+            break (st, true);
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    // Whatever it left running in the background goes too.
+    kill_group(pgid);
+    let seconds = start.elapsed().as_secs_f64();
+    let (mut output, output_bytes, truncated) =
+        rx.recv_timeout(Duration::from_secs(5)).unwrap_or_else(|_| {
+            (
+                "[dei: output lost: a process outside the group kept the pipe open]".into(),
+                0,
+                false,
+            )
+        });
+    #[cfg(unix)]
+    use std::os::unix::process::ExitStatusExt;
+    let code = status.and_then(|s| s.code());
+    #[cfg(unix)]
+    let signal = if timed_out {
+        Some(libc::SIGKILL)
+    } else {
+        status.and_then(|s| s.signal())
+    };
+    #[cfg(not(unix))]
+    let signal = None;
+    if timed_out {
+        output.push_str(&format!(
+            "\n[dei: killed after {:.0}s]\n",
+            job.limits.timeout.as_secs_f64()
+        ));
+    }
+    let limit_hit = limit_hit(signal, code, &output, timed_out);
+    Ok(Outcome {
+        code,
+        signal,
+        timed_out,
+        seconds,
+        output,
+        output_bytes,
+        truncated,
+        limit_hit,
+        isolation,
+    })
+}
+
+fn limit_hit(
+    signal: Option<i32>,
+    code: Option<i32>,
+    output: &str,
+    timed_out: bool,
+) -> Option<LimitHit> {
+    if timed_out {
+        return None;
+    }
+    #[cfg(unix)]
+    match signal {
+        Some(libc::SIGXCPU) => return Some(LimitHit::Cpu),
+        Some(libc::SIGXFSZ) => return Some(LimitHit::FileSize),
+        _ => {}
+    }
+    // A shell reports a child killed by signal N as status 128 + N.
+    #[cfg(unix)]
+    match code.map(|c| c - 128) {
+        Some(libc::SIGXCPU) => return Some(LimitHit::Cpu),
+        Some(libc::SIGXFSZ) => return Some(LimitHit::FileSize),
+        _ => {}
+    }
+    if output.contains("File size limit exceeded") {
+        return Some(LimitHit::FileSize);
+    }
+    if output.contains("CPU time limit exceeded") {
+        return Some(LimitHit::Cpu);
+    }
+    if code == Some(0) {
+        return None;
+    }
+    let _ = signal;
+    if output.contains("MemoryError") || output.contains("Cannot allocate memory") {
+        Some(LimitHit::Memory)
+    } else if output.contains("Resource temporarily unavailable")
+        || output.contains("Cannot fork")
+        || output.contains("can't fork")
+    {
+        Some(LimitHit::Processes)
+    } else if output.contains("File too large") {
+        Some(LimitHit::FileSize)
+    } else {
+        None
+    }
+}
+
+#[cfg(target_os = "linux")]
+fn write_proc(path: &std::ffi::CStr, data: &[u8]) {
+    // SAFETY: plain system calls on a valid path and buffer.
+    unsafe {
+        let fd = libc::open(path.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);
+        if fd >= 0 {
+            libc::write(fd, data.as_ptr().cast(), data.len());
+            libc::close(fd);
+        }
+    }
+}
+
+#[cfg(unix)]
+fn set_limit(resource: libc::__rlimit_resource_t, soft: u64, hard: u64) -> std::io::Result<()> {
+    let lim = libc::rlimit {
+        rlim_cur: soft as libc::rlim_t,
+        rlim_max: hard as libc::rlim_t,
+    };
+    // SAFETY: a valid rlimit.
+    if unsafe { libc::setrlimit(resource, &lim) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+fn kill_group(pgid: i32) {
+    #[cfg(unix)]
+    // SAFETY: signalling a process group we created.
+    unsafe {
+        libc::kill(-pgid, libc::SIGKILL);
+    }
+}
+
+/// A pipe; both ends close on exec (the child's copies are made by `Stdio`).
+fn pipe() -> anyhow::Result<(std::fs::File, std::os::fd::OwnedFd)> {
+    use std::os::fd::{FromRawFd, OwnedFd};
+    let mut fds = [0; 2];
+    // SAFETY: a valid two-slot buffer.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        bail!("cannot make a pipe: {}", std::io::Error::last_os_error());
+    }
+    // SAFETY: fresh descriptors we own.
+    Ok(unsafe {
+        (
+            std::fs::File::from_raw_fd(fds[0]),
+            OwnedFd::from_raw_fd(fds[1]),
+        )
+    })
+}
+
+/// Read to the end, keeping the first and last `cap / 2` bytes.
+fn capture(mut r: impl Read, cap: usize) -> (String, u64, bool) {
+    let half = (cap / 2).max(1);
+    let mut head = Vec::new();
+    let mut tail = std::collections::VecDeque::new();
+    let mut total = 0u64;
+    let mut buf = [0u8; 8192];
+    loop {
+        let n = match r.read(&mut buf) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => n,
+        };
+        total += n as u64;
+        let mut chunk = &buf[..n];
+        if head.len() < half {
+            let take = (half - head.len()).min(chunk.len());
+            head.extend_from_slice(&chunk[..take]);
+            chunk = &chunk[take..];
+        }
+        tail.extend(chunk.iter().copied());
+        while tail.len() > half {
+            tail.pop_front();
+        }
+    }
+    let truncated = total > (head.len() + tail.len()) as u64;
+    let mut out = String::from_utf8_lossy(&head).into_owned();
+    if truncated {
+        out.push_str(&format!(
+            "\n[dei: {} bytes of output left out]\n",
+            total - (head.len() + tail.len()) as u64
+        ));
+    }
+    let tail: Vec<u8> = tail.into_iter().collect();
+    out.push_str(&String::from_utf8_lossy(&tail));
+    (out, total, truncated)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn capture_keeps_head_and_tail() {
+        let data: Vec<u8> = (0..1000).map(|i| b'a' + (i % 26) as u8).collect();
+        let (out, total, truncated) = capture(&data[..], 100);
+        assert_eq!(total, 1000);
+        assert!(truncated);
+        assert!(out.starts_with(&String::from_utf8_lossy(&data[..50]).into_owned()));
+        assert!(out.ends_with(&String::from_utf8_lossy(&data[950..]).into_owned()));
+        assert!(out.contains("900 bytes of output left out"));
+        let (out, _, truncated) = capture(&b"short"[..], 100);
+        assert_eq!((out.as_str(), truncated), ("short", false));
+    }
+
+    #[test]
+    fn paths_outside_the_tree_are_refused() {
+        let d = tempfile::tempdir().unwrap();
+        for bad in ["../x", "/etc/x", "a/../../x", ""] {
+            let f = TreeFile {
+                path: bad.into(),
+                contents: Some(b"x".to_vec()),
+            };
+            assert!(write_files(d.path(), &[f]).is_err(), "{bad}");
+        }
+        #[cfg(unix)]
+        {
+            let outside = tempfile::tempdir().unwrap();
+            std::os::unix::fs::symlink(outside.path(), d.path().join("link")).unwrap();
+            let f = TreeFile {
+                path: "link/evil".into(),
+                contents: Some(b"x".to_vec()),
+            };
+            assert!(write_files(d.path(), &[f]).is_err());
+            assert!(!outside.path().join("evil").exists());
+        }
+        let ok = TreeFile {
+            path: "a/b.txt".into(),
+            contents: Some(b"x".to_vec()),
+        };
+        write_files(d.path(), &[ok]).unwrap();
+        assert_eq!(std::fs::read(d.path().join("a/b.txt")).unwrap(), b"x");
+    }
+}
