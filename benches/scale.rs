@@ -143,6 +143,7 @@ fn main() {
         retry_errors: false,
         stop: None,
         relocator: None,
+        exec: None,
     };
     reset_peak();
     let t = Instant::now();
@@ -193,6 +194,7 @@ fn main() {
             max_patch_bytes: dei::rank::pipeline::DEFAULT_MAX_PATCH_BYTES,
             naming: Default::default(),
             relocator: None,
+            exec: None,
         };
         dei::rank::pipeline::rank(&rr, &committee).expect("baseline rank");
     }

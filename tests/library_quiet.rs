@@ -53,6 +53,7 @@ fn a_run_reports_through_the_installed_reporter() {
         retry_errors: false,
         stop: None,
         relocator: None,
+        exec: None,
         naming: Default::default(),
     };
     let report = dei::rank::run::run(&req, &dei::review::offline::Offline::default()).unwrap();

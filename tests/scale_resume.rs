@@ -201,6 +201,7 @@ fn stopped_run_resumes_without_repeating_a_committee_call() {
         retry_errors: false,
         stop: Some(stop.clone()),
         relocator: None,
+        exec: None,
     };
     let first = Counting {
         inner: Offline::default(),
@@ -233,6 +234,7 @@ fn stopped_run_resumes_without_repeating_a_committee_call() {
         &RunRequest {
             stop: Some(never),
             relocator: None,
+            exec: None,
             ..req
         },
         &second,

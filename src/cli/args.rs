@@ -185,7 +185,72 @@ pub struct RankArgs {
     #[arg(long, value_name = "NAME|FILE")]
     pub offline_weights: Option<String>,
     #[command(flatten)]
+    pub exec: ExecArgs,
+    #[command(flatten)]
     pub llm: super::llm::RankLlmArgs,
+}
+
+/// `--exec` and its settings (`dei rank`).
+#[derive(Args, Debug, Clone)]
+#[command(next_help_heading = "Execution (runs candidate code in a sandbox)")]
+pub struct ExecArgs {
+    /// Run each candidate in a sandbox: the repository's own tests that its edits reach (run
+    /// twice at the base commit first) and the code; behaviour joins the evidence.
+    #[arg(long)]
+    pub exec: bool,
+    /// Sandboxes at once.
+    #[arg(long, default_value_t = 1, value_name = "N", requires = "exec")]
+    pub exec_jobs: usize,
+    /// Time limit of one test run, in seconds (the code gets at most 60).
+    #[arg(long, default_value_t = 180, value_name = "SECS", requires = "exec")]
+    pub exec_timeout: u64,
+    /// Python for a repository with no shipped environment (`3.9`, `python3`, or a path).
+    #[arg(long, value_name = "PYTHON", requires = "exec")]
+    pub python: Option<String>,
+    /// Install step, run in a work tree of the repository inside the environment.
+    #[arg(long, value_name = "CMD", requires = "exec")]
+    pub setup: Option<String>,
+    /// Test command; the selected test files are appended.
+    #[arg(long, value_name = "CMD", requires = "exec")]
+    pub test_cmd: Option<String>,
+    /// Where environments are built (default: $DEI_CACHE_DIR or the user's cache folder).
+    #[arg(long, value_name = "DIR", requires = "exec")]
+    pub env_dir: Option<PathBuf>,
+}
+
+impl ExecArgs {
+    /// The settings, or `None` without `--exec`. Runs are cached in `run_dir/exec` when there
+    /// is a run directory, else beside the environments.
+    pub fn settings(
+        &self,
+        run_dir: Option<&std::path::Path>,
+    ) -> Option<std::sync::Arc<dei::exec::gather::ExecSettings>> {
+        if !self.exec {
+            return None;
+        }
+        let env_dir = self
+            .env_dir
+            .clone()
+            .unwrap_or_else(|| dei::exec::env::default_cache_dir().join("envs"));
+        let cache_dir = match run_dir {
+            Some(d) => d.join("exec"),
+            None => dei::exec::env::default_cache_dir().join("runs"),
+        };
+        let mut s = dei::exec::gather::ExecSettings::new(
+            std::sync::Arc::new(dei::exec::sandbox::LocalBackend::default()),
+            env_dir,
+            cache_dir,
+        );
+        s.jobs = self.exec_jobs.max(1);
+        s.limits.timeout = std::time::Duration::from_secs(self.exec_timeout.max(1));
+        s.repro_timeout = s.repro_timeout.min(s.limits.timeout);
+        s.overrides = dei::exec::env::Overrides {
+            python: self.python.clone(),
+            setup: self.setup.clone(),
+            test_cmd: self.test_cmd.clone(),
+        };
+        Some(std::sync::Arc::new(s))
+    }
 }
 
 /// `--agent-name` (`dei rank`, `dei eval`).

@@ -111,6 +111,7 @@ pub fn rank(mut args: RankArgs) -> anyhow::Result<()> {
         max_patch_bytes: args.max_patch_bytes,
         relocator: None,
         naming: args.names.naming()?,
+        exec: args.exec.settings(None),
     };
     check_outputs(&[args.json.as_deref()])?;
     let (committee, relocator) = committee(&args.llm.options(), args.offline_weights.as_deref())?;
@@ -234,6 +235,7 @@ pub fn rank_many(args: RankArgs) -> anyhow::Result<()> {
         anyhow::bail!("say which issues to rank: --all, or --issue ID (repeatable)");
     }
     check_outputs(&[args.json.as_deref()])?;
+    let exec = args.exec.settings(Some(&run_dir));
     let req = dei::rank::run::RunRequest {
         candidates: args.candidates,
         naming: args.names.naming()?,
@@ -249,6 +251,7 @@ pub fn rank_many(args: RankArgs) -> anyhow::Result<()> {
         retry_errors: args.retry_errors,
         stop: Some(super::stop_on_ctrl_c()),
         relocator: None,
+        exec,
     };
     let (committee, relocator) = committee(&args.llm.options(), args.offline_weights.as_deref())?;
     let req = dei::rank::run::RunRequest { relocator, ..req };

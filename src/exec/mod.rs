@@ -10,6 +10,7 @@
 //! [`gather`] does all of it for one issue. See docs/execution.md.
 
 pub mod env;
+pub mod gather;
 pub mod outcome;
 pub mod regress;
 pub mod repro;

@@ -61,6 +61,10 @@ pub struct Task {
     pub repo: String,
     pub base_commit: String,
     pub problem_statement: String,
+    /// The repository's version at the base commit (SWE-bench `version`), which picks the
+    /// test environment for `--exec`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hints_text: Option<String>,
     /// The reference fix, if known (never shown to a committee). `golden_patch` is the name

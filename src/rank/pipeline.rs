@@ -6,7 +6,8 @@ use crate::context;
 use crate::localize::rerank::Relocator;
 use crate::model::repo::{self, Snapshot};
 use crate::model::task;
-use crate::model::{Applies, Candidate, Review, ReviewStatus, Task};
+use crate::exec::gather::{gather, ExecSettings, IssueExec};
+use crate::model::{Applies, Behaviour, Candidate, Review, ReviewStatus, Task};
 use crate::patch::{self, Mode};
 use crate::rank::select;
 use crate::review::{Committee, IssueBundle, Prepared};
@@ -38,6 +39,8 @@ pub struct RankRequest {
     pub naming: candidates::Naming,
     /// Re-ranks the issue-only localization with a model (`--llm-locate`).
     pub relocator: Option<std::sync::Arc<Relocator>>,
+    /// Run the candidates (`--exec`): their behaviour joins the evidence.
+    pub exec: Option<std::sync::Arc<ExecSettings>>,
 }
 
 /// Default of `--max-patch-bytes`: 4 MiB, about five times the largest patch of the 3,626
@@ -70,6 +73,9 @@ pub struct Ranked {
     /// Why the candidate could not be rebuilt (diff does not parse, a file failed, unsafe path).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// What running it showed (`--exec`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub behaviour: Option<Behaviour>,
 }
 
 #[derive(Debug, Clone, serde::Serialize)]
@@ -87,6 +93,9 @@ pub struct RankResult {
     pub unscored: usize,
     pub ranked: Vec<Ranked>,
     pub problems: Vec<Problem>,
+    /// What was run for this issue (`--exec`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub exec: Option<IssueExec>,
 }
 
 /// Whether an issue's ranking can be trusted as a pick.
@@ -280,6 +289,7 @@ pub fn review_and_rank(
                         .iter()
                         .find_map(|f| f.error.as_ref().map(|e| format!("{}: {e}", f.path)))
                 }),
+                behaviour: bundle.behaviour.get(p.index).cloned().flatten(),
             }
         })
         .collect())
@@ -310,6 +320,7 @@ pub fn rank(req: &RankRequest, committee: &dyn Committee) -> anyhow::Result<Rank
         },
         committee,
         req.relocator.as_deref(),
+        req.exec.as_deref(),
         loaded.problems,
     )
 }
@@ -331,10 +342,22 @@ pub fn rank_issue(
     opts: PrepareOptions,
     committee: &dyn Committee,
     relocator: Option<&Relocator>,
+    exec: Option<&ExecSettings>,
     problems: Vec<Problem>,
 ) -> anyhow::Result<RankResult> {
     let snapshot = Snapshot::open(repo_path, &task.base_commit)?;
     let prepared = prepare_capped(&snapshot, task, cands, opts, Some(committee), relocator)?;
+    let exec = match exec {
+        Some(settings) => {
+            let files = crate::localize::search::RepoFiles::from_snapshot(&snapshot)?;
+            let members: Vec<(&str, &crate::model::PatchView)> = prepared
+                .iter()
+                .map(|p| (p.candidate.agent.as_str(), &p.view))
+                .collect();
+            Some(gather(task, repo_path, &files, &members, settings))
+        }
+        None => None,
+    };
     let empty = prepared
         .iter()
         .filter(|p| p.view.applies == Applies::Empty)
@@ -342,7 +365,10 @@ pub fn rank_issue(
     let bundle = IssueBundle {
         task: task.clone(),
         candidates: prepared,
-        behaviour: Vec::new(),
+        behaviour: exec
+            .as_ref()
+            .map(|e| e.behaviour.clone())
+            .unwrap_or_default(),
     };
     let ranked = review_and_rank(committee, &bundle)?;
     let unscored = ranked
@@ -367,5 +393,6 @@ pub fn rank_issue(
         unscored,
         ranked,
         problems,
+        exec,
     })
 }

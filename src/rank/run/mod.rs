@@ -59,6 +59,8 @@ pub struct RunRequest {
     pub stop: Option<Arc<AtomicBool>>,
     /// Re-ranks each issue's localization with a model (`--llm-locate`).
     pub relocator: Option<Arc<crate::localize::rerank::Relocator>>,
+    /// Run the candidates (`--exec`); runs are cached in the run directory.
+    pub exec: Option<Arc<crate::exec::gather::ExecSettings>>,
 }
 
 /// What kind of issue-level failure an error outcome is.
@@ -476,6 +478,7 @@ fn rank_one(
         },
         committee,
         req.relocator.as_deref(),
+        req.exec.as_deref(),
         problems.clone(),
     )
     .and_then(|r| IssueOutcome::ranked(&r, &problems, started.elapsed().as_millis() as u64));
@@ -535,6 +538,7 @@ mod tests {
             edited: vec![],
             origin: String::new(),
             error: None,
+            behaviour: None,
         }
     }
 
@@ -550,6 +554,7 @@ mod tests {
             unscored: 0,
             ranked,
             problems: vec![],
+            exec: None,
         }
     }
 

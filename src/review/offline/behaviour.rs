@@ -11,7 +11,9 @@
 //!   when some other candidate does change it (else the reproduction may not show the bug).
 //! - **behaviour agreement**: `exec_agreement · s/(1+s)` with `s` the number of other agent
 //!   families whose candidates behave identically on everything that ran (its own family's
-//!   further candidates count `same_family`). Counted only when there are at least two classes.
+//!   further candidates count `same_family`). Counted only when there are at least two classes;
+//!   candidates that leave the reproduction as at base while another changes it get none
+//!   (agreeing to change nothing is no vote for a fix).
 
 use crate::model::{Behaviour, ReproChange};
 use std::collections::BTreeSet;
@@ -44,6 +46,14 @@ pub struct Part {
     pub name: &'static str,
     pub value: f64,
     pub note: String,
+}
+
+/// Whether a candidate other than `i` changes what the reproduction shows.
+fn someone_changes(members: &[Member], i: usize) -> bool {
+    members
+        .iter()
+        .enumerate()
+        .any(|(j, m)| j != i && ran(m).is_some_and(|b| b.repro == Some(ReproChange::Changed)))
 }
 
 fn ran<'a>(m: &Member<'a>) -> Option<&'a Behaviour> {
@@ -98,9 +108,10 @@ pub fn parts(members: &[Member], i: usize, w: &ExecWeights) -> Vec<Part> {
             )
         } else {
             format!(
-                "breaks {n} test{} that passed; {} of {families} agent families break {} too",
+                "breaks {n} test{} that passed; {others} other agent famil{} of {families} break{} {} too",
                 if n == 1 { "" } else { "s" },
-                rarest.0,
+                if others == 1 { "y" } else { "ies" },
+                if others == 1 { "s" } else { "" },
                 rarest.1
             )
         };
@@ -115,10 +126,7 @@ pub fn parts(members: &[Member], i: usize, w: &ExecWeights) -> Vec<Part> {
 
     // The reproduction, when some other candidate changes what it shows.
     if let Some(change) = me.repro {
-        let someone_else_changes = members
-            .iter()
-            .enumerate()
-            .any(|(j, m)| j != i && ran(m).is_some_and(|b| b.repro == Some(ReproChange::Changed)));
+        let someone_else_changes = someone_changes(members, i);
         match change {
             ReproChange::Changed => out.push(Part {
                 name: "changes the reported behaviour",
@@ -153,8 +161,15 @@ pub fn parts(members: &[Member], i: usize, w: &ExecWeights) -> Vec<Part> {
                     families.insert(m.family);
                 }
             }
-            let s = families.len() as f64 + w.same_family * own.min(1) as f64;
+            // Agreeing to leave the reported behaviour as it is votes for no fix.
+            let idle = me.repro == Some(ReproChange::Same) && someone_changes(members, i);
+            let s = if idle {
+                0.0
+            } else {
+                families.len() as f64 + w.same_family * own.min(1) as f64
+            };
             let note = match (families.len(), own) {
+                _ if idle => "agrees with others only in changing nothing the issue shows".to_string(),
                 (0, 0) => "behaves unlike every other candidate".to_string(),
                 (0, _) => "behaves like other runs of its own agent family only".to_string(),
                 (n, _) => format!(
@@ -278,6 +293,21 @@ mod tests {
         let alone = parts(&ms, 0, &W);
         assert_eq!(value(&alone, AGREEMENT), 0.0);
         assert!(alone.iter().any(|p| p.name == AGREEMENT));
+    }
+
+    #[test]
+    fn agreeing_to_change_nothing_is_no_vote() {
+        let bs = vec![
+            b(&[], Some(ReproChange::Same), 0),
+            b(&[], Some(ReproChange::Same), 0),
+            b(&[], Some(ReproChange::Same), 0),
+            b(&[], Some(ReproChange::Changed), 1),
+        ];
+        let ms = members(&["x", "y", "z", "w"], &bs);
+        assert_eq!(value(&parts(&ms, 0, &W), AGREEMENT), 0.0);
+        // Without a candidate that changes it, the same class is a vote again.
+        let ms = members(&["x", "y", "z"], &bs[..3]);
+        assert!(parts(&ms, 0, &W).is_empty(), "one class: no agreement part");
     }
 
     #[test]

@@ -108,8 +108,8 @@ impl Default for Weights {
             agent_prior: Default::default(),
             scale: 4.0,
             exec_breaks: -4.0,
-            exec_repro_changed: 1.0,
-            exec_repro_same: -1.0,
+            exec_repro_changed: 1.5,
+            exec_repro_same: -1.5,
             exec_agreement: 4.0,
         }
     }

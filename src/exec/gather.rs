@@ -1,0 +1,483 @@
+//! Execution evidence for one issue: build (or reuse) the repository's environment, pick the
+//! existing tests the candidates' edits reach, extract the issue's reproduction, run both at
+//! the base commit (the tests twice, to drop flaky ones) and once per distinct after-tree, and
+//! turn what changed into one [`Behaviour`] per candidate.
+//!
+//! Every run goes through a [`Backend`] (sandboxed) and is cached on disk by what determines
+//! it (environment, tree, command), so a rerun — or a run resumed after a kill — redoes nothing.
+
+use super::env::{spec_for, EnvBuilder, Overrides};
+use super::outcome::{
+    behaviour_classes, parse_test_output, regression, ReproOutcome, Signature, TestRun,
+};
+use super::regress;
+use super::repro::{self, RepoNames};
+use super::sandbox::{Backend, Job, Limits, Outcome, Tree, TreeFile};
+use crate::localize::search::RepoFiles;
+use crate::model::{Applies, Behaviour, PatchView, ReproChange, Task};
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+use sha2::Digest;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// The file the reproduction is written to, at the root of the tree.
+pub const REPRO_FILE: &str = "dei_reproduction.py";
+/// Most test files run per issue (the best-scored of every candidate's selection).
+pub const MAX_TEST_FILES: usize = 6;
+
+/// How to gather execution evidence.
+#[derive(Clone)]
+pub struct ExecSettings {
+    pub backend: Arc<dyn Backend>,
+    /// Where environments are built (shared by every run).
+    pub env_dir: PathBuf,
+    /// Where run results are cached (a run directory keeps its own).
+    pub cache_dir: PathBuf,
+    /// The user's `--python`, `--setup`, `--test-cmd`.
+    pub overrides: Overrides,
+    /// Limits of one test or reproduction run.
+    pub limits: Limits,
+    /// Reproduction runs get this much time at most (they are small).
+    pub repro_timeout: std::time::Duration,
+    /// Sandboxes at once.
+    pub jobs: usize,
+}
+
+impl std::fmt::Debug for ExecSettings {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ExecSettings")
+            .field("backend", &self.backend.name())
+            .field("env_dir", &self.env_dir)
+            .field("cache_dir", &self.cache_dir)
+            .field("overrides", &self.overrides)
+            .field("limits", &self.limits)
+            .field("jobs", &self.jobs)
+            .finish()
+    }
+}
+
+impl ExecSettings {
+    pub fn new(backend: Arc<dyn Backend>, env_dir: PathBuf, cache_dir: PathBuf) -> ExecSettings {
+        let limits = Limits {
+            timeout: std::time::Duration::from_secs(180),
+            ..Limits::default()
+        };
+        ExecSettings {
+            backend,
+            env_dir,
+            cache_dir,
+            overrides: Overrides::default(),
+            limits,
+            repro_timeout: std::time::Duration::from_secs(60),
+            jobs: 1,
+        }
+    }
+}
+
+/// What was gathered for one issue.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct IssueExec {
+    /// Why nothing could run (no spec, the environment did not build); `None` when it ran.
+    pub error: Option<String>,
+    /// The test files run (repository paths).
+    pub test_files: Vec<String>,
+    /// Tests that passed in both base runs / whose two base runs disagreed.
+    pub stable_tests: usize,
+    pub flaky_tests: Vec<String>,
+    /// The reproduction ran (its script had statements).
+    pub reproduction: bool,
+    /// How the reproduction ended at the base commit (exception type or exit status).
+    pub repro_base: Option<String>,
+    /// One per candidate, in order (`None`: nothing to run, e.g. an empty patch).
+    pub behaviour: Vec<Option<Behaviour>>,
+    /// Distinct behaviour classes among the candidates that ran.
+    pub classes: usize,
+    /// Sandbox runs needed, and how many of them came from the cache.
+    pub runs: usize,
+    pub cached_runs: usize,
+    /// Seconds spent in sandboxes (runs from the cache count 0) and building the environment.
+    pub run_seconds: f64,
+    pub env_seconds: f64,
+    /// What the sandbox could not enforce on this machine (no network namespace, no Landlock).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub not_isolated: Vec<String>,
+}
+
+/// One run as cached: enough to re-read it.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct Run {
+    code: Option<i32>,
+    signal: Option<i32>,
+    timed_out: bool,
+    seconds: f64,
+    output: String,
+    /// What the sandbox could not enforce.
+    #[serde(default)]
+    missing: Vec<String>,
+}
+
+impl From<&Outcome> for Run {
+    fn from(o: &Outcome) -> Run {
+        Run {
+            code: o.code,
+            signal: o.signal,
+            timed_out: o.timed_out,
+            seconds: o.seconds,
+            output: o.output.clone(),
+            missing: o.isolation.missing.clone(),
+        }
+    }
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The files a candidate's after-tree replaces; `None` when it cannot be built.
+fn after_files(view: &PatchView) -> Option<Vec<TreeFile>> {
+    if matches!(view.applies, Applies::No | Applies::Empty) || view.files.is_empty() {
+        return None;
+    }
+    let mut out = Vec::new();
+    for f in &view.files {
+        if f.error.is_some() {
+            return None;
+        }
+        out.push(TreeFile {
+            path: f.path.clone(),
+            contents: f.after.as_ref().map(|a| a.as_bytes().to_vec()),
+        });
+    }
+    out.sort_by(|a, b| a.path.cmp(&b.path));
+    Some(out)
+}
+
+fn tree_key(files: &[TreeFile]) -> String {
+    let mut h = sha2::Sha256::new();
+    for f in files {
+        h.update(f.path.as_bytes());
+        h.update([0]);
+        match &f.contents {
+            Some(c) => {
+                h.update([1]);
+                h.update((c.len() as u64).to_le_bytes());
+                h.update(c);
+            }
+            None => h.update([2]),
+        }
+    }
+    hex(&h.finalize())
+}
+
+struct Runner<'a> {
+    settings: &'a ExecSettings,
+    repo: &'a Path,
+    commit: &'a str,
+    env_key: String,
+    env_vars: Vec<(String, String)>,
+    generated: Vec<TreeFile>,
+}
+
+impl Runner<'_> {
+    /// Run `command` over the base tree plus `files` (`pass` tells two base runs apart), from
+    /// the cache when it ran before. Returns the run and whether it came from the cache.
+    fn run(
+        &self,
+        files: &[TreeFile],
+        command: &str,
+        timeout: std::time::Duration,
+        pass: u32,
+    ) -> anyhow::Result<(Run, bool)> {
+        let mut h = sha2::Sha256::new();
+        for part in [
+            self.env_key.as_str(),
+            self.commit,
+            &tree_key(files),
+            command,
+            &format!("{}:{pass}", timeout.as_secs()),
+        ] {
+            h.update(part.as_bytes());
+            h.update([0]);
+        }
+        let key = hex(&h.finalize());
+        let path = self
+            .settings
+            .cache_dir
+            .join("runs")
+            .join(&key[..2])
+            .join(format!("{key}.json"));
+        if let Ok(bytes) = std::fs::read(&path) {
+            if let Ok(run) = serde_json::from_slice::<Run>(&bytes) {
+                return Ok((run, true));
+            }
+        }
+        let mut all = self.generated.clone();
+        all.extend(files.iter().cloned());
+        let tree = Tree {
+            repo: self.repo.to_path_buf(),
+            commit: self.commit.to_string(),
+            files: all,
+        };
+        let job = Job {
+            command: command.to_string(),
+            env: self.env_vars.clone(),
+            limits: Limits {
+                timeout,
+                ..self.settings.limits.clone()
+            },
+            ..Job::default()
+        };
+        let outcome = self.settings.backend.run(&tree, &job)?;
+        let run = Run::from(&outcome);
+        if let Some(dir) = path.parent() {
+            let _ = std::fs::create_dir_all(dir);
+            let tmp = path.with_extension(format!("tmp{}", std::process::id()));
+            if std::fs::write(&tmp, serde_json::to_vec(&run)?).is_ok() {
+                let _ = std::fs::rename(&tmp, &path);
+            }
+        }
+        Ok((run, false))
+    }
+}
+
+fn repro_outcome(run: &Run) -> ReproOutcome {
+    let exit = if run.timed_out { None } else { run.code };
+    ReproOutcome::read(exit, &run.output, "", &[])
+}
+
+fn describe(o: &ReproOutcome) -> String {
+    match (&o.exception, o.exit) {
+        (Some(e), _) => format!("raises {e}"),
+        (None, Some(0)) => "runs without error".into(),
+        (None, Some(c)) => format!("exits with status {c}"),
+        (None, None) => "is killed (time limit)".into(),
+    }
+}
+
+/// Gather execution evidence for the candidates of one issue. `repo` is the git repository
+/// holding `task.base_commit`; `cands` are (agent, the candidate rebuilt against it), in order.
+pub fn gather(
+    task: &Task,
+    repo: &Path,
+    files: &RepoFiles,
+    cands: &[(&str, &PatchView)],
+    settings: &ExecSettings,
+) -> IssueExec {
+    let mut out = IssueExec {
+        behaviour: vec![None; cands.len()],
+        ..IssueExec::default()
+    };
+    let version = task.version.as_deref().unwrap_or("");
+    let spec = match spec_for(&task.repo, version, &settings.overrides) {
+        Ok(s) => s,
+        Err(e) => {
+            out.error = Some(format!("{e:#}"));
+            return out;
+        }
+    };
+    let builder = EnvBuilder::new(&settings.env_dir);
+    let env = match builder.build(&spec, repo, None) {
+        Ok(e) => e,
+        Err(e) => {
+            out.error = Some(e.to_string());
+            return out;
+        }
+    };
+    out.env_seconds = env.build_seconds;
+    let generated = match env.generated_files() {
+        Ok(g) => g,
+        Err(e) => {
+            out.error = Some(format!("{e:#}"));
+            return out;
+        }
+    };
+    let runner = Runner {
+        settings,
+        repo,
+        commit: &task.base_commit,
+        env_key: env.dir.display().to_string(),
+        env_vars: env.job_env(),
+        generated,
+    };
+
+    // Which tests: the best-scored files of every candidate's selection.
+    let afters: Vec<Option<Vec<TreeFile>>> = cands.iter().map(|(_, v)| after_files(v)).collect();
+    let mut scored: BTreeMap<String, f64> = BTreeMap::new();
+    for ((_, view), after) in cands.iter().zip(&afters) {
+        if after.is_none() {
+            continue;
+        }
+        for t in regress::select_for(files, view, regress::MAX_FILES) {
+            let e = scored.entry(t.path).or_insert(0.0);
+            *e = e.max(t.score);
+        }
+    }
+    let mut ranked: Vec<(String, f64)> = scored.into_iter().collect();
+    ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    ranked.truncate(MAX_TEST_FILES);
+    out.test_files = ranked.into_iter().map(|(p, _)| p).collect();
+    out.test_files.sort();
+    let test_cmd = (!out.test_files.is_empty()).then(|| env.test_command(&out.test_files));
+
+    // The reproduction.
+    let names = RepoNames::from_repo(files);
+    let script = repro::reproduction(&task.problem_statement, &names)
+        .filter(|r| r.statements > 0)
+        .map(|r| r.script);
+    out.reproduction = script.is_some();
+    let repro_cmd = format!("python {REPRO_FILE}");
+    let with_script = |files: &[TreeFile]| -> Vec<TreeFile> {
+        let mut v = files.to_vec();
+        if let Some(s) = &script {
+            v.push(TreeFile {
+                path: REPRO_FILE.into(),
+                contents: Some(s.as_bytes().to_vec()),
+            });
+        }
+        v
+    };
+
+    // Distinct trees: the base, then each distinct after-tree once.
+    let mut trees: Vec<Vec<TreeFile>> = vec![Vec::new()];
+    let mut tree_of: Vec<Option<usize>> = Vec::new();
+    let mut seen: BTreeMap<String, usize> = BTreeMap::new();
+    for a in &afters {
+        tree_of.push(a.as_ref().map(|files| {
+            *seen.entry(tree_key(files)).or_insert_with(|| {
+                trees.push(files.clone());
+                trees.len() - 1
+            })
+        }));
+    }
+    // Jobs: (tree, what, pass). Base tests run twice.
+    #[derive(Clone, Copy, PartialEq)]
+    enum What {
+        Tests,
+        Repro,
+    }
+    let mut jobs: Vec<(usize, What, u32)> = Vec::new();
+    for t in 0..trees.len() {
+        if test_cmd.is_some() {
+            jobs.push((t, What::Tests, 0));
+            if t == 0 {
+                jobs.push((t, What::Tests, 1));
+            }
+        }
+        if script.is_some() {
+            jobs.push((t, What::Repro, 0));
+        }
+    }
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(settings.jobs.max(1))
+        .build();
+    let run_job = |&(t, what, pass): &(usize, What, u32)| {
+        let files = with_script(&trees[t]);
+        match what {
+            What::Tests => runner.run(
+                &files,
+                test_cmd.as_deref().unwrap_or_default(),
+                settings.limits.timeout,
+                pass,
+            ),
+            What::Repro => runner.run(&files, &repro_cmd, settings.repro_timeout, pass),
+        }
+    };
+    let results: Vec<anyhow::Result<(Run, bool)>> = match &pool {
+        Ok(p) => p.install(|| jobs.par_iter().map(run_job).collect()),
+        Err(_) => jobs.iter().map(run_job).collect(),
+    };
+    let mut tests: BTreeMap<(usize, u32), TestRun> = BTreeMap::new();
+    let mut repros: BTreeMap<usize, ReproOutcome> = BTreeMap::new();
+    for (&(t, what, pass), r) in jobs.iter().zip(results) {
+        out.runs += 1;
+        let (run, cached) = match r {
+            Ok(x) => x,
+            Err(e) => {
+                out.error.get_or_insert_with(|| format!("a sandbox run failed: {e:#}"));
+                continue;
+            }
+        };
+        for m in &run.missing {
+            if !out.not_isolated.contains(m) {
+                out.not_isolated.push(m.clone());
+            }
+        }
+        if cached {
+            out.cached_runs += 1;
+        } else {
+            out.run_seconds += run.seconds;
+        }
+        match what {
+            What::Tests => {
+                tests.insert((t, pass), parse_test_output(&run.output));
+            }
+            What::Repro => {
+                repros.insert(t, repro_outcome(&run));
+            }
+        }
+    }
+
+    // Base: tests that passed twice count.
+    let base = match (tests.get(&(0, 0)), tests.get(&(0, 1))) {
+        (Some(a), Some(b)) => Some((a.clone(), b.clone())),
+        _ => None,
+    };
+    if let Some((a, b)) = &base {
+        let r = regression(a, b, a);
+        out.stable_tests = r.stable;
+        out.flaky_tests = r.flaky;
+    }
+    let repro_base = repros.get(&0).cloned();
+    out.repro_base = repro_base.as_ref().map(describe);
+    let mut sigs: Vec<Option<Signature>> = Vec::new();
+    for (i, t) in tree_of.iter().enumerate() {
+        let Some(t) = *t else {
+            sigs.push(None);
+            continue;
+        };
+        let reg = match (&base, tests.get(&(t, 0))) {
+            (Some((a, b)), Some(c)) => Some(regression(a, b, c)),
+            _ => None,
+        };
+        let rep = repros.get(&t).cloned();
+        let change = match (&rep, &repro_base) {
+            (Some(c), Some(b)) => Some(if c.changed_from(b) {
+                ReproChange::Changed
+            } else {
+                ReproChange::Same
+            }),
+            _ => None,
+        };
+        let reg = reg.filter(|r| r.stable > 0);
+        let behaviour = Behaviour {
+            broken: reg.as_ref().map(|r| r.broken.clone()).unwrap_or_default(),
+            tests_run: reg.as_ref().map_or(0, |r| r.stable),
+            repro: change,
+            class: None,
+            error: None,
+        };
+        let sig = behaviour
+            .ran()
+            .then(|| Signature::new(reg.as_ref(), rep.filter(|_| change.is_some())));
+        out.behaviour[i] = Some(behaviour);
+        sigs.push(sig);
+    }
+    // Behaviour classes over the candidates that ran.
+    let ran: Vec<usize> = (0..cands.len()).filter(|&i| sigs[i].is_some()).collect();
+    let keyed: Vec<(&str, &Signature)> = ran
+        .iter()
+        .map(|&i| (cands[i].0, sigs[i].as_ref().expect("ran")))
+        .collect();
+    let classes = behaviour_classes(&keyed);
+    out.classes = classes.len();
+    for (k, class) in classes.iter().enumerate() {
+        for &m in &class.members {
+            if let Some(b) = out.behaviour[ran[m]].as_mut() {
+                b.class = Some(k);
+            }
+        }
+    }
+    out
+}
