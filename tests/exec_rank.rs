@@ -86,7 +86,10 @@ fn exec_runs_every_candidate_in_the_sandbox_and_ranks_by_behaviour() {
     let (v, err) = rank_exec(&cache, &tmp);
     let exec = &v["exec"];
     assert!(exec["error"].is_null(), "{exec}");
-    assert_eq!(exec["test_files"], serde_json::json!(["tests/test_words.py"]));
+    assert_eq!(
+        exec["test_files"],
+        serde_json::json!(["tests/test_words.py"])
+    );
     assert_eq!(exec["stable_tests"], 3, "{exec}");
     assert_eq!(exec["reproduction"], true, "{exec}");
     assert_eq!(exec["repro_base"], "runs without error");
@@ -123,7 +126,12 @@ fn exec_runs_every_candidate_in_the_sandbox_and_ranks_by_behaviour() {
         assert!(!Path::new(ESCAPE).exists(), "{ESCAPE} was written");
         assert_eq!(broken(&v, "escape-agent").len(), 3);
     }
-    for bad in ["sleepy-agent", "network-agent", "escape-agent", "breaks-tests-agent"] {
+    for bad in [
+        "sleepy-agent",
+        "network-agent",
+        "escape-agent",
+        "breaks-tests-agent",
+    ] {
         let rank = by_agent(&v, bad)["rank"].as_u64().unwrap();
         assert!(rank > 2, "{bad} ranks {rank}");
     }

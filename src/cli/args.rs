@@ -216,6 +216,10 @@ pub struct ExecArgs {
     /// Where environments are built (default: $DEI_CACHE_DIR or the user's cache folder).
     #[arg(long, value_name = "DIR", requires = "exec")]
     pub env_dir: Option<PathBuf>,
+    /// Where sandbox runs are cached (default: RUN_DIR/exec with --run-dir, else the user's
+    /// cache folder); share one between runs that rank other committees of the same issues.
+    #[arg(long, value_name = "DIR", requires = "exec")]
+    pub exec_cache: Option<PathBuf>,
 }
 
 impl ExecArgs {
@@ -232,9 +236,10 @@ impl ExecArgs {
             .env_dir
             .clone()
             .unwrap_or_else(|| dei::exec::env::default_cache_dir().join("envs"));
-        let cache_dir = match run_dir {
-            Some(d) => d.join("exec"),
-            None => dei::exec::env::default_cache_dir().join("runs"),
+        let cache_dir = match (&self.exec_cache, run_dir) {
+            (Some(d), _) => d.clone(),
+            (None, Some(d)) => d.join("exec"),
+            (None, None) => dei::exec::env::default_cache_dir().join("runs"),
         };
         let mut s = dei::exec::gather::ExecSettings::new(
             std::sync::Arc::new(dei::exec::sandbox::LocalBackend::default()),

@@ -8,7 +8,7 @@
 
 use super::env::{spec_for, EnvBuilder, Overrides};
 use super::outcome::{
-    behaviour_classes, parse_test_output, regression, ReproOutcome, Signature, TestRun,
+    behaviour_classes, parse_test_output, regression, Regression, ReproOutcome, Signature, TestRun,
 };
 use super::regress;
 use super::repro::{self, RepoNames};
@@ -302,24 +302,31 @@ pub fn gather(
         generated,
     };
 
-    // Which tests: the best-scored files of every candidate's selection.
+    // Which tests: each candidate's own selection (the files its edits reach), within the
+    // best-scored files of all of them; each file runs on its own, so runs are shared between
+    // candidates, committees and reruns.
     let afters: Vec<Option<Vec<TreeFile>>> = cands.iter().map(|(_, v)| after_files(v)).collect();
     let mut scored: BTreeMap<String, f64> = BTreeMap::new();
+    let mut own: Vec<Vec<String>> = Vec::new();
     for ((_, view), after) in cands.iter().zip(&afters) {
-        if after.is_none() {
-            continue;
+        let mut mine = Vec::new();
+        if after.is_some() {
+            for t in regress::select_for(files, view, regress::MAX_FILES) {
+                let e = scored.entry(t.path.clone()).or_insert(0.0);
+                *e = e.max(t.score);
+                mine.push(t.path);
+            }
         }
-        for t in regress::select_for(files, view, regress::MAX_FILES) {
-            let e = scored.entry(t.path).or_insert(0.0);
-            *e = e.max(t.score);
-        }
+        own.push(mine);
     }
     let mut ranked: Vec<(String, f64)> = scored.into_iter().collect();
     ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
     ranked.truncate(MAX_TEST_FILES);
     out.test_files = ranked.into_iter().map(|(p, _)| p).collect();
     out.test_files.sort();
-    let test_cmd = (!out.test_files.is_empty()).then(|| env.test_command(&out.test_files));
+    for mine in &mut own {
+        mine.retain(|f| out.test_files.contains(f));
+    }
 
     // The reproduction.
     let names = RepoNames::from_repo(files);
@@ -339,30 +346,42 @@ pub fn gather(
         v
     };
 
-    // Distinct trees: the base, then each distinct after-tree once.
+    // Distinct trees: the base, then each distinct after-tree once, with the test files of
+    // every candidate that has it.
     let mut trees: Vec<Vec<TreeFile>> = vec![Vec::new()];
+    let mut tree_files: Vec<Vec<usize>> = vec![(0..out.test_files.len()).collect()];
     let mut tree_of: Vec<Option<usize>> = Vec::new();
     let mut seen: BTreeMap<String, usize> = BTreeMap::new();
-    for a in &afters {
-        tree_of.push(a.as_ref().map(|files| {
+    for (a, mine) in afters.iter().zip(&own) {
+        let t = a.as_ref().map(|files| {
             *seen.entry(tree_key(files)).or_insert_with(|| {
                 trees.push(files.clone());
+                tree_files.push(Vec::new());
                 trees.len() - 1
             })
-        }));
+        });
+        if let Some(t) = t {
+            for f in mine {
+                let k = out.test_files.iter().position(|x| x == f).expect("kept");
+                if !tree_files[t].contains(&k) {
+                    tree_files[t].push(k);
+                }
+            }
+        }
+        tree_of.push(t);
     }
-    // Jobs: (tree, what, pass). Base tests run twice.
+    // Jobs: (tree, what, pass). Base test files run twice.
     #[derive(Clone, Copy, PartialEq)]
     enum What {
-        Tests,
+        Tests(usize),
         Repro,
     }
     let mut jobs: Vec<(usize, What, u32)> = Vec::new();
-    for t in 0..trees.len() {
-        if test_cmd.is_some() {
-            jobs.push((t, What::Tests, 0));
+    for (t, ks) in tree_files.iter().enumerate() {
+        for &k in ks {
+            jobs.push((t, What::Tests(k), 0));
             if t == 0 {
-                jobs.push((t, What::Tests, 1));
+                jobs.push((t, What::Tests(k), 1));
             }
         }
         if script.is_some() {
@@ -372,30 +391,33 @@ pub fn gather(
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(settings.jobs.max(1))
         .build();
-    let run_job = |&(t, what, pass): &(usize, What, u32)| {
-        let files = with_script(&trees[t]);
-        match what {
-            What::Tests => runner.run(
-                &files,
-                test_cmd.as_deref().unwrap_or_default(),
-                settings.limits.timeout,
-                pass,
-            ),
-            What::Repro => runner.run(&files, &repro_cmd, settings.repro_timeout, pass),
-        }
+    let run_job = |&(t, what, pass): &(usize, What, u32)| match what {
+        What::Tests(k) => runner.run(
+            &trees[t],
+            &env.test_command(std::slice::from_ref(&out.test_files[k])),
+            settings.limits.timeout,
+            pass,
+        ),
+        What::Repro => runner.run(
+            &with_script(&trees[t]),
+            &repro_cmd,
+            settings.repro_timeout,
+            pass,
+        ),
     };
     let results: Vec<anyhow::Result<(Run, bool)>> = match &pool {
         Ok(p) => p.install(|| jobs.par_iter().map(run_job).collect()),
         Err(_) => jobs.iter().map(run_job).collect(),
     };
-    let mut tests: BTreeMap<(usize, u32), TestRun> = BTreeMap::new();
+    let mut tests: BTreeMap<(usize, usize, u32), TestRun> = BTreeMap::new();
     let mut repros: BTreeMap<usize, ReproOutcome> = BTreeMap::new();
     for (&(t, what, pass), r) in jobs.iter().zip(results) {
         out.runs += 1;
         let (run, cached) = match r {
             Ok(x) => x,
             Err(e) => {
-                out.error.get_or_insert_with(|| format!("a sandbox run failed: {e:#}"));
+                out.error
+                    .get_or_insert_with(|| format!("a sandbox run failed: {e:#}"));
                 continue;
             }
         };
@@ -410,8 +432,8 @@ pub fn gather(
             out.run_seconds += run.seconds;
         }
         match what {
-            What::Tests => {
-                tests.insert((t, pass), parse_test_output(&run.output));
+            What::Tests(k) => {
+                tests.insert((t, k, pass), parse_test_output(&run.output));
             }
             What::Repro => {
                 repros.insert(t, repro_outcome(&run));
@@ -419,13 +441,26 @@ pub fn gather(
         }
     }
 
-    // Base: tests that passed twice count.
-    let base = match (tests.get(&(0, 0)), tests.get(&(0, 1))) {
-        (Some(a), Some(b)) => Some((a.clone(), b.clone())),
-        _ => None,
+    // Base: tests that passed twice count. A candidate is compared on its own files.
+    let regression_of = |t: usize, ks: &[usize]| -> Option<Regression> {
+        let mut total: Option<Regression> = None;
+        for &k in ks {
+            let (Some(a), Some(b), Some(c)) = (
+                tests.get(&(0, k, 0)),
+                tests.get(&(0, k, 1)),
+                tests.get(&(t, k, 0)),
+            ) else {
+                continue;
+            };
+            let r = regression(a, b, c);
+            let acc = total.get_or_insert_with(Regression::default);
+            acc.stable += r.stable;
+            acc.flaky.extend(r.flaky);
+            acc.broken.extend(r.broken);
+        }
+        total
     };
-    if let Some((a, b)) = &base {
-        let r = regression(a, b, a);
+    if let Some(r) = regression_of(0, &tree_files[0]) {
         out.stable_tests = r.stable;
         out.flaky_tests = r.flaky;
     }
@@ -437,10 +472,11 @@ pub fn gather(
             sigs.push(None);
             continue;
         };
-        let reg = match (&base, tests.get(&(t, 0))) {
-            (Some((a, b)), Some(c)) => Some(regression(a, b, c)),
-            _ => None,
-        };
+        let ks: Vec<usize> = own[i]
+            .iter()
+            .filter_map(|f| out.test_files.iter().position(|x| x == f))
+            .collect();
+        let reg = regression_of(t, &ks);
         let rep = repros.get(&t).cloned();
         let change = match (&rep, &repro_base) {
             (Some(c), Some(b)) => Some(if c.changed_from(b) {

@@ -3,10 +3,10 @@
 
 use crate::candidates::{self, Problem};
 use crate::context;
+use crate::exec::gather::{gather, ExecSettings, IssueExec};
 use crate::localize::rerank::Relocator;
 use crate::model::repo::{self, Snapshot};
 use crate::model::task;
-use crate::exec::gather::{gather, ExecSettings, IssueExec};
 use crate::model::{Applies, Behaviour, Candidate, Review, ReviewStatus, Task};
 use crate::patch::{self, Mode};
 use crate::rank::select;
@@ -318,11 +318,22 @@ pub fn rank(req: &RankRequest, committee: &dyn Committee) -> anyhow::Result<Rank
             context_tokens: req.context_tokens,
             max_patch_bytes: req.max_patch_bytes,
         },
-        committee,
-        req.relocator.as_deref(),
-        req.exec.as_deref(),
+        Judges {
+            committee,
+            relocator: req.relocator.as_deref(),
+            exec: req.exec.as_deref(),
+        },
         loaded.problems,
     )
+}
+
+/// Who looks at an issue's candidates: the committee, the model that re-ranks localization
+/// (`--llm-locate`), and the sandbox runs (`--exec`).
+#[derive(Clone, Copy)]
+pub struct Judges<'a> {
+    pub committee: &'a dyn Committee,
+    pub relocator: Option<&'a Relocator>,
+    pub exec: Option<&'a ExecSettings>,
 }
 
 /// How candidates are rebuilt and given context.
@@ -340,11 +351,14 @@ pub fn rank_issue(
     cands: Vec<Candidate>,
     repo_path: &std::path::Path,
     opts: PrepareOptions,
-    committee: &dyn Committee,
-    relocator: Option<&Relocator>,
-    exec: Option<&ExecSettings>,
+    judges: Judges,
     problems: Vec<Problem>,
 ) -> anyhow::Result<RankResult> {
+    let Judges {
+        committee,
+        relocator,
+        exec,
+    } = judges;
     let snapshot = Snapshot::open(repo_path, &task.base_commit)?;
     let prepared = prepare_capped(&snapshot, task, cands, opts, Some(committee), relocator)?;
     let exec = match exec {

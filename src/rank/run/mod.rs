@@ -476,9 +476,11 @@ fn rank_one(
             context_tokens: req.context_tokens,
             max_patch_bytes: req.max_patch_bytes,
         },
-        committee,
-        req.relocator.as_deref(),
-        req.exec.as_deref(),
+        pipeline::Judges {
+            committee,
+            relocator: req.relocator.as_deref(),
+            exec: req.exec.as_deref(),
+        },
         problems.clone(),
     )
     .and_then(|r| IssueOutcome::ranked(&r, &problems, started.elapsed().as_millis() as u64));

@@ -169,7 +169,9 @@ pub fn parts(members: &[Member], i: usize, w: &ExecWeights) -> Vec<Part> {
                 families.len() as f64 + w.same_family * own.min(1) as f64
             };
             let note = match (families.len(), own) {
-                _ if idle => "agrees with others only in changing nothing the issue shows".to_string(),
+                _ if idle => {
+                    "agrees with others only in changing nothing the issue shows".to_string()
+                }
                 (0, 0) => "behaves unlike every other candidate".to_string(),
                 (0, _) => "behaves like other runs of its own agent family only".to_string(),
                 (n, _) => format!(
