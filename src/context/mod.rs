@@ -10,7 +10,6 @@
 //!
 //! [`locate`] ranks files and functions from the issue text alone.
 
-pub mod eval;
 
 use crate::localize::issue;
 use crate::localize::issue::IssueRefs;

@@ -16,7 +16,7 @@
 //! name the issue's words cover (compared by English stem: `__iter__` ← "iterating"),
 //! traceback frames that fall inside them, whether the unit is a class header and, faintly,
 //! names from the issue that their body uses. Change frequency is computed only when
-//! weighted. `dei bench context` measures it; `--fit` (with `--fit-tasks`) refits the weights.
+//! weighted. `dei-bench context` (crates/dei-bench) measures it; `--fit` (with `--fit-tasks`) refits the weights.
 //!
 //! ```no_run
 //! # fn main() -> anyhow::Result<()> {
@@ -668,9 +668,9 @@ pub struct Weights {
 }
 
 impl Default for Weights {
-    /// Fitted by `dei bench context --fit --fit-tasks <SWE-bench Verified>` on the tune half of
+    /// Fitted by `dei-bench context --fit --fit-tasks <SWE-bench Verified>` on the tune half of
     /// the available SWE-bench Lite instances plus the Verified instances outside Lite (235 in
-    /// all; coordinate search, see [`crate::context::eval::fit`]); the report half was never
+    /// all; coordinate search, see `dei_bench::context::fit`); the report half was never
     /// fitted on. Refitting from these moves no weight. Signals at 0 (`churn`) stay available
     /// through `--weights`.
     fn default() -> Self {

@@ -28,7 +28,6 @@
 //! patch scores exactly 1. Ties are never broken: equal scores are reported as ties.
 
 pub mod agreement;
-pub mod eval;
 pub mod features;
 pub mod location;
 pub mod shape;
@@ -40,7 +39,7 @@ use features::Features;
 use location::Mentions;
 
 /// Signal weights (see the module docs for the rule). [`Weights::default`] is set by hand;
-/// `dei bench offline --fit` fits them on one half of the instances.
+/// `dei-bench offline --fit` fits them on one half of the instances.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(default)]
 pub struct Weights {
@@ -64,7 +63,7 @@ pub struct Weights {
     /// Weight of the track-record prior (0 by default: no prior).
     pub prior: f64,
     /// Track record per agent family (resolve rate minus the mean), fitted on the fit half
-    /// by `dei bench offline --fit`; families not listed get 0.
+    /// by `dei-bench offline --fit`; families not listed get 0.
     pub family_prior: std::collections::BTreeMap<String, f64>,
     /// Track record per agent (precision: resolved over non-empty candidates, minus the mean),
     /// fitted on labelled instances; used before `family_prior`, agents not listed get none.
