@@ -117,8 +117,11 @@ fn example_inputs_hash() -> u64 {
 /// The `dei` binary, run from the crate root with none of the user's LLM or repository
 /// settings.
 pub fn dei_command() -> Command {
-    // Only the `dei` package's own tests have its binary.
-    let bin = option_env!("CARGO_BIN_EXE_dei").expect("the dei binary (a test of the dei package)");
+    // Only the `dei` package's own tests have its binary (the bench crate's tests, which
+    // include this file too, run their own).
+    let Some(bin) = option_env!("CARGO_BIN_EXE_dei") else {
+        panic!("the dei binary is built for the dei package's tests only");
+    };
     let mut c = Command::new(bin);
     c.current_dir(root())
         .env_remove("DEI_REPOS")

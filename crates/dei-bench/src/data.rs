@@ -128,8 +128,14 @@ mod tests {
         let p = dir.path().join("pool.jsonl");
         std::fs::write(&p, "{\"instance_id\": \"a__b-1\", \"run\": \"r1\"}\n").unwrap();
         let e = format!("{:#}", load_candidates(&p).unwrap_err());
-        assert!(e.contains("pool.jsonl:1") && e.contains("model_patch"), "{e}");
-        let e = format!("{:#}", load_tasks(&dir.path().join("none.jsonl")).unwrap_err());
+        assert!(
+            e.contains("pool.jsonl:1") && e.contains("model_patch"),
+            "{e}"
+        );
+        let e = format!(
+            "{:#}",
+            load_tasks(&dir.path().join("none.jsonl")).unwrap_err()
+        );
         assert!(e.contains("--data DIR"), "{e}");
     }
 }

@@ -57,6 +57,9 @@ mod tests {
         assert!(Split::Report.contains("psf__requests-863"));
         assert!(!Split::Tune.contains("psf__requests-863"));
         assert_eq!("report".parse::<Split>(), Ok(Split::Report));
-        assert!("fit".parse::<Split>().unwrap_err().contains("all, tune, report"));
+        assert!("fit"
+            .parse::<Split>()
+            .unwrap_err()
+            .contains("all, tune, report"));
     }
 }

@@ -9,9 +9,9 @@
 //! read back and compared byte for byte with the engine's after files.
 
 use crate::batch::{rebuild_all, Job};
+use anyhow::{bail, Context as _};
 use dei::model::{Applies, Candidate, PatchView, Task};
 use dei::patch::Mode;
-use anyhow::{bail, Context as _};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};

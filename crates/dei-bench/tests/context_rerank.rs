@@ -209,4 +209,3 @@ fn a_failing_or_unhelpful_model_keeps_the_search_order() {
         "{second}"
     );
 }
-
