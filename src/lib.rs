@@ -4,8 +4,11 @@
 //! [`candidates`] → [`task`] / [`repo`] → [`patch`] → [`context`] → [`review`] →
 //! [`select`] → [`metrics`] → [`report`], wired together by [`pipeline`]. [`types`] holds the shared
 //! core types.
+//!
+//! The measurements of these stages on real data (localization recall, the offline committee's
+//! n@k, the patch engine against `git apply`) live in the workspace member `crates/dei-bench`,
+//! which uses only this crate's public API.
 
-pub mod bench;
 pub mod candidates;
 pub mod context;
 pub mod exec;

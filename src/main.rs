@@ -15,7 +15,6 @@ fn main() -> ExitCode {
         Command::Rank(a) => commands::rank(*a),
         Command::Generate(a) => commands::generate(*a),
         Command::Eval(a) => commands::eval(a),
-        Command::Bench(b) => dei::bench::run(b),
         Command::Merge(a) => commands::merge(a),
         Command::Locate(a) => commands::locate(*a),
     };

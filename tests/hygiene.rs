@@ -76,7 +76,7 @@ fn no_machine_specific_absolute_paths_in_the_project() {
     let root = root();
     let mut files = vec![root.join("README.md"), root.join("Cargo.toml")];
     for d in [
-        "src", "tests", "benches", "examples", ".ci", "prompts", "rubrics", "docs",
+        "src", "tests", "benches", "examples", ".ci", "prompts", "rubrics", "docs", "crates",
     ] {
         text_files(&root.join(d), &mut files);
     }

@@ -24,9 +24,6 @@ pub enum Command {
     Generate(Box<GenerateArgs>),
     /// Measure diversity (Union/Intersect/Average@k) and a selection (n@k) over many issues.
     Eval(EvalArgs),
-    /// Measure stages on real data (developer tool).
-    #[command(hide = true, subcommand)]
-    Bench(dei::bench::BenchCommand),
     /// Join the run directories of several shards (dei rank --shard i/n) into one result.
     Merge(MergeArgs),
     /// Show where an issue points from its text alone: the files and definitions most likely to need the fix.

@@ -10,8 +10,6 @@
 //!
 //! [`locate`] ranks files and functions from the issue text alone.
 
-pub mod eval;
-
 use crate::localize::issue;
 use crate::localize::issue::IssueRefs;
 use crate::model::paths::{is_auxiliary, is_python};

@@ -8,7 +8,7 @@
 //! [`RepoFiles::with_history`]; modules imported by a file the issue points at). Functions are
 //! then ranked inside the best files by the signals of [`super::signals::FUNCTION`]. The
 //! weights are [`Weights`] (shipped: `src/localize/weights.json`); a signal at weight 0 is
-//! not computed unless it is cheap. `dei bench context` measures it; `--fit` (with
+//! not computed unless it is cheap. `dei-bench context` (crates/dei-bench) measures it; `--fit` (with
 //! `--fit-tasks`) refits the weights.
 //!
 //! This module is the entry point; the parts live beside it and are re-exported here: the file

@@ -3,7 +3,7 @@
 //! of names and numbers; names left out keep the shipped value.
 //!
 //! The shipped weights are `weights.json` beside this file. They were fitted by
-//! `dei bench context --fit --fit-tasks <SWE-bench Verified>` on the tune half of the available
+//! `dei-bench context --fit --fit-tasks <SWE-bench Verified>` on the tune half of the available
 //! SWE-bench Lite instances plus the Verified instances outside Lite (235 in all; coordinate
 //! search, see `context::eval::fit`); the report half was never fitted on. Refitting from them
 //! moves no weight. Signals at 0 (`churn`) stay available through `--weights`.

@@ -189,7 +189,7 @@ fn parse_range(s: &[u8], offset: usize, expect: &str) -> Option<(usize, usize, u
 }
 
 /// `parse_fragment_header`: `@@ -a,b +c,d @@` (the line must end with a newline).
-pub(crate) fn fragment_header(line: &str) -> Option<(usize, usize, usize, usize)> {
+pub fn fragment_header(line: &str) -> Option<(usize, usize, usize, usize)> {
     if !line.ends_with('\n') {
         return None;
     }

@@ -6,15 +6,11 @@
 //!   [`rebuild_issue`]: every candidate of an issue, base files read from the repository.
 //! - [`hunk_views`]: the changed regions with surrounding lines and line numbers.
 //! - [`normalize`]: whitespace/comment-insensitive form for duplicate detection.
-//! - [`batch`]: many candidates in parallel, one git2 repository per worker.
-//! - [`verify`]: the comparison against real `git apply` (used by tests and the benchmark).
 
 pub mod apply;
-pub mod batch;
 pub mod gitparse;
 pub mod normalize;
 pub mod parse;
-pub mod verify;
 
 pub use apply::{apply_file, Mode};
 pub use gitparse::parse_git;

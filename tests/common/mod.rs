@@ -5,8 +5,16 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::OnceLock;
 
+/// The repository root: the package's folder, or the workspace's when the tests of a member
+/// crate under `crates/` include this file (as crates/dei-bench's do).
 pub fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+    let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    match manifest.parent() {
+        Some(crates) if crates.ends_with("crates") => {
+            crates.parent().map_or(manifest.clone(), Path::to_path_buf)
+        }
+        _ => manifest,
+    }
 }
 
 /// The build's target folder (`target/`, or `CARGO_TARGET_DIR`): the parent of the folder cargo
@@ -109,7 +117,12 @@ fn example_inputs_hash() -> u64 {
 /// The `dei` binary, run from the crate root with none of the user's LLM or repository
 /// settings.
 pub fn dei_command() -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_dei"));
+    // Only the `dei` package's own tests have its binary (the bench crate's tests, which
+    // include this file too, run their own).
+    let Some(bin) = option_env!("CARGO_BIN_EXE_dei") else {
+        panic!("the dei binary is built for the dei package's tests only");
+    };
+    let mut c = Command::new(bin);
     c.current_dir(root())
         .env_remove("DEI_REPOS")
         .env_remove("OPENAI_API_KEY")

@@ -33,7 +33,6 @@
 
 pub mod agreement;
 pub mod behaviour;
-pub mod eval;
 pub mod features;
 pub mod location;
 pub mod shape;
@@ -45,7 +44,7 @@ use crate::model::{Applies, Behaviour, Review, Score, Task};
 use features::Features;
 
 /// Signal weights (see the module docs for the rule). [`Weights::default`] is set by hand;
-/// `dei bench offline --fit` fits them on one half of the instances.
+/// `dei-bench offline --fit` fits them on one half of the instances.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(default)]
 pub struct Weights {
@@ -69,7 +68,7 @@ pub struct Weights {
     /// Weight of the track-record prior (0 by default: no prior).
     pub prior: f64,
     /// Track record per agent family (resolve rate minus the mean), fitted on the fit half
-    /// by `dei bench offline --fit`; families not listed get 0.
+    /// by `dei-bench offline --fit`; families not listed get 0.
     pub family_prior: std::collections::BTreeMap<String, f64>,
     /// Track record per agent (precision: resolved over non-empty candidates, minus the mean),
     /// fitted on labelled instances; used before `family_prior`, agents not listed get none.

@@ -1,5 +1,5 @@
 //! The offline committee's weights: the hand-set defaults ([`Weights::default`]), the shipped
-//! fitted sets beside this file (`weights/*.json`, fitted by `dei bench offline --fit` on the
+//! fitted sets beside this file (`weights/*.json`, fitted by `dei-bench offline --fit` on the
 //! fit half only), or a JSON file of the user's.
 
 use super::Weights;

@@ -1,5 +1,6 @@
 //! Checking the engine against real `git apply` on real candidates (used by
-//! `tests/patch_git.rs` on a sample and by `cargo bench --bench patch_vs_git` on everything).
+//! `tests/patch_git.rs` on a sample and by `cargo bench -p dei-bench --bench patch_vs_git` on
+//! everything).
 //!
 //! For each repository a temporary `git clone --shared --no-checkout` of the (read-only) mirror is
 //! made under the system temp dir; nothing is written to the mirror. For each candidate the
@@ -7,10 +8,10 @@
 //! files are read, `git apply --check` and `git apply` are run, and the files git changed are
 //! read back and compared byte for byte with the engine's after files.
 
-use super::batch::{rebuild_all, Job};
-use super::{Mode, PatchView};
-use crate::model::{Applies, Candidate, Task};
+use crate::batch::{rebuild_all, Job};
 use anyhow::{bail, Context as _};
+use dei::model::{Applies, Candidate, PatchView, Task};
+use dei::patch::Mode;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -31,46 +32,35 @@ pub fn load_items(
     data: &Path,
     mirror: &Path,
 ) -> anyhow::Result<(Vec<Item>, BTreeMap<String, usize>)> {
-    let tasks = crate::model::task::load_tasks(&data.join("swebench_lite/test.jsonl"))?;
+    let tasks = crate::data::load_tasks(&crate::data::tasks_file(data))?;
     let by_id: HashMap<&str, &Task> = tasks.iter().map(|t| (t.instance_id.as_str(), t)).collect();
-    let path = data.join("lite_candidates.jsonl");
-    let text = std::fs::read_to_string(&path)
-        .with_context(|| format!("cannot read {}", path.display()))?;
+    let path = crate::data::candidates_file(data);
+    let mut candidates: Vec<Candidate> = crate::data::load_candidates(&path)?
+        .into_values()
+        .flatten()
+        .collect();
+    // In the order of the file.
+    candidates.sort_by_key(|c| c.origin.line);
     let mut items = Vec::new();
     let mut skipped: BTreeMap<String, usize> = BTreeMap::new();
-    for (n, line) in text.lines().enumerate() {
-        if line.trim().is_empty() {
+    for candidate in candidates {
+        if candidate.patch.trim().is_empty() {
             continue;
         }
-        let v: serde_json::Value = serde_json::from_str(line)
-            .with_context(|| format!("{}:{}: not JSON", path.display(), n + 1))?;
-        let id = v["instance_id"].as_str().unwrap_or_default();
-        let patch = v["model_patch"].as_str().unwrap_or_default();
-        if patch.trim().is_empty() {
-            continue;
-        }
-        let Some(task) = by_id.get(id) else {
+        let Some(task) = by_id.get(candidate.instance_id.as_str()) else {
             bail!(
-                "{}:{}: instance {id} is not in swebench_lite/test.jsonl",
+                "{}:{}: instance {} is not in swebench_lite/test.jsonl",
                 path.display(),
-                n + 1
+                candidate.origin.line.unwrap_or(0),
+                candidate.instance_id
             )
         };
-        let Some(repo) = crate::model::repo::find_in_repos_dir(mirror, &task.repo) else {
+        let Some(repo) = dei::model::repo::find_in_repos_dir(mirror, &task.repo) else {
             *skipped.entry(task.repo.clone()).or_default() += 1;
             continue;
         };
         items.push(Item {
-            candidate: Candidate {
-                instance_id: id.to_string(),
-                agent: v["run"].as_str().unwrap_or_default().to_string(),
-                patch: patch.to_string(),
-                resolved: v["resolved"].as_bool(),
-                origin: crate::model::Origin {
-                    path: path.clone(),
-                    line: Some(n + 1),
-                },
-            },
+            candidate,
             repo_name: task.repo.clone(),
             repo,
             commit: task.base_commit.clone(),
@@ -133,7 +123,7 @@ pub fn variants(patch: &str) -> Vec<(&'static str, String)> {
         .split_inclusive('\n')
         .map(|l| {
             if !bumped && l.starts_with("@@ -") {
-                if let Some((os, ol, ns, nl)) = super::gitparse::fragment_header(l) {
+                if let Some((os, ol, ns, nl)) = dei::patch::gitparse::fragment_header(l) {
                     bumped = true;
                     let tail = l.splitn(3, "@@").nth(2).unwrap_or("\n");
                     return format!("@@ -{os},{} +{ns},{} @@{tail}", ol + 1, nl + 1);
@@ -179,7 +169,7 @@ pub fn variants(patch: &str) -> Vec<(&'static str, String)> {
     out.push(("no-final-newline", patch.trim_end_matches('\n').to_string()));
     let moved: String = patch
         .split_inclusive('\n')
-        .map(|l| match super::gitparse::fragment_header(l) {
+        .map(|l| match dei::patch::gitparse::fragment_header(l) {
             Some((os, ol, ns, nl)) => format!(
                 "@@ -{},{ol} +{},{nl} @@{}",
                 os + 3,

@@ -2,9 +2,10 @@
 //! Skips, saying so, when ../shared/data (or DEI_DATA) is absent; the repository comes from
 //! DEI_REPOS or the bundles in ../shared/repos, and without it the test runs text-only (saying so).
 
+#[path = "../../../tests/common/mod.rs"]
 mod common;
-use dei::review::offline::eval;
 use dei::review::offline::Offline;
+use dei_bench::offline as eval;
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 
@@ -65,8 +66,9 @@ fn committee_figures_on_requests_sample() {
     }
 }
 
+/// The offline fit uses the one split every measurement uses: its fit half is the tune half.
 #[test]
-fn split_is_deterministic_and_balanced() {
+fn split_is_the_shared_one_deterministic_and_balanced() {
     let Some(data) = data() else {
         return common::skip("needs ../shared/data (or DEI_DATA)");
     };
@@ -76,6 +78,15 @@ fn split_is_deterministic_and_balanced() {
         .filter(|t| eval::in_fit_half(&t.instance_id))
         .count();
     assert!((120..=180).contains(&fit), "fit half has {fit} of 300");
-    assert_eq!(eval::fnv1a(""), 0xcbf29ce484222325);
-    assert_eq!(eval::fnv1a("a"), 0xaf63dc4c8601ec8c);
+    for t in &tasks {
+        assert_eq!(
+            eval::in_fit_half(&t.instance_id),
+            dei_bench::split::half(&t.instance_id) == dei_bench::split::Split::Tune,
+            "{}",
+            t.instance_id
+        );
+    }
+    // The localization's report half is the offline committee's held-out half.
+    assert!(!eval::in_fit_half("psf__requests-863"));
+    assert!(eval::in_fit_half("pallets__flask-4045"));
 }

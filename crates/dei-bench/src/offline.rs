@@ -1,21 +1,24 @@
-//! `dei bench offline`: measure the offline committee on real agents' SWE-bench Lite patches.
+//! `dei-bench offline`: measure the offline committee on real agents' SWE-bench Lite patches.
 //!
 //! Reads `lite_candidates.jsonl` (one row per instance and run, with `resolved`) and the task
-//! file. Instances whose repository is under `--repos` are rebuilt against their base commit
-//! (all signals); the others get the signals that need no file content (agreement on the diff
-//! text, mentions, tests-only, debug prints, size). Figures are reported per subset.
+//! file ([`crate::data`]). Instances whose repository is under `--repos` are rebuilt against
+//! their base commit (all signals); the others get the signals that need no file content
+//! (agreement on the diff text, mentions, tests-only, debug prints, size). Figures are reported
+//! per subset.
 //!
-//! Split for fitting: an instance is in the *fit* half when the FNV-1a 64-bit hash of its
-//! `instance_id` is even, otherwise *held out*. Weights are fitted (coordinate search) on the
-//! fit half only and reported on the held-out half beside the hand-set defaults.
+//! Split for fitting: the one split of [`crate::split`]; an instance is in the *fit* half when
+//! it is in the tune half (first byte of SHA-256(`instance_id`) even), otherwise *held out*
+//! (the report half). Weights are fitted (coordinate search) on the fit half only and reported
+//! on the held-out half beside the hand-set defaults.
 
-use super::features::{self, Features};
-use super::{Evidence, Offline, Weights};
-use crate::metrics::{Slot, Totals};
-use crate::model::repo::{find_in_repos_dir, Snapshot};
-use crate::model::{Candidate, Origin, Task};
-use crate::patch::{self, Mode};
+use crate::split::{half, Split};
 use anyhow::Context as _;
+use dei::metrics::{Slot, Totals};
+use dei::model::repo::{find_in_repos_dir, Snapshot};
+use dei::model::{Candidate, Task};
+use dei::patch::{self, Mode};
+use dei::review::offline::features::{self, Features};
+use dei::review::offline::{agreement, Evidence, Offline, Weights};
 use rayon::prelude::*;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -69,29 +72,9 @@ pub struct Instance {
     pub runs: BTreeMap<String, (Features, bool)>,
 }
 
-/// FNV-1a 64-bit hash (stable across platforms and Rust versions).
-pub fn fnv1a(s: &str) -> u64 {
-    let mut h: u64 = 0xcbf29ce484222325;
-    for b in s.bytes() {
-        h ^= b as u64;
-        h = h.wrapping_mul(0x100000001b3);
-    }
-    h
-}
-
-/// The deterministic split: `true` for the fit half.
+/// The split for fitting: `true` for the fit half (the tune half of [`crate::split`]).
 pub fn in_fit_half(instance_id: &str) -> bool {
-    fnv1a(instance_id) % 2 == 0
-}
-
-#[derive(serde::Deserialize)]
-struct Row {
-    instance_id: String,
-    run: String,
-    #[serde(default)]
-    model_patch: Option<String>,
-    #[serde(default)]
-    resolved: bool,
+    half(instance_id) == Split::Tune
 }
 
 /// Load every instance with the candidates of `runs`.
@@ -110,40 +93,21 @@ pub fn load_where(
     runs: &BTreeSet<String>,
     keep: &(dyn Fn(&Task) -> bool + Sync),
 ) -> anyhow::Result<Vec<Instance>> {
-    let tasks_path = data.join("swebench_lite/test.jsonl");
-    let mut tasks = crate::model::task::load_tasks(&tasks_path)?;
+    let mut tasks = crate::data::load_tasks(&crate::data::tasks_file(data))?;
     tasks.retain(|t| keep(t));
-    let cands_path = data.join("lite_candidates.jsonl");
-    let text = std::fs::read_to_string(&cands_path).with_context(|| {
-        format!(
-            "cannot read {}\n  hint: pass --data with the folder holding lite_candidates.jsonl",
-            cands_path.display()
-        )
-    })?;
     let mut by_instance: BTreeMap<String, Vec<(Candidate, bool)>> = BTreeMap::new();
-    for (n, line) in text.lines().enumerate() {
-        if line.trim().is_empty() {
-            continue;
+    for (id, cands) in crate::data::load_candidates(&crate::data::candidates_file(data))? {
+        let chosen: Vec<(Candidate, bool)> = cands
+            .into_iter()
+            .filter(|c| runs.contains(&c.agent))
+            .map(|c| {
+                let resolved = crate::data::resolved(&c);
+                (c, resolved)
+            })
+            .collect();
+        if !chosen.is_empty() {
+            by_instance.insert(id, chosen);
         }
-        let row: Row = serde_json::from_str(line)
-            .with_context(|| format!("{}:{}: not a candidate row", cands_path.display(), n + 1))?;
-        if !runs.contains(&row.run) {
-            continue;
-        }
-        let c = Candidate {
-            instance_id: row.instance_id.clone(),
-            agent: row.run,
-            patch: row.model_patch.unwrap_or_default(),
-            resolved: Some(row.resolved),
-            origin: Origin {
-                path: cands_path.clone(),
-                line: Some(n + 1),
-            },
-        };
-        by_instance
-            .entry(row.instance_id)
-            .or_default()
-            .push((c, row.resolved));
     }
     tasks
         .into_par_iter()
@@ -177,7 +141,7 @@ fn prepare_instance(
             let base = snap.read_all(needed.iter().map(String::as_str))?;
             for (c, resolved) in cands {
                 let view = patch::rebuild(&c, &base, Mode::Tolerant);
-                let ctx = crate::context::build(&view, &task, 4000);
+                let ctx = dei::context::build(&view, &task, 4000);
                 runs.insert(
                     c.agent.clone(),
                     (features::from_rebuilt(&c, &view, &ctx), resolved),
@@ -346,7 +310,7 @@ pub fn family_rates(insts: &[&Instance]) -> BTreeMap<String, f64> {
     let mean = rates.values().sum::<f64>() / rates.len().max(1) as f64;
     rates
         .into_iter()
-        .map(|(k, v)| (k, super::agreement::milli(v - mean)))
+        .map(|(k, v)| (k, agreement::milli(v - mean)))
         .collect()
 }
 
@@ -370,7 +334,7 @@ pub fn agent_precision(insts: &[&Instance]) -> BTreeMap<String, f64> {
     let mean = rates.values().sum::<f64>() / rates.len().max(1) as f64;
     rates
         .into_iter()
-        .map(|(k, v)| (k, super::agreement::milli(v - mean)))
+        .map(|(k, v)| (k, agreement::milli(v - mean)))
         .collect()
 }
 
@@ -477,7 +441,7 @@ pub fn run(req: &BenchRequest) -> anyhow::Result<BenchReport> {
 /// The report as a table a person reads.
 pub fn table(r: &BenchReport) -> String {
     let mut out = format!(
-        "offline committee, {}@k (ties as expected value)\nrepos read: {}\ntext-only (no repository): {}\nsplit: fit half = FNV-1a64(instance_id) even; held-out = odd\n\n",
+        "offline committee, {}@k (ties as expected value)\nrepos read: {}\ntext-only (no repository): {}\nsplit: fit half = tune (first byte of SHA-256(instance_id) even); held-out = report (odd)\n\n",
         r.n,
         r.covered_repos.join(", "),
         r.uncovered_repos.join(", ")

@@ -1,6 +1,7 @@
-//! `dei bench …`: developer measurements of each stage on real data (hidden from `--help`).
-//! Each command prints a table and can write JSON; the figures go into issue notes.
+//! `dei-bench …`: developer measurements of each stage on real data. Each command prints a
+//! table and can write JSON; the figures go into docs/ (see docs/benchmarks.md).
 
+use crate::data;
 use clap::{Args, Subcommand};
 use std::path::PathBuf;
 
@@ -36,27 +37,33 @@ pub struct WeightArgs {
 
 #[derive(Args)]
 pub struct BenchContextArgs {
-    #[arg(long, default_value = "../shared/data/swebench_lite/test.jsonl")]
-    pub tasks: PathBuf,
+    /// Data folder (swebench_lite/test.jsonl, lite_candidates.jsonl); DEI_DATA when not given,
+    /// else ../shared/data beside the repository.
+    #[arg(long)]
+    pub data: Option<PathBuf>,
+    /// Task records; the data folder's swebench_lite/test.jsonl when not given.
+    #[arg(long)]
+    pub tasks: Option<PathBuf>,
     /// Folder of repositories (owner__name or owner+name/repo); DEI_REPOS when not given, else
-    /// target/repos (where the tests clone the bundles of ../shared/repos).
-    #[arg(long, env = "DEI_REPOS", default_value = "target/repos")]
-    pub repos: PathBuf,
-    /// Candidate pool; "none" skips the context measurements.
-    #[arg(long, default_value = "../shared/data/lite_candidates.jsonl")]
-    pub candidates: PathBuf,
-    /// all, tune or report (halves by SHA-256 of instance_id).
+    /// the repository's target/repos (where the tests clone the bundles of ../shared/repos).
+    #[arg(long, env = "DEI_REPOS")]
+    pub repos: Option<PathBuf>,
+    /// Candidate pool; the data folder's lite_candidates.jsonl when not given; "none" skips the
+    /// context measurements.
+    #[arg(long)]
+    pub candidates: Option<PathBuf>,
+    /// all, tune or report (the one split, by SHA-256 of instance_id: see dei_bench::split).
     #[arg(long, default_value = "all")]
-    pub split: crate::context::eval::Split,
+    pub split: crate::split::Split,
     #[arg(long)]
     pub limit: Option<usize>,
     #[arg(long, default_value_t = 4000)]
     pub context_tokens: usize,
     /// Past commits (first-parent, before the base commit) read for the history signal.
-    #[arg(long, default_value_t = crate::localize::search::HISTORY_COMMITS)]
+    #[arg(long, default_value_t = dei::localize::search::HISTORY_COMMITS)]
     pub history: usize,
     /// Files whose definitions are ranked for the function-level figures.
-    #[arg(long, default_value_t = crate::localize::search::LocateOptions::default().function_files)]
+    #[arg(long, default_value_t = dei::localize::search::LocateOptions::default().function_files)]
     pub function_files: usize,
     #[command(flatten)]
     pub weights: WeightArgs,
@@ -84,7 +91,7 @@ pub struct BenchContextArgs {
 }
 
 /// The model flags of `dei bench context` (the re-ranker's; the library's settings are
-/// [`crate::llm::config::LlmOptions`]).
+/// [`dei::llm::config::LlmOptions`]).
 #[derive(Args)]
 pub struct BenchLlmArgs {
     /// The re-ranking model, PROVIDER:MODEL (as for dei locate).
@@ -131,8 +138,8 @@ pub struct BenchLlmArgs {
 }
 
 impl BenchLlmArgs {
-    fn options(&self) -> crate::llm::config::LlmOptions {
-        crate::llm::config::LlmOptions {
+    fn options(&self) -> dei::llm::config::LlmOptions {
+        dei::llm::config::LlmOptions {
             llm: self.llm.clone(),
             base_url: self.base_url.clone(),
             api_key_env: self.api_key_env.clone(),
@@ -159,10 +166,21 @@ impl BenchLlmArgs {
 }
 
 fn context(a: BenchContextArgs) -> anyhow::Result<()> {
-    let opts = crate::context::eval::EvalOptions {
-        tasks: a.tasks,
-        repos: a.repos,
-        candidates: (a.candidates.as_os_str() != "none").then_some(a.candidates),
+    let data = data::data_dir(a.data.as_deref());
+    let repos = data::repos_dir(a.repos.as_deref()).ok_or_else(|| {
+        anyhow::anyhow!(
+            "no folder of repositories\n  hint: pass --repos DIR or set DEI_REPOS (cargo test clones the bundles of ../shared/repos into target/repos)"
+        )
+    })?;
+    let candidates = match a.candidates {
+        Some(p) if p.as_os_str() == "none" => None,
+        Some(p) => Some(p),
+        None => Some(data::candidates_file(&data)),
+    };
+    let opts = crate::context::EvalOptions {
+        tasks: a.tasks.unwrap_or_else(|| data::tasks_file(&data)),
+        repos,
+        candidates,
         split: a.split,
         limit: a.limit,
         budget: a.context_tokens,
@@ -170,9 +188,9 @@ fn context(a: BenchContextArgs) -> anyhow::Result<()> {
         fit_tasks: a.fit_tasks,
         dump_signals: a.dump_signals,
         alone: a.alone,
-        locate: crate::localize::search::LocateOptions {
+        locate: dei::localize::search::LocateOptions {
             weights: match &a.weights.weights {
-                Some(p) => crate::localize::search::Weights::load(p)?,
+                Some(p) => dei::localize::search::Weights::load(p)?,
                 None => Default::default(),
             },
             function_files: a.function_files,
@@ -181,7 +199,7 @@ fn context(a: BenchContextArgs) -> anyhow::Result<()> {
     };
     let mut opts = opts;
     if a.weights.fit {
-        let w = crate::context::eval::fit(&opts, |line| eprintln!("{line}"))?;
+        let w = crate::context::fit(&opts, |line| eprintln!("{line}"))?;
         let text = serde_json::to_string_pretty(&w)?;
         println!("fitted localizer weights (tune half):\n{text}");
         if let Some(p) = &a.weights.save_weights {
@@ -195,54 +213,55 @@ fn context(a: BenchContextArgs) -> anyhow::Result<()> {
     } else {
         a.llm.options().engine()?
     };
-    let prompts = crate::llm::prompts::Prompts::load(a.llm.prompt_dir.as_deref())?;
-    let options = crate::localize::rerank::RerankOptions {
+    let prompts = dei::llm::prompts::Prompts::load(a.llm.prompt_dir.as_deref())?;
+    let options = dei::localize::rerank::RerankOptions {
         temperature: a.llm.temperature.unwrap_or(0.0),
         ..Default::default()
     };
     let report = match engine {
         None if a.rerank_oracle => {
-            let rerank = crate::context::eval::Rerank {
-                model: crate::context::eval::Reranker::Oracle,
+            let rerank = crate::context::Rerank {
+                model: crate::context::Reranker::Oracle,
                 prompts: &prompts,
                 options,
                 label: "the gold patch (ceiling)".into(),
                 jobs: 1,
             };
-            crate::context::eval::run_with(&opts, Some(&rerank), |line| eprintln!("{line}"))?
+            crate::context::run_with(&opts, Some(&rerank), |line| eprintln!("{line}"))?
         }
         Some(engine) => {
             let model =
-                crate::llm::model::EngineModel::new(std::sync::Arc::clone(&engine), "localize");
-            let rerank = crate::context::eval::Rerank {
-                model: crate::context::eval::Reranker::Model(&model),
+                dei::llm::model::EngineModel::new(std::sync::Arc::clone(&engine), "localize");
+            let rerank = crate::context::Rerank {
+                model: crate::context::Reranker::Model(&model),
                 prompts: &prompts,
                 options,
                 label: a.llm.llm.clone().unwrap_or_else(|| "dry run".into()),
                 // Each issue in flight holds its repository's files in memory.
                 jobs: a.llm.concurrency.clamp(1, 4),
             };
-            let r =
-                crate::context::eval::run_with(&opts, Some(&rerank), |line| eprintln!("{line}"))?;
-            eprintln!("{}", crate::generate::run::usage_line(&engine.totals()));
+            let r = crate::context::run_with(&opts, Some(&rerank), |line| eprintln!("{line}"))?;
+            eprintln!("{}", dei::generate::run::usage_line(&engine.totals()));
             r
         }
-        None => crate::context::eval::run(&opts, |line| eprintln!("{line}"))?,
+        None => crate::context::run(&opts, |line| eprintln!("{line}"))?,
     };
     if let Some(p) = a.json {
         std::fs::write(&p, serde_json::to_string_pretty(&report)?)
             .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", p.display()))?;
     }
-    print!("{}", crate::context::eval::summary(&report));
+    print!("{}", crate::context::summary(&report));
     Ok(())
 }
 
 #[derive(Args)]
 pub struct BenchOfflineArgs {
-    /// Folder with lite_candidates.jsonl and swebench_lite/test.jsonl.
-    #[arg(long, default_value = "../shared/data")]
-    pub data: PathBuf,
-    /// Folder of repositories; instances without one use text-only signals.
+    /// Folder with lite_candidates.jsonl and swebench_lite/test.jsonl; DEI_DATA when not given,
+    /// else ../shared/data beside the repository.
+    #[arg(long)]
+    pub data: Option<PathBuf>,
+    /// Folder of repositories; DEI_REPOS when not given, else the repository's target/repos.
+    /// Instances whose repository is not there use text-only signals.
     #[arg(long, env = "DEI_REPOS")]
     pub repos: Option<PathBuf>,
     #[command(flatten)]
@@ -257,18 +276,18 @@ pub struct BenchOfflineArgs {
 
 fn offline(a: BenchOfflineArgs) -> anyhow::Result<()> {
     let weights = match &a.weights.weights {
-        Some(p) => crate::review::offline::weights::load_file(p)?,
+        Some(p) => dei::review::offline::weights::load_file(p)?,
         None => Default::default(),
     };
-    let req = crate::review::offline::eval::BenchRequest {
-        data: a.data,
-        repos: a.repos,
+    let req = crate::offline::BenchRequest {
+        data: data::data_dir(a.data.as_deref()),
+        repos: data::repos_dir(a.repos.as_deref()),
         weights,
         fit: a.weights.fit,
         n: a.n,
     };
-    let report = crate::review::offline::eval::run(&req)?;
-    print!("{}", crate::review::offline::eval::table(&report));
+    let report = crate::offline::run(&req)?;
+    print!("{}", crate::offline::table(&report));
     if let (Some(p), Some(w)) = (&a.weights.save_weights, &report.fitted) {
         std::fs::write(p, serde_json::to_string_pretty(w)? + "\n")
             .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", p.display()))?;

@@ -1,4 +1,4 @@
-//! `dei bench context`: measure issue-only localization and candidate context on SWE-bench
+//! `dei-bench context`: measure issue-only localization and candidate context on SWE-bench
 //! Lite tasks whose repositories are available.
 //!
 //! Definitions (per instance; instances whose repository is missing are skipped and counted):
@@ -11,52 +11,24 @@
 //!   [`build_with`] (other candidates and the repository as related input).
 //! - Time: the second (warm-cache) build of every candidate context, per candidate.
 //!
-//! Instances are split in halves by the first byte of SHA-256(instance_id): even = `tune`,
-//! odd = `report`.
+//! Instances are split in halves by [`crate::split`] (the first byte of SHA-256(instance_id):
+//! even = `tune`, odd = `report`).
 
-use super::locate::{
+pub use crate::split::{half, Split};
+use dei::context::{build_with, edited_units, Related};
+use dei::llm::model::Model;
+use dei::localize::issue::IssueRefs;
+use dei::localize::search::{
     dot, file_signals, function_signals, locate, locate_files, FileSignals, FuncHit, Localization,
     LocateOptions, RepoFiles, Weights, FUNCTION_SIGNALS,
 };
-use super::{build_with, edited_units, IssueRefs, Related};
-use crate::llm::model::Model;
-use crate::model::repo::{self, Snapshot};
-use crate::model::task;
-use crate::model::{Candidate, PatchView, SnippetKind, Task};
-use crate::patch::{self, Mode};
-use sha2::{Digest, Sha256};
+use dei::model::repo::{self, Snapshot};
+use dei::model::task;
+use dei::model::{Candidate, PatchView, SnippetKind, Task};
+use dei::patch::{self, Mode};
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::time::Instant;
-
-/// Which instances to evaluate.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Split {
-    All,
-    Tune,
-    Report,
-}
-
-impl std::str::FromStr for Split {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        match s {
-            "all" => Ok(Split::All),
-            "tune" => Ok(Split::Tune),
-            "report" => Ok(Split::Report),
-            _ => Err(format!("unknown split `{s}` (all, tune, report)")),
-        }
-    }
-}
-
-/// The half an instance belongs to.
-pub fn half(instance_id: &str) -> Split {
-    if Sha256::digest(instance_id.as_bytes())[0] % 2 == 0 {
-        Split::Tune
-    } else {
-        Split::Report
-    }
-}
 
 #[derive(Debug, Clone)]
 pub struct EvalOptions {
@@ -176,11 +148,11 @@ pub enum Reranker<'a> {
     Oracle,
 }
 
-/// A model that re-ranks the localization during [`run_with`] ([`super::rerank`]).
+/// A model that re-ranks the localization during [`run_with`] ([`dei::localize::rerank`]).
 pub struct Rerank<'a> {
     pub model: Reranker<'a>,
-    pub prompts: &'a crate::llm::prompts::Prompts,
-    pub options: crate::localize::rerank::RerankOptions,
+    pub prompts: &'a dei::llm::prompts::Prompts,
+    pub options: dei::localize::rerank::RerankOptions,
     /// Shown in the report (`openai:gpt-4o`, say).
     pub label: String,
     /// Issues evaluated at once.
@@ -228,28 +200,6 @@ pub struct EvalReport {
     pub per_instance: Vec<InstanceResult>,
 }
 
-fn load_candidates(path: &PathBuf) -> anyhow::Result<HashMap<String, Vec<Candidate>>> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| anyhow::anyhow!("cannot read {}: {e}", path.display()))?;
-    let mut out: HashMap<String, Vec<Candidate>> = HashMap::new();
-    for (i, line) in text.lines().enumerate() {
-        if line.trim().is_empty() {
-            continue;
-        }
-        let v: serde_json::Value = serde_json::from_str(line)
-            .map_err(|e| anyhow::anyhow!("{}:{}: not JSON: {e}", path.display(), i + 1))?;
-        let id = v["instance_id"].as_str().unwrap_or_default().to_string();
-        out.entry(id.clone()).or_default().push(Candidate {
-            instance_id: id,
-            agent: v["run"].as_str().unwrap_or("?").to_string(),
-            patch: v["model_patch"].as_str().unwrap_or_default().to_string(),
-            resolved: v["resolved"].as_bool(),
-            origin: Default::default(),
-        });
-    }
-    Ok(out)
-}
-
 fn rebuild_all(snap: &Snapshot, cands: &[Candidate]) -> anyhow::Result<Vec<PatchView>> {
     let needed: Vec<String> = cands.iter().flat_map(patch::paths_needed).collect();
     let base = snap.read_all(needed.iter().map(String::as_str))?;
@@ -281,9 +231,9 @@ pub fn run_with(
     rerank: Option<&Rerank>,
     progress: impl FnMut(&str) + Send,
 ) -> anyhow::Result<EvalReport> {
-    let tasks: Vec<Task> = task::load_tasks(&opts.tasks)?;
+    let tasks: Vec<Task> = crate::data::load_tasks(&opts.tasks)?;
     let pool = match &opts.candidates {
-        Some(p) => load_candidates(p)?,
+        Some(p) => crate::data::load_candidates(p)?,
         None => HashMap::new(),
     };
     let mut rep = EvalReport {
@@ -293,7 +243,7 @@ pub fn run_with(
     // The instances to evaluate, in order.
     let mut chosen: Vec<(&Task, PathBuf)> = Vec::new();
     for t in &tasks {
-        if opts.split != Split::All && half(&t.instance_id) != opts.split {
+        if !opts.split.contains(&t.instance_id) {
             continue;
         }
         if opts.limit.is_some_and(|l| chosen.len() >= l) {
@@ -425,7 +375,7 @@ fn evaluate(
             Reranker::Model(m) => *m,
             Reranker::Oracle => &oracle,
         };
-        let rr = crate::localize::rerank::rerank(
+        let rr = dei::localize::rerank::rerank(
             &t.problem_statement,
             &files,
             &loc,
@@ -724,7 +674,7 @@ fn is_gold_hit(f: &FuncHit, gold_fns: &[String]) -> bool {
 }
 
 /// Whether a snippet's reason says only the localization put it there (see
-/// [`super::build_with`]): `issue-only localization ranks it #k` (perhaps naming the model that
+/// [`dei::context::build_with`]): `issue-only localization ranks it #k` (perhaps naming the model that
 /// re-ranked it), with no other reason joined.
 fn only_located(reason: &str) -> bool {
     reason.starts_with("issue-only localization ranks it #") && !reason.contains(';')
@@ -762,7 +712,7 @@ fn best_gold_rank(score: &[f64], tie: impl Fn(usize) -> u32, gold: &[usize]) -> 
 }
 
 /// [`best_gold_rank`] of a file: files scoring 0 or less are never ranked (as in
-/// [`rank_files`](super::locate::rank_files)).
+/// `dei::localize::search::rank_files`).
 fn best_gold_file_rank(score: &[f64], tie: &[u32], gold: &[usize]) -> Option<usize> {
     let ranked: Vec<usize> = gold.iter().copied().filter(|&g| score[g] > 0.0).collect();
     best_gold_rank(score, |j| tie[j], &ranked)
@@ -848,7 +798,7 @@ fn coordinate_search(
 /// The fitting tasks: the `tune` half of `opts.tasks`, then every task of `opts.fit_tasks`
 /// whose id is not in `opts.tasks`; only those whose repository is available.
 fn fit_tasks(opts: &EvalOptions) -> anyhow::Result<Vec<(Task, PathBuf)>> {
-    let tasks: Vec<Task> = task::load_tasks(&opts.tasks)?;
+    let tasks: Vec<Task> = crate::data::load_tasks(&opts.tasks)?;
     let held: std::collections::HashSet<&str> =
         tasks.iter().map(|t| t.instance_id.as_str()).collect();
     let mut extra = Vec::new();
@@ -1012,7 +962,7 @@ mod tests {
     #[test]
     fn file_objective_counts_top5_hits_and_half_the_reciprocal_rank() {
         let row = |v: f64| {
-            let mut x = [0.0; crate::localize::search::FILE_SIGNALS];
+            let mut x = [0.0; dei::localize::search::FILE_SIGNALS];
             x[0] = v;
             x
         };
@@ -1033,8 +983,8 @@ mod tests {
 
     #[test]
     fn oracle_names_only_gold_it_is_shown() {
-        use crate::localize::rerank::{rerank, RerankOptions};
-        use crate::localize::search::{locate, LocateOptions};
+        use dei::localize::rerank::{rerank, RerankOptions};
+        use dei::localize::search::{locate, LocateOptions};
         let repo = RepoFiles::from_pairs(vec![
             (
                 "pkg/a.py".into(),
@@ -1057,7 +1007,7 @@ mod tests {
             gold_files: &gold_files,
             gold_fns: &gold_fns,
         };
-        let prompts = crate::llm::prompts::Prompts::load(None).unwrap();
+        let prompts = dei::llm::prompts::Prompts::load(None).unwrap();
         // Outlines of one line per file: `hidden` is not shown, so it is not named.
         let opts = RerankOptions {
             outline_lines: 2,

@@ -3,8 +3,10 @@
 //! ../shared/repos (cloned into target/repos); skips, saying so, when they are absent.
 //! DEI_PATCH_SAMPLE=N changes the sample size.
 
+#[path = "../../../tests/common/mod.rs"]
 mod common;
 use common::*;
+use dei_bench::verify;
 use std::path::PathBuf;
 
 fn data_dir() -> Option<PathBuf> {
@@ -19,7 +21,7 @@ fn strict_mode_answers_like_git_apply_on_real_candidates() {
     let Some(repos) = repos_dirs().into_iter().next() else {
         return skip("needs repositories: ../shared/repos (bundles) or DEI_REPOS");
     };
-    let (items, skipped) = dei::patch::verify::load_items(&data, &repos).unwrap();
+    let (items, skipped) = verify::load_items(&data, &repos).unwrap();
     assert!(
         !items.is_empty(),
         "no candidate repositories under {} ({skipped:?})",
@@ -29,13 +31,13 @@ fn strict_mode_answers_like_git_apply_on_real_candidates() {
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or(40);
-    let mut sample = dei::patch::verify::sample(&items, n);
+    let mut sample = verify::sample(&items, n);
     // Damaged variants of a few of them, so that rejections are checked as well as acceptances.
     let spread: Vec<_> = sample.iter().step_by(5).cloned().collect();
-    let damaged = dei::patch::verify::variant_items(&spread);
+    let damaged = verify::variant_items(&spread);
     sample.extend(damaged);
     let tmp = tempfile::tempdir().unwrap();
-    let report = dei::patch::verify::compare(&sample, tmp.path(), |_, _| {}).unwrap();
+    let report = verify::compare(&sample, tmp.path(), |_, _| {}).unwrap();
     eprintln!("{}", report.summary());
     for d in report.rejected.iter().chain(&report.disagreements) {
         eprintln!("  {d}");

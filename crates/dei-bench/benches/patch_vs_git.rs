@@ -3,16 +3,16 @@
 //! the checkout-based way (clone --shared, `git checkout` + `git clean` + `git apply`, reading
 //! the files), in this one process, and compare the results.
 //!
-//!   cargo bench --bench patch_vs_git
+//!   cargo bench -p dei-bench --bench patch_vs_git
 //!
-//! Environment: DEI_DATA (default ../shared/data), DEI_REPOS (default target/repos, where the
-//! tests clone ../shared/repos's bundles), DEI_BENCH_ROUNDS (engine rounds, default 3; the best is reported),
+//! Environment (read by [`dei_bench::data`]): DEI_DATA (default ../shared/data beside the
+//! repository), DEI_REPOS (default the repository's target/repos, where the tests clone
+//! ../shared/repos's bundles), DEI_BENCH_ROUNDS (engine rounds, default 3; the best is reported),
 //! DEI_BENCH_GIT_SAMPLE=N (run git on a sample of N only and extrapolate per candidate).
 
-use dei::patch::batch::{rebuild_all, Job};
-use dei::patch::verify;
 use dei::patch::Mode;
-use std::path::PathBuf;
+use dei_bench::batch::{rebuild_all, Job};
+use dei_bench::{data, verify};
 use std::time::Instant;
 
 /// Peak resident set size of this process so far (VmHWM), in MiB.
@@ -31,14 +31,12 @@ fn main() -> anyhow::Result<()> {
     if std::env::args().any(|a| a == "--list") {
         return Ok(());
     }
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    let data = std::env::var_os("DEI_DATA")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| root.join("../shared/data"));
-    let mirror = std::env::var_os("DEI_REPOS")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| root.join("target/repos"));
-    if !data.join("lite_candidates.jsonl").exists() {
+    let data = data::data_dir(None);
+    let Some(mirror) = data::repos_dir(None) else {
+        println!("SKIPPED: no repositories (DEI_REPOS, or target/repos made by the tests)");
+        return Ok(());
+    };
+    if !data::candidates_file(&data).exists() {
         println!("SKIPPED: no lite_candidates.jsonl under {}", data.display());
         return Ok(());
     }

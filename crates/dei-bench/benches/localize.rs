@@ -3,18 +3,19 @@
 //! use) against a BM25-over-chunks baseline run in the same process (Agentless-style
 //! retrieval, what the generator used before), and against itself without the history signal.
 //!
-//!   cargo bench --bench localize -- [--data ../shared/data] [--repos DIR] [--limit N]
+//!   cargo bench -p dei-bench --bench localize -- [--data DIR] [--repos DIR] [--limit N]
 //!
-//! `--repos` defaults to DEI_REPOS, else target/repos (where the tests clone ../shared/repos).
+//! Data and repositories as every measurement reads them ([`dei_bench::data`]): `--data`,
+//! else DEI_DATA, else ../shared/data beside the repository; `--repos`, else DEI_REPOS, else
+//! target/repos (where the tests clone ../shared/repos).
 //!
-//! Halves by SHA-256(instance_id) first byte: even = tune (where the locator's default weights
-//! were fitted with `dei bench context --fit`), odd = report.
+//! Halves by the one split ([`dei_bench::split`]: SHA-256(instance_id) first byte even = tune,
+//! where the locator's default weights were fitted with `dei-bench context --fit`; odd = report).
 
 use dei::generate::bm25::Bm25;
 use dei::localize::search::{self as locate, LocateOptions, RepoFiles, Weights};
 use dei::model::paths::{is_python, is_test_path};
 use dei::model::repo::{find_in_repos_dir, Snapshot};
-use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
 use std::io::BufRead;
 use std::path::PathBuf;
@@ -40,21 +41,15 @@ fn main() -> anyhow::Result<()> {
             .and_then(|i| args.get(i + 1))
             .cloned()
     };
-    let data = PathBuf::from(opt("--data").unwrap_or_else(|| {
-        ["../shared/data", "../../shared/data"]
-            .into_iter()
-            .find(|d| std::path::Path::new(d).join("swebench_lite").exists())
-            .unwrap_or("../shared/data")
-            .into()
-    }));
-    let repos = opt("--repos")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("DEI_REPOS").map(PathBuf::from))
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/repos"));
+    let data = dei_bench::data::data_dir(opt("--data").map(PathBuf::from).as_deref());
+    let Some(repos) = dei_bench::data::repos_dir(opt("--repos").map(PathBuf::from).as_deref())
+    else {
+        anyhow::bail!("no folder of repositories: pass --repos DIR or set DEI_REPOS");
+    };
     let limit: usize = opt("--limit")
         .and_then(|s| s.parse().ok())
         .unwrap_or(usize::MAX);
-    let tasks = data.join("swebench_lite/test.jsonl");
+    let tasks = dei_bench::data::tasks_file(&data);
     let file = std::fs::File::open(&tasks)
         .map_err(|e| anyhow::anyhow!("cannot read {}: {e} (pass --data DIR)", tasks.display()))?;
     let mut insts = Vec::new();
@@ -130,7 +125,7 @@ fn main() -> anyhow::Result<()> {
             start.elapsed().as_secs_f64()
         );
         insts.push(Inst {
-            tune: Sha256::digest(task.instance_id.as_bytes())[0] % 2 == 0,
+            tune: dei_bench::split::half(&task.instance_id) == dei_bench::split::Split::Tune,
             ranks: [r0, r1, r2],
         });
     }

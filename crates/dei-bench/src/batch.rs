@@ -3,9 +3,9 @@
 //! `git2::Repository` is `Send` but not `Sync`, so each rayon worker opens its own handles
 //! (`map_init`), keyed by repository path, and caches the tree of the last commit it read.
 
-use super::{paths_needed, rebuild, Files, Mode};
-use crate::model::{Candidate, PatchView};
 use anyhow::Context as _;
+use dei::model::{Candidate, PatchView};
+use dei::patch::{paths_needed, rebuild, Files, Mode};
 use rayon::prelude::*;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
