@@ -9,7 +9,7 @@
 //! `cargo bench --bench llm_committee` (env: DEI_BENCH_ISSUES, DEI_BENCH_CANDIDATES,
 //! DEI_BENCH_SAMPLES, DEI_BENCH_LATENCY_MS, DEI_BENCH_CONCURRENCY to change the shape).
 
-#[path = "../tests/llm_mock/mod.rs"]
+#[path = "../tests/it/support/llm_mock.rs"]
 mod llm_mock;
 
 use dei::llm::config::LlmOptions;

@@ -2,9 +2,9 @@
 //! the issue-only localization, the report gives the figures with and without it, failures
 //! keep the search order, and a rerun is answered from the cache.
 
-#[path = "../../../tests/common/mod.rs"]
+#[path = "../../../tests/it/support/common.rs"]
 mod common;
-#[path = "../../../tests/llm_mock/mod.rs"]
+#[path = "../../../tests/it/support/llm_mock.rs"]
 mod llm_mock;
 
 use common::{example_repo, path_str, stderr, stdout};

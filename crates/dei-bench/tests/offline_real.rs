@@ -2,7 +2,7 @@
 //! Skips, saying so, when ../shared/data (or DEI_DATA) is absent; the repository comes from
 //! DEI_REPOS or the bundles in ../shared/repos, and without it the test runs text-only (saying so).
 
-#[path = "../../../tests/common/mod.rs"]
+#[path = "../../../tests/it/support/common.rs"]
 mod common;
 use dei::review::offline::Offline;
 use dei_bench::offline as eval;

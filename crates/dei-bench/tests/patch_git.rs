@@ -3,7 +3,7 @@
 //! ../shared/repos (cloned into target/repos); skips, saying so, when they are absent.
 //! DEI_PATCH_SAMPLE=N changes the sample size.
 
-#[path = "../../../tests/common/mod.rs"]
+#[path = "../../../tests/it/support/common.rs"]
 mod common;
 use common::*;
 use dei_bench::verify;

@@ -1,0 +1,188 @@
+//! Environments: built once and cached, run in the sandbox, a failing step named. No PyPI:
+//! the specs here have no requirements, and the machine's python3 is the interpreter.
+
+use crate::support::common;
+
+use dei::exec::env::{EnvBuilder, EnvSpec};
+use dei::exec::sandbox::{Backend, Job, Limits, LocalBackend, Tree};
+use std::collections::BTreeMap;
+use std::process::Command;
+use std::time::Duration;
+
+const BASE: &str = "f63f25d43ac69806ecd91a0971c38da78fc72775";
+
+fn python3() -> bool {
+    Command::new("python3")
+        .args(["-c", "import venv"])
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+fn spec(name: &str) -> EnvSpec {
+    EnvSpec {
+        repo: format!("example/{name}"),
+        version: "0.1".into(),
+        python: "python3".into(),
+        requirements: vec![],
+        cutoff: None,
+        exempt_pins: false,
+        pre_install: vec![],
+        install: None,
+        test_cmd: "python -c \"import sys; sys.path[:0] = ['tests']; import test_words as t; [getattr(t, n)() for n in dir(t) if n.startswith('test_')]; print('PREFIX', sys.prefix)\"".into(),
+        env: BTreeMap::new(),
+        pythonpath: vec![".".into()],
+        generated: vec![],
+        setup_commit: Some(BASE.into()),
+        verified_build_seconds: None,
+        notes: vec![],
+    }
+}
+
+fn run_tests(
+    env: &dei::exec::env::Env,
+    extra: Vec<dei::exec::sandbox::TreeFile>,
+) -> dei::exec::sandbox::Outcome {
+    let tree = Tree {
+        repo: common::example_repo(),
+        commit: BASE.into(),
+        files: extra,
+    };
+    let job = Job {
+        command: env.test_command(&[]),
+        env: env.job_env(),
+        limits: Limits {
+            timeout: Duration::from_secs(60),
+            ..Limits::default()
+        },
+        ..Job::default()
+    };
+    LocalBackend::default().run(&tree, &job).unwrap()
+}
+
+#[test]
+fn an_environment_without_requirements_builds_once_and_runs_the_tests() {
+    if !python3() {
+        common::skip("python3 with venv is not available");
+        return;
+    }
+    let cache = tempfile::tempdir().unwrap();
+    let b = EnvBuilder::new(cache.path());
+    let repo = common::example_repo();
+    let s = spec("plain");
+    let env = b.build(&s, &repo, None).unwrap();
+    assert!(!env.cached && env.venv.join("bin/python").exists());
+    assert!(
+        env.steps.iter().any(|(n, _)| n == "venv"),
+        "{:?}",
+        env.steps
+    );
+    // No work tree is needed when nothing is installed.
+    assert!(!env.dir.join("src").exists());
+    let again = b.build(&s, &repo, None).unwrap();
+    assert!(again.cached && again.dir == env.dir && again.build_seconds == 0.0);
+
+    let out = run_tests(&env, vec![]);
+    assert!(out.success(), "{out:?}");
+    let prefix = out
+        .output
+        .lines()
+        .find_map(|l| l.strip_prefix("PREFIX "))
+        .unwrap_or_else(|| panic!("{}", out.output));
+    assert_eq!(
+        std::path::Path::new(prefix).canonicalize().unwrap(),
+        env.venv.canonicalize().unwrap(),
+        "the tests ran with the environment's interpreter"
+    );
+}
+
+#[test]
+fn two_builders_at_once_build_one_environment() {
+    if !python3() {
+        common::skip("python3 with venv is not available");
+        return;
+    }
+    let cache = tempfile::tempdir().unwrap();
+    let repo = common::example_repo();
+    let s = spec("race");
+    let results: Vec<_> = std::thread::scope(|sc| {
+        let hs: Vec<_> = (0..2)
+            .map(|_| {
+                sc.spawn(|| {
+                    EnvBuilder::new(cache.path())
+                        .build(&s, &repo, None)
+                        .unwrap()
+                })
+            })
+            .collect();
+        hs.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    assert_eq!(results.iter().filter(|e| e.cached).count(), 1);
+    assert_eq!(results[0].dir, results[1].dir);
+}
+
+#[test]
+fn an_install_from_a_work_tree_and_its_generated_files_reach_the_sandbox() {
+    if !python3() {
+        common::skip("python3 with venv is not available");
+        return;
+    }
+    let cache = tempfile::tempdir().unwrap();
+    let mut s = spec("installed");
+    // What setuptools_scm needs (a .git) is there, and the file it writes is carried over.
+    s.pre_install = vec!["test -d .git".into()];
+    s.install = Some(
+        "python -c \"open('textkit/_version.py', 'w').write('version = \\'9.9\\'\\n')\"".into(),
+    );
+    s.generated = vec!["textkit/_version.py".into()];
+    s.test_cmd = "python -c \"import textkit._version as v; print('VERSION', v.version)\"".into();
+    let env = EnvBuilder::new(cache.path())
+        .build(&s, &common::example_repo(), None)
+        .unwrap();
+    let files = env.generated_files().unwrap();
+    assert_eq!(files.len(), 1, "{files:?}");
+    let out = run_tests(&env, files);
+    assert!(out.output.contains("VERSION 9.9"), "{out:?}");
+    let without = run_tests(&env, vec![]);
+    assert!(
+        !without.success(),
+        "the tree alone lacks the generated file: {without:?}"
+    );
+}
+
+#[test]
+fn a_failing_build_step_is_a_clear_error_naming_it() {
+    if !python3() {
+        common::skip("python3 with venv is not available");
+        return;
+    }
+    let cache = tempfile::tempdir().unwrap();
+    let mut s = spec("broken");
+    s.pre_install = vec![
+        "true".into(),
+        "echo compiling the extension; echo 'error: no compiler' >&2; exit 7".into(),
+    ];
+    s.install = Some("python -m pip install -e .".into());
+    let err = EnvBuilder::new(cache.path())
+        .build(&s, &common::example_repo(), None)
+        .unwrap_err();
+    assert_eq!(err.step, "pre_install[1]");
+    let text = err.to_string();
+    assert!(text.contains("example/broken 0.1"), "{text}");
+    assert!(text.contains("exited with status 7"), "{text}");
+    assert!(err.tail.contains("error: no compiler"), "{text}");
+    // Nothing half-built is left to be taken for a finished environment.
+    let left: Vec<_> = std::fs::read_dir(cache.path().join("envs"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| !n.ends_with(".lock"))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+
+    let mut s = spec("nopython");
+    s.python = "2.99".into();
+    let err = EnvBuilder::new(cache.path())
+        .build(&s, &common::example_repo(), None)
+        .unwrap_err();
+    assert_eq!(err.step, "find python");
+    assert!(err.to_string().contains("--python"), "{err}");
+}

@@ -1,0 +1,167 @@
+//! `dei rank --exec` on the bundled example, end to end, with the machine's python3 (no PyPI):
+//! the example's own test file and the snippet in its issue, run in the sandbox at the base
+//! commit and with each candidate. Besides the example's candidates: one that breaks a test,
+//! one that changes nothing, one that sleeps past the time limit, one that opens a network
+//! socket and one that writes outside its folder (`tests/fixtures/exec/candidates`). The test
+//! runner is `tests/fixtures/exec/minitest.py`, which prints what `pytest -rA` prints.
+
+use crate::support::common;
+
+use common::*;
+use serde_json::Value;
+use std::path::Path;
+use std::process::Command;
+
+const ESCAPE: &str = "/tmp/dei-example-escape.txt";
+
+fn python3_with_venv() -> bool {
+    Command::new("python3")
+        .args(["-c", "import venv"])
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+fn rank_exec(cache: &Path, tmp: &Path) -> (Value, String) {
+    let runner = root().join("tests/fixtures/exec/minitest.py");
+    let test_cmd = format!("python {}", path_str(&runner));
+    let args = example_issue_args(
+        &[
+            "rank",
+            "examples/candidates",
+            "tests/fixtures/exec/candidates",
+        ],
+        &[
+            "--exec",
+            "--python",
+            "python3",
+            "--test-cmd",
+            &test_cmd,
+            "--exec-timeout",
+            "8",
+            "--exec-jobs",
+            "2",
+            "--json",
+            "-",
+        ],
+    );
+    let out = dei_command()
+        .args(&args)
+        .env("DEI_CACHE_DIR", cache)
+        .env("TMPDIR", tmp)
+        .output()
+        .expect("dei runs");
+    assert!(out.status.success(), "{}", stderr(&out));
+    (
+        serde_json::from_str(&stdout(&out)).expect("JSON"),
+        stderr(&out),
+    )
+}
+
+fn by_agent<'a>(v: &'a Value, agent: &str) -> &'a Value {
+    v["ranked"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["agent"] == agent)
+        .unwrap_or_else(|| panic!("{agent} is ranked"))
+}
+
+fn broken(v: &Value, agent: &str) -> Vec<String> {
+    by_agent(v, agent)["behaviour"]["broken"]
+        .as_array()
+        .map(|a| a.iter().map(|s| s.as_str().unwrap().to_string()).collect())
+        .unwrap_or_default()
+}
+
+#[test]
+fn exec_runs_every_candidate_in_the_sandbox_and_ranks_by_behaviour() {
+    if !python3_with_venv() {
+        skip("python3 with the venv module is not on PATH");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let (cache, tmp) = (dir.path().join("cache"), dir.path().join("tmp"));
+    std::fs::create_dir_all(&tmp).unwrap();
+    let _ = std::fs::remove_file(ESCAPE);
+    let (v, err) = rank_exec(&cache, &tmp);
+    let exec = &v["exec"];
+    assert!(exec["error"].is_null(), "{exec}");
+    assert_eq!(
+        exec["test_files"],
+        serde_json::json!(["tests/test_words.py"])
+    );
+    assert_eq!(exec["stable_tests"], 3, "{exec}");
+    assert_eq!(exec["reproduction"], true, "{exec}");
+    assert_eq!(exec["repro_base"], "runs without error");
+    let not_isolated: Vec<&str> = exec["not_isolated"]
+        .as_array()
+        .map(|a| a.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+
+    // The fix changes what the issue shows and breaks nothing: it is picked.
+    assert_eq!(v["ranked"][0]["agent"], "careful-agent", "{err}");
+    let careful = &by_agent(&v, "careful-agent")["behaviour"];
+    assert_eq!(careful["repro"], "changed");
+    assert!(broken(&v, "careful-agent").is_empty());
+    // A candidate that breaks one test that passed at the base commit.
+    assert_eq!(
+        broken(&v, "breaks-tests-agent"),
+        ["tests/test_words.py::test_capitalize_words"]
+    );
+    // One that changes nothing: the issue's code behaves as at the base commit.
+    assert_eq!(by_agent(&v, "noop-agent")["behaviour"]["repro"], "same");
+    assert!(broken(&v, "noop-agent").is_empty());
+    // One that sleeps: killed at the limit, every test counts as broken.
+    assert_eq!(broken(&v, "sleepy-agent").len(), 3);
+    // One that opens a socket: no network in the sandbox, its module does not import.
+    if not_isolated.iter().any(|m| m.contains("network")) {
+        skip("this machine refuses a network namespace: the socket candidate is not checked");
+    } else {
+        assert_eq!(broken(&v, "network-agent").len(), 3);
+    }
+    // One that writes outside its folder: refused, nothing written.
+    if not_isolated.iter().any(|m| m.contains("write")) {
+        skip("this machine has no Landlock: the escaping candidate is not checked");
+    } else {
+        assert!(!Path::new(ESCAPE).exists(), "{ESCAPE} was written");
+        assert_eq!(broken(&v, "escape-agent").len(), 3);
+    }
+    for bad in [
+        "sleepy-agent",
+        "network-agent",
+        "escape-agent",
+        "breaks-tests-agent",
+    ] {
+        let rank = by_agent(&v, bad)["rank"].as_u64().unwrap();
+        assert!(rank > 2, "{bad} ranks {rank}");
+    }
+    // Nothing is left in the temporary folder the sandboxes used.
+    let left: Vec<_> = std::fs::read_dir(&tmp).unwrap().collect();
+    assert!(left.is_empty(), "left behind: {left:?}");
+
+    // A rerun takes every run from the cache and ranks the same.
+    let (again, _) = rank_exec(&cache, &tmp);
+    assert_eq!(again["exec"]["cached_runs"], again["exec"]["runs"]);
+    let order = |v: &Value| -> Vec<(String, String)> {
+        v["ranked"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| (r["agent"].to_string(), r["score"].to_string()))
+            .collect()
+    };
+    assert_eq!(order(&v), order(&again));
+}
+
+#[test]
+fn without_exec_nothing_runs_and_nothing_changes() {
+    let out = dei(&example_rank_args(&["--json", "-"]));
+    assert!(out.status.success(), "{}", stderr(&out));
+    let v: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert!(v.get("exec").is_none());
+    assert!(v["ranked"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|r| r.get("behaviour").is_none()));
+}

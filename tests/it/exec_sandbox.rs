@@ -1,0 +1,336 @@
+//! The sandbox: a tree written from git objects, a timeout that kills the whole process group,
+//! no network, no writes outside its folder, rlimits, capped output, the folder removed.
+
+use crate::support::common;
+
+use dei::exec::sandbox::{Backend, Job, LimitHit, Limits, LocalBackend, Outcome, Tree, TreeFile};
+use std::path::PathBuf;
+use std::process::Command;
+use std::time::Duration;
+
+/// A tiny git repository (one commit) in a temporary folder.
+fn tiny_repo() -> (tempfile::TempDir, String) {
+    let d = tempfile::tempdir().unwrap();
+    std::fs::write(d.path().join("hello.py"), "print('hello from the base')\n").unwrap();
+    std::fs::write(d.path().join("gone.txt"), "to be deleted\n").unwrap();
+    let git = |args: &[&str]| {
+        let out = Command::new("git")
+            .args(args)
+            .current_dir(d.path())
+            .env("GIT_AUTHOR_NAME", "t")
+            .env("GIT_AUTHOR_EMAIL", "t@example.org")
+            .env("GIT_COMMITTER_NAME", "t")
+            .env("GIT_COMMITTER_EMAIL", "t@example.org")
+            .output()
+            .expect("git runs");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    };
+    git(&["init", "-q"]);
+    git(&["add", "."]);
+    git(&["commit", "-q", "-m", "base"]);
+    let head = git(&["rev-parse", "HEAD"]);
+    (d, head)
+}
+
+struct Bench {
+    repo: tempfile::TempDir,
+    commit: String,
+    /// Where the backend makes its sandbox folders: empty after every run.
+    root: tempfile::TempDir,
+    backend: LocalBackend,
+}
+
+fn bench() -> Bench {
+    let (repo, commit) = tiny_repo();
+    let root = tempfile::tempdir().unwrap();
+    let backend = LocalBackend {
+        temp_root: Some(root.path().to_path_buf()),
+    };
+    Bench {
+        repo,
+        commit,
+        root,
+        backend,
+    }
+}
+
+impl Bench {
+    fn run(&self, command: &str, limits: Limits, files: Vec<TreeFile>) -> Outcome {
+        let tree = Tree {
+            repo: self.repo.path().to_path_buf(),
+            commit: self.commit.clone(),
+            files,
+        };
+        let job = Job {
+            command: command.to_string(),
+            limits,
+            ..Job::default()
+        };
+        let out = self.backend.run(&tree, &job).unwrap();
+        let left: Vec<PathBuf> = std::fs::read_dir(self.root.path())
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
+        assert!(left.is_empty(), "sandbox folders left behind: {left:?}");
+        out
+    }
+}
+
+fn limits() -> Limits {
+    Limits {
+        timeout: Duration::from_secs(30),
+        ..Limits::default()
+    }
+}
+
+fn python3() -> bool {
+    Command::new("python3")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+fn alive(pid: u32) -> bool {
+    // A killed process may linger a moment as a zombie before init reaps it.
+    for _ in 0..50 {
+        match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+            Err(_) => return false,
+            Ok(s) if s.split(' ').nth(2) == Some("Z") => return false,
+            Ok(_) => std::thread::sleep(Duration::from_millis(20)),
+        }
+    }
+    true
+}
+
+#[test]
+fn runs_over_the_tree_with_the_candidate_files() {
+    let b = bench();
+    let files = vec![
+        TreeFile {
+            path: "hello.py".into(),
+            contents: Some(b"print('hello from the candidate')\n".to_vec()),
+        },
+        TreeFile {
+            path: "pkg/new.txt".into(),
+            contents: Some(b"new\n".to_vec()),
+        },
+        TreeFile {
+            path: "gone.txt".into(),
+            contents: None,
+        },
+    ];
+    let out = b.run(
+        "cat hello.py pkg/new.txt; test -e gone.txt && echo STILL-THERE; exit 3",
+        limits(),
+        files,
+    );
+    assert_eq!(out.code, Some(3), "{out:?}");
+    assert!(out.output.contains("hello from the candidate") && out.output.contains("new"));
+    assert!(!out.output.contains("STILL-THERE"), "{}", out.output);
+    assert!(!out.timed_out && out.signal.is_none() && !out.truncated);
+}
+
+#[test]
+fn a_command_past_its_timeout_is_killed_with_its_whole_group() {
+    let b = bench();
+    let mut l = limits();
+    l.timeout = Duration::from_millis(700);
+    let out = b.run("sleep 60 & echo BG=$!; sleep 60", l, vec![]);
+    assert!(out.timed_out && !out.success(), "{out:?}");
+    assert!(out.seconds < 10.0, "{}", out.seconds);
+    let pid: u32 = out
+        .output
+        .lines()
+        .find_map(|l| l.strip_prefix("BG="))
+        .and_then(|p| p.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no background pid in {:?}", out.output));
+    assert!(
+        !alive(pid),
+        "the background sleep {pid} outlived the sandbox"
+    );
+}
+
+#[test]
+fn background_processes_do_not_outlive_a_command_that_exits() {
+    let b = bench();
+    let out = b.run("sleep 60 >/dev/null 2>&1 & echo BG=$!", limits(), vec![]);
+    assert!(out.success(), "{out:?}");
+    let pid: u32 = out
+        .output
+        .lines()
+        .find_map(|l| l.strip_prefix("BG="))
+        .and_then(|p| p.trim().parse().ok())
+        .unwrap();
+    assert!(
+        !alive(pid),
+        "the background sleep {pid} outlived the sandbox"
+    );
+}
+
+#[test]
+fn no_network() {
+    if !python3() {
+        common::skip("python3 is not available");
+        return;
+    }
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let b = bench();
+    let cmd = format!(
+        "python3 -c \"import socket; s = socket.create_connection(('127.0.0.1', {port}), timeout=5); print('CONNECTED')\""
+    );
+    let out = b.run(&cmd, limits(), vec![]);
+    if !out.isolation.network_off {
+        common::skip(&format!(
+            "this OS refuses a network namespace: {:?}",
+            out.isolation.missing
+        ));
+        return;
+    }
+    assert!(
+        !out.success() && !out.output.contains("CONNECTED"),
+        "{out:?}"
+    );
+    assert!(
+        listener.accept().is_err(),
+        "the sandboxed command reached a socket outside"
+    );
+    // The same command outside the sandbox does connect: the test can fail.
+    let direct = Command::new("sh").arg("-c").arg(&cmd).output().unwrap();
+    assert!(String::from_utf8_lossy(&direct.stdout).contains("CONNECTED"));
+}
+
+#[test]
+fn writes_outside_the_folder_are_prevented() {
+    let b = bench();
+    let outside = tempfile::tempdir().unwrap();
+    let o = outside.path().display();
+    let cmd = format!(
+        "echo inside > inside.txt && cat inside.txt; echo x > {o}/evil; mkdir {o}/dir; \
+         touch {o}/touched; echo tmp > \"$TMPDIR/t\" && echo TMP-OK; echo home > \"$HOME/h\" && echo HOME-OK"
+    );
+    let out = b.run(&cmd, limits(), vec![]);
+    if !out.isolation.writes_confined {
+        common::skip(&format!(
+            "writes cannot be confined here: {:?}",
+            out.isolation.missing
+        ));
+        return;
+    }
+    assert!(out.output.contains("inside"), "{out:?}");
+    assert!(
+        out.output.contains("TMP-OK") && out.output.contains("HOME-OK"),
+        "{out:?}"
+    );
+    let left: Vec<_> = std::fs::read_dir(outside.path()).unwrap().collect();
+    assert!(
+        left.is_empty(),
+        "the command wrote outside its folder: {left:?}"
+    );
+    assert!(out.output.contains("Permission denied"), "{}", out.output);
+}
+
+#[test]
+fn too_much_memory_is_refused() {
+    if !python3() {
+        common::skip("python3 is not available");
+        return;
+    }
+    let b = bench();
+    let mut l = limits();
+    l.memory_bytes = 256 << 20;
+    let out = b.run(
+        "python3 -c \"x = bytearray(1024 * 1024 * 1024); print('ALLOCATED')\"",
+        l,
+        vec![],
+    );
+    assert!(
+        !out.success() && !out.output.contains("ALLOCATED"),
+        "{out:?}"
+    );
+    assert_eq!(out.limit_hit, Some(LimitHit::Memory), "{out:?}");
+}
+
+#[test]
+fn cpu_time_and_file_size_are_limited() {
+    let b = bench();
+    let mut l = limits();
+    l.cpu_seconds = 1;
+    let out = b.run("while :; do :; done", l, vec![]);
+    assert!(!out.timed_out, "{out:?}");
+    assert_eq!(out.limit_hit, Some(LimitHit::Cpu), "{out:?}");
+    let mut l = limits();
+    l.file_bytes = 100_000;
+    let out = b.run("head -c 1000000 /dev/zero > big; ls -l big", l, vec![]);
+    assert_eq!(out.limit_hit, Some(LimitHit::FileSize), "{out:?}");
+}
+
+#[test]
+fn too_many_processes_are_refused() {
+    if !python3() {
+        common::skip("python3 is not available");
+        return;
+    }
+    // SAFETY: getuid has no preconditions.
+    if unsafe { libc::getuid() } == 0 {
+        common::skip("RLIMIT_NPROC does not apply to root, and these tests run as root");
+        return;
+    }
+    let b = bench();
+    let mut l = limits();
+    l.processes = 20;
+    let script = "import os, time\nn = 0\nfor i in range(100):\n    try:\n        if os.fork() == 0:\n            time.sleep(5); os._exit(0)\n        n += 1\n    except OSError as e:\n        print('REFUSED', e); break\nprint('FORKED', n)\n";
+    let out = b.run(&format!("python3 -c \"{script}\""), l, vec![]);
+    assert!(out.output.contains("REFUSED"), "{out:?}");
+}
+
+#[test]
+fn output_is_capped_head_and_tail() {
+    let b = bench();
+    let mut l = limits();
+    l.output_bytes = 1000;
+    let out = b.run(
+        "echo FIRST-LINE; head -c 300000 /dev/zero | tr '\\0' x; echo; echo LAST-LINE",
+        l,
+        vec![],
+    );
+    assert!(out.success(), "{out:?}");
+    assert!(
+        out.truncated && out.output_bytes > 300_000,
+        "{}",
+        out.output_bytes
+    );
+    assert!(out.output.len() < 1200, "{}", out.output.len());
+    assert!(out.output.starts_with("FIRST-LINE") && out.output.trim_end().ends_with("LAST-LINE"));
+    assert!(out.output.contains("bytes of output left out"));
+}
+
+#[test]
+fn a_bad_commit_or_path_is_an_error_and_leaves_nothing() {
+    let b = bench();
+    let tree = Tree {
+        repo: b.repo.path().to_path_buf(),
+        commit: "0000000000000000000000000000000000000bad".into(),
+        files: vec![],
+    };
+    let err = b.backend.run(&tree, &Job::default()).unwrap_err();
+    assert!(err.to_string().contains("is not in"), "{err}");
+    let tree = Tree {
+        repo: b.repo.path().to_path_buf(),
+        commit: b.commit.clone(),
+        files: vec![TreeFile {
+            path: "../escape.txt".into(),
+            contents: Some(b"x".to_vec()),
+        }],
+    };
+    let err = b.backend.run(&tree, &Job::default()).unwrap_err();
+    assert!(err.to_string().contains("outside the sandbox"), "{err}");
+    assert!(!b.root.path().join("escape.txt").exists());
+    assert_eq!(std::fs::read_dir(b.root.path()).unwrap().count(), 0);
+}

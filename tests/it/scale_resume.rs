@@ -1,0 +1,305 @@
+//! Resumable runs: kill -9 in the middle, a torn journal line, Ctrl-C-style stop, the lock,
+//! and finished issues never reaching the committee again.
+
+use crate::support::scale_util;
+
+use dei::model::task::Selection;
+use dei::model::Review;
+use dei::rank::run::RunRequest;
+use dei::review::offline::Offline;
+use dei::review::{Committee, IssueBundle};
+use scale_util::*;
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+#[test]
+fn kill_9_mid_run_then_resume_recomputes_only_the_missing_issues() {
+    let dir = tempfile::tempdir().unwrap();
+    let sy = make(dir.path(), 240, 6, 40);
+    let run_dir = dir.path().join("run");
+    let args = rank_args(&sy, &run_dir, &["--all"]);
+
+    let mut child = dei_cmd()
+        .args(&args)
+        .env("RAYON_NUM_THREADS", "1")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    loop {
+        if journal_ids(&run_dir).len() >= 5 {
+            break;
+        }
+        if let Some(status) = child.try_wait().unwrap() {
+            panic!("the run finished ({status}) before it could be killed; make the corpus bigger");
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(120),
+            "no journal lines after 120 s"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    let before_bytes = std::fs::read(run_dir.join("journal.jsonl")).unwrap();
+    let before = journal_ids(&run_dir);
+    assert!(
+        before.len() < sy.ids.len(),
+        "killed after every issue finished"
+    );
+    let valid_prefix = before_bytes
+        .iter()
+        .rposition(|&b| b == b'\n')
+        .map_or(0, |p| p + 1);
+
+    let out = run(&args);
+    assert!(out.status.success(), "resume failed: {}", text(&out.stderr));
+    let err = text(&out.stderr);
+    let want = format!(
+        "{} issues run now, {} already",
+        sy.ids.len() - before.len(),
+        before.len()
+    );
+    assert!(err.contains(&want), "expected `{want}` in: {err}");
+    let after_bytes = std::fs::read(run_dir.join("journal.jsonl")).unwrap();
+    assert_eq!(
+        &after_bytes[..valid_prefix],
+        &before_bytes[..valid_prefix],
+        "finished lines were rewritten"
+    );
+    let after = journal_ids(&run_dir);
+    assert_eq!(
+        after.len(),
+        sy.ids.len(),
+        "journal gained more or fewer lines than missing issues"
+    );
+    let unique: BTreeSet<&String> = after.iter().collect();
+    assert_eq!(unique.len(), after.len(), "duplicate issues in the journal");
+    assert_eq!(unique.into_iter().cloned().collect::<Vec<_>>(), {
+        let mut ids = sy.ids.clone();
+        ids.sort();
+        ids
+    });
+    // A third run has nothing to do.
+    let out = run(&args);
+    assert!(
+        text(&out.stderr).contains(&format!("0 issues run now, {} already", sy.ids.len())),
+        "{}",
+        text(&out.stderr)
+    );
+    assert_eq!(journal_ids(&run_dir).len(), sy.ids.len());
+}
+
+#[test]
+fn torn_last_line_is_cut_and_its_issue_reruns() {
+    let dir = tempfile::tempdir().unwrap();
+    let sy = make(dir.path(), 6, 3, 4);
+    let run_dir = dir.path().join("run");
+    let args = rank_args(&sy, &run_dir, &["--all"]);
+    assert!(run(&args).status.success());
+    let full = std::fs::read(run_dir.join("journal.jsonl")).unwrap();
+    // Tear the last line in half, as a crash during its write would.
+    let last_start = full[..full.len() - 1]
+        .iter()
+        .rposition(|&b| b == b'\n')
+        .unwrap()
+        + 1;
+    let torn_at = last_start + (full.len() - last_start) / 2;
+    std::fs::write(run_dir.join("journal.jsonl"), &full[..torn_at]).unwrap();
+    let out = run(&args);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("torn last journal line") && err.contains("1 issues run now, 5 already"),
+        "{err}"
+    );
+    let again = std::fs::read(run_dir.join("journal.jsonl")).unwrap();
+    assert_eq!(&again[..last_start], &full[..last_start]);
+    assert_eq!(journal_ids(&run_dir).len(), 6);
+    let summary: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(run_dir.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(summary["ranked"], 6);
+    // Agents 0 and 1 agree on the resolved fix and the offline committee should prefer them.
+    assert!(summary["top1_resolved"].as_f64().unwrap() > 0.0);
+}
+
+#[test]
+fn a_second_run_on_the_same_directory_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let sy = make(dir.path(), 3, 2, 3);
+    let run_dir = dir.path().join("run");
+    let _held = dei::rank::run::journal::RunLock::acquire(&run_dir).unwrap();
+    let out = run(&rank_args(&sy, &run_dir, &["--all"]));
+    assert!(!out.status.success());
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("is in use by another dei run")
+            && err.contains(&format!("pid {}", std::process::id())),
+        "{err}"
+    );
+    assert!(!run_dir.join("journal.jsonl").exists() || journal_ids(&run_dir).is_empty());
+}
+
+#[test]
+fn a_different_command_on_an_existing_directory_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let sy = make(dir.path(), 3, 2, 3);
+    let run_dir = dir.path().join("run");
+    assert!(run(&rank_args(&sy, &run_dir, &["--all"])).status.success());
+    let out = run(&rank_args(&sy, &run_dir, &["--all", "--strict"]));
+    assert!(!out.status.success());
+    assert!(
+        text(&out.stderr).contains("holds results of a different run (--strict differs"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+/// Counts committee calls per issue, and raises `stop` after `stop_after` calls.
+struct Counting {
+    inner: Offline,
+    calls: Mutex<BTreeMap<String, usize>>,
+    stop: Arc<AtomicBool>,
+    stop_after: usize,
+}
+
+impl Committee for Counting {
+    fn name(&self) -> String {
+        self.inner.name()
+    }
+    fn review(&self, bundle: &IssueBundle) -> anyhow::Result<Vec<Review>> {
+        let mut calls = self.calls.lock().unwrap();
+        *calls.entry(bundle.task.instance_id.clone()).or_default() += 1;
+        if calls.values().sum::<usize>() >= self.stop_after {
+            self.stop.store(true, Ordering::SeqCst);
+        }
+        drop(calls);
+        self.inner.review(bundle)
+    }
+}
+
+#[test]
+fn stopped_run_resumes_without_repeating_a_committee_call() {
+    let dir = tempfile::tempdir().unwrap();
+    let sy = make(dir.path(), 30, 4, 5);
+    let stop = Arc::new(AtomicBool::new(false));
+    let req = RunRequest {
+        candidates: vec![sy.preds.clone()],
+        naming: Default::default(),
+        tasks: sy.tasks.clone(),
+        selection: Selection::All,
+        repo: Some(sy.repo.clone()),
+        repos: None,
+        strict: false,
+        context_tokens: 2000,
+        max_patch_bytes: dei::rank::pipeline::DEFAULT_MAX_PATCH_BYTES,
+        run_dir: dir.path().join("run"),
+        shard: None,
+        retry_errors: false,
+        stop: Some(stop.clone()),
+        relocator: None,
+        exec: None,
+    };
+    let first = Counting {
+        inner: Offline::default(),
+        calls: Mutex::default(),
+        stop: stop.clone(),
+        stop_after: 7,
+    };
+    let report = dei::rank::run::run(&req, &first).unwrap();
+    assert!(
+        report.interrupted,
+        "the stop flag should have stopped the run"
+    );
+    let first_calls = first.calls.into_inner().unwrap();
+    assert_eq!(report.ran, first_calls.len());
+    assert!(first_calls.values().all(|&n| n == 1));
+    assert!(
+        first_calls.len() >= 7 && first_calls.len() < 30,
+        "{}",
+        first_calls.len()
+    );
+
+    let never = Arc::new(AtomicBool::new(false));
+    let second = Counting {
+        inner: Offline::default(),
+        calls: Mutex::default(),
+        stop: never.clone(),
+        stop_after: usize::MAX,
+    };
+    let report = dei::rank::run::run(
+        &RunRequest {
+            stop: Some(never),
+            relocator: None,
+            exec: None,
+            ..req
+        },
+        &second,
+    )
+    .unwrap();
+    assert!(!report.interrupted);
+    let second_calls = second.calls.into_inner().unwrap();
+    assert_eq!(report.skipped, first_calls.len());
+    assert_eq!(second_calls.len() + first_calls.len(), 30);
+    for id in second_calls.keys() {
+        assert!(!first_calls.contains_key(id), "{id} was reviewed twice");
+    }
+    assert_eq!(report.summary.ranked, 30);
+}
+
+#[test]
+fn ctrl_c_finishes_in_flight_issues_and_leaves_a_clean_journal() {
+    let dir = tempfile::tempdir().unwrap();
+    let sy = make(dir.path(), 240, 6, 40);
+    let run_dir = dir.path().join("run");
+    let args = rank_args(&sy, &run_dir, &["--all"]);
+    let child = dei_cmd()
+        .args(&args)
+        .env("RAYON_NUM_THREADS", "1")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    while journal_ids(&run_dir).len() < 5 {
+        assert!(
+            started.elapsed() < Duration::from_secs(120),
+            "no journal lines after 120 s"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let kill = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(kill.success());
+    let out = child.wait_with_output().unwrap();
+    let err = text(&out.stderr);
+    assert!(
+        !out.status.success(),
+        "an interrupted run must not report success: {err}"
+    );
+    assert!(
+        err.contains("interrupted") && err.contains("rerun the same command to resume"),
+        "{err}"
+    );
+    let journal = std::fs::read(run_dir.join("journal.jsonl")).unwrap();
+    assert_eq!(
+        journal.last(),
+        Some(&b'\n'),
+        "journal ends in a torn line after Ctrl-C"
+    );
+    let done = journal_ids(&run_dir);
+    assert!(done.len() < sy.ids.len());
+    let out = run(&args);
+    assert!(out.status.success());
+    assert!(
+        text(&out.stderr).contains(&format!("{} already", done.len())),
+        "{}",
+        text(&out.stderr)
+    );
+    assert_eq!(journal_ids(&run_dir).len(), sy.ids.len());
+}

@@ -1,0 +1,5 @@
+//! Helpers shared by the integration tests.
+
+pub mod common;
+pub mod llm_mock;
+pub mod scale_util;
