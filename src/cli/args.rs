@@ -232,7 +232,7 @@ impl ExecArgs {
         let env_dir = self
             .env_dir
             .clone()
-            .unwrap_or_else(|| dei::exec::env::default_cache_dir().join("envs"));
+            .unwrap_or_else(dei::exec::env::default_cache_dir);
         let cache_dir = match (&self.exec_cache, run_dir) {
             (Some(d), _) => d.clone(),
             (None, Some(d)) => d.join("exec"),

@@ -615,6 +615,10 @@ fn run_local(folder: &Path, dir: &Path, job: &Job) -> anyhow::Result<Outcome> {
                     write_proc(c"/proc/self/uid_map", &uid_map);
                     write_proc(c"/proc/self/gid_map", &gid_map);
                 }
+                // Dies with dei, even when dei is killed with SIGKILL (a command that forks
+                // keeps its children alive only until their own limits stop them).
+                #[cfg(target_os = "linux")]
+                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong);
                 set_limit(libc::RLIMIT_AS, limits.memory_bytes, limits.memory_bytes)?;
                 // SIGXCPU at the soft limit, SIGKILL a little later.
                 let cpu = limits.cpu_seconds;
