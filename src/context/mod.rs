@@ -4,7 +4,7 @@
 //! (with signature and docstring) and the parse errors the patch introduces, with their
 //! positions. Then related code, ranked and trimmed to a token budget: definitions the
 //! changed code calls or inherits from, callers of changed functions (in the touched files
-//! and, given a [`locate::RepoFiles`], elsewhere in the repository), code the issue names
+//! and, given a [`locate::FileIndex`], elsewhere in the repository), code the issue names
 //! (identifiers, paths, traceback frames), and spans other candidates for the same issue
 //! edit. Other files fall back to line windows. [`render`] turns it into prompt text.
 //!
@@ -15,7 +15,7 @@ use crate::localize::issue::IssueRefs;
 use crate::model::paths::{is_auxiliary, is_python};
 use crate::syntax::python::{self, Def, PyIndex};
 
-use crate::localize::search::{self as locate, RepoFiles};
+use crate::localize::search::{self as locate, FileIndex};
 use crate::model::{
     Context, FileView, LineRange, ParseErrorPos, PatchView, Snippet, SnippetKind, Task,
 };
@@ -48,7 +48,7 @@ pub struct Related<'a> {
     /// The other candidates' views for the same issue.
     pub others: &'a [&'a PatchView],
     /// The repository's Python files at the base commit, for callers/callees/issue names elsewhere.
-    pub repo: Option<&'a RepoFiles>,
+    pub repo: Option<&'a FileIndex>,
     /// Where the issue text alone points ([`locate::locate`], or re-ranked by a model): its best
     /// definitions are shown when the candidate leaves them alone.
     pub located: Option<&'a locate::Localization>,

@@ -13,7 +13,7 @@ use super::outcome::{
 use super::regress;
 use super::repro::{self, RepoNames};
 use super::sandbox::{Backend, Job, Limits, Outcome, Tree, TreeFile};
-use crate::localize::search::RepoFiles;
+use crate::localize::search::FileIndex;
 use crate::model::{Applies, Behaviour, PatchView, ReproChange, Task};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -261,7 +261,7 @@ fn describe(o: &ReproOutcome) -> String {
 pub fn gather(
     task: &Task,
     repo: &Path,
-    files: &RepoFiles,
+    files: &FileIndex,
     cands: &[(&str, &PatchView)],
     settings: &ExecSettings,
 ) -> IssueExec {

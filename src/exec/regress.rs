@@ -5,7 +5,7 @@
 //! definition are listed as pytest node ids. See docs/execution.md.
 
 use crate::context::edited_units;
-use crate::localize::search::RepoFiles;
+use crate::localize::search::FileIndex;
 use crate::model::paths::{is_python, is_test_path};
 use crate::model::PatchView;
 use crate::syntax::python::PyIndex;
@@ -134,7 +134,7 @@ fn edit_names(e: &Edit) -> Vec<&str> {
 /// definition it names (short name, or the method's class; common names such as `get` or
 /// dunders do not count), at most 3 of them. Ties: path order. Only files scoring ≥ 2 are
 /// kept (naming one definition is not enough alone).
-pub fn select(repo: &RepoFiles, edits: &[Edit], cap: usize) -> Vec<TestFile> {
+pub fn select(repo: &FileIndex, edits: &[Edit], cap: usize) -> Vec<TestFile> {
     let sources: BTreeSet<&str> = edits.iter().map(|e| e.path.as_str()).collect();
     let source_idx: BTreeMap<usize, &str> = sources
         .iter()
@@ -212,7 +212,7 @@ pub fn select(repo: &RepoFiles, edits: &[Edit], cap: usize) -> Vec<TestFile> {
 }
 
 /// Select for a rebuilt candidate (see [`edits_of`], [`select`]).
-pub fn select_for(repo: &RepoFiles, view: &PatchView, cap: usize) -> Vec<TestFile> {
+pub fn select_for(repo: &FileIndex, view: &PatchView, cap: usize) -> Vec<TestFile> {
     select(repo, &edits_of(view), cap)
 }
 
@@ -254,9 +254,9 @@ fn test_ids(path: &str, idx: &PyIndex, names: &BTreeSet<&str>) -> Vec<String> {
 mod tests {
     use super::*;
 
-    fn repo() -> RepoFiles {
+    fn repo() -> FileIndex {
         let p = |a: &str, b: &str| (a.to_string(), b.to_string());
-        RepoFiles::from_pairs(vec![
+        FileIndex::from_pairs(vec![
             p("requests/__init__.py", "from .models import Request, Response\nfrom .api import get\n"),
             p("requests/models.py", "class Request(object):\n    def register_hook(self, event, hook):\n        pass\n\n    def prepare(self):\n        pass\n"),
             p("requests/api.py", "def get(url):\n    pass\n"),

@@ -9,7 +9,7 @@
 //! `[dei-repro] first exception: T` or `[dei-repro] no exception`. See docs/execution.md.
 
 use super::outcome::REPRO_MARK;
-use crate::localize::search::RepoFiles;
+use crate::localize::search::FileIndex;
 use crate::syntax::python;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -509,7 +509,7 @@ impl RepoNames {
     /// (also under `src/`, `lib/`), modules are top-level `.py` files (not `setup.py`,
     /// `conftest.py`); a package exports what its `__init__.py` binds at any depth of star
     /// imports (`from .core import *`), up to three levels, private names left out.
-    pub fn from_repo(files: &RepoFiles) -> RepoNames {
+    pub fn from_repo(files: &FileIndex) -> RepoNames {
         let mut names = RepoNames::default();
         let mut packages: Vec<(usize, String, String)> = Vec::new(); // (files, name, init path)
         for p in files.paths() {
@@ -560,7 +560,7 @@ fn is_identifier(s: &str) -> bool {
 
 /// Public names a module binds at top level, following star imports.
 fn module_names(
-    files: &RepoFiles,
+    files: &FileIndex,
     path: &str,
     depth: usize,
     seen: &mut BTreeSet<String>,
@@ -1334,7 +1334,7 @@ mod tests {
     use super::*;
 
     fn names() -> RepoNames {
-        let files = RepoFiles::from_pairs(vec![
+        let files = FileIndex::from_pairs(vec![
             (
                 "sympy/__init__.py".into(),
                 "from .core import *\nfrom .printing import ccode, latex\n__version__ = '1.1'\n"

@@ -4,7 +4,7 @@
 //! `generate_edits_retry.j2`).
 
 use super::bm25;
-use super::{builtin_prompts, edits_with_feedback, finish, render, Generated, Repo, Strategy};
+use super::{builtin_prompts, edits_with_feedback, finish, render, Generated, Strategy, Workspace};
 use crate::context::tokens;
 use crate::llm::model::Model;
 use crate::llm::prompts::Prompts;
@@ -51,7 +51,7 @@ pub struct Item {
 
 /// Look code up by name: a file path (its outline, or text when short), or a class/function
 /// name (qualified or its last part), from the AST chunks.
-pub fn retrieve(repo: &Repo, kind: &str, name: &str) -> anyhow::Result<Vec<(String, String)>> {
+pub fn retrieve(repo: &Workspace, kind: &str, name: &str) -> anyhow::Result<Vec<(String, String)>> {
     let name = name.trim().trim_matches(['`', '"', '\'', '(', ')']);
     if kind == "file" || name.ends_with(".py") {
         let Some(src) = repo.read(name) else {
@@ -149,7 +149,7 @@ impl ChainOfContext {
     pub fn explore(
         &self,
         task: &Task,
-        repo: &Repo,
+        repo: &Workspace,
         model: &dyn Model,
         fb: Option<&str>,
     ) -> anyhow::Result<Analysis> {
@@ -258,7 +258,7 @@ impl Strategy for ChainOfContext {
     fn generate(
         &self,
         task: &Task,
-        repo: &Repo,
+        repo: &Workspace,
         model: &dyn Model,
         fb: Option<&str>,
     ) -> anyhow::Result<Vec<Generated>> {

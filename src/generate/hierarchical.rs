@@ -4,7 +4,7 @@
 //! `generate_rewrite.j2`, `generate_rewrite_retry.j2`.
 
 use super::edit::{self, EditError, FileEdit};
-use super::{builtin_prompts, finish, render, Generated, Repo, Strategy};
+use super::{builtin_prompts, finish, render, Generated, Strategy, Workspace};
 use crate::llm::model::Model;
 use crate::llm::prompts::Prompts;
 use crate::model::paths::is_python;
@@ -70,7 +70,7 @@ impl Hierarchical {
     fn choose_files(
         &self,
         task: &Task,
-        repo: &Repo,
+        repo: &Workspace,
         model: &dyn Model,
         fb: Option<&str>,
     ) -> anyhow::Result<Vec<String>> {
@@ -113,7 +113,7 @@ impl Strategy for Hierarchical {
     fn generate(
         &self,
         task: &Task,
-        repo: &Repo,
+        repo: &Workspace,
         model: &dyn Model,
         fb: Option<&str>,
     ) -> anyhow::Result<Vec<Generated>> {

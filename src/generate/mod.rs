@@ -29,7 +29,7 @@ pub use search_replace::{retrieved, SearchReplace};
 use crate::llm::model::Model;
 use crate::llm::prompts::Prompts;
 use crate::llm::Rendered;
-use crate::localize::search::{self as locate, RepoFiles};
+use crate::localize::search::{self as locate, FileIndex};
 use crate::model::paths::{is_auxiliary, is_python, is_test_path};
 use crate::model::repo::Snapshot;
 use crate::model::Task;
@@ -44,18 +44,19 @@ use std::cell::OnceCell;
 use std::collections::HashMap;
 use std::sync::{Arc, OnceLock};
 
-/// The repository at the task's base commit, with lazily built indexes.
-pub struct Repo<'a> {
+/// What the generator works in: the task's base commit ([`Snapshot`]) with lazily built
+/// indexes over it (BM25 chunks, the localization [`FileIndex`]) and a cache of files read.
+pub struct Workspace<'a> {
     pub snap: &'a Snapshot,
     files: Vec<String>,
     bm25: OnceCell<Bm25>,
-    located: OnceCell<RepoFiles>,
+    located: OnceCell<FileIndex>,
     cache: std::cell::RefCell<HashMap<String, Option<String>>>,
 }
 
-impl<'a> Repo<'a> {
-    pub fn new(snap: &'a Snapshot) -> anyhow::Result<Repo<'a>> {
-        Ok(Repo {
+impl<'a> Workspace<'a> {
+    pub fn new(snap: &'a Snapshot) -> anyhow::Result<Workspace<'a>> {
+        Ok(Workspace {
             files: snap.list_files()?,
             snap,
             bm25: OnceCell::new(),
@@ -94,7 +95,7 @@ impl<'a> Repo<'a> {
         let files = match self.located.get() {
             Some(f) => f,
             None => {
-                let f = RepoFiles::from_snapshot(self.snap)?
+                let f = FileIndex::from_snapshot(self.snap)?
                     .with_history(self.snap.history(locate::HISTORY_COMMITS)?);
                 self.located.get_or_init(|| f)
             }
@@ -150,7 +151,7 @@ pub trait Strategy {
     fn generate(
         &self,
         task: &Task,
-        repo: &Repo,
+        repo: &Workspace,
         model: &dyn Model,
         feedback: Option<&str>,
     ) -> anyhow::Result<Vec<Generated>>;
@@ -199,7 +200,7 @@ fn edits_with_feedback(
     model: &dyn Model,
     prompts: &Prompts,
     prompt: &Rendered,
-    repo: &Repo,
+    repo: &Workspace,
     temperature: f64,
 ) -> anyhow::Result<Vec<FileEdit>> {
     let reply = model.complete(&prompt.system, &prompt.user, temperature)?;
@@ -245,7 +246,7 @@ pub struct Outcome {
 pub fn run_strategy(
     strategy: &dyn Strategy,
     task: &Task,
-    repo: &Repo,
+    repo: &Workspace,
     model: &dyn Model,
     validator: Option<&validate::Validator>,
 ) -> Outcome {

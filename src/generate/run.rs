@@ -10,8 +10,8 @@
 
 use super::validate::Validator;
 use super::{
-    predictions, run_strategy, to_jsonl, ChainOfContext, Generated, Hierarchical, Prediction, Repo,
-    SearchReplace, Strategy,
+    predictions, run_strategy, to_jsonl, ChainOfContext, Generated, Hierarchical, Prediction,
+    SearchReplace, Strategy, Workspace,
 };
 use crate::llm::config::LlmOptions;
 use crate::llm::model::{EngineModel, Model};
@@ -107,7 +107,7 @@ impl Strategy for Sampled {
     fn generate(
         &self,
         task: &Task,
-        repo: &Repo,
+        repo: &Workspace,
         model: &dyn Model,
         feedback: Option<&str>,
     ) -> anyhow::Result<Vec<Generated>> {
@@ -468,7 +468,7 @@ fn one_issue(
             return Ok(());
         }
     };
-    let repo = match Repo::new(&snap) {
+    let repo = match Workspace::new(&snap) {
         Ok(r) => r,
         Err(e) => {
             fail(format!("{e:#}"));

@@ -3,7 +3,7 @@
 //! `prompts/generate_search_replace.j2` (and `generate_edits_retry.j2`).
 
 use super::bm25;
-use super::{builtin_prompts, edits_with_feedback, finish, render, Generated, Repo, Strategy};
+use super::{builtin_prompts, edits_with_feedback, finish, render, Generated, Strategy, Workspace};
 use crate::context::tokens;
 use crate::llm::model::Model;
 use crate::llm::prompts::Prompts;
@@ -35,7 +35,7 @@ impl Default for SearchReplace {
 /// The best BM25 chunks for the issue, grouped by file, within `budget` tokens.
 pub fn retrieved<'r>(
     task: &Task,
-    repo: &'r Repo,
+    repo: &'r Workspace,
     budget: usize,
 ) -> anyhow::Result<Vec<&'r bm25::Chunk>> {
     let idx = repo.bm25()?;
@@ -72,7 +72,7 @@ impl Strategy for SearchReplace {
     fn generate(
         &self,
         task: &Task,
-        repo: &Repo,
+        repo: &Workspace,
         model: &dyn Model,
         fb: Option<&str>,
     ) -> anyhow::Result<Vec<Generated>> {

@@ -13,7 +13,7 @@ pub(super) fn term_cache() -> &'static TermCache {
     C.get_or_init(|| Mutex::new(HashMap::new()))
 }
 
-/// Most bytes of file text the blob cache of [`RepoFiles::from_snapshot`](super::index::RepoFiles::from_snapshot) keeps: about three
+/// Most bytes of file text the blob cache of [`FileIndex::from_snapshot`](super::index::FileIndex::from_snapshot) keeps: about three
 /// snapshots of the largest repository (sympy, 30 MB of Python), so the issues in flight and
 /// their neighbours in commit order share reads; least recently used blobs go first.
 pub const BLOB_CACHE_BYTES: usize = 96 << 20;

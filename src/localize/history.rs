@@ -1,9 +1,9 @@
 //! The repository's history as evidence: past commits whose messages resemble the issue point
 //! at the files they changed (`history_scores`), and files changed often are fixed again
-//! (`churn_scores`). Both need the history attached with [`RepoFiles::with_history`].
+//! (`churn_scores`). Both need the history attached with [`FileIndex::with_history`].
 
 use super::bm25;
-use super::index::RepoFiles;
+use super::index::FileIndex;
 use super::tokens::tokenize;
 use std::collections::HashMap;
 
@@ -11,12 +11,12 @@ use std::collections::HashMap;
 const HISTORY_TOP: usize = 50;
 /// Commits that change more files than this (reformatting, renames) say nothing about one bug.
 const HISTORY_MAX_PATHS: usize = 30;
-/// Commits read by [`RepoFiles::with_history`] callers by default.
+/// Commits read by [`FileIndex::with_history`] callers by default.
 pub const HISTORY_COMMITS: usize = 3000;
 
 pub(super) fn history_scores(
     q: &HashMap<String, f64>,
-    repo: &RepoFiles,
+    repo: &FileIndex,
     k1: f64,
     b: f64,
 ) -> Vec<f64> {
@@ -64,7 +64,7 @@ pub(super) fn history_scores(
 
 /// Per file, how many past commits (of at most [`HISTORY_MAX_PATHS`] files) changed it, as
 /// `ln(1+n) / ln(1+max)`.
-pub(super) fn churn_scores(repo: &RepoFiles) -> Vec<f64> {
+pub(super) fn churn_scores(repo: &FileIndex) -> Vec<f64> {
     let mut n = vec![0u32; repo.files.len()];
     for c in &repo.history {
         if c.paths.len() > HISTORY_MAX_PATHS {
@@ -99,7 +99,7 @@ mod tests {
                 paths: paths.iter().map(|p| p.to_string()).collect(),
             })
         };
-        let r = RepoFiles::from_pairs(vec![
+        let r = FileIndex::from_pairs(vec![
             ("a.py".into(), String::new()),
             ("b.py".into(), String::new()),
             ("c.py".into(), String::new()),

@@ -1,4 +1,4 @@
-//! The file index of localization: a repository's Python files at one commit ([`RepoFiles`]),
+//! The file index of localization: a repository's Python files at one commit ([`FileIndex`]),
 //! with their terms (whole file and by definition chunk), the names they define, the modules
 //! they import, and an index of their lines for code quoted in an issue. Contents and terms
 //! come from process-wide caches ([`super::cache`]), so many issues of one repository read and
@@ -98,9 +98,10 @@ impl RepoFile {
     }
 }
 
-/// The source files of a repository at one commit, shareable across threads.
+/// The Python source files of a [`Snapshot`] (one commit's tree), indexed for localization
+/// (terms, definitions, lines, stems, history), shareable across threads.
 #[derive(Debug, Default)]
-pub struct RepoFiles {
+pub struct FileIndex {
     pub files: Vec<RepoFile>,
     pub(super) by_path: HashMap<String, usize>,
     defs: OnceLock<HashMap<String, Vec<usize>>>,
@@ -109,21 +110,21 @@ pub struct RepoFiles {
     lines: OnceLock<HashMap<u64, Vec<u32>>>,
     /// File stem → non-auxiliary files with that stem (for [`tested_files`]).
     stems: OnceLock<HashMap<String, Vec<usize>>>,
-    /// Commits before the snapshot (newest first), when loaded with [`RepoFiles::with_history`].
+    /// Commits before the snapshot (newest first), when loaded with [`FileIndex::with_history`].
     pub(super) history: Vec<Arc<CommitChange>>,
-    /// Memo of [`RepoFiles::files_containing`]: candidates of one issue look for the same names.
+    /// Memo of [`FileIndex::files_containing`]: candidates of one issue look for the same names.
     containing: Mutex<HashMap<String, Arc<[usize]>>>,
 }
 
-/// Largest file read into a [`RepoFiles`] (bigger ones are generated data, not code to read).
+/// Largest file read into a [`FileIndex`] (bigger ones are generated data, not code to read).
 pub const MAX_FILE_BYTES: usize = 1 << 20;
 
-impl RepoFiles {
+impl FileIndex {
     /// Every `.py` file of the snapshot (up to [`MAX_FILE_BYTES`] each).
     ///
     /// Contents come from a process-wide cache keyed by blob id (see [`BLOB_CACHE_BYTES`](super::cache::BLOB_CACHE_BYTES)), so
     /// ranking many issues of one repository reads each unchanged file once, not once per issue.
-    pub fn from_snapshot(snap: &Snapshot) -> anyhow::Result<RepoFiles> {
+    pub fn from_snapshot(snap: &Snapshot) -> anyhow::Result<FileIndex> {
         let cache = blob_cache();
         let blobs: Vec<(String, git2::Oid)> = snap
             .list_blobs()?
@@ -180,16 +181,16 @@ impl RepoFiles {
                 (text.len() <= MAX_FILE_BYTES).then(|| RepoFile::with_defs(path, text, defs))
             })
             .collect();
-        Ok(RepoFiles::from_files(files))
+        Ok(FileIndex::from_files(files))
     }
 
-    fn from_files(files: Vec<RepoFile>) -> RepoFiles {
+    fn from_files(files: Vec<RepoFile>) -> FileIndex {
         let by_path = files
             .iter()
             .enumerate()
             .map(|(i, f)| (f.path.clone(), i))
             .collect();
-        RepoFiles {
+        FileIndex {
             files,
             by_path,
             defs: OnceLock::new(),
@@ -201,8 +202,8 @@ impl RepoFiles {
     }
 
     /// From `(path, text)` pairs (tests, or files already in memory).
-    pub fn from_pairs(pairs: Vec<(String, String)>) -> RepoFiles {
-        RepoFiles::from_files(
+    pub fn from_pairs(pairs: Vec<(String, String)>) -> FileIndex {
+        FileIndex::from_files(
             pairs
                 .into_iter()
                 .map(|(p, t)| RepoFile::new(p, Arc::from(t)))
@@ -235,7 +236,7 @@ impl RepoFiles {
 
     /// Attach the snapshot's history (see [`Snapshot::history`]): past commits whose messages
     /// resemble the issue point at the files they changed.
-    pub fn with_history(mut self, history: Vec<Arc<CommitChange>>) -> RepoFiles {
+    pub fn with_history(mut self, history: Vec<Arc<CommitChange>>) -> FileIndex {
         self.history = history;
         self
     }
@@ -473,7 +474,7 @@ fn def_names(text: &str) -> Vec<String> {
 /// `tests/test_domain_std.py` → a `domain_std.py`, else a `std.py` under a `domain…` folder.
 /// Among several, those sharing the most leading folders with the test win; more than three
 /// equally good ones say nothing and give none.
-pub fn tested_files<'a>(test: &str, repo: &'a RepoFiles) -> Vec<&'a str> {
+pub fn tested_files<'a>(test: &str, repo: &'a FileIndex) -> Vec<&'a str> {
     let name = test.rsplit('/').next().unwrap_or(test);
     let Some(stem) = name
         .strip_suffix(".py")
@@ -533,7 +534,7 @@ mod tests {
 
     #[test]
     fn tests_link_to_the_files_they_test() {
-        let r = RepoFiles::from_pairs(
+        let r = FileIndex::from_pairs(
             [
                 "sympy/core/numbers.py",
                 "sympy/polys/numbers.py",
@@ -568,7 +569,7 @@ mod tests {
 
     #[test]
     fn imports_resolve_absolute_relative_and_local_imports() {
-        let r = RepoFiles::from_pairs(vec![
+        let r = FileIndex::from_pairs(vec![
             (
                 "pkg/api.py".into(),
                 "import pkg.core as c, os\nfrom .util import helper\nfrom . import extra  # x\n\ndef f():\n    from pkg.sub import deep\n    from ..outside import z\n".into(),
@@ -607,7 +608,7 @@ mod tests {
 
     #[test]
     fn module_file_resolves_dotted_names() {
-        let r = RepoFiles::from_pairs(vec![
+        let r = FileIndex::from_pairs(vec![
             (
                 "pkg/models.py".into(),
                 "class Response:\n    def json(self):\n        return 1\n".into(),
@@ -626,7 +627,7 @@ mod tests {
                 .map(|i| r.files[i].path.as_str()),
             Some("pkg/models.py")
         );
-        let nested = RepoFiles::from_pairs(vec![
+        let nested = FileIndex::from_pairs(vec![
             ("astropy/io/ascii/rst.py".into(), String::new()),
             ("astropy/io/ascii/core.py".into(), String::new()),
         ]);

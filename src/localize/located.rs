@@ -3,7 +3,7 @@
 //! printed with the evidence for each file.
 
 use super::rerank::{rerank, RerankOptions};
-use super::search::{locate, Localization, LocateOptions, RepoFiles, HISTORY_COMMITS};
+use super::search::{locate, FileIndex, Localization, LocateOptions, HISTORY_COMMITS};
 use crate::llm::model::Model;
 use crate::llm::prompts::Prompts;
 use crate::model::repo::Snapshot;
@@ -43,7 +43,7 @@ pub fn locate_issue(
     with: Option<&WithModel>,
 ) -> anyhow::Result<Located> {
     let snap = Snapshot::open(repo_path, &task.base_commit)?;
-    let files = RepoFiles::from_snapshot(&snap)?.with_history(snap.history(HISTORY_COMMITS)?);
+    let files = FileIndex::from_snapshot(&snap)?.with_history(snap.history(HISTORY_COMMITS)?);
     let opts = LocateOptions {
         top_files: top.max(RerankOptions::default().shortlist),
         top_functions: top.max(1),

@@ -12,7 +12,7 @@
 //! says why in [`Reranked::notes`]: re-ranking never makes localization fail. Only a prompt
 //! template that cannot be rendered (a broken `--prompt-dir`) is an error.
 
-use super::search::{FileHit, FuncHit, Localization, RepoFiles};
+use super::search::{FileHit, FileIndex, FuncHit, Localization};
 use crate::llm::model::Model;
 use crate::llm::prompts::Prompts;
 use crate::llm::Rendered;
@@ -108,7 +108,7 @@ fn outline_of(mut s: Schematic, max_lines: usize, focus: &[&str], brief: bool) -
 /// Re-rank `lexical` (from [`super::search::locate`]) with `model`.
 pub fn rerank(
     issue: &str,
-    repo: &RepoFiles,
+    repo: &FileIndex,
     lexical: &Localization,
     model: &dyn Model,
     prompts: &Prompts,
@@ -386,7 +386,7 @@ impl Relocator {
     pub fn relocate(
         &self,
         task: &crate::model::Task,
-        repo: &RepoFiles,
+        repo: &FileIndex,
         lexical: &Localization,
     ) -> anyhow::Result<Reranked> {
         let model = crate::llm::model::EngineModel::new(
@@ -410,8 +410,8 @@ mod tests {
     use crate::llm::model::Scripted;
     use crate::localize::search::{locate, LocateOptions};
 
-    fn repo() -> RepoFiles {
-        RepoFiles::from_pairs(vec![
+    fn repo() -> FileIndex {
+        FileIndex::from_pairs(vec![
             (
                 "pkg/printing.py".into(),
                 "class Printer:\n    def doprint(self, expr):\n        return self._print(expr)\n\n    def _print_Symbol(self, s):\n        return s.name\n".into(),
@@ -430,7 +430,7 @@ mod tests {
 
     const ISSUE: &str = "doprint of an Expr gives the wrong text\n\nCalling doprint on an Expr prints garbage, as for a symbol.";
 
-    fn lexical(r: &RepoFiles) -> Localization {
+    fn lexical(r: &FileIndex) -> Localization {
         locate(ISSUE, r, &LocateOptions::default())
     }
 

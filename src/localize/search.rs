@@ -5,7 +5,7 @@
 //! terms over each file's identifiers, its path, its best definition and the title alone;
 //! definitions, paths, modules and traceback frames the issue names; quoted code; the tests
 //! that match the issue; past commits like it, when the snapshot's history is attached with
-//! [`RepoFiles::with_history`]; modules imported by a file the issue points at). Functions are
+//! [`FileIndex::with_history`]; modules imported by a file the issue points at). Functions are
 //! then ranked inside the best files by the signals of [`super::signals::FUNCTION`]. The
 //! weights are [`Weights`] (shipped: `src/localize/weights.json`); a signal at weight 0 is
 //! not computed unless it is cheap. `dei-bench context` (crates/dei-bench) measures it; `--fit` (with
@@ -18,9 +18,9 @@
 //!
 //! ```no_run
 //! # fn main() -> anyhow::Result<()> {
-//! use dei::localize::search::{locate, LocateOptions, RepoFiles};
+//! use dei::localize::search::{locate, LocateOptions, FileIndex};
 //! let snap = dei::model::repo::Snapshot::open("repo.git".as_ref(), "HEAD")?;
-//! let repo = RepoFiles::from_snapshot(&snap)?;
+//! let repo = FileIndex::from_snapshot(&snap)?;
 //! let loc = locate("TypeError in Session.request ...", &repo, &LocateOptions::default());
 //! for f in loc.files.iter().take(5) { println!("{} {:.2}", f.path, f.score); }
 //! # Ok(()) }
@@ -28,7 +28,7 @@
 
 pub use super::cache::BLOB_CACHE_BYTES;
 pub use super::history::HISTORY_COMMITS;
-pub use super::index::{tested_files, ChunkTerms, FileTerms, RepoFile, RepoFiles, MAX_FILE_BYTES};
+pub use super::index::{tested_files, ChunkTerms, FileIndex, FileTerms, RepoFile, MAX_FILE_BYTES};
 pub use super::signals::{
     dot, file_signals, function_signals, FileSignals, FunctionSignals, FILE_SIGNALS,
     FUNCTION_SIGNALS,
@@ -92,7 +92,7 @@ pub struct Localization {
 }
 
 /// Files with a positive score, best first (ties by path), at most `top`.
-pub fn rank_files(repo: &RepoFiles, signals: FileSignals, w: &Weights, top: usize) -> Vec<FileHit> {
+pub fn rank_files(repo: &FileIndex, signals: FileSignals, w: &Weights, top: usize) -> Vec<FileHit> {
     let score = signals.scores(&w.file_vector(), w.test_factor);
     let mut why = signals.why;
     let mut hits: Vec<FileHit> = (0..score.len())
@@ -113,7 +113,7 @@ pub fn rank_files(repo: &RepoFiles, signals: FileSignals, w: &Weights, top: usiz
 }
 
 /// Rank the repository's files for an issue.
-pub fn locate_files(issue: &str, repo: &RepoFiles, opts: &LocateOptions) -> Vec<FileHit> {
+pub fn locate_files(issue: &str, repo: &FileIndex, opts: &LocateOptions) -> Vec<FileHit> {
     let wv = opts.weights.file_vector();
     let signals = file_signals(issue, repo, opts, |k| wv[k] != 0.0);
     rank_files(
@@ -149,7 +149,7 @@ pub fn rank_functions(signals: FunctionSignals, w: &Weights, top: usize) -> Vec<
 /// Rank the definitions of the best files.
 pub fn locate_functions(
     issue: &str,
-    repo: &RepoFiles,
+    repo: &FileIndex,
     files: &[FileHit],
     opts: &LocateOptions,
 ) -> Vec<FuncHit> {
@@ -159,7 +159,7 @@ pub fn locate_functions(
 }
 
 /// Rank files, then the functions of the best files, for an issue.
-pub fn locate(issue: &str, repo: &RepoFiles, opts: &LocateOptions) -> Localization {
+pub fn locate(issue: &str, repo: &FileIndex, opts: &LocateOptions) -> Localization {
     let mut files = locate_files(issue, repo, opts);
     let functions = locate_functions(issue, repo, &files, opts);
     files.truncate(opts.top_files);
@@ -176,8 +176,8 @@ mod tests {
         FILE_NAMES.iter().position(|n| *n == name).unwrap()
     }
 
-    fn repo() -> RepoFiles {
-        RepoFiles::from_pairs(vec![
+    fn repo() -> FileIndex {
+        FileIndex::from_pairs(vec![
             ("pkg/sessions.py".into(), "class Session:\n    def request(self, method, url):\n        return self.send(method)\n\n    def send(self, r):\n        \"\"\"Send a prepared request.\"\"\"\n        return adapter(r)\n".into()),
             ("pkg/utils.py".into(), "def parse_header_links(value):\n    \"\"\"Return a list of parsed link headers.\"\"\"\n    links = []\n    return links\n".into()),
             ("pkg/models.py".into(), "class Response:\n    def json(self):\n        return decode(self.text)\n".into()),
@@ -220,7 +220,7 @@ mod tests {
     #[test]
     fn tests_matching_the_issue_lift_their_source_file() {
         // Source files that say nothing the issue says; one test file full of its words.
-        let r = RepoFiles::from_pairs(vec![
+        let r = FileIndex::from_pairs(vec![
             ("pkg/alpha.py".into(), "def run():\n    return 1\n".into()),
             ("pkg/beta.py".into(), "def run():\n    return 2\n".into()),
             (
@@ -242,7 +242,7 @@ mod tests {
 
     #[test]
     fn quoted_source_lines_point_at_their_file() {
-        let r = RepoFiles::from_pairs(vec![
+        let r = FileIndex::from_pairs(vec![
             ("pkg/mod.py".into(), "class Mod:\n    def eval(p, q):\n        if p.is_Pow and p.exp.is_Integer and p.base == q:\n            return 0\n".into()),
             ("pkg/other.py".into(), "def eval(p, q):\n    return p\n".into()),
         ]);
@@ -268,7 +268,7 @@ mod tests {
 
     #[test]
     fn title_bm25_favours_the_file_the_title_describes() {
-        let r = RepoFiles::from_pairs(vec![
+        let r = FileIndex::from_pairs(vec![
             (
                 "pkg/rolling.py".into(),
                 "def window(center):\n    return center\n".into(),
@@ -305,7 +305,7 @@ mod tests {
     fn import_neighbour_lifts_what_a_named_entry_point_imports() {
         // The issue names `factor` (defined in api.py); the fix is in impl.py, which api.py
         // imports and which shares the issue's words; noise.py shares them too, unimported.
-        let r = RepoFiles::from_pairs(vec![
+        let r = FileIndex::from_pairs(vec![
             (
                 "pkg/api.py".into(),
                 "from pkg import impl\n\ndef factor(f):\n    return impl.go(f)\n".into(),
@@ -356,7 +356,7 @@ mod tests {
                 "\ndef unrelated_{i}(a):\n    return alpha_{i} + beta_{i} * gamma_{i}\n"
             ));
         }
-        let r = RepoFiles::from_pairs(vec![
+        let r = FileIndex::from_pairs(vec![
             ("pkg/big.py".into(), big),
             (
                 "pkg/small.py".into(),

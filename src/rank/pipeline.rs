@@ -199,7 +199,7 @@ pub fn prepare_capped(
     let (mode, budget, max_patch_bytes) = (opts.mode, opts.context_tokens, opts.max_patch_bytes);
     let views = patch::rebuild_issue(snapshot, &cands, mode, max_patch_bytes)?;
     // Context sees the other candidates and the repository's Python files.
-    let repo_files = crate::localize::search::RepoFiles::from_snapshot(snapshot)?;
+    let repo_files = crate::localize::search::FileIndex::from_snapshot(snapshot)?;
     let refs = crate::localize::issue::IssueRefs::new(&task.problem_statement);
     // Where the issue alone points, for committees that read the context.
     let located = match committee.filter(|c| c.reads_context()) {
@@ -363,7 +363,7 @@ pub fn rank_issue(
     let prepared = prepare_capped(&snapshot, task, cands, opts, Some(committee), relocator)?;
     let exec = match exec {
         Some(settings) => {
-            let files = crate::localize::search::RepoFiles::from_snapshot(&snapshot)?;
+            let files = crate::localize::search::FileIndex::from_snapshot(&snapshot)?;
             let members: Vec<(&str, &crate::model::PatchView)> = prepared
                 .iter()
                 .map(|p| (p.candidate.agent.as_str(), &p.view))

@@ -2,7 +2,7 @@
 
 use dei::context::{build, build_with, render, Related};
 use dei::localize::issue::IssueRefs;
-use dei::localize::search::RepoFiles;
+use dei::localize::search::FileIndex;
 use dei::model::{Candidate, Context, LineRange, PatchView, SnippetKind, Task};
 use dei::patch::{self, Files, Mode};
 use dei::syntax::python::PyIndex;
@@ -135,7 +135,7 @@ fn edited_def_before_and_after_with_callee_caller_and_base() {
     let v = view(EDIT_PARSE);
     let mut files = base();
     files.remove("setup.cfg");
-    let repo = RepoFiles::from_pairs(files.into_iter().map(|(p, t)| (p, t.unwrap())).collect());
+    let repo = FileIndex::from_pairs(files.into_iter().map(|(p, t)| (p, t.unwrap())).collect());
     let refs = IssueRefs::new("`Parser` keeps empty tokens");
     let ctx = build_with(
         &v,
@@ -325,7 +325,7 @@ fn other_candidates_spans_are_shown_and_counted() {
 fn located_definitions_are_shown_when_the_candidate_goes_elsewhere() {
     let mut files = base();
     files.remove("setup.cfg");
-    let repo = RepoFiles::from_pairs(files.into_iter().map(|(p, t)| (p, t.unwrap())).collect());
+    let repo = FileIndex::from_pairs(files.into_iter().map(|(p, t)| (p, t.unwrap())).collect());
     let issue = "normalise lower-cases every token, it should keep the case";
     let loc = dei::localize::search::locate(issue, &repo, &Default::default());
     assert_eq!(loc.functions[0].name, "normalise", "{:?}", loc.functions);

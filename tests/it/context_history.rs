@@ -2,7 +2,7 @@
 //! commits whose messages resemble the issue point at the files they changed, and nothing
 //! after the base commit is ever read.
 
-use dei::localize::search::{locate_files, LocateOptions, RepoFiles, Weights};
+use dei::localize::search::{locate_files, FileIndex, LocateOptions, Weights};
 use dei::model::repo::Snapshot;
 use std::path::Path;
 
@@ -102,7 +102,7 @@ fn similar_past_commits_rank_the_files_they_changed() {
         weights: Weights::default().with("history", 1.0),
         ..LocateOptions::default()
     };
-    let files = RepoFiles::from_snapshot(&snap)
+    let files = FileIndex::from_snapshot(&snap)
         .unwrap()
         .with_history(snap.history(100).unwrap());
     let ranked = locate_files(issue, &files, &only_history);
@@ -112,7 +112,7 @@ fn similar_past_commits_rank_the_files_they_changed() {
         .iter()
         .any(|w| w == "changed by similar past commits"));
     // Without history the three identical-looking files carry no evidence at all.
-    let plain = RepoFiles::from_snapshot(&snap).unwrap();
+    let plain = FileIndex::from_snapshot(&snap).unwrap();
     let ranked = locate_files(issue, &plain, &only_history);
     assert!(
         ranked.iter().all(|f| f.why.is_empty()),

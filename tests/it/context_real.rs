@@ -6,7 +6,7 @@ use crate::support::common;
 use common::*;
 use dei::context::{build_with, edited_units, render, Related};
 use dei::localize::issue::IssueRefs;
-use dei::localize::search::{locate, LocateOptions, RepoFiles};
+use dei::localize::search::{locate, FileIndex, LocateOptions};
 use dei::model::repo::Snapshot;
 use dei::model::task;
 use dei::model::{Candidate, PatchView};
@@ -39,7 +39,7 @@ fn issue_only_localization_and_context_on_real_instances() {
             continue;
         };
         let snap = Snapshot::open(&repo, &t.base_commit).unwrap();
-        let files = RepoFiles::from_snapshot(&snap).unwrap();
+        let files = FileIndex::from_snapshot(&snap).unwrap();
         assert!(files.files.len() > 5);
         let gold = Candidate {
             instance_id: id.into(),

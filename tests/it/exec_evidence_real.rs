@@ -8,7 +8,7 @@
 use crate::support::common;
 use common::*;
 use dei::exec::{regress, repro};
-use dei::localize::search::RepoFiles;
+use dei::localize::search::FileIndex;
 use dei::model::repo::Snapshot;
 use dei::patch::{self, Mode};
 use std::collections::BTreeMap;
@@ -69,7 +69,7 @@ fn reproduction_scripts_from_lite_issues_parse() {
         let names = names_of.entry(t.repo.clone()).or_insert_with(|| {
             real_repo(&t.repo)
                 .and_then(|r| Snapshot::open(&r, &t.base_commit).ok())
-                .and_then(|s| RepoFiles::from_snapshot(&s).ok())
+                .and_then(|s| FileIndex::from_snapshot(&s).ok())
                 .map(|f| repro::RepoNames::from_repo(&f))
                 .unwrap_or_default()
         });
@@ -132,7 +132,7 @@ fn regression_tests_for_candidates_on_bundled_instances() {
             continue;
         };
         let snap = Snapshot::open(&repo, &t.base_commit).unwrap();
-        let files = RepoFiles::from_snapshot(&snap).unwrap();
+        let files = FileIndex::from_snapshot(&snap).unwrap();
         instances += 1;
         let mut any = false;
         for c in loaded

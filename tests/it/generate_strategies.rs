@@ -5,8 +5,8 @@ use crate::support::common;
 
 use dei::generate::validate::Validator;
 use dei::generate::{
-    predictions, run_strategy, to_jsonl, ChainOfContext, Generated, Hierarchical, Repo,
-    SearchReplace, Strategy,
+    predictions, run_strategy, to_jsonl, ChainOfContext, Generated, Hierarchical, SearchReplace,
+    Strategy, Workspace,
 };
 use dei::llm::model::Scripted;
 use dei::model::repo::Snapshot;
@@ -70,7 +70,7 @@ const GOOD_DEF: &str = "### textkit/words.py::word_count\n```python\ndef word_co
 fn hierarchical_rewrites_whole_functions_with_k_samples() {
     let repo_path = common::example_repo();
     let snap = Snapshot::open(&repo_path, BASE).unwrap();
-    let repo = Repo::new(&snap).unwrap();
+    let repo = Workspace::new(&snap).unwrap();
     let model = Scripted::new()
         .when("List at most", "The bug is here:\n- `textkit/words.py`\n- nothing/else.py\n")
         .when("Name the classes", "textkit/words.py::word_count\n")
@@ -121,7 +121,7 @@ fn hierarchical_rewrites_whole_functions_with_k_samples() {
 fn search_replace_feeds_a_failed_match_back_once() {
     let repo_path = common::example_repo();
     let snap = Snapshot::open(&repo_path, BASE).unwrap();
-    let repo = Repo::new(&snap).unwrap();
+    let repo = Workspace::new(&snap).unwrap();
     let model = Scripted::new()
         .then("textkit/words.py\n<<<<<<< SEARCH\n    count_all_the_things(text, mode='fast')\n=======\n    pass\n>>>>>>> REPLACE\n")
         // Second try: indentation dropped by the model; the matcher re-indents.
@@ -149,7 +149,7 @@ fn search_replace_feeds_a_failed_match_back_once() {
 fn search_replace_gives_up_after_one_retry() {
     let repo_path = common::example_repo();
     let snap = Snapshot::open(&repo_path, BASE).unwrap();
-    let repo = Repo::new(&snap).unwrap();
+    let repo = Workspace::new(&snap).unwrap();
     let bad = "textkit/words.py\n<<<<<<< SEARCH\n    nothing_like_this()\n=======\n    pass\n>>>>>>> REPLACE\n";
     let model = Scripted::new().then(bad).then(bad).then(bad);
     let err = SearchReplace::default()
@@ -163,7 +163,7 @@ fn search_replace_gives_up_after_one_retry() {
 fn chain_of_context_retrieves_verifies_then_edits() {
     let repo_path = common::example_repo();
     let snap = Snapshot::open(&repo_path, BASE).unwrap();
-    let repo = Repo::new(&snap).unwrap();
+    let repo = Workspace::new(&snap).unwrap();
     let model = Scripted::new()
         .when("Step 1 of", "RETRIEVE function word_count\nRETRIEVE file textkit/cli.py\nRETRIEVE class NoSuchThing\n")
         .when("Step 2 of", "The CLI is not relevant.\nDROP 4\n")
@@ -220,7 +220,7 @@ fn chain_of_context_retrieves_verifies_then_edits() {
 fn chain_of_context_stops_at_the_step_budget() {
     let repo_path = common::example_repo();
     let snap = Snapshot::open(&repo_path, BASE).unwrap();
-    let repo = Repo::new(&snap).unwrap();
+    let repo = Workspace::new(&snap).unwrap();
     let model = Scripted::new().always("Step", "RETRIEVE function capitalize_words\n");
     let s = ChainOfContext {
         max_steps: 3,
@@ -239,7 +239,7 @@ fn validation_drops_breaking_candidate_and_retries_with_output() {
     };
     let repo_path = common::example_repo();
     let snap = Snapshot::open(&repo_path, BASE).unwrap();
-    let repo = Repo::new(&snap).unwrap();
+    let repo = Workspace::new(&snap).unwrap();
     let model = Scripted::new()
         .then("textkit/words.py\n<<<<<<< SEARCH\n    return len(text.split(\" \"))\n=======\n    return len(text.split()) + 1\n>>>>>>> REPLACE\n")
         .when("<test_output>", "textkit/words.py\n<<<<<<< SEARCH\n    return len(text.split(\" \"))\n=======\n    return len(text.split())\n>>>>>>> REPLACE\n");
@@ -282,7 +282,7 @@ fn every_prompt() -> String {
     use std::fmt::Write as _;
     let repo_path = common::example_repo();
     let snap = Snapshot::open(&repo_path, BASE).unwrap();
-    let repo = Repo::new(&snap).unwrap();
+    let repo = Workspace::new(&snap).unwrap();
     let t = task();
     let fb = Some("FAILED tests/test_words.py::test_tabs\n  assert 3 == 2\n");
     let sr_bad = "textkit/words.py\n<<<<<<< SEARCH\n    nothing_like_this()\n=======\n    pass\n>>>>>>> REPLACE\n";
@@ -386,7 +386,7 @@ fn every_generator_prompt_is_the_recorded_text() {
 fn a_prompt_folder_replaces_the_generator_templates() {
     let repo_path = common::example_repo();
     let snap = Snapshot::open(&repo_path, BASE).unwrap();
-    let repo = Repo::new(&snap).unwrap();
+    let repo = Workspace::new(&snap).unwrap();
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("generate_system.j2"), "Be brief.\n").unwrap();
     std::fs::write(

@@ -1,11 +1,11 @@
 //! Issue-only localization never panics, whatever the issue text: arbitrary strings, and
 //! issue-shaped text (titles, `<details>`, comments, tracebacks, prompts, code) cut anywhere.
 
-use dei::localize::search::{locate, LocateOptions, RepoFiles, Weights};
+use dei::localize::search::{locate, FileIndex, LocateOptions, Weights};
 use proptest::prelude::*;
 
-fn repo() -> RepoFiles {
-    RepoFiles::from_pairs(vec![
+fn repo() -> FileIndex {
+    FileIndex::from_pairs(vec![
         (
             "pkg/core.py".into(),
             "class Mod:\n    def eval(p, q):\n        if p.is_Pow and p.exp.is_Integer:\n            return 0\n".into(),

@@ -1,13 +1,13 @@
-//! `RepoFiles::from_snapshot` reads through a process-wide cache keyed by blob id: across
+//! `FileIndex::from_snapshot` reads through a process-wide cache keyed by blob id: across
 //! commits it must still give exactly each commit's files.
 
 use crate::support::scale_util;
 
-use dei::localize::search::RepoFiles;
+use dei::localize::search::FileIndex;
 use dei::model::repo::Snapshot;
 use scale_util::git;
 
-fn contents(files: &RepoFiles) -> Vec<(String, String)> {
+fn contents(files: &FileIndex) -> Vec<(String, String)> {
     files
         .files
         .iter()
@@ -61,7 +61,7 @@ fn repo_files_follow_each_commit_through_the_blob_cache() {
         (&one, &expect_one),
     ] {
         let snap = Snapshot::open(&repo, commit).unwrap();
-        let files = RepoFiles::from_snapshot(&snap).unwrap();
+        let files = FileIndex::from_snapshot(&snap).unwrap();
         assert_eq!(&contents(&files), want, "at {commit}");
         let defining = |name: &str| -> Vec<String> {
             files

@@ -13,7 +13,7 @@
 //! where the locator's default weights were fitted with `dei-bench context --fit`; odd = report).
 
 use dei::generate::bm25::Bm25;
-use dei::localize::search::{self as locate, LocateOptions, RepoFiles, Weights};
+use dei::localize::search::{self as locate, FileIndex, LocateOptions, Weights};
 use dei::model::paths::{is_python, is_test_path};
 use dei::model::repo::{find_in_repos_dir, Snapshot};
 use std::collections::BTreeMap;
@@ -101,14 +101,14 @@ fn main() -> anyhow::Result<()> {
         secs[0] += t.elapsed().as_secs_f64();
         let r0 = rank(&order);
         // dei without, then with, history (the snapshot's files are read once for both).
-        let located = |files: &RepoFiles, opts: &LocateOptions| -> Vec<String> {
+        let located = |files: &FileIndex, opts: &LocateOptions| -> Vec<String> {
             locate::locate_files(issue, files, opts)
                 .into_iter()
                 .map(|h| h.path)
                 .collect()
         };
         let t = Instant::now();
-        let files = RepoFiles::from_snapshot(&snap)?;
+        let files = FileIndex::from_snapshot(&snap)?;
         let r1 = rank(&located(&files, &no_history));
         secs[1] += t.elapsed().as_secs_f64();
         let t = Instant::now();

@@ -19,8 +19,8 @@ use dei::context::{build_with, edited_units, Related};
 use dei::llm::model::Model;
 use dei::localize::issue::IssueRefs;
 use dei::localize::search::{
-    dot, file_signals, function_signals, locate, locate_files, FileSignals, FuncHit, Localization,
-    LocateOptions, RepoFiles, Weights, FUNCTION_SIGNALS,
+    dot, file_signals, function_signals, locate, locate_files, FileIndex, FileSignals, FuncHit,
+    Localization, LocateOptions, Weights, FUNCTION_SIGNALS,
 };
 use dei::model::repo::{self, Snapshot};
 use dei::model::task;
@@ -614,7 +614,7 @@ pub fn summary(r: &EvalReport) -> String {
 /// One instance, prepared once: its repository files (with `history` past commits) and gold.
 struct Prepared {
     issue: String,
-    files: RepoFiles,
+    files: FileIndex,
     /// Files the gold patch edits.
     gold_files: Vec<String>,
     /// `path::Qualified.name` of the innermost definition around each gold edit.
@@ -622,7 +622,7 @@ struct Prepared {
 }
 
 fn prepare(snap: &Snapshot, t: &Task, history: usize) -> anyhow::Result<Prepared> {
-    let files = RepoFiles::from_snapshot(snap)?.with_history(snap.history(history)?);
+    let files = FileIndex::from_snapshot(snap)?.with_history(snap.history(history)?);
     let gold = Candidate {
         instance_id: t.instance_id.clone(),
         agent: "gold".into(),
@@ -985,7 +985,7 @@ mod tests {
     fn oracle_names_only_gold_it_is_shown() {
         use dei::localize::rerank::{rerank, RerankOptions};
         use dei::localize::search::{locate, LocateOptions};
-        let repo = RepoFiles::from_pairs(vec![
+        let repo = FileIndex::from_pairs(vec![
             (
                 "pkg/a.py".into(),
                 "class A:\n    def run(self):\n        return parse(self)\n".into(),

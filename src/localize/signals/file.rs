@@ -4,7 +4,7 @@
 use super::{slot, FileSignals, FILE, FILE_NAMES};
 use crate::localize::bm25;
 use crate::localize::history::{churn_scores, history_scores};
-use crate::localize::index::{line_key, tested_files, ChunkTerms, RepoFiles, MAX_LINE_FILES};
+use crate::localize::index::{line_key, tested_files, ChunkTerms, FileIndex, MAX_LINE_FILES};
 use crate::localize::issue::{code_lines, resolve_path, IssueRefs};
 use crate::localize::query::{query_terms, title_terms};
 use crate::localize::search::LocateOptions;
@@ -14,7 +14,7 @@ use std::collections::{HashMap, HashSet};
 /// What the file-level signals share: the issue, read once.
 pub(super) struct Input<'a> {
     issue: &'a str,
-    repo: &'a RepoFiles,
+    repo: &'a FileIndex,
     opts: &'a LocateOptions,
     refs: IssueRefs,
     /// The issue's weighted terms.
@@ -26,7 +26,7 @@ pub(super) struct Input<'a> {
 }
 
 impl<'a> Input<'a> {
-    pub(super) fn new(issue: &'a str, repo: &'a RepoFiles, opts: &'a LocateOptions) -> Input<'a> {
+    pub(super) fn new(issue: &'a str, repo: &'a FileIndex, opts: &'a LocateOptions) -> Input<'a> {
         let query = query_terms(issue, &opts.weights);
         let docs: Vec<(&HashMap<String, u32>, u32)> = repo
             .files
@@ -243,7 +243,7 @@ pub(super) fn title_bm25(input: &Input, s: &mut FileSignals, k: usize) {
 
 /// Per file, how strongly it holds the code lines the issue quotes: each line adds
 /// 1/(files holding it) when at most [`MAX_LINE_FILES`] files do; the sum saturates to 0..1.
-fn code_line_scores(lines: &[String], repo: &RepoFiles) -> Vec<f64> {
+fn code_line_scores(lines: &[String], repo: &FileIndex) -> Vec<f64> {
     let mut sum = vec![0.0; repo.files.len()];
     if lines.is_empty() {
         return sum;
@@ -264,7 +264,7 @@ fn code_line_scores(lines: &[String], repo: &RepoFiles) -> Vec<f64> {
 /// Per file, the best BM25 of the query over one of its definition chunks
 /// ([`RepoFile::chunks`](crate::localize::index::RepoFile::chunks)), with document frequencies and mean length over every chunk
 /// of the repository; normalised to the best file.
-fn chunk_scores(q: &HashMap<String, f64>, repo: &RepoFiles, k1: f64, b: f64) -> Vec<f64> {
+fn chunk_scores(q: &HashMap<String, f64>, repo: &FileIndex, k1: f64, b: f64) -> Vec<f64> {
     let terms: Vec<&ChunkTerms> = repo.files.iter().map(|f| f.chunks()).collect();
     let n: usize = terms.iter().map(|t| t.lens.len()).sum();
     if n == 0 {

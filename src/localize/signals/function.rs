@@ -3,7 +3,7 @@
 
 use super::FunctionSignals;
 use crate::localize::bm25;
-use crate::localize::index::{line_key, RepoFiles};
+use crate::localize::index::{line_key, FileIndex};
 use crate::localize::issue::{
     code_lines, resolve_path, weighted_parts, IssueRefs, MIN_QUOTED_LINE,
 };
@@ -39,7 +39,7 @@ impl<'a> Input<'a> {
     /// innermost definition; quoted code lines are looked for when `quoted`.
     pub(super) fn new(
         issue: &'a str,
-        repo: &RepoFiles,
+        repo: &FileIndex,
         files: &[FileHit],
         opts: &'a LocateOptions,
         quoted: bool,

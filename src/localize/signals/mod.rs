@@ -10,7 +10,7 @@
 mod file;
 mod function;
 
-use super::index::RepoFiles;
+use super::index::FileIndex;
 use super::search::{FileHit, FuncHit, LocateOptions};
 #[cfg(doc)]
 use super::weights::Weights;
@@ -88,7 +88,7 @@ pub const FILE: &[FileSignal] = &[
     FileSignal {
         name: "history",
         about: "files changed by past commits whose messages resemble the issue (needs the \
-                history: `RepoFiles::with_history`)",
+                history: `FileIndex::with_history`)",
         always: false,
         compute: file::history,
     },
@@ -288,7 +288,7 @@ pub struct FunctionSignals {
 /// `need(k)` is true (the rest are left 0), each in table order.
 pub fn file_signals(
     issue: &str,
-    repo: &RepoFiles,
+    repo: &FileIndex,
     opts: &LocateOptions,
     need: impl Fn(usize) -> bool,
 ) -> FileSignals {
@@ -313,7 +313,7 @@ pub fn file_signals(
 /// false skips computing signal `k` (left 0).
 pub fn function_signals(
     issue: &str,
-    repo: &RepoFiles,
+    repo: &FileIndex,
     files: &[FileHit],
     opts: &LocateOptions,
     need: impl Fn(usize) -> bool,

@@ -1,0 +1,187 @@
+#!/usr/bin/env python3
+"""Measure `dei rank --exec` against the plain offline committee on SWE-bench Lite, for three
+committees of published runs, with no labels and no LLM in the ranking.
+
+  python3 crates/dei-bench/scripts/exec_lite.py --dei target/release/dei \
+      --data ../shared/data --repos DIR --out OUT [--repos-only psf/requests,pallets/flask]
+
+Steps (each resumable: rank runs keep a run directory, sandbox runs a shared cache):
+1. the task records, stripped of what the evaluation knows (patch, test_patch, FAIL_TO_PASS,
+   PASS_TO_PASS, hints_text) and checked to hold none of it; the candidates, stripped of
+   their `resolved` labels;
+2. per committee, `dei rank --all` without and with `--exec`;
+3. per committee, `dei eval` of each ranking against the labels (ties as expected value).
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+
+ANSWERS = ("patch", "test_patch", "FAIL_TO_PASS", "PASS_TO_PASS", "hints_text")
+COMMITTEES = {
+    "all14": None,
+    "A": [
+        "20240623_moatless_claude35sonnet",
+        "20240604_CodeR",
+        "acr-v20240408_acr-run-3",
+        "sweagent-gpt4-0125_cost_2_2",
+    ],
+    "acr5": [
+        "acr-v20240408_acr-run-1",
+        "acr-v20240408_acr-run-2",
+        "acr-v20240408_acr-run-3",
+        "acr-v20240408_acr-val-only",
+        "acr-v20240408_acr-val-sbfl",
+    ],
+}
+
+
+def run(cmd, log):
+    t = time.time()
+    with open(log, "a") as f:
+        f.write("$ " + " ".join(cmd) + "\n")
+        f.flush()
+        rc = subprocess.call(cmd, stdout=f, stderr=f)
+    return rc, time.time() - t
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--dei", required=True)
+    ap.add_argument("--data", required=True)
+    ap.add_argument("--repos", required=True)
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--repos-only", default="")
+    ap.add_argument("--committees", default="all14,A,acr5")
+    ap.add_argument("--exec-jobs", default="1")
+    ap.add_argument("--exec-timeout", default="120")
+    ap.add_argument("--env-dir", default=None, help="where environments are built (dei's default when omitted)")
+    a = ap.parse_args()
+    os.makedirs(a.out, exist_ok=True)
+    log = os.path.join(a.out, "log.txt")
+    wanted = set(filter(None, a.repos_only.split(",")))
+    have = set(os.listdir(a.repos))
+
+    # 1. Tasks without the evaluation's answers; candidates without labels.
+    tasks = []
+    for line in open(os.path.join(a.data, "swebench_lite/test.jsonl")):
+        t = json.loads(line)
+        if wanted and t["repo"] not in wanted:
+            continue
+        if t["repo"].replace("/", "__") not in have:
+            continue
+        for k in ANSWERS:
+            t.pop(k, None)
+        tasks.append(t)
+    assert tasks, "no task has a repository under --repos"
+    assert not any(k in t for t in tasks for k in ANSWERS)
+    tasks_file = os.path.join(a.out, "tasks.jsonl")
+    with open(tasks_file, "w") as f:
+        for t in tasks:
+            f.write(json.dumps(t) + "\n")
+    ids = {t["instance_id"] for t in tasks}
+    cands = [json.loads(l) for l in open(os.path.join(a.data, "lite_candidates.jsonl"))]
+    cands = [c for c in cands if c["instance_id"] in ids]
+    results = {}
+    for name in a.committees.split(","):
+        members = COMMITTEES[name]
+        mine = [c for c in cands if members is None or c["run"] in members]
+        labelled = os.path.join(a.out, f"{name}-labelled.jsonl")
+        blind = os.path.join(a.out, f"{name}-candidates.jsonl")
+        with open(labelled, "w") as f, open(blind, "w") as g:
+            for c in mine:
+                f.write(json.dumps(c) + "\n")
+                g.write(json.dumps({k: v for k, v in c.items() if k != "resolved"}) + "\n")
+        for mode in ("plain", "exec"):
+            rd = os.path.join(a.out, name, mode)
+            cmd = [a.dei, "rank", blind, "--tasks", tasks_file, "--all", "--repos", a.repos,
+                   "--run-dir", rd, "--no-progress"]
+            if mode == "exec":
+                cmd += ["--exec", "--exec-cache", os.path.join(a.out, "exec-cache"),
+                        "--exec-jobs", a.exec_jobs, "--exec-timeout", a.exec_timeout]
+                if a.env_dir:
+                    cmd += ["--env-dir", a.env_dir]
+            rc, secs = run(cmd, log)
+            ev = os.path.join(a.out, f"{name}-{mode}-eval.json")
+            rc2, _ = run([a.dei, "eval", labelled, "--tasks", tasks_file, "--scores", rd,
+                          "--bootstrap", "0", "--json", ev], log)
+            results[(name, mode)] = {"rank_rc": rc, "rank_seconds": round(secs, 1), "eval_rc": rc2,
+                                     "eval": ev}
+            print(name, mode, results[(name, mode)], flush=True)
+    report(a.out, [n for n in a.committees.split(",")], results)
+
+
+def last_point(ev):
+    d = json.load(open(ev))
+    gaps = d["diversity"]["gaps"]
+    point = d["curves"][0]["points"][-1]
+    return {
+        "k": point["k"],
+        "n_at_k": point["n_at_k"],
+        "average": point["average"],
+        "union": point["union"],
+        "best_single": gaps["best_single"],
+        "best_single_rate": gaps["best_single_rate"],
+        "instances": d["instances"],
+    }
+
+
+def exec_stats(run_dir):
+    """What the sandbox runs of one run directory did, from its journal (last line per issue)."""
+    issues = {}
+    for line in open(os.path.join(run_dir, "journal.jsonl")):
+        try:
+            d = json.loads(line)
+        except ValueError:
+            continue
+        r = d.get("result") or {}
+        if isinstance(r, dict) and "exec" in r:
+            issues[d["instance_id"]] = r["exec"]
+    n = len(issues)
+    ran = [e for e in issues.values() if not e.get("error")]
+    cands = sum(1 for e in ran for b in e.get("behaviour", []) if b)
+    fresh = sum(e["runs"] - e["cached_runs"] for e in ran)
+    return {
+        "issues": n,
+        "environment_built": len(ran),
+        "env_errors": sorted({(e["error"] or "").split("\n")[0][:120] for e in issues.values() if e.get("error")}),
+        "with_tests": sum(1 for e in ran if e.get("stable_tests", 0) > 0),
+        "with_reproduction": sum(1 for e in ran if e.get("reproduction")),
+        "with_flaky_base_tests": sum(1 for e in ran if e.get("flaky_tests")),
+        "split_into_classes": sum(1 for e in ran if e.get("classes", 0) >= 2),
+        "candidates_run": cands,
+        "sandbox_runs": sum(e["runs"] for e in ran),
+        "fresh_runs": fresh,
+        "sandbox_seconds": round(sum(e["run_seconds"] for e in ran), 1),
+        "env_seconds": round(sum(e["env_seconds"] for e in ran), 1),
+        "seconds_per_fresh_run": round(sum(e["run_seconds"] for e in ran) / fresh, 2) if fresh else None,
+        "sandbox_seconds_per_candidate": round(sum(e["run_seconds"] for e in ran) / cands, 2) if cands else None,
+    }
+
+
+def report(out, committees, results):
+    rows = {}
+    for name in committees:
+        plain = last_point(os.path.join(out, f"{name}-plain-eval.json"))
+        ex = last_point(os.path.join(out, f"{name}-exec-eval.json"))
+        rows[name] = {
+            "instances": plain["instances"],
+            "k": plain["k"],
+            "1@k plain": round(plain["n_at_k"], 1),
+            "1@k exec": round(ex["n_at_k"], 1),
+            "average@k": round(plain["average"], 1),
+            "best single": f'{plain["best_single_rate"]:.1f} ({plain["best_single"]})',
+            "union@k": round(plain["union"], 1),
+            "rank seconds plain / exec": (results.get((name, "plain"), {}).get("rank_seconds"),
+                                          results.get((name, "exec"), {}).get("rank_seconds")),
+            "exec": exec_stats(os.path.join(out, name, "exec")),
+        }
+    print(json.dumps(rows, indent=1))
+    with open(os.path.join(out, "report.json"), "w") as f:
+        json.dump(rows, f, indent=1)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
