@@ -15,7 +15,6 @@ use super::repro::{self, RepoNames};
 use super::sandbox::{Backend, Job, Limits, Outcome, Tree, TreeFile};
 use crate::localize::search::FileIndex;
 use crate::model::{Applies, Behaviour, PatchView, ReproChange, Task};
-use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use sha2::Digest;
 use std::collections::BTreeMap;
@@ -41,8 +40,34 @@ pub struct ExecSettings {
     pub limits: Limits,
     /// Reproduction runs get this much time at most (they are small).
     pub repro_timeout: std::time::Duration,
-    /// Sandboxes at once.
+    /// Sandboxes at once, over all the issues in flight.
     pub jobs: usize,
+    /// Counts the sandboxes running now (see [`ExecSettings::jobs`]).
+    running: Arc<(std::sync::Mutex<usize>, std::sync::Condvar)>,
+}
+
+impl ExecSettings {
+    /// Wait for a free sandbox slot; it is given back when the guard drops.
+    fn slot(&self) -> Slot<'_> {
+        let (lock, cv) = &*self.running;
+        let mut n = lock.lock().unwrap_or_else(|e| e.into_inner());
+        while *n >= self.jobs.max(1) {
+            n = cv.wait(n).unwrap_or_else(|e| e.into_inner());
+        }
+        *n += 1;
+        Slot(&self.running)
+    }
+}
+
+struct Slot<'a>(&'a (std::sync::Mutex<usize>, std::sync::Condvar));
+
+impl Drop for Slot<'_> {
+    fn drop(&mut self) {
+        let (lock, cv) = self.0;
+        let mut n = lock.lock().unwrap_or_else(|e| e.into_inner());
+        *n = n.saturating_sub(1);
+        cv.notify_one();
+    }
 }
 
 impl std::fmt::Debug for ExecSettings {
@@ -72,6 +97,7 @@ impl ExecSettings {
             limits,
             repro_timeout: std::time::Duration::from_secs(60),
             jobs: 1,
+            running: Arc::default(),
         }
     }
 }
@@ -229,7 +255,10 @@ impl Runner<'_> {
             },
             ..Job::default()
         };
-        let outcome = self.settings.backend.run(&tree, &job)?;
+        let outcome = {
+            let _slot = self.settings.slot();
+            self.settings.backend.run(&tree, &job)?
+        };
         let run = Run::from(&outcome);
         if let Some(dir) = path.parent() {
             let _ = std::fs::create_dir_all(dir);
@@ -388,9 +417,6 @@ pub fn gather(
             jobs.push((t, What::Repro, 0));
         }
     }
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(settings.jobs.max(1))
-        .build();
     let run_job = |&(t, what, pass): &(usize, What, u32)| match what {
         What::Tests(k) => runner.run(
             &trees[t],
@@ -405,10 +431,32 @@ pub fn gather(
             pass,
         ),
     };
-    let results: Vec<anyhow::Result<(Run, bool)>> = match &pool {
-        Ok(p) => p.install(|| jobs.par_iter().map(run_job).collect()),
-        Err(_) => jobs.iter().map(run_job).collect(),
-    };
+    // Plain threads, not rayon: a rayon worker waiting on another pool steals other issues'
+    // work, which would start more sandboxes than asked for.
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let slots: Vec<std::sync::Mutex<Option<anyhow::Result<(Run, bool)>>>> =
+        jobs.iter().map(|_| std::sync::Mutex::new(None)).collect();
+    std::thread::scope(|scope| {
+        for _ in 0..settings.jobs.clamp(1, jobs.len().max(1)) {
+            scope.spawn(|| loop {
+                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let Some(job) = jobs.get(i) else { break };
+                let r = run_job(job);
+                if let Ok(mut slot) = slots[i].lock() {
+                    *slot = Some(r);
+                }
+            });
+        }
+    });
+    let results: Vec<anyhow::Result<(Run, bool)>> = slots
+        .into_iter()
+        .map(|m| {
+            m.into_inner()
+                .ok()
+                .flatten()
+                .unwrap_or_else(|| Err(anyhow::anyhow!("a sandbox run did not finish")))
+        })
+        .collect();
     let mut tests: BTreeMap<(usize, usize, u32), TestRun> = BTreeMap::new();
     let mut repros: BTreeMap<usize, ReproOutcome> = BTreeMap::new();
     for (&(t, what, pass), r) in jobs.iter().zip(results) {
