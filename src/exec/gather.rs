@@ -271,6 +271,9 @@ impl Runner<'_> {
     }
 }
 
+/// A run, and whether it came from the cache.
+type RunResult = anyhow::Result<(Run, bool)>;
+
 fn repro_outcome(run: &Run) -> ReproOutcome {
     let exit = if run.timed_out { None } else { run.code };
     ReproOutcome::read(exit, &run.output, "", &[])
@@ -434,7 +437,7 @@ pub fn gather(
     // Plain threads, not rayon: a rayon worker waiting on another pool steals other issues'
     // work, which would start more sandboxes than asked for.
     let next = std::sync::atomic::AtomicUsize::new(0);
-    let slots: Vec<std::sync::Mutex<Option<anyhow::Result<(Run, bool)>>>> =
+    let slots: Vec<std::sync::Mutex<Option<RunResult>>> =
         jobs.iter().map(|_| std::sync::Mutex::new(None)).collect();
     std::thread::scope(|scope| {
         for _ in 0..settings.jobs.clamp(1, jobs.len().max(1)) {
@@ -448,7 +451,7 @@ pub fn gather(
             });
         }
     });
-    let results: Vec<anyhow::Result<(Run, bool)>> = slots
+    let results: Vec<RunResult> = slots
         .into_iter()
         .map(|m| {
             m.into_inner()
