@@ -11,7 +11,9 @@
 //!   when some other candidate does change it (else the reproduction may not show the bug).
 //! - **behaviour agreement**: `exec_agreement · s/(1+s)` with `s` the number of other agent
 //!   families whose candidates behave identically on everything that ran (its own family's
-//!   further candidates count `same_family`). Counted only when there are at least two classes;
+//!   further candidates count `same_family`). Counted only when the reproduction ran and some
+//!   candidate changes what it shows (classes from tests alone mostly mean "breaks nothing",
+//!   which prunes but cannot choose), and there are at least two classes;
 //!   candidates that leave the reproduction as at base while another changes it get none
 //!   (agreeing to change nothing is no vote for a fix).
 
@@ -142,8 +144,12 @@ pub fn parts(members: &[Member], i: usize, w: &ExecWeights) -> Vec<Part> {
         }
     }
 
-    // Agreement in behaviour, counted in families.
-    if let Some(class) = me.class {
+    // Agreement in behaviour, counted in families: only when the reproduction tells
+    // candidates apart (some candidate changes what it shows). Classes from the tests alone
+    // mostly say "breaks nothing", which prunes but cannot choose: text agreement stays then.
+    let discriminating = me.repro.is_some()
+        && (me.repro == Some(ReproChange::Changed) || someone_changes(members, i));
+    if let Some(class) = me.class.filter(|_| discriminating) {
         let classes: BTreeSet<usize> = members
             .iter()
             .filter_map(|m| ran(m).and_then(|b| b.class))
@@ -276,12 +282,13 @@ mod tests {
     #[test]
     fn behaviour_support_counts_families_not_candidates() {
         // Three runs of one family behave alike; two other families behave alike.
+        let c = Some(ReproChange::Changed);
         let bs = vec![
-            b(&[], None, 0),
-            b(&[], None, 0),
-            b(&[], None, 0),
-            b(&[], None, 1),
-            b(&[], None, 1),
+            b(&[], c, 0),
+            b(&[], c, 0),
+            b(&[], c, 0),
+            b(&[], c, 1),
+            b(&[], c, 1),
         ];
         let ms = members(&["acr", "acr", "acr", "moatless", "coder"], &bs);
         let acr = value(&parts(&ms, 0, &W), "behaves like others");
@@ -290,7 +297,7 @@ mod tests {
         assert_eq!(moatless, 3.0 * 0.5);
         assert!(moatless > acr);
         // Alone in its class: a zero part, which still stands for text agreement.
-        let bs = vec![b(&[], None, 0), b(&[], None, 1), b(&[], None, 1)];
+        let bs = vec![b(&[], c, 0), b(&[], c, 1), b(&[], c, 1)];
         let ms = members(&["x", "y", "z"], &bs);
         let alone = parts(&ms, 0, &W);
         assert_eq!(value(&alone, AGREEMENT), 0.0);
@@ -310,6 +317,19 @@ mod tests {
         // Without a candidate that changes it, the same class is a vote again.
         let ms = members(&["x", "y", "z"], &bs[..3]);
         assert!(parts(&ms, 0, &W).is_empty(), "one class: no agreement part");
+    }
+
+    #[test]
+    fn classes_from_tests_alone_leave_text_agreement_in_place() {
+        // No reproduction: "breaks nothing" vs "breaks a test" is no vote for either fix.
+        let bs = vec![b(&[], None, 0), b(&[], None, 0), b(&["t::a"], None, 1)];
+        let ms = members(&["x", "y", "z"], &bs);
+        assert!(parts(&ms, 0, &W).iter().all(|p| p.name != AGREEMENT));
+        // A reproduction nobody changes does not tell them apart either.
+        let same = Some(ReproChange::Same);
+        let bs = vec![b(&[], same, 0), b(&[], same, 0), b(&["t::a"], same, 1)];
+        let ms = members(&["x", "y", "z"], &bs);
+        assert!(parts(&ms, 0, &W).iter().all(|p| p.name != AGREEMENT));
     }
 
     #[test]
