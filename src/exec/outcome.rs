@@ -135,13 +135,43 @@ fn clean_id(id: &str) -> String {
 pub fn parse_test_output(text: &str) -> TestRun {
     let mut run = TestRun::default();
     let mut ran: Option<usize> = None;
+    // sympy's own runner (`bin/test --verbose`): the file being run, from its `path.py[N]` line.
+    let mut sympy_file: Option<String> = None;
     let lines: Vec<&str> = text.lines().map(|l| l.trim_end_matches('\r')).collect();
     for (n, raw) in lines.iter().enumerate() {
         let line = raw.trim_end();
+        // sympy: `== tests finished: 27 passed, 1 failed, in 9.57 seconds ==` (before pytest's
+        // rule, which would read it too).
+        if let Some(c) = sympy_counts(line) {
+            run.counts = Some(c);
+            continue;
+        }
         // Final pytest counts line.
         if let Some(c) = pytest_counts(line) {
             run.counts = Some(c);
             continue;
+        }
+        if let Some(file) = sympy_file_line(line) {
+            sympy_file = Some(file);
+            continue;
+        }
+        if let Some(file) = &sympy_file {
+            let words: Vec<&str> = line.split_whitespace().collect();
+            if words.len() >= 2 && words[0].starts_with("test") && !words[0].contains(".py") {
+                let status = match words[1] {
+                    "ok" => Some(Status::Passed),
+                    "F" => Some(Status::Failed),
+                    "E" => Some(Status::Error),
+                    "f" => Some(Status::XFail),
+                    "X" => Some(Status::XPass),
+                    "s" | "w" | "T" => Some(Status::Skipped),
+                    _ => None,
+                };
+                if let Some(status) = status {
+                    run.record(&format!("{file}::{}", words[0]), status);
+                    continue;
+                }
+            }
         }
         // unittest `Ran N tests in 0.01s` then `OK` / `FAILED (...)`.
         if let Some(rest) = line.strip_prefix("Ran ") {
@@ -206,6 +236,42 @@ pub fn parse_test_output(text: &str) -> TestRun {
         }
     }
     run
+}
+
+/// sympy's `path/test_x.py[27]` (the count of tests the file holds), the header of its tests.
+fn sympy_file_line(line: &str) -> Option<String> {
+    let t = line.trim();
+    let (path, rest) = t.split_once(".py[")?;
+    let n = rest.strip_suffix(']')?;
+    (n.chars().all(|c| c.is_ascii_digit()) && !path.contains(' ')).then(|| format!("{path}.py"))
+}
+
+/// sympy's final line: `tests finished: 27 passed, 1 failed, 2 skipped, 1 expected to fail,
+/// 1 exceptions, in 9.57 seconds` (between `=` rules).
+fn sympy_counts(line: &str) -> Option<Counts> {
+    let t = line.trim().trim_matches('=').trim();
+    let rest = t.strip_prefix("tests finished:")?;
+    let mut c = Counts::default();
+    for part in rest.split(',') {
+        let part = part.trim();
+        let mut w = part.splitn(2, ' ');
+        let (Some(num), Some(what)) = (w.next(), w.next()) else {
+            continue;
+        };
+        let Ok(num) = num.parse::<usize>() else {
+            continue;
+        };
+        match what.trim() {
+            "passed" => c.passed = num,
+            "failed" => c.failed = num,
+            "skipped" => c.skipped = num,
+            "expected to fail" => c.xfailed = num,
+            "expected to fail but passed" => c.xpassed = num,
+            "exceptions" | "exception" => c.errors = num,
+            _ => {}
+        }
+    }
+    Some(c)
 }
 
 fn looks_like_node_id(s: &str) -> bool {
@@ -593,6 +659,45 @@ pub fn behaviour_classes(cands: &[(&str, &Signature)]) -> Vec<BehaviourClass> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// sympy's own runner, `bin/test -C --verbose` (as the SWE-bench harness runs it).
+    const SYMPY: &str = "\
+============================= test process starts ==============================
+executable:         /venv/bin/python  (3.9.18-final-0) [CPython]
+random seed:        34655871
+
+sympy/simplify/tests/test_fu.py[4] 
+test_TR1 ok
+test_TR2 F
+test_TR3 E
+test_L f                                                                    [FAIL]
+
+
+________________________________________________________________________________
+_________________ sympy/simplify/tests/test_fu.py:test_TR2 _____________________
+Traceback (most recent call last):
+AssertionError
+======= tests finished: 1 passed, 1 failed, 1 expected to fail, 1 exceptions, in 0.57 seconds =======
+DO *NOT* COMMIT!
+";
+
+    #[test]
+    fn sympy_runner_output_is_read_per_test() {
+        let run = parse_test_output(SYMPY);
+        let get = |t: &str| {
+            run.results
+                .get(&format!("sympy/simplify/tests/test_fu.py::{t}"))
+                .copied()
+        };
+        assert_eq!(get("test_TR1"), Some(Status::Passed));
+        assert_eq!(get("test_TR2"), Some(Status::Failed));
+        assert_eq!(get("test_TR3"), Some(Status::Error));
+        assert_eq!(get("test_L"), Some(Status::XFail));
+        assert_eq!(run.results.len(), 4, "{:?}", run.results);
+        let c = run.counts.clone().expect("counts");
+        assert_eq!((c.passed, c.failed, c.errors, c.xfailed), (1, 1, 1, 1));
+        assert!(run.finished());
+    }
 
     /// `pytest -rA` output (pytest 7/8 layout), with a teardown error and a collection error.
     const PYTEST_RA: &str = "\
