@@ -113,16 +113,26 @@ fn without_behaviour_the_prompts_are_what_they_were_and_with_it_they_say_what_ra
         for format in [Format::Json, Format::Tags] {
             out.push(p.pointwise(&b.task, &cs[0], &rubric, format).unwrap().user);
             out.push(p.listwise(&b.task, &cs, &rubric, format).unwrap().user);
-            out.push(p.pairwise(&b.task, &cs[0], &cs[1], &rubric, format).unwrap().user);
+            out.push(
+                p.pairwise(&b.task, &cs[0], &cs[1], &rubric, format)
+                    .unwrap()
+                    .user,
+            );
         }
         out
     };
     let plain = render(&prompts, &b);
-    assert_eq!(plain, render(&before, &b), "without behaviour nothing changes");
+    assert_eq!(
+        plain,
+        render(&before, &b),
+        "without behaviour nothing changes"
+    );
     assert!(plain.iter().all(|t| !t.contains("What running it showed")));
 
     // With execution evidence: what ran and what changed, and the instructions ask to use it.
-    let many: Vec<String> = (1..=13).map(|k| format!("tests/test_mod.py::test_{k}")).collect();
+    let many: Vec<String> = (1..=13)
+        .map(|k| format!("tests/test_mod.py::test_{k}"))
+        .collect();
     let many: Vec<&str> = many.iter().map(String::as_str).collect();
     b.candidates[2].candidate.agent = "other-agent".into();
     b.behaviour = vec![
@@ -131,7 +141,7 @@ fn without_behaviour_the_prompts_are_what_they_were_and_with_it_they_say_what_ra
         Some(behaviour(&many, ReproChange::Changed, 0)),
     ];
     let shown = render(&prompts, &b);
-    assert_ne!(shown, plain);
+    assert!(shown != plain, "the evidence changes the prompts");
     let point = &shown[0];
     for want in [
         "#### What running it showed",
@@ -144,9 +154,15 @@ fn without_behaviour_the_prompts_are_what_they_were_and_with_it_they_say_what_ra
     ] {
         assert!(point.contains(want), "missing {want:?} in:\n{point}");
     }
-    assert!(!point.contains("test_11"), "at most ten broken tests are named");
+    assert!(
+        !point.contains("test_11"),
+        "at most ten broken tests are named"
+    );
     let list = &shown[1];
-    assert!(list.contains("It breaks none of them.") && list.contains("behaves exactly as at the base commit"));
+    assert!(
+        list.contains("It breaks none of them.")
+            && list.contains("behaves exactly as at the base commit")
+    );
     assert!(list.contains("No candidate from another agent family behaves the same"));
     assert!(list.contains("The candidates were run"));
     assert!(shown[2].contains("The candidates were run"));
@@ -216,13 +232,25 @@ fn review_once_with_behaviour_reviews_one_per_class_and_shows_what_ran() {
     // Classes {0, 3} and {1, 2}, and candidate 4 (no evidence, a change of its own).
     assert_eq!(mock.calls(), 3);
     let bodies: Vec<String> = mock.seen().into_iter().map(|s| s.body).collect();
-    assert!(bodies.iter().any(|t| t.contains("tests/t.py::test_a")), "{bodies:?}");
+    assert!(
+        bodies.iter().any(|t| t.contains("tests/t.py::test_a")),
+        "{bodies:?}"
+    );
     assert_eq!(
-        bodies.iter().filter(|t| t.contains("What running it showed")).count(),
+        bodies
+            .iter()
+            .filter(|t| t.contains("What running it showed"))
+            .count(),
         2
     );
-    assert_eq!(by_agent(&rs, "agent-3").score, by_agent(&rs, "agent-0").score);
-    assert_eq!(by_agent(&rs, "agent-1").score, by_agent(&rs, "agent-2").score);
+    assert_eq!(
+        by_agent(&rs, "agent-3").score,
+        by_agent(&rs, "agent-0").score
+    );
+    assert_eq!(
+        by_agent(&rs, "agent-1").score,
+        by_agent(&rs, "agent-2").score
+    );
     let member = by_agent(&rs, "agent-2");
     assert!(
         member
