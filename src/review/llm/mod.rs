@@ -185,8 +185,8 @@ impl Committee for LlmCommittee {
         let reduced: Vec<Option<once::Reduced>> = bundles
             .iter()
             .map(|b| {
-                let exec = crate::review::prompts::exec_views(b);
-                self.review_once.then(|| once::reduce(b, exec))
+                self.review_once
+                    .then(|| once::reduce(b, crate::review::prompts::exec_views(b)))
             })
             .collect();
         let views: Vec<(&IssueBundle, PlanEnv)> = bundles

@@ -34,8 +34,7 @@ pub struct PlanEnv<'a> {
 impl PlanEnv<'_> {
     /// Candidate `i` of the bundle as the prompts show it, with its execution evidence.
     fn candidate(&self, p: &Prepared, i: usize, label: &str) -> PromptCandidate {
-        PromptCandidate::new(p, label, &self.limits)
-            .with_exec(self.exec.get(i).cloned().flatten())
+        PromptCandidate::new(p, label, &self.limits).with_exec(self.exec.get(i).cloned().flatten())
     }
 }
 
@@ -388,9 +387,7 @@ impl Selector for Listwise {
             let cs: Vec<PromptCandidate> = order
                 .iter()
                 .enumerate()
-                .map(|(k, &i)| {
-                    env.candidate(&bundle.candidates[i], i, &(k + 1).to_string())
-                })
+                .map(|(k, &i)| env.candidate(&bundle.candidates[i], i, &(k + 1).to_string()))
                 .collect();
             let prompt = env
                 .prompts
