@@ -10,7 +10,7 @@
 //! | [`CallArgs`]: `--concurrency`, `--rpm`, `--tpm`, `--retries`, `--parse-retries`, `--backoff-ms`, `--timeout` | ✓ | ✓ | ✓ |
 //! | [`SpendArgs`]: `--cache`, `--no-cache`, `--max-cost`, `--price-in`, `--price-out`, `--ledger`, `--dry-run` | ✓ | ✓ | ✓ |
 //! | `--prompt-dir` | ✓ | ✓ | ✓ |
-//! | [`ReviewArgs`]: `--selector`, `--samples`, `--temperature`, `--output-format`, `--rubric`, `--llm-locate` | ✓ | | |
+//! | [`ReviewArgs`]: `--selector`, `--samples`, `--temperature`, `--output-format`, `--rubric`, `--llm-locate`, `--review-once` | ✓ | | |
 //!
 //! `dei generate --samples` is a generation flag of its own (samples per strategy), and the
 //! generator samples at `--temperatures`; its calls ask for plain text, so a reply format has
@@ -107,6 +107,10 @@ pub struct ReviewArgs {
     /// issue); reviewers are shown the definitions it picks when a candidate leaves them alone.
     #[arg(long, help_heading = "LLM committee")]
     pub llm_locate: bool,
+    /// Review one representative per group of candidates and give every member its score:
+    /// groups are behaviour classes with --exec, else changes equal after normalization.
+    #[arg(long, help_heading = "LLM committee")]
+    pub review_once: bool,
 }
 
 /// The options every command's flags give, before the command's own.
@@ -175,6 +179,7 @@ impl RankLlmArgs {
             output_format: r.output_format.clone(),
             rubric: r.rubric.clone(),
             llm_locate: r.llm_locate,
+            review_once: r.review_once,
             ..common(
                 &self.llm,
                 &self.server,

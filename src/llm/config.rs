@@ -69,6 +69,9 @@ pub struct LlmOptions {
     /// Before reviewing, let the model re-rank where the issue points (two more calls per
     /// issue); reviewers are shown the definitions it picks when a candidate leaves them alone.
     pub llm_locate: bool,
+    /// Review one representative per group of candidates (behaviour class with `--exec`, else
+    /// the same change after normalization); the other members share its review.
+    pub review_once: bool,
 }
 
 impl Default for LlmOptions {
@@ -99,6 +102,7 @@ impl Default for LlmOptions {
             rubric: None,
             ledger: None,
             llm_locate: false,
+            review_once: false,
         }
     }
 }
@@ -145,6 +149,8 @@ pub struct LlmConfig {
     pub rubric: Option<PathBuf>,
     /// Re-rank the issue-only localization with the model ([`crate::localize::rerank`]).
     pub locate: bool,
+    /// Review one representative per group of candidates (see `review::llm::once`).
+    pub review_once: bool,
 }
 
 impl LlmOptions {
@@ -275,6 +281,7 @@ impl LlmOptions {
             prompt_dir: self.prompt_dir.clone(),
             rubric: self.rubric.clone(),
             locate: self.llm_locate,
+            review_once: self.review_once,
         }))
     }
 

@@ -2,7 +2,7 @@
 //! pointwise, listwise and pairwise renderings of `prompts/*.j2` (loaded by
 //! [`crate::llm::prompts::Prompts`]).
 
-use super::Prepared;
+use super::{IssueBundle, Prepared};
 use crate::llm::prompts::Prompts;
 use crate::llm::{Format, Rendered};
 use crate::model::{FileView, LineRange, Task};
@@ -48,6 +48,78 @@ pub struct PromptCandidate {
     pub regions: Vec<Region>,
     pub context: String,
     pub edited: Vec<String>,
+    /// What running it showed (`--exec`); `None` without execution evidence, and then the
+    /// prompts are exactly as they were before execution evidence existed.
+    pub exec: Option<ExecView>,
+}
+
+/// Most broken tests named in a prompt; the rest are counted.
+pub const BROKEN_SHOWN: usize = 10;
+
+/// One candidate's execution evidence as the model reads it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ExecView {
+    /// Tests that passed twice at the base commit and fail with the candidate (at most
+    /// [`BROKEN_SHOWN`]).
+    pub broken: Vec<String>,
+    /// Broken tests not named.
+    pub broken_more: usize,
+    /// Base-passing tests that ran with the candidate.
+    pub tests_run: usize,
+    /// The issue's reproduction against the base commit: `changed`, `same`, or `None` when none ran.
+    pub repro: Option<&'static str>,
+    /// Other agent families with a candidate that behaves the same on everything that ran.
+    pub same_families: usize,
+    /// Why the candidate could not be run (then nothing else is known).
+    pub error: Option<String>,
+}
+
+/// The execution view of every candidate of `bundle`, in its order: `None` where a candidate
+/// carries no [`crate::model::Behaviour`] (always, without `--exec`) or nothing ran for it.
+pub fn exec_views(bundle: &IssueBundle) -> Vec<Option<ExecView>> {
+    use crate::model::{Behaviour, ReproChange};
+    use crate::review::offline::features::family_of;
+    let of = |i: usize| -> Option<&Behaviour> { bundle.behaviour.get(i).and_then(Option::as_ref) };
+    (0..bundle.candidates.len())
+        .map(|i| {
+            let b = of(i)?;
+            if let Some(e) = &b.error {
+                return Some(ExecView {
+                    broken: vec![],
+                    broken_more: 0,
+                    tests_run: 0,
+                    repro: None,
+                    same_families: 0,
+                    error: Some(e.lines().next().unwrap_or("").to_string()),
+                });
+            }
+            if !b.ran() {
+                return None;
+            }
+            let family = family_of(&bundle.candidates[i].candidate.agent);
+            let same_families = match b.class {
+                Some(class) => (0..bundle.candidates.len())
+                    .filter(|&j| j != i)
+                    .filter(|&j| of(j).is_some_and(|o| o.ran() && o.class == Some(class)))
+                    .map(|j| family_of(&bundle.candidates[j].candidate.agent))
+                    .filter(|f| *f != family)
+                    .collect::<std::collections::BTreeSet<_>>()
+                    .len(),
+                None => 0,
+            };
+            Some(ExecView {
+                broken: b.broken.iter().take(BROKEN_SHOWN).cloned().collect(),
+                broken_more: b.broken.len().saturating_sub(BROKEN_SHOWN),
+                tests_run: b.tests_run,
+                repro: b.repro.map(|r| match r {
+                    ReproChange::Changed => "changed",
+                    ReproChange::Same => "same",
+                }),
+                same_families,
+                error: None,
+            })
+        })
+        .collect()
 }
 
 fn cap(s: &str, n: usize) -> String {
@@ -126,8 +198,20 @@ impl PromptCandidate {
             regions: p.view.files.iter().map(|f| region(f, lim)).collect(),
             context: cap(&crate::context::render(&p.context), lim.context_chars),
             edited: p.context.edited.clone(),
+            exec: None,
         }
     }
+
+    /// The same candidate with its execution evidence shown.
+    pub fn with_exec(mut self, exec: Option<ExecView>) -> PromptCandidate {
+        self.exec = exec;
+        self
+    }
+}
+
+/// Whether any of `cs` shows execution evidence (the instructions then ask to use it).
+fn executed(cs: &[&PromptCandidate]) -> bool {
+    cs.iter().any(|c| c.exec.is_some())
 }
 
 impl Prompts {
@@ -140,7 +224,7 @@ impl Prompts {
     ) -> anyhow::Result<Rendered> {
         self.render(
             "pointwise.j2",
-            minijinja::context! { issue => task.problem_statement.trim(), candidate => c, rubric => rubric.text, format => format },
+            minijinja::context! { issue => task.problem_statement.trim(), candidate => c, rubric => rubric.text, format => format, executed => executed(&[c]) },
         )
     }
 
@@ -153,7 +237,7 @@ impl Prompts {
     ) -> anyhow::Result<Rendered> {
         self.render(
             "listwise.j2",
-            minijinja::context! { issue => task.problem_statement.trim(), candidates => cs, rubric => rubric.text, format => format },
+            minijinja::context! { issue => task.problem_statement.trim(), candidates => cs, rubric => rubric.text, format => format, executed => executed(&cs.iter().collect::<Vec<_>>()) },
         )
     }
 
@@ -167,7 +251,7 @@ impl Prompts {
     ) -> anyhow::Result<Rendered> {
         self.render(
             "pairwise.j2",
-            minijinja::context! { issue => task.problem_statement.trim(), candidates => [a, b], rubric => rubric.text, format => format },
+            minijinja::context! { issue => task.problem_statement.trim(), candidates => [a, b], rubric => rubric.text, format => format, executed => executed(&[a, b]) },
         )
     }
 }
@@ -214,6 +298,7 @@ mod tests {
             regions: vec![],
             context: String::new(),
             edited: vec![],
+            exec: None,
         };
         let e = p
             .pointwise(&task, &c, &Rubric::default_rubric(), Format::Json)

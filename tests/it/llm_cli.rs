@@ -56,6 +56,54 @@ fn dry_run_prints_prompts_and_counts_with_no_server() {
 }
 
 #[test]
+fn review_once_sends_a_normalized_duplicate_once() {
+    let dir = tempfile::tempdir().unwrap();
+    // careful-agent's patch again under another agent, with its whitespace changed.
+    let dup = dir.path().join("candidates/copy-agent");
+    std::fs::create_dir_all(&dup).unwrap();
+    let patch = std::fs::read_to_string(
+        root().join("examples/candidates/careful-agent/example__textkit-1.diff"),
+    )
+    .unwrap();
+    let spaced: String = patch
+        .lines()
+        .map(|l| match l.strip_prefix('+') {
+            Some(rest) if !l.starts_with("+++") => format!("+{rest}   "),
+            _ => l.to_string(),
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    assert_ne!(spaced.trim_end(), patch.trim_end());
+    std::fs::write(dup.join("example__textkit-1.diff"), spaced + "\n").unwrap();
+    let cands = dir.path().join("candidates");
+    let calls = |once: bool| -> String {
+        let mut extra = vec![
+            path_str(&cands),
+            "--llm",
+            "openai-compatible:m",
+            "--base-url",
+            "http://127.0.0.1:9/v1",
+            "--dry-run",
+            "--no-cache",
+        ];
+        if once {
+            extra.push("--review-once");
+        }
+        let out = dei_cmd(&example_rank_args(&extra), None).output().unwrap();
+        assert!(out.status.success(), "{}", stderr(&out));
+        stdout(&out)
+    };
+    let all = calls(false);
+    assert!(all.contains("dry run: 5 calls planned"), "{all}");
+    let once = calls(true);
+    assert!(once.contains("dry run: 4 calls planned"), "{once}");
+    assert!(
+        once.contains("shares the review of careful-agent/example__textkit-1 (the same change after normalization)"),
+        "{once}"
+    );
+}
+
+#[test]
 fn killed_run_resumes_and_redoes_only_what_is_missing() {
     let mock = Mock::start(Duration::from_millis(150));
     let dir = tempfile::tempdir().unwrap();
@@ -267,6 +315,7 @@ fn each_command_shows_exactly_the_llm_flags_it_uses() {
         "--output-format",
         "--rubric",
         "--llm-locate",
+        "--review-once",
     ];
     for (cmd, has, lacks) in [
         ("rank", &review[..], &[][..]),

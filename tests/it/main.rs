@@ -24,6 +24,7 @@ mod layers;
 mod library_quiet;
 mod llm_cli;
 mod llm_committee;
+mod llm_exec;
 mod locate_fuzz;
 mod metrics_fixtures;
 mod metrics_html;

@@ -6,6 +6,7 @@
 //! [`runner::Engine`] (cache, concurrency, rate limits, retries, cost cap) on its own tokio
 //! runtime, and turns the replies into reviews.
 
+pub mod once;
 pub mod selectors;
 
 use crate::llm::config::{LlmConfig, LlmOptions};
@@ -29,6 +30,8 @@ pub struct LlmCommittee {
     samples: u32,
     limits: Limits,
     locate: bool,
+    /// One representative per group of candidates is reviewed ([`once`]).
+    review_once: bool,
     /// Calls that ended with no usable reply (the provider kept failing, or never parsed).
     failed: std::sync::atomic::AtomicU64,
 }
@@ -75,6 +78,7 @@ impl LlmCommittee {
             samples: cfg.samples,
             limits: Limits::default(),
             locate: cfg.locate,
+            review_once: cfg.review_once,
             failed: Default::default(),
         })
     }
@@ -89,7 +93,7 @@ impl LlmCommittee {
         self.engine.totals()
     }
 
-    fn env(&self) -> PlanEnv<'_> {
+    fn env(&self, exec: Vec<Option<crate::review::prompts::ExecView>>) -> PlanEnv<'_> {
         PlanEnv {
             prompts: &self.prompts,
             rubric: &self.rubric,
@@ -97,6 +101,7 @@ impl LlmCommittee {
             samples: self.samples,
             limits: self.limits,
             committee: self.name(),
+            exec,
         }
     }
 
@@ -144,7 +149,7 @@ impl Committee for LlmCommittee {
     fn settings(&self) -> String {
         let s = &self.engine.settings;
         format!(
-            "{} samples={} temperature={} max_tokens={} format={:?} rubric={} prompts={}",
+            "{} samples={} temperature={} max_tokens={} format={:?} rubric={} prompts={}{}",
             self.name(),
             self.samples,
             s.temperature,
@@ -152,6 +157,7 @@ impl Committee for LlmCommittee {
             s.format,
             crate::review::offline::digest(self.rubric.text.as_bytes()),
             &self.prompts.digest[..16],
+            if self.review_once { " review-once" } else { "" },
         )
     }
 
@@ -173,12 +179,27 @@ impl Committee for LlmCommittee {
         ))
     }
 
-    /// Every call of every issue goes to one pool, for full concurrency.
+    /// Every call of every issue goes to one pool, for full concurrency. With `--review-once`
+    /// each bundle is first reduced to one representative per group ([`once`]).
     fn review_many(&self, bundles: &[IssueBundle]) -> Vec<anyhow::Result<Vec<Review>>> {
-        let env = self.env();
-        let plans: Vec<anyhow::Result<Vec<runner::Job>>> = bundles
+        let reduced: Vec<Option<once::Reduced>> = bundles
             .iter()
-            .map(|b| self.selector.plan(b, &env))
+            .map(|b| {
+                self.review_once
+                    .then(|| once::reduce(b, crate::review::prompts::exec_views(b)))
+            })
+            .collect();
+        let views: Vec<(&IssueBundle, PlanEnv)> = bundles
+            .iter()
+            .zip(&reduced)
+            .map(|(b, r)| match r {
+                Some(r) => (&r.bundle, self.env(r.exec.clone())),
+                None => (b, self.env(crate::review::prompts::exec_views(b))),
+            })
+            .collect();
+        let plans: Vec<anyhow::Result<Vec<runner::Job>>> = views
+            .iter()
+            .map(|(b, env)| self.selector.plan(b, env))
             .collect();
         let mut all = Vec::new();
         let mut spans = Vec::new();
@@ -198,13 +219,18 @@ impl Committee for LlmCommittee {
             .count() as u64;
         self.failed
             .fetch_add(failed, std::sync::atomic::Ordering::Relaxed);
-        let result = bundles
+        let result = views
             .iter()
             .zip(plans)
             .zip(spans)
-            .map(|((b, plan), span)| {
+            .zip(bundles.iter().zip(&reduced))
+            .map(|((((b, env), plan), span), (whole, r))| {
                 let jobs = plan?;
-                Ok(self.selector.reviews(b, &jobs, &outcomes[span], &env))
+                let reviews = self.selector.reviews(b, &jobs, &outcomes[span], env);
+                Ok(match r {
+                    Some(r) => r.expand(whole, reviews),
+                    None => reviews,
+                })
             })
             .collect();
         if !self.engine.settings.dry_run {

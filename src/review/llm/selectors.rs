@@ -14,7 +14,7 @@ use super::runner::{Job, Outcome};
 use crate::llm::prompts::Prompts;
 use crate::llm::Format;
 use crate::model::{Applies, Review, Score, Stage, Usage};
-use crate::review::prompts::{Limits, PromptCandidate};
+use crate::review::prompts::{ExecView, Limits, PromptCandidate};
 use crate::review::rubric::Rubric;
 use crate::review::{IssueBundle, Prepared};
 
@@ -26,6 +26,16 @@ pub struct PlanEnv<'a> {
     pub samples: u32,
     pub limits: Limits,
     pub committee: String,
+    /// The execution view of each candidate of the bundle being planned (in its order);
+    /// empty without `--exec`.
+    pub exec: Vec<Option<ExecView>>,
+}
+
+impl PlanEnv<'_> {
+    /// Candidate `i` of the bundle as the prompts show it, with its execution evidence.
+    fn candidate(&self, p: &Prepared, i: usize, label: &str) -> PromptCandidate {
+        PromptCandidate::new(p, label, &self.limits).with_exec(self.exec.get(i).cloned().flatten())
+    }
 }
 
 /// A way of turning model calls into reviews.
@@ -53,7 +63,8 @@ pub fn by_name(name: &str) -> anyhow::Result<Box<dyn Selector>> {
     }
 }
 
-fn eligible(p: &Prepared) -> bool {
+/// Whether a candidate is sent to the model (the others score 1 by rule).
+pub(super) fn eligible(p: &Prepared) -> bool {
     matches!(p.view.applies, Applies::Clean | Applies::Fuzzy)
 }
 
@@ -166,7 +177,7 @@ impl Selector for Pointwise {
             if !eligible(p) {
                 continue;
             }
-            let c = PromptCandidate::new(p, "1", &env.limits);
+            let c = env.candidate(p, i, "1");
             let prompt = env
                 .prompts
                 .pointwise(&bundle.task, &c, env.rubric, env.format)?;
@@ -376,9 +387,7 @@ impl Selector for Listwise {
             let cs: Vec<PromptCandidate> = order
                 .iter()
                 .enumerate()
-                .map(|(k, &i)| {
-                    PromptCandidate::new(&bundle.candidates[i], &(k + 1).to_string(), &env.limits)
-                })
+                .map(|(k, &i)| env.candidate(&bundle.candidates[i], i, &(k + 1).to_string()))
                 .collect();
             let prompt = env
                 .prompts
@@ -435,12 +444,8 @@ impl Selector for Pairwise {
         let cands: Vec<(PromptCandidate, PromptCandidate)> = bundle
             .candidates
             .iter()
-            .map(|p| {
-                (
-                    PromptCandidate::new(p, "A", &env.limits),
-                    PromptCandidate::new(p, "B", &env.limits),
-                )
-            })
+            .enumerate()
+            .map(|(i, p)| (env.candidate(p, i, "A"), env.candidate(p, i, "B")))
             .collect();
         let mut jobs = Vec::new();
         let mut pair = 0usize;

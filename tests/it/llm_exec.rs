@@ -1,0 +1,263 @@
+//! The LLM committee's side of execution evidence: the prompt's execution section (and its
+//! absence without `--exec`), and `--review-once` (one representative per group) against the
+//! in-process mock server.
+
+use crate::support::llm_mock;
+
+use dei::llm::config::LlmOptions;
+use dei::llm::prompts::Prompts;
+use dei::llm::Format;
+use dei::model::{Applies, Behaviour, ReproChange, Review};
+use dei::review::llm::LlmCommittee;
+use dei::review::prompts::{exec_views, PromptCandidate};
+use dei::review::rubric::Rubric;
+use dei::review::{Committee, IssueBundle, Prepared};
+use llm_mock::{bundle, Mock};
+use std::path::Path;
+use std::time::Duration;
+
+fn args(base: &str, cache: &Path, selector: &str, once: bool) -> LlmOptions {
+    LlmOptions {
+        llm: Some("openai-compatible:m".into()),
+        base_url: Some(base.into()),
+        api_key_env: Some("TEST_KEY".into()),
+        selector: selector.into(),
+        samples: 1,
+        max_tokens: 512,
+        concurrency: 4,
+        retries: 1,
+        backoff_ms: 10,
+        timeout: 5.0,
+        cache: cache.to_path_buf(),
+        review_once: once,
+        ..Default::default()
+    }
+}
+
+fn committee(a: &LlmOptions) -> LlmCommittee {
+    let env = |k: &str| (k == "TEST_KEY").then(|| "sk-test".to_string());
+    LlmCommittee::new(a.resolve(&env).unwrap().unwrap()).unwrap()
+}
+
+fn behaviour(broken: &[&str], repro: ReproChange, class: usize) -> Behaviour {
+    Behaviour {
+        broken: broken.iter().map(|s| s.to_string()).collect(),
+        tests_run: 12,
+        repro: Some(repro),
+        class: Some(class),
+        error: None,
+    }
+}
+
+/// Candidates 0..4 of the mock bundle, with candidate 3 the same change as candidate 1 up to
+/// whitespace, plus an empty candidate and another empty one (both scored by rule).
+fn with_duplicates(id: &str) -> IssueBundle {
+    let mut b = bundle(id, 4, Some(2));
+    let one = b.candidates[1].clone();
+    let three = &mut b.candidates[3];
+    three.candidate.patch = one.candidate.patch.replace("line_20 = 1", "line_20  =  1");
+    three.view = one.view.clone();
+    for agent in ["empty-a", "empty-b"] {
+        let mut e: Prepared = b.candidates[0].clone();
+        e.candidate.agent = agent.into();
+        e.candidate.patch = String::new();
+        e.view.applies = Applies::Empty;
+        e.view.files.clear();
+        b.candidates.push(e);
+    }
+    b
+}
+
+fn by_agent<'a>(rs: &'a [Review], agent: &str) -> &'a Review {
+    rs.iter()
+        .find(|r| r.candidate.starts_with(&format!("{agent}/")))
+        .unwrap()
+}
+
+#[test]
+fn without_behaviour_the_prompts_are_what_they_were_and_with_it_they_say_what_ran() {
+    let prompts = Prompts::load(None).unwrap();
+    // The built-in templates with their execution parts cut out: what they were before.
+    let dir = tempfile::tempdir().unwrap();
+    for name in ["candidate.j2", "pointwise.j2", "listwise.j2", "pairwise.j2"] {
+        let text = std::fs::read_to_string(
+            Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("prompts")
+                .join(name),
+        )
+        .unwrap();
+        let old = match text.find("{% if candidate.exec %}") {
+            Some(at) => text[..at].to_string(),
+            None => {
+                let start = text.find("{% if executed %}").expect(name);
+                let end = start + text[start..].find("{% endif %}\n").unwrap() + 12;
+                format!("{}{}", &text[..start], &text[end..])
+            }
+        };
+        assert_ne!(old, text, "{name} has an execution part");
+        std::fs::write(dir.path().join(name), old).unwrap();
+    }
+    let before = Prompts::load(Some(dir.path())).unwrap();
+
+    let mut b = bundle("e-1", 3, Some(0));
+    let rubric = Rubric::default_rubric();
+    let render = |p: &Prompts, b: &IssueBundle| -> Vec<String> {
+        let views = exec_views(b);
+        let cs: Vec<PromptCandidate> = b
+            .candidates
+            .iter()
+            .zip(&views)
+            .map(|(c, v)| PromptCandidate::new(c, "1", &Default::default()).with_exec(v.clone()))
+            .collect();
+        let mut out = Vec::new();
+        for format in [Format::Json, Format::Tags] {
+            out.push(p.pointwise(&b.task, &cs[0], &rubric, format).unwrap().user);
+            out.push(p.listwise(&b.task, &cs, &rubric, format).unwrap().user);
+            out.push(
+                p.pairwise(&b.task, &cs[0], &cs[1], &rubric, format)
+                    .unwrap()
+                    .user,
+            );
+        }
+        out
+    };
+    let plain = render(&prompts, &b);
+    assert_eq!(
+        plain,
+        render(&before, &b),
+        "without behaviour nothing changes"
+    );
+    assert!(plain.iter().all(|t| !t.contains("What running it showed")));
+
+    // With execution evidence: what ran and what changed, and the instructions ask to use it.
+    let many: Vec<String> = (1..=13)
+        .map(|k| format!("tests/test_mod.py::test_{k}"))
+        .collect();
+    let many: Vec<&str> = many.iter().map(String::as_str).collect();
+    b.candidates[2].candidate.agent = "other-agent".into();
+    b.behaviour = vec![
+        Some(behaviour(&many, ReproChange::Changed, 0)),
+        Some(behaviour(&[], ReproChange::Same, 1)),
+        Some(behaviour(&many, ReproChange::Changed, 0)),
+    ];
+    let shown = render(&prompts, &b);
+    assert!(shown != plain, "the evidence changes the prompts");
+    let point = &shown[0];
+    for want in [
+        "#### What running it showed",
+        "Existing tests: 12 tests that passed twice at the base commit ran with this patch.",
+        "It breaks 13 of them:\n- tests/test_mod.py::test_1\n",
+        "- tests/test_mod.py::test_10\n- … and 3 more\n",
+        "The issue's reproduction behaves differently from the base commit with this patch.",
+        "Candidates from 1 other agent family behave the same on everything that ran.",
+        "in location, patch and conflicts, use what ran and what\nchanged",
+    ] {
+        assert!(point.contains(want), "missing {want:?} in:\n{point}");
+    }
+    assert!(
+        !point.contains("test_11"),
+        "at most ten broken tests are named"
+    );
+    let list = &shown[1];
+    assert!(
+        list.contains("It breaks none of them.")
+            && list.contains("behaves exactly as at the base commit")
+    );
+    assert!(list.contains("No candidate from another agent family behaves the same"));
+    assert!(list.contains("The candidates were run"));
+    assert!(shown[2].contains("The candidates were run"));
+}
+
+#[test]
+fn review_once_sends_one_duplicate_and_gives_its_score_to_the_other() {
+    let mock = Mock::start(Duration::ZERO);
+    for (selector, calls_all, calls_once) in [
+        ("pointwise", 4u64, 3u64),
+        ("listwise", 1, 1),
+        ("pairwise", 6, 3),
+    ] {
+        let b = with_duplicates("o-1");
+        let mut got = Vec::new();
+        for (once, calls) in [(false, calls_all), (true, calls_once)] {
+            let dir = tempfile::tempdir().unwrap();
+            let c = committee(&args(&mock.openai_base(), dir.path(), selector, once));
+            let before = mock.calls();
+            let rs = c.review(&b).unwrap();
+            assert_eq!(mock.calls() - before, calls, "{selector} once={once}");
+            assert_eq!(rs.len(), 6);
+            assert!(rs.iter().all(|r| r.unscored.is_none()), "{rs:?}");
+            for e in ["empty-a", "empty-b"] {
+                let r = by_agent(&rs, e);
+                assert!(r.rule && r.score.value == 1.0, "{selector}: {r:?}");
+                assert!(!r.reason.contains("shares"), "{r:?}");
+            }
+            got.push(rs);
+        }
+        let once = &got[1];
+        let (one, three) = (by_agent(once, "agent-1"), by_agent(once, "agent-3"));
+        assert_eq!(three.score, one.score, "{selector}");
+        assert_eq!(three.candidate, "agent-3/o-1");
+        assert!(
+            three.reason.starts_with(
+                "shares the review of agent-1/o-1 (the same change after normalization): "
+            ),
+            "{selector}: {}",
+            three.reason
+        );
+        assert!(!one.reason.contains("shares"));
+        assert_eq!(
+            by_agent(once, "agent-2").score.value,
+            by_agent(&got[0], "agent-2").score.value
+        );
+        if selector == "pairwise" {
+            assert_eq!(by_agent(once, "agent-2").score.value, 10.0);
+        }
+    }
+}
+
+#[test]
+fn review_once_with_behaviour_reviews_one_per_class_and_shows_what_ran() {
+    let mock = Mock::start(Duration::ZERO);
+    let mut b = bundle("c-1", 5, Some(2));
+    b.behaviour = vec![
+        Some(behaviour(&["tests/t.py::test_a"], ReproChange::Same, 0)),
+        Some(behaviour(&[], ReproChange::Changed, 1)),
+        Some(behaviour(&[], ReproChange::Changed, 1)),
+        Some(behaviour(&["tests/t.py::test_a"], ReproChange::Same, 0)),
+        None,
+    ];
+    let dir = tempfile::tempdir().unwrap();
+    let c = committee(&args(&mock.openai_base(), dir.path(), "pointwise", true));
+    let rs = c.review(&b).unwrap();
+    // Classes {0, 3} and {1, 2}, and candidate 4 (no evidence, a change of its own).
+    assert_eq!(mock.calls(), 3);
+    let bodies: Vec<String> = mock.seen().into_iter().map(|s| s.body).collect();
+    assert!(
+        bodies.iter().any(|t| t.contains("tests/t.py::test_a")),
+        "{bodies:?}"
+    );
+    assert_eq!(
+        bodies
+            .iter()
+            .filter(|t| t.contains("What running it showed"))
+            .count(),
+        2
+    );
+    assert_eq!(
+        by_agent(&rs, "agent-3").score,
+        by_agent(&rs, "agent-0").score
+    );
+    assert_eq!(
+        by_agent(&rs, "agent-1").score,
+        by_agent(&rs, "agent-2").score
+    );
+    let member = by_agent(&rs, "agent-2");
+    assert!(
+        member
+            .reason
+            .starts_with("shares the review of agent-1/c-1 (it behaved the same when run): "),
+        "{}",
+        member.reason
+    );
+    assert!(member.usage.is_none() && by_agent(&rs, "agent-1").usage.is_some());
+}
