@@ -126,6 +126,9 @@ pub struct IssueExec {
     /// Seconds spent in sandboxes (runs from the cache count 0) and building the environment.
     pub run_seconds: f64,
     pub env_seconds: f64,
+    /// Test files left out for the candidates: their base run took over half the time limit.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub slow_files: Vec<String>,
     /// What the sandbox could not enforce on this machine (no network namespace, no Landlock).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub not_isolated: Vec<String>,
@@ -274,6 +277,84 @@ impl Runner<'_> {
 /// A run, and whether it came from the cache.
 type RunResult = anyhow::Result<(Run, bool)>;
 
+/// What a sandbox run runs: one test file (by index), or the reproduction.
+#[derive(Clone, Copy, PartialEq)]
+enum What {
+    Tests(usize),
+    Repro,
+}
+
+/// Run `jobs` on `threads` plain threads (not rayon: a rayon worker waiting on another pool
+/// steals other issues' work, which would start more sandboxes than asked for).
+fn run_all(
+    jobs: &[(usize, What, u32)],
+    run_job: &(dyn Fn(&(usize, What, u32)) -> RunResult + Sync),
+    threads: usize,
+) -> Vec<RunResult> {
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let slots: Vec<std::sync::Mutex<Option<RunResult>>> =
+        jobs.iter().map(|_| std::sync::Mutex::new(None)).collect();
+    std::thread::scope(|scope| {
+        for _ in 0..threads.clamp(1, jobs.len().max(1)) {
+            scope.spawn(|| loop {
+                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let Some(job) = jobs.get(i) else { break };
+                let r = run_job(job);
+                if let Ok(mut slot) = slots[i].lock() {
+                    *slot = Some(r);
+                }
+            });
+        }
+    });
+    slots
+        .into_iter()
+        .map(|m| {
+            m.into_inner()
+                .ok()
+                .flatten()
+                .unwrap_or_else(|| Err(anyhow::anyhow!("a sandbox run did not finish")))
+        })
+        .collect()
+}
+
+/// Fold one run into the issue's record and the parsed results; returns what ran and how long.
+fn absorb(
+    out: &mut IssueExec,
+    tests: &mut BTreeMap<(usize, usize, u32), TestRun>,
+    repros: &mut BTreeMap<usize, ReproOutcome>,
+    &(t, what, pass): &(usize, What, u32),
+    r: RunResult,
+) -> Option<(What, f64)> {
+    out.runs += 1;
+    let (run, cached) = match r {
+        Ok(x) => x,
+        Err(e) => {
+            out.error
+                .get_or_insert_with(|| format!("a sandbox run failed: {e:#}"));
+            return None;
+        }
+    };
+    for m in &run.missing {
+        if !out.not_isolated.contains(m) {
+            out.not_isolated.push(m.clone());
+        }
+    }
+    if cached {
+        out.cached_runs += 1;
+    } else {
+        out.run_seconds += run.seconds;
+    }
+    match what {
+        What::Tests(k) => {
+            tests.insert((t, k, pass), parse_test_output(&run.output));
+        }
+        What::Repro => {
+            repros.insert(t, repro_outcome(&run));
+        }
+    }
+    Some((what, run.seconds))
+}
+
 fn repro_outcome(run: &Run) -> ReproOutcome {
     let exit = if run.timed_out { None } else { run.code };
     ReproOutcome::read(exit, &run.output, "", &[])
@@ -403,30 +484,13 @@ pub fn gather(
         tree_of.push(t);
     }
     // Jobs: (tree, what, pass). Base test files run twice.
-    #[derive(Clone, Copy, PartialEq)]
-    enum What {
-        Tests(usize),
-        Repro,
-    }
-    let mut jobs: Vec<(usize, What, u32)> = Vec::new();
-    for (t, ks) in tree_files.iter().enumerate() {
-        for &k in ks {
-            jobs.push((t, What::Tests(k), 0));
-            if t == 0 {
-                jobs.push((t, What::Tests(k), 1));
-            }
-        }
-        if script.is_some() {
-            jobs.push((t, What::Repro, 0));
-        }
-    }
+    let test_cmds: Vec<String> = out
+        .test_files
+        .iter()
+        .map(|f| env.test_command(std::slice::from_ref(f)))
+        .collect();
     let run_job = |&(t, what, pass): &(usize, What, u32)| match what {
-        What::Tests(k) => runner.run(
-            &trees[t],
-            &env.test_command(std::slice::from_ref(&out.test_files[k])),
-            settings.limits.timeout,
-            pass,
-        ),
+        What::Tests(k) => runner.run(&trees[t], &test_cmds[k], settings.limits.timeout, pass),
         What::Repro => runner.run(
             &with_script(&trees[t]),
             &repro_cmd,
@@ -434,62 +498,55 @@ pub fn gather(
             pass,
         ),
     };
-    // Plain threads, not rayon: a rayon worker waiting on another pool steals other issues'
-    // work, which would start more sandboxes than asked for.
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    let slots: Vec<std::sync::Mutex<Option<RunResult>>> =
-        jobs.iter().map(|_| std::sync::Mutex::new(None)).collect();
-    std::thread::scope(|scope| {
-        for _ in 0..settings.jobs.clamp(1, jobs.len().max(1)) {
-            scope.spawn(|| loop {
-                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                let Some(job) = jobs.get(i) else { break };
-                let r = run_job(job);
-                if let Ok(mut slot) = slots[i].lock() {
-                    *slot = Some(r);
-                }
-            });
-        }
-    });
-    let results: Vec<RunResult> = slots
-        .into_iter()
-        .map(|m| {
-            m.into_inner()
-                .ok()
-                .flatten()
-                .unwrap_or_else(|| Err(anyhow::anyhow!("a sandbox run did not finish")))
-        })
-        .collect();
     let mut tests: BTreeMap<(usize, usize, u32), TestRun> = BTreeMap::new();
     let mut repros: BTreeMap<usize, ReproOutcome> = BTreeMap::new();
-    for (&(t, what, pass), r) in jobs.iter().zip(results) {
-        out.runs += 1;
-        let (run, cached) = match r {
-            Ok(x) => x,
-            Err(e) => {
-                out.error
-                    .get_or_insert_with(|| format!("a sandbox run failed: {e:#}"));
-                continue;
-            }
+    let mut base_seconds: BTreeMap<usize, f64> = BTreeMap::new();
+
+    // Phase 1, the base: each test file twice, the reproduction once.
+    let mut base_jobs: Vec<(usize, What, u32)> = Vec::new();
+    for &k in &tree_files[0] {
+        base_jobs.push((0, What::Tests(k), 0));
+        base_jobs.push((0, What::Tests(k), 1));
+    }
+    if script.is_some() {
+        base_jobs.push((0, What::Repro, 0));
+    }
+    let results = run_all(&base_jobs, &run_job, settings.jobs);
+    for (job, r) in base_jobs.iter().zip(results) {
+        if let Some((What::Tests(k), secs)) = absorb(&mut out, &mut tests, &mut repros, job, r) {
+            let e = base_seconds.entry(k).or_insert(0.0);
+            *e = e.max(secs);
+        }
+    }
+
+    // Phase 2, the candidates: only the files where some test passed both times at base,
+    // and that ran in at most half the time limit (a file that slow at base would time out
+    // with a candidate on a loaded machine, and say nothing); the reproduction when it ran.
+    let limit = settings.limits.timeout.as_secs_f64() / 2.0;
+    let useful = |k: usize| -> bool {
+        let (Some(a), Some(b)) = (tests.get(&(0, k, 0)), tests.get(&(0, k, 1))) else {
+            return false;
         };
-        for m in &run.missing {
-            if !out.not_isolated.contains(m) {
-                out.not_isolated.push(m.clone());
+        regression(a, b, a).stable > 0 && base_seconds.get(&k).is_some_and(|&s| s <= limit)
+    };
+    let mut jobs: Vec<(usize, What, u32)> = Vec::new();
+    for (t, ks) in tree_files.iter().enumerate().skip(1) {
+        for &k in ks {
+            if useful(k) {
+                jobs.push((t, What::Tests(k), 0));
             }
         }
-        if cached {
-            out.cached_runs += 1;
-        } else {
-            out.run_seconds += run.seconds;
+        if repros.contains_key(&0) {
+            jobs.push((t, What::Repro, 0));
         }
-        match what {
-            What::Tests(k) => {
-                tests.insert((t, k, pass), parse_test_output(&run.output));
-            }
-            What::Repro => {
-                repros.insert(t, repro_outcome(&run));
-            }
-        }
+    }
+    out.slow_files = (0..out.test_files.len())
+        .filter(|&k| base_seconds.get(&k).is_some_and(|&s| s > limit))
+        .map(|k| out.test_files[k].clone())
+        .collect();
+    let results = run_all(&jobs, &run_job, settings.jobs);
+    for (job, r) in jobs.iter().zip(results) {
+        absorb(&mut out, &mut tests, &mut repros, job, r);
     }
 
     // Base: tests that passed twice count. A candidate is compared on its own files.
