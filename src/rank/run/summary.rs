@@ -54,7 +54,55 @@ pub struct Summary {
     pub oracle: Option<usize>,
     /// Sum of per-issue wall times (ms), as measured inside each issue.
     pub issue_ms: u64,
+    /// What `--exec` gathered, over the ranked issues (`None` without `--exec`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub exec: Option<ExecCounts>,
     pub rows: Vec<Row>,
+}
+
+/// How many ranked issues had each kind of execution evidence (`--exec`).
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+pub struct ExecCounts {
+    pub issues: usize,
+    /// The environment was built (or came from the cache).
+    pub environment: usize,
+    /// Some test passed twice at the base commit.
+    pub tests: usize,
+    /// The issue's reproduction ran.
+    pub reproduction: usize,
+    /// Some base test passed once and failed once.
+    pub flaky: usize,
+    /// The candidates fell into two or more behaviour classes.
+    pub split: usize,
+    /// Sandbox runs, those from the cache, and seconds spent in the others.
+    pub runs: usize,
+    pub cached_runs: usize,
+    pub run_seconds: f64,
+}
+
+impl ExecCounts {
+    fn add(&mut self, e: &serde_json::Value) {
+        let n = |k: &str| e.get(k).and_then(serde_json::Value::as_u64).unwrap_or(0) as usize;
+        self.issues += 1;
+        if e.get("error").map_or(true, serde_json::Value::is_null) {
+            self.environment += 1;
+        }
+        self.tests += usize::from(n("stable_tests") > 0);
+        self.reproduction +=
+            usize::from(e.get("reproduction") == Some(&serde_json::Value::Bool(true)));
+        self.flaky += usize::from(
+            e.get("flaky_tests")
+                .and_then(serde_json::Value::as_array)
+                .is_some_and(|a| !a.is_empty()),
+        );
+        self.split += usize::from(n("classes") >= 2);
+        self.runs += n("runs");
+        self.cached_runs += n("cached_runs");
+        self.run_seconds += e
+            .get("run_seconds")
+            .and_then(serde_json::Value::as_f64)
+            .unwrap_or(0.0);
+    }
 }
 
 fn kind_name(k: ErrorKind) -> String {
@@ -80,6 +128,7 @@ impl Summary {
             top1_resolved: None,
             oracle: None,
             issue_ms: 0,
+            exec: None,
             rows: Vec::with_capacity(outcomes.len()),
         };
         let (mut credit, mut oracle) = (0.0, 0usize);
@@ -90,6 +139,9 @@ impl Summary {
                 None => {
                     s.ranked += 1;
                     s.candidates_ranked += o.candidates;
+                    if let Some(e) = o.result.as_ref().and_then(|r| r.get("exec")) {
+                        s.exec.get_or_insert_with(ExecCounts::default).add(e);
+                    }
                     s.candidate_errors += o.candidate_errors.len();
                     if let Some(c) = o.top_resolved {
                         s.labelled += 1;
@@ -185,6 +237,12 @@ impl Summary {
         if let Some(n) = self.errors.get(ErrorKind::Unreviewed.label()) {
             out.push_str(&format!(
                 "{n} issue(s) not reviewed: the committee could not score their candidates, so nothing was picked (rerun with --retry-errors)\n"
+            ));
+        }
+        if let Some(e) = &self.exec {
+            out.push_str(&format!(
+                "execution (--exec), of {} ranked issues: an environment for {}, tests that pass at the base commit for {} (flaky base tests in {}), a reproduction for {}, candidates told apart by behaviour in {}; {} sandbox runs ({} from the cache, {:.0} s in the others)\n",
+                e.issues, e.environment, e.tests, e.flaky, e.reproduction, e.split, e.runs, e.cached_runs, e.run_seconds
             ));
         }
         if let (Some(c), Some(o)) = (self.top1_resolved, self.oracle) {
@@ -369,4 +427,63 @@ pub fn write_merged(merged: &Merged, from: &Path, out: &Path) -> anyhow::Result<
         serde_json::to_string_pretty(&merged.summary)?,
     )?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn outcome(id: &str, exec: Option<serde_json::Value>) -> IssueOutcome {
+        let mut result = serde_json::json!({"instance_id": id, "ranked": []});
+        if let Some(e) = exec {
+            result["exec"] = e;
+        }
+        serde_json::from_value(serde_json::json!({
+            "instance_id": id, "repo": "o/r", "candidates": 3, "result": result
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn execution_evidence_is_counted_over_ranked_issues() {
+        let plain = Summary::new(&[outcome("a", None)], 1, 0);
+        assert!(plain.exec.is_none());
+        assert!(!plain.table(10).contains("execution"));
+        let outcomes = [
+            outcome(
+                "a",
+                Some(
+                    serde_json::json!({"error": null, "stable_tests": 12, "flaky_tests": ["t::x"],
+                    "reproduction": true, "classes": 3, "runs": 10, "cached_runs": 4, "run_seconds": 6.5}),
+                ),
+            ),
+            outcome(
+                "b",
+                Some(
+                    serde_json::json!({"error": "environment for o/r 1.0: step `pip` failed",
+                    "stable_tests": 0, "flaky_tests": [], "reproduction": false, "classes": 0,
+                    "runs": 0, "cached_runs": 0, "run_seconds": 0.0}),
+                ),
+            ),
+        ];
+        let s = Summary::new(&outcomes, 2, 0);
+        let e = s.exec.clone().expect("counted");
+        assert_eq!(
+            (
+                e.issues,
+                e.environment,
+                e.tests,
+                e.flaky,
+                e.reproduction,
+                e.split
+            ),
+            (2, 1, 1, 1, 1, 1)
+        );
+        assert_eq!((e.runs, e.cached_runs), (10, 4));
+        assert!(
+            s.table(10).contains("an environment for 1"),
+            "{}",
+            s.table(10)
+        );
+    }
 }
