@@ -360,6 +360,17 @@ fn repro_outcome(run: &Run) -> ReproOutcome {
     ReproOutcome::read(exit, &run.output, "", &[])
 }
 
+/// How a candidate's reproduction run compares with the base commit's.
+fn repro_change(base: &ReproOutcome, cand: &ReproOutcome) -> ReproChange {
+    if !cand.changed_from(base) {
+        ReproChange::Same
+    } else if cand.exit.is_none() || (cand.exception.is_some() && base.exception.is_none()) {
+        ReproChange::Broken
+    } else {
+        ReproChange::Changed
+    }
+}
+
 fn describe(o: &ReproOutcome) -> String {
     match (&o.exception, o.exit) {
         (Some(e), _) => format!("raises {e}"),
@@ -587,11 +598,7 @@ pub fn gather(
         let reg = regression_of(t, &ks);
         let rep = repros.get(&t).cloned();
         let change = match (&rep, &repro_base) {
-            (Some(c), Some(b)) => Some(if c.changed_from(b) {
-                ReproChange::Changed
-            } else {
-                ReproChange::Same
-            }),
+            (Some(c), Some(b)) => Some(repro_change(b, c)),
             _ => None,
         };
         let reg = reg.filter(|r| r.stable > 0);
@@ -624,4 +631,40 @@ pub fn gather(
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn o(exit: Option<i32>, exception: Option<&str>, output: &str) -> ReproOutcome {
+        ReproOutcome {
+            exit,
+            exception: exception.map(str::to_string),
+            output: output.into(),
+        }
+    }
+
+    #[test]
+    fn a_new_failure_is_broken_not_changed() {
+        let ran = o(Some(0), None, "3\n");
+        assert_eq!(repro_change(&ran, &ran.clone()), ReproChange::Same);
+        assert_eq!(
+            repro_change(&ran, &o(Some(0), None, "2\n")),
+            ReproChange::Changed
+        );
+        // The candidate's module does not import any more, or it hangs: broken.
+        assert_eq!(
+            repro_change(&ran, &o(Some(1), Some("ImportError"), "")),
+            ReproChange::Broken
+        );
+        assert_eq!(repro_change(&ran, &o(None, None, "")), ReproChange::Broken);
+        // The issue's own exception goes away, or turns into another: changed.
+        let raised = o(Some(1), Some("TypeError"), "");
+        assert_eq!(repro_change(&raised, &ran), ReproChange::Changed);
+        assert_eq!(
+            repro_change(&raised, &o(Some(1), Some("ValueError"), "")),
+            ReproChange::Changed
+        );
+    }
 }

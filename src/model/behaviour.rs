@@ -13,6 +13,9 @@ pub enum ReproChange {
     Changed,
     /// The same outcome as at the base commit: the behaviour the issue reports is still there.
     Same,
+    /// It now fails where the base commit did not (an exception the base run did not end with,
+    /// or killed at the time limit): changed, but by breaking, not by fixing.
+    Broken,
 }
 
 /// Execution evidence of one candidate.

@@ -56,6 +56,48 @@ pub fn score_cell(r: &Ranked) -> String {
 /// The ranked table, one line a candidate. `width` is the terminal's width in columns: agent
 /// names are cut in the middle and reasons at the end to fit it; `None` (output to a file or
 /// pipe) cuts nothing.
+/// One line on what `--exec` ran for the issue, or why nothing ran.
+fn exec_line(e: &crate::exec::gather::IssueExec) -> String {
+    if let Some(why) = &e.error {
+        let first = why.lines().next().unwrap_or_default();
+        return format!("execution: nothing ran: {first}\n");
+    }
+    let tests = if e.test_files.is_empty() {
+        "no existing test reaches the edits".to_string()
+    } else {
+        format!(
+            "{} test{} passing twice at the base commit in {}{}",
+            e.stable_tests,
+            if e.stable_tests == 1 { "" } else { "s" },
+            e.test_files.join(", "),
+            if e.flaky_tests.is_empty() {
+                String::new()
+            } else {
+                format!(" ({} flaky, left out)", e.flaky_tests.len())
+            }
+        )
+    };
+    let repro = match &e.repro_base {
+        Some(base) => format!("the issue's code {base} at the base commit"),
+        None => "no runnable code in the issue".to_string(),
+    };
+    let mut line = format!(
+        "execution: {tests}; {repro}; {} behaviour class{}; {} sandbox run{} ({} from the cache)\n",
+        e.classes,
+        if e.classes == 1 { "" } else { "es" },
+        e.runs,
+        if e.runs == 1 { "" } else { "s" },
+        e.cached_runs
+    );
+    if !e.not_isolated.is_empty() {
+        line.push_str(&format!(
+            "execution: not isolated on this machine: {}\n",
+            e.not_isolated.join("; ")
+        ));
+    }
+    line
+}
+
 pub fn table(result: &RankResult, width: Option<usize>) -> String {
     let mut out = String::new();
     out.push_str(&format!(
@@ -79,6 +121,9 @@ pub fn table(result: &RankResult, width: Option<usize>) -> String {
         )),
         IssueStatus::DryRun => out.push_str("dry run: nothing was reviewed.\n"),
         IssueStatus::Ranked => {}
+    }
+    if let Some(e) = &result.exec {
+        out.push_str(&exec_line(e));
     }
     out.push('\n');
     let agent_len = result

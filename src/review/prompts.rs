@@ -114,6 +114,7 @@ pub fn exec_views(bundle: &IssueBundle) -> Vec<Option<ExecView>> {
                 repro: b.repro.map(|r| match r {
                     ReproChange::Changed => "changed",
                     ReproChange::Same => "same",
+                    ReproChange::Broken => "broken",
                 }),
                 same_families,
                 error: None,

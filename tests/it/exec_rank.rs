@@ -66,6 +66,10 @@ fn by_agent<'a>(v: &'a Value, agent: &str) -> &'a Value {
         .unwrap_or_else(|| panic!("{agent} is ranked"))
 }
 
+fn rank_of(v: &Value, agent: &str) -> u64 {
+    by_agent(v, agent)["rank"].as_u64().unwrap()
+}
+
 fn broken(v: &Value, agent: &str) -> Vec<String> {
     by_agent(v, agent)["behaviour"]["broken"]
         .as_array()
@@ -125,6 +129,15 @@ fn exec_runs_every_candidate_in_the_sandbox_and_ranks_by_behaviour() {
     } else {
         assert!(!Path::new(ESCAPE).exists(), "{ESCAPE} was written");
         assert_eq!(broken(&v, "escape-agent").len(), 3);
+    }
+    // Their module no longer imports (or hangs): the code now fails, which is no fix.
+    for bad in ["sleepy-agent", "network-agent", "escape-agent"] {
+        assert_eq!(by_agent(&v, bad)["behaviour"]["repro"], "broken", "{bad}");
+        let (b, n) = (rank_of(&v, bad), rank_of(&v, "noop-agent"));
+        assert!(
+            b > n,
+            "{bad} ranks {b}, above the candidate that changes nothing ({n})"
+        );
     }
     for bad in [
         "sleepy-agent",

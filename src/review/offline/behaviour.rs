@@ -141,6 +141,11 @@ pub fn parts(members: &[Member], i: usize, w: &ExecWeights) -> Vec<Part> {
                 note: "the issue's reproduction behaves as at the base commit".into(),
             }),
             ReproChange::Same => {}
+            ReproChange::Broken => out.push(Part {
+                name: "breaks the issue's code",
+                value: w.repro_same,
+                note: "the issue's reproduction now fails where the base commit ran it".into(),
+            }),
         }
     }
 
@@ -168,13 +173,17 @@ pub fn parts(members: &[Member], i: usize, w: &ExecWeights) -> Vec<Part> {
                 }
             }
             // Agreeing to leave the reported behaviour as it is votes for no fix.
-            let idle = me.repro == Some(ReproChange::Same) && someone_changes(members, i);
+            let idle = me.repro == Some(ReproChange::Broken)
+                || (me.repro == Some(ReproChange::Same) && someone_changes(members, i));
             let s = if idle {
                 0.0
             } else {
                 families.len() as f64 + w.same_family * own.min(1) as f64
             };
             let note = match (families.len(), own) {
+                _ if idle && me.repro == Some(ReproChange::Broken) => {
+                    "agrees with others only in breaking the issue's code".to_string()
+                }
                 _ if idle => {
                     "agrees with others only in changing nothing the issue shows".to_string()
                 }
@@ -330,6 +339,22 @@ mod tests {
         let bs = vec![b(&[], same, 0), b(&[], same, 0), b(&["t::a"], same, 1)];
         let ms = members(&["x", "y", "z"], &bs);
         assert!(parts(&ms, 0, &W).iter().all(|p| p.name != AGREEMENT));
+    }
+
+    #[test]
+    fn breaking_the_issues_code_is_no_fix_and_no_vote() {
+        let broken = Some(ReproChange::Broken);
+        let bs = vec![
+            b(&[], broken, 0),
+            b(&[], broken, 0),
+            b(&[], Some(ReproChange::Changed), 1),
+        ];
+        let ms = members(&["x", "y", "z"], &bs);
+        let p = parts(&ms, 0, &W);
+        assert_eq!(value(&p, "breaks the issue's code"), -1.0);
+        assert_eq!(value(&p, "changes the reported behaviour"), 0.0);
+        assert_eq!(value(&p, AGREEMENT), 0.0);
+        assert!(p.iter().any(|x| x.name == AGREEMENT));
     }
 
     #[test]
