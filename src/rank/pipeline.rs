@@ -5,6 +5,7 @@ use crate::candidates::{self, Problem};
 use crate::context;
 use crate::exec::gather::{gather, ExecSettings, IssueExec};
 use crate::localize::rerank::Relocator;
+use crate::localize::search::FileIndex;
 use crate::model::repo::{self, Snapshot};
 use crate::model::task;
 use crate::model::{Applies, Behaviour, Candidate, Review, ReviewStatus, Task};
@@ -171,8 +172,10 @@ pub fn prepare(
     mode: Mode,
     budget: usize,
 ) -> anyhow::Result<Vec<Prepared>> {
+    let repo_files = FileIndex::from_snapshot(snapshot)?;
     prepare_capped(
         snapshot,
+        &repo_files,
         task,
         cands,
         PrepareOptions {
@@ -187,9 +190,11 @@ pub fn prepare(
 
 /// [`prepare`], with candidates over `max_patch_bytes` turned into errors (not rebuilt); for a
 /// committee that reads the context, the issue-only localization is computed here and handed
-/// to the context, re-ranked by `relocator` when one is given (`--llm-locate`).
+/// to the context, re-ranked by `relocator` when one is given (`--llm-locate`). `repo_files`
+/// is the snapshot's Python files ([`FileIndex::from_snapshot`]), which the caller may reuse.
 pub fn prepare_capped(
     snapshot: &Snapshot,
+    repo_files: &FileIndex,
     task: &Task,
     cands: Vec<Candidate>,
     opts: PrepareOptions,
@@ -199,19 +204,18 @@ pub fn prepare_capped(
     let (mode, budget, max_patch_bytes) = (opts.mode, opts.context_tokens, opts.max_patch_bytes);
     let views = patch::rebuild_issue(snapshot, &cands, mode, max_patch_bytes)?;
     // Context sees the other candidates and the repository's Python files.
-    let repo_files = crate::localize::search::FileIndex::from_snapshot(snapshot)?;
     let refs = crate::localize::issue::IssueRefs::new(&task.problem_statement);
     // Where the issue alone points, for committees that read the context.
     let located = match committee.filter(|c| c.reads_context()) {
         Some(_) => {
             let lexical = crate::localize::search::locate(
                 &task.problem_statement,
-                &repo_files,
+                repo_files,
                 &crate::localize::search::LocateOptions::default(),
             );
             match relocator {
                 Some(r) => {
-                    let rr = r.relocate(task, &repo_files, &lexical)?;
+                    let rr = r.relocate(task, repo_files, &lexical)?;
                     for note in &rr.notes {
                         crate::model::notify::notice(&format!(
                             "note: {}: localization: {note}",
@@ -230,7 +234,7 @@ pub fn prepare_capped(
     let related = context::Related {
         refs: Some(&refs),
         others: &others,
-        repo: Some(&repo_files),
+        repo: Some(repo_files),
         located: located.as_ref().map(|(l, _)| l),
         located_by: located.as_ref().and_then(|(_, by)| by.as_deref()),
     };
@@ -360,10 +364,18 @@ pub fn rank_issue(
         exec,
     } = judges;
     let snapshot = Snapshot::open(repo_path, &task.base_commit)?;
-    let prepared = prepare_capped(&snapshot, task, cands, opts, Some(committee), relocator)?;
+    let files = FileIndex::from_snapshot(&snapshot)?;
+    let prepared = prepare_capped(
+        &snapshot,
+        &files,
+        task,
+        cands,
+        opts,
+        Some(committee),
+        relocator,
+    )?;
     let exec = match exec {
         Some(settings) => {
-            let files = crate::localize::search::FileIndex::from_snapshot(&snapshot)?;
             let members: Vec<(&str, &crate::model::PatchView)> = prepared
                 .iter()
                 .map(|p| (p.candidate.agent.as_str(), &p.view))
