@@ -14,6 +14,7 @@
 //! not hold ([`EnvSpec::generated`], e.g. pytest's `_version.py`) are copied into the tree.
 
 use super::sandbox::{Backend, Job, Limits, LocalBackend, Outcome, TreeFile};
+use crate::model::repo::shell_quote;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
@@ -260,17 +261,6 @@ impl Env {
             })
             .collect()
     }
-}
-
-/// `'…'` quoting for `sh`.
-pub fn shell_quote(s: &str) -> String {
-    if !s.is_empty()
-        && s.chars()
-            .all(|c| c.is_ascii_alphanumeric() || "/._-+:=,@".contains(c))
-    {
-        return s.to_string();
-    }
-    format!("'{}'", s.replace('\'', "'\\''"))
 }
 
 /// The cache folder: `DEI_CACHE_DIR`, else `$XDG_CACHE_HOME/dei`, else `~/.cache/dei`.
