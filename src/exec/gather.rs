@@ -104,6 +104,7 @@ impl ExecSettings {
 
 /// What was gathered for one issue.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(default)]
 pub struct IssueExec {
     /// Why nothing could run (no spec, the environment did not build); `None` when it ran.
     pub error: Option<String>,
@@ -448,9 +449,15 @@ pub fn gather(
     ranked.truncate(MAX_TEST_FILES);
     out.test_files = ranked.into_iter().map(|(p, _)| p).collect();
     out.test_files.sort();
-    for mine in &mut own {
-        mine.retain(|f| out.test_files.contains(f));
-    }
+    // Each candidate's files, as indices into `test_files` (those that made the cut).
+    let own: Vec<Vec<usize>> = own
+        .iter()
+        .map(|mine| {
+            mine.iter()
+                .filter_map(|f| out.test_files.iter().position(|x| x == f))
+                .collect()
+        })
+        .collect();
 
     // The reproduction.
     let names = RepoNames::from_repo(files);
@@ -485,8 +492,7 @@ pub fn gather(
             })
         });
         if let Some(t) = t {
-            for f in mine {
-                let k = out.test_files.iter().position(|x| x == f).expect("kept");
+            for &k in mine {
                 if !tree_files[t].contains(&k) {
                     tree_files[t].push(k);
                 }
@@ -591,11 +597,7 @@ pub fn gather(
             sigs.push(None);
             continue;
         };
-        let ks: Vec<usize> = own[i]
-            .iter()
-            .filter_map(|f| out.test_files.iter().position(|x| x == f))
-            .collect();
-        let reg = regression_of(t, &ks);
+        let reg = regression_of(t, &own[i]);
         let rep = repros.get(&t).cloned();
         let change = match (&rep, &repro_base) {
             (Some(c), Some(b)) => Some(repro_change(b, c)),

@@ -2,7 +2,8 @@
 
 use super::journal::{self, Manifest};
 use super::{ErrorKind, IssueOutcome};
-use serde::Serialize;
+use crate::exec::gather::IssueExec;
+use serde::{Deserialize as _, Serialize};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -81,27 +82,16 @@ pub struct ExecCounts {
 }
 
 impl ExecCounts {
-    fn add(&mut self, e: &serde_json::Value) {
-        let n = |k: &str| e.get(k).and_then(serde_json::Value::as_u64).unwrap_or(0) as usize;
+    fn add(&mut self, e: &IssueExec) {
         self.issues += 1;
-        if e.get("error").map_or(true, serde_json::Value::is_null) {
-            self.environment += 1;
-        }
-        self.tests += usize::from(n("stable_tests") > 0);
-        self.reproduction +=
-            usize::from(e.get("reproduction") == Some(&serde_json::Value::Bool(true)));
-        self.flaky += usize::from(
-            e.get("flaky_tests")
-                .and_then(serde_json::Value::as_array)
-                .is_some_and(|a| !a.is_empty()),
-        );
-        self.split += usize::from(n("classes") >= 2);
-        self.runs += n("runs");
-        self.cached_runs += n("cached_runs");
-        self.run_seconds += e
-            .get("run_seconds")
-            .and_then(serde_json::Value::as_f64)
-            .unwrap_or(0.0);
+        self.environment += usize::from(e.error.is_none());
+        self.tests += usize::from(e.stable_tests > 0);
+        self.reproduction += usize::from(e.reproduction);
+        self.flaky += usize::from(!e.flaky_tests.is_empty());
+        self.split += usize::from(e.classes >= 2);
+        self.runs += e.runs;
+        self.cached_runs += e.cached_runs;
+        self.run_seconds += e.run_seconds;
     }
 }
 
@@ -139,8 +129,9 @@ impl Summary {
                 None => {
                     s.ranked += 1;
                     s.candidates_ranked += o.candidates;
-                    if let Some(e) = o.result.as_ref().and_then(|r| r.get("exec")) {
-                        s.exec.get_or_insert_with(ExecCounts::default).add(e);
+                    let exec = o.result.as_ref().and_then(|r| r.get("exec"));
+                    if let Some(e) = exec.and_then(|e| IssueExec::deserialize(e).ok()) {
+                        s.exec.get_or_insert_with(ExecCounts::default).add(&e);
                     }
                     s.candidate_errors += o.candidate_errors.len();
                     if let Some(c) = o.top_resolved {
