@@ -238,6 +238,38 @@ impl Env {
         c
     }
 
+    /// The test command for one `file`, narrowed to `ids` (`path::Class::test` node ids of
+    /// tests in that file) when the runner can select tests: pytest takes the node ids, sympy's
+    /// `bin/test` takes their names after `-k` (a substring match, so a few more may run). Any
+    /// other runner, or no ids, runs the whole file.
+    pub fn test_command_selected(&self, file: &str, ids: &[String]) -> String {
+        let cmd = &self.spec.test_cmd;
+        if ids.is_empty() {
+            return self.test_command(&[file.to_string()]);
+        }
+        let mut c = cmd.clone();
+        match runner_of(cmd) {
+            Runner::Pytest => {
+                for id in ids {
+                    c.push(' ');
+                    c.push_str(&shell_quote(id));
+                }
+            }
+            Runner::SympyBinTest => {
+                c.push(' ');
+                c.push_str(&shell_quote(file));
+                c.push_str(" -k");
+                for id in ids {
+                    let name = id.rsplit("::").next().unwrap_or(id);
+                    c.push(' ');
+                    c.push_str(&shell_quote(name));
+                }
+            }
+            Runner::Other => return self.test_command(&[file.to_string()]),
+        }
+        c
+    }
+
     /// The generated files to put into every sandbox tree (read from the build's work tree).
     pub fn generated_files(&self) -> anyhow::Result<Vec<TreeFile>> {
         let list = self.dir.join("generated.json");
@@ -658,6 +690,29 @@ fn generated_match(patterns: &[String], path: &str) -> bool {
     })
 }
 
+/// The test runners whose tests can be selected by name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Runner {
+    Pytest,
+    SympyBinTest,
+    Other,
+}
+
+/// Which runner a test command calls, from its words (`pytest`, `py.test`, `-m pytest`,
+/// `bin/test`).
+fn runner_of(cmd: &str) -> Runner {
+    for w in cmd.split_whitespace() {
+        let base = w.rsplit('/').next().unwrap_or(w);
+        if matches!(base, "pytest" | "py.test") {
+            return Runner::Pytest;
+        }
+        if w == "bin/test" || w.ends_with("/bin/test") {
+            return Runner::SympyBinTest;
+        }
+    }
+    Runner::Other
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -718,5 +773,49 @@ mod tests {
     fn quoting() {
         assert_eq!(shell_quote("tests/test_a.py"), "tests/test_a.py");
         assert_eq!(shell_quote("a b'c"), "'a b'\\''c'");
+    }
+
+    fn env_with(test_cmd: &str) -> Env {
+        let mut spec = spec_for("sympy/sympy", "1.1", &Overrides::default()).unwrap();
+        spec.test_cmd = test_cmd.into();
+        Env {
+            spec,
+            dir: PathBuf::new(),
+            venv: PathBuf::new(),
+            build_seconds: 0.0,
+            steps: vec![],
+            cached: true,
+        }
+    }
+
+    #[test]
+    fn selected_tests_per_runner() {
+        let ids = vec![
+            "t/test_a.py::test_one".to_string(),
+            "t/test_a.py::TestB::test_two".to_string(),
+        ];
+        let py = env_with("pytest -rA");
+        assert_eq!(
+            py.test_command_selected("t/test_a.py", &ids),
+            "pytest -rA t/test_a.py::test_one t/test_a.py::TestB::test_two"
+        );
+        assert_eq!(
+            env_with("python -m pytest").test_command_selected("t/test_a.py", &ids[..1]),
+            "python -m pytest t/test_a.py::test_one"
+        );
+        let sympy = env_with("PYTHONWARNINGS=x bin/test -C --verbose");
+        assert_eq!(
+            sympy.test_command_selected("t/test_a.py", &ids),
+            "PYTHONWARNINGS=x bin/test -C --verbose t/test_a.py -k test_one test_two"
+        );
+        // No ids, or a runner that cannot select: the whole file.
+        assert_eq!(
+            sympy.test_command_selected("t/test_a.py", &[]),
+            "PYTHONWARNINGS=x bin/test -C --verbose t/test_a.py"
+        );
+        assert_eq!(
+            env_with("./runtests.py --verbosity 2").test_command_selected("t/test_a.py", &ids),
+            "./runtests.py --verbosity 2 t/test_a.py"
+        );
     }
 }

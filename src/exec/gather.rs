@@ -17,7 +17,7 @@ use crate::localize::search::FileIndex;
 use crate::model::{Applies, Behaviour, PatchView, ReproChange, Task};
 use serde::{Deserialize, Serialize};
 use sha2::Digest;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -432,6 +432,7 @@ pub fn gather(
     // candidates, committees and reruns.
     let afters: Vec<Option<Vec<TreeFile>>> = cands.iter().map(|(_, v)| after_files(v)).collect();
     let mut scored: BTreeMap<String, f64> = BTreeMap::new();
+    let mut ids: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
     let mut own: Vec<Vec<String>> = Vec::new();
     for ((_, view), after) in cands.iter().zip(&afters) {
         let mut mine = Vec::new();
@@ -439,6 +440,7 @@ pub fn gather(
             for t in regress::select_for(files, view, regress::MAX_FILES) {
                 let e = scored.entry(t.path.clone()).or_insert(0.0);
                 *e = e.max(t.score);
+                ids.entry(t.path.clone()).or_default().extend(t.tests);
                 mine.push(t.path);
             }
         }
@@ -500,11 +502,19 @@ pub fn gather(
         }
         tree_of.push(t);
     }
-    // Jobs: (tree, what, pass). Base test files run twice.
+    // Jobs: (tree, what, pass). Base test files run twice. A file runs only the tests that
+    // name what some candidate edits (all candidates' together, so base and candidates run
+    // the same command), or all of it when none does.
     let test_cmds: Vec<String> = out
         .test_files
         .iter()
-        .map(|f| env.test_command(std::slice::from_ref(f)))
+        .map(|f| {
+            let mine: Vec<String> = ids
+                .get(f)
+                .map(|s| s.iter().take(regress::MAX_IDS).cloned().collect())
+                .unwrap_or_default();
+            env.test_command_selected(f, &mine)
+        })
         .collect();
     let run_job = |&(t, what, pass): &(usize, What, u32)| match what {
         What::Tests(k) => runner.run(&trees[t], &test_cmds[k], settings.limits.timeout, pass),
@@ -519,27 +529,44 @@ pub fn gather(
     let mut repros: BTreeMap<usize, ReproOutcome> = BTreeMap::new();
     let mut base_seconds: BTreeMap<usize, f64> = BTreeMap::new();
 
-    // Phase 1, the base: each test file twice, the reproduction once.
+    // Phase 1, the base: each test file and the reproduction once, then a second time each
+    // file that can still matter (some test passed, and it ran in at most half the time
+    // limit: a file that slow at base would time out with a candidate on a loaded machine,
+    // and say nothing).
+    let limit = settings.limits.timeout.as_secs_f64() / 2.0;
     let mut base_jobs: Vec<(usize, What, u32)> = Vec::new();
     for &k in &tree_files[0] {
         base_jobs.push((0, What::Tests(k), 0));
-        base_jobs.push((0, What::Tests(k), 1));
     }
     if script.is_some() {
         base_jobs.push((0, What::Repro, 0));
     }
-    let results = run_all(&base_jobs, &run_job, settings.jobs);
-    for (job, r) in base_jobs.iter().zip(results) {
-        if let Some((What::Tests(k), secs)) = absorb(&mut out, &mut tests, &mut repros, job, r) {
-            let e = base_seconds.entry(k).or_insert(0.0);
-            *e = e.max(secs);
+    for pass in 0..2 {
+        let results = run_all(&base_jobs, &run_job, settings.jobs);
+        for (job, r) in base_jobs.iter().zip(results) {
+            if let Some((What::Tests(k), secs)) = absorb(&mut out, &mut tests, &mut repros, job, r)
+            {
+                let e = base_seconds.entry(k).or_insert(0.0);
+                *e = e.max(secs);
+            }
         }
+        if pass == 1 {
+            break;
+        }
+        base_jobs = tree_files[0]
+            .iter()
+            .filter(|&&k| {
+                base_seconds.get(&k).is_some_and(|&s| s <= limit)
+                    && tests
+                        .get(&(0, k, 0))
+                        .is_some_and(|r| regression(r, r, r).stable > 0)
+            })
+            .map(|&k| (0, What::Tests(k), 1))
+            .collect();
     }
 
-    // Phase 2, the candidates: only the files where some test passed both times at base,
-    // and that ran in at most half the time limit (a file that slow at base would time out
-    // with a candidate on a loaded machine, and say nothing); the reproduction when it ran.
-    let limit = settings.limits.timeout.as_secs_f64() / 2.0;
+    // Phase 2, the candidates: only the files where some test passed both times at base in
+    // time; the reproduction when it ran.
     let useful = |k: usize| -> bool {
         let (Some(a), Some(b)) = (tests.get(&(0, k, 0)), tests.get(&(0, k, 1))) else {
             return false;

@@ -54,6 +54,7 @@ def main():
     ap.add_argument("--repos", required=True)
     ap.add_argument("--out", required=True)
     ap.add_argument("--repos-only", default="")
+    ap.add_argument("--instances", default="", help="comma-separated instance ids (default: all)")
     ap.add_argument("--committees", default="all14,A,acr5")
     ap.add_argument("--exec-jobs", default="1")
     ap.add_argument("--exec-timeout", default="120")
@@ -62,6 +63,7 @@ def main():
     os.makedirs(a.out, exist_ok=True)
     log = os.path.join(a.out, "log.txt")
     wanted = set(filter(None, a.repos_only.split(",")))
+    only = set(filter(None, a.instances.split(",")))
     have = set(os.listdir(a.repos))
 
     # 1. Tasks without the evaluation's answers; candidates without labels.
@@ -69,6 +71,8 @@ def main():
     for line in open(os.path.join(a.data, "swebench_lite/test.jsonl")):
         t = json.loads(line)
         if wanted and t["repo"] not in wanted:
+            continue
+        if only and t["instance_id"] not in only:
             continue
         if t["repo"].replace("/", "__") not in have:
             continue
