@@ -44,6 +44,7 @@ fn behaviour(broken: &[&str], repro: ReproChange, class: usize) -> Behaviour {
         broken: broken.iter().map(|s| s.to_string()).collect(),
         tests_run: 12,
         repro: Some(repro),
+        model_test: None,
         class: Some(class),
         error: None,
     }

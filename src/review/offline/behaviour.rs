@@ -222,6 +222,7 @@ mod tests {
             broken: broken.iter().map(|s| s.to_string()).collect(),
             tests_run: 10,
             repro,
+            model_test: None,
             class: Some(class),
             error: None,
         }
