@@ -217,14 +217,29 @@ pub struct ExecArgs {
     /// cache folder); share one between runs that rank other committees of the same issues.
     #[arg(long, value_name = "DIR", requires = "exec")]
     pub exec_cache: Option<PathBuf>,
+    /// Also have a model write a reproduction test from the issue (Agentless-style), kept only
+    /// when it prints `Issue reproduced` at the base commit, then run with each candidate. One
+    /// call per issue, with --llm's model, or PROVIDER:MODEL given here (without --llm the
+    /// offline committee ranks); the LLM flags (--base-url, --cache, --max-cost, ...) apply.
+    #[arg(
+        long,
+        value_name = "PROVIDER:MODEL",
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = "",
+        requires = "exec"
+    )]
+    pub exec_llm_repro: Option<String>,
 }
 
 impl ExecArgs {
     /// The settings, or `None` without `--exec`. Runs are cached in `run_dir/exec` when there
-    /// is a run directory, else beside the environments.
+    /// is a run directory, else beside the environments. `model_test` writes the model's
+    /// reproduction test (`--exec-llm-repro`, see [`super::commands::test_writer`]).
     pub fn settings(
         &self,
         run_dir: Option<&std::path::Path>,
+        model_test: Option<std::sync::Arc<dei::exec::llm_repro::TestWriter>>,
     ) -> Option<std::sync::Arc<dei::exec::gather::ExecSettings>> {
         if !self.exec {
             return None;
@@ -251,6 +266,7 @@ impl ExecArgs {
             setup: self.setup.clone(),
             test_cmd: self.test_cmd.clone(),
         };
+        s.model_test = model_test;
         Some(std::sync::Arc::new(s))
     }
 }

@@ -5,6 +5,7 @@ use super::args::*;
 use dei::rank::pipeline::{IssueSource, RankRequest};
 use dei::review::offline::Offline;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 /// The issue named by `--issue ID --tasks FILE` or `--issue-file FILE --commit SHA`; `None`
 /// when neither is complete.
@@ -66,22 +67,28 @@ pub fn generate(args: GenerateArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The LLM committee when one is configured, else the offline committee (said in one line).
-/// The committee, and the localization re-ranker `--llm-locate` asks for (the LLM committee's
-/// model).
-pub type CommitteeAndRelocator = (
-    Box<dyn dei::review::Committee>,
-    Option<std::sync::Arc<dei::localize::rerank::Relocator>>,
-);
+/// Who judges an issue's candidates: the committee, the localization re-ranker `--llm-locate`
+/// asks for, and the LLM committee's engine (shared with `--exec-llm-repro`).
+pub struct Judging {
+    pub committee: Box<dyn dei::review::Committee>,
+    pub relocator: Option<Arc<dei::localize::rerank::Relocator>>,
+    pub engine: Option<Arc<dei::llm::runner::Engine>>,
+}
 
+/// The LLM committee when one is configured, else the offline committee (said in one line).
 pub fn committee(
     llm: &dei::llm::config::LlmOptions,
     offline_weights: Option<&str>,
-) -> anyhow::Result<CommitteeAndRelocator> {
+) -> anyhow::Result<Judging> {
     Ok(match dei::review::llm::LlmCommittee::from_options(llm)? {
         Some(llm) => {
-            let relocator = llm.relocator().map(std::sync::Arc::new);
-            (Box::new(llm), relocator)
+            let relocator = llm.relocator().map(Arc::new);
+            let engine = Some(Arc::clone(&llm.engine));
+            Judging {
+                committee: Box::new(llm),
+                relocator,
+                engine,
+            }
         }
         None => {
             eprintln!("note: no LLM configured; using the offline committee (agreement between candidates and static checks)");
@@ -89,9 +96,63 @@ pub fn committee(
                 Some(spec) => dei::review::offline::weights::load(spec)?,
                 None => Default::default(),
             };
-            (Box::new(Offline::new(weights)), None)
+            Judging {
+                committee: Box::new(Offline::new(weights)),
+                relocator: None,
+                engine: None,
+            }
         }
     })
+}
+
+/// The writer of the model's reproduction test, and its engine when it is not the committee's.
+pub type WriterAndEngine = (
+    Option<Arc<dei::exec::llm_repro::TestWriter>>,
+    Option<Arc<dei::llm::runner::Engine>>,
+);
+
+/// The writer of the model's reproduction test `--exec-llm-repro` asks for (`None` without
+/// it), and its engine when it is not the committee's (its usage is then reported apart).
+/// The model is the committee's (`--llm`) unless the flag names another; the other LLM flags
+/// apply to it either way.
+pub fn test_writer(
+    exec: &ExecArgs,
+    llm: &dei::llm::config::LlmOptions,
+    committee_engine: Option<&Arc<dei::llm::runner::Engine>>,
+) -> anyhow::Result<WriterAndEngine> {
+    let Some(spec) = exec.exec_llm_repro.as_deref().map(str::trim) else {
+        return Ok((None, None));
+    };
+    let same = spec.is_empty() || llm.llm.as_deref().map(str::trim) == Some(spec);
+    let (engine, own) = match committee_engine.filter(|_| same) {
+        Some(e) => (Arc::clone(e), None),
+        None if spec.is_empty() => anyhow::bail!(
+            "--exec-llm-repro needs a model: add --llm PROVIDER:MODEL (the committee's model writes the test), or name one with --exec-llm-repro=PROVIDER:MODEL (the offline committee then ranks)"
+        ),
+        None => {
+            let opts = dei::llm::config::LlmOptions {
+                llm: Some(spec.to_string()),
+                ..llm.clone()
+            };
+            let e = opts
+                .engine()
+                .map_err(|e| anyhow::anyhow!("--exec-llm-repro={spec}: {e:#}"))?
+                .ok_or_else(|| anyhow::anyhow!("--exec-llm-repro={spec}: write PROVIDER:MODEL"))?;
+            (Arc::clone(&e), Some(e))
+        }
+    };
+    let writer = dei::exec::llm_repro::TestWriter::new(engine, llm.prompt_dir.as_deref())?;
+    Ok((Some(Arc::new(writer)), own))
+}
+
+/// The usage line of the model that wrote reproduction tests, when it is not the committee's.
+fn report_test_writer(own: Option<&Arc<dei::llm::runner::Engine>>) {
+    if let Some(e) = own {
+        eprintln!(
+            "model-written tests: {}",
+            dei::generate::run::usage_line(&e.totals())
+        );
+    }
 }
 
 pub fn rank(mut args: RankArgs) -> anyhow::Result<()> {
@@ -111,12 +172,20 @@ pub fn rank(mut args: RankArgs) -> anyhow::Result<()> {
         max_patch_bytes: args.max_patch_bytes,
         relocator: None,
         naming: args.names.naming()?,
-        exec: args.exec.settings(None),
+        exec: None,
     };
     check_outputs(&[args.json.as_deref()])?;
-    let (committee, relocator) = committee(&args.llm.options(), args.offline_weights.as_deref())?;
-    let req = dei::rank::pipeline::RankRequest { relocator, ..req };
-    let result = dei::rank::pipeline::rank(&req, committee.as_ref())?;
+    let llm = args.llm.options();
+    let judging = committee(&llm, args.offline_weights.as_deref())?;
+    let (writer, own) = test_writer(&args.exec, &llm, judging.engine.as_ref())?;
+    let req = dei::rank::pipeline::RankRequest {
+        relocator: judging.relocator,
+        exec: args.exec.settings(None, writer),
+        ..req
+    };
+    let result = dei::rank::pipeline::rank(&req, judging.committee.as_ref());
+    report_test_writer(own.as_ref());
+    let result = result?;
     emit(
         args.json.as_deref(),
         || dei::rank::report::json(&result),
@@ -235,7 +304,10 @@ pub fn rank_many(args: RankArgs) -> anyhow::Result<()> {
         anyhow::bail!("say which issues to rank: --all, or --issue ID (repeatable)");
     }
     check_outputs(&[args.json.as_deref()])?;
-    let exec = args.exec.settings(Some(&run_dir));
+    let llm = args.llm.options();
+    let judging = committee(&llm, args.offline_weights.as_deref())?;
+    let (writer, own) = test_writer(&args.exec, &llm, judging.engine.as_ref())?;
+    let exec = args.exec.settings(Some(&run_dir), writer);
     let req = dei::rank::run::RunRequest {
         candidates: args.candidates,
         naming: args.names.naming()?,
@@ -250,12 +322,12 @@ pub fn rank_many(args: RankArgs) -> anyhow::Result<()> {
         shard: args.shard,
         retry_errors: args.retry_errors,
         stop: Some(super::stop_on_ctrl_c()),
-        relocator: None,
+        relocator: judging.relocator,
         exec,
     };
-    let (committee, relocator) = committee(&args.llm.options(), args.offline_weights.as_deref())?;
-    let req = dei::rank::run::RunRequest { relocator, ..req };
-    let report = dei::rank::run::run(&req, committee.as_ref())?;
+    let report = dei::rank::run::run(&req, judging.committee.as_ref());
+    report_test_writer(own.as_ref());
+    let report = report?;
     for line in dei::candidates::problem_lines(&report.problems, 10) {
         eprintln!("input problem: {line}");
     }

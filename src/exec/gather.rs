@@ -1,12 +1,15 @@
 //! Execution evidence for one issue: build (or reuse) the repository's environment, pick the
 //! existing tests the candidates' edits reach, extract the issue's reproduction, run both at
 //! the base commit (the tests twice, to drop flaky ones) and once per distinct after-tree, and
-//! turn what changed into one [`Behaviour`] per candidate.
+//! turn what changed into one [`Behaviour`] per candidate. With a [`TestWriter`]
+//! (`--exec-llm-repro`), a model also writes a reproduction test from the issue, kept only when
+//! it prints `Issue reproduced` at the base commit, then run with each candidate.
 //!
 //! Every run goes through a [`Backend`] (sandboxed) and is cached on disk by what determines
 //! it (environment, tree, command), so a rerun — or a run resumed after a kill — redoes nothing.
 
 use super::env::{spec_for, EnvBuilder, Overrides};
+use super::llm_repro::{self, ModelTestRecord, TestContext, TestStatus, TestWriter};
 use super::outcome::{
     behaviour_classes, parse_test_output, regression, Regression, ReproOutcome, Signature, TestRun,
 };
@@ -14,7 +17,7 @@ use super::regress;
 use super::repro::{self, RepoNames};
 use super::sandbox::{Backend, Job, Limits, Outcome, Tree, TreeFile};
 use crate::localize::search::FileIndex;
-use crate::model::{Applies, Behaviour, PatchView, ReproChange, Task};
+use crate::model::{Applies, Behaviour, ModelTest, PatchView, ReproChange, Task};
 use serde::{Deserialize, Serialize};
 use sha2::Digest;
 use std::collections::{BTreeMap, BTreeSet};
@@ -42,6 +45,8 @@ pub struct ExecSettings {
     pub repro_timeout: std::time::Duration,
     /// Sandboxes at once, over all the issues in flight.
     pub jobs: usize,
+    /// Asks a model for a reproduction test per issue (`--exec-llm-repro`); `None`: no model test.
+    pub model_test: Option<Arc<TestWriter>>,
     /// Counts the sandboxes running now (see [`ExecSettings::jobs`]).
     running: Arc<(std::sync::Mutex<usize>, std::sync::Condvar)>,
 }
@@ -79,6 +84,7 @@ impl std::fmt::Debug for ExecSettings {
             .field("overrides", &self.overrides)
             .field("limits", &self.limits)
             .field("jobs", &self.jobs)
+            .field("model_test", &self.model_test)
             .finish()
     }
 }
@@ -97,6 +103,7 @@ impl ExecSettings {
             limits,
             repro_timeout: std::time::Duration::from_secs(60),
             jobs: 1,
+            model_test: None,
             running: Arc::default(),
         }
     }
@@ -130,6 +137,10 @@ pub struct IssueExec {
     /// Test files left out for the candidates: their base run took over half the time limit.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub slow_files: Vec<String>,
+    /// The model-written reproduction test (`--exec-llm-repro`): whether one was written, kept
+    /// or discarded, and why; `None` when none was asked for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model_test: Option<ModelTestRecord>,
     /// What the sandbox could not enforce on this machine (no network namespace, no Landlock).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub not_isolated: Vec<String>,
@@ -278,11 +289,21 @@ impl Runner<'_> {
 /// A run, and whether it came from the cache.
 type RunResult = anyhow::Result<(Run, bool)>;
 
-/// What a sandbox run runs: one test file (by index), or the reproduction.
+/// What a sandbox run runs: one test file (by index), the reproduction, or the model's test.
 #[derive(Clone, Copy, PartialEq)]
 enum What {
     Tests(usize),
     Repro,
+    ModelTest,
+}
+
+/// The runs read so far, by tree.
+#[derive(Default)]
+struct Results {
+    /// (tree, test file, pass) → the tests' results.
+    tests: BTreeMap<(usize, usize, u32), TestRun>,
+    repros: BTreeMap<usize, ReproOutcome>,
+    model: BTreeMap<usize, ModelTest>,
 }
 
 /// Run `jobs` on `threads` plain threads (not rayon: a rayon worker waiting on another pool
@@ -321,8 +342,7 @@ fn run_all(
 /// Fold one run into the issue's record and the parsed results; returns what ran and how long.
 fn absorb(
     out: &mut IssueExec,
-    tests: &mut BTreeMap<(usize, usize, u32), TestRun>,
-    repros: &mut BTreeMap<usize, ReproOutcome>,
+    seen: &mut Results,
     &(t, what, pass): &(usize, What, u32),
     r: RunResult,
 ) -> Option<(What, f64)> {
@@ -347,13 +367,58 @@ fn absorb(
     }
     match what {
         What::Tests(k) => {
-            tests.insert((t, k, pass), parse_test_output(&run.output));
+            seen.tests
+                .insert((t, k, pass), parse_test_output(&run.output));
         }
         What::Repro => {
-            repros.insert(t, repro_outcome(&run));
+            seen.repros.insert(t, repro_outcome(&run));
+        }
+        What::ModelTest => {
+            seen.model
+                .insert(t, llm_repro::read_output(&run.output, run.timed_out));
         }
     }
     Some((what, run.seconds))
+}
+
+/// What the issue-only search and the repository's names tell the model besides the issue.
+fn test_context(task: &Task, files: &FileIndex, names: &RepoNames) -> TestContext {
+    let opts = crate::localize::search::LocateOptions {
+        top_files: llm_repro::CONTEXT_FILES,
+        ..Default::default()
+    };
+    TestContext {
+        modules: names.modules.iter().cloned().collect(),
+        files: crate::localize::search::locate_files(&task.problem_statement, files, &opts)
+            .into_iter()
+            .take(llm_repro::CONTEXT_FILES)
+            .map(|f| f.path)
+            .collect(),
+    }
+}
+
+/// Settle the model's test from what it printed at the base commit (`None`: it did not run):
+/// kept only when it printed `Issue reproduced`. Returns whether it is kept.
+fn keep_model_test(record: Option<&mut ModelTestRecord>, base: Option<ModelTest>) -> bool {
+    let Some(record) = record else {
+        return false;
+    };
+    if record.runnable().is_none() {
+        record.status = TestStatus::NotWritten;
+        return false;
+    }
+    record.base = base;
+    let why = match base {
+        Some(b) => llm_repro::discard_reason(b),
+        None => Some("its run at the base commit failed (see the issue's error)".into()),
+    };
+    record.status = if why.is_none() {
+        TestStatus::Kept
+    } else {
+        TestStatus::Discarded
+    };
+    record.why = why;
+    record.status == TestStatus::Kept
 }
 
 fn repro_outcome(run: &Run) -> ReproOutcome {
@@ -479,6 +544,28 @@ pub fn gather(
         v
     };
 
+    // The model's reproduction test: asked once per issue (the response cache answers reruns).
+    out.model_test = settings
+        .model_test
+        .as_ref()
+        .map(|w| w.write(task, &test_context(task, files, &names)));
+    let model_script: Option<String> = out
+        .model_test
+        .as_ref()
+        .and_then(|r| r.runnable())
+        .map(str::to_string);
+    let model_cmd = format!("python {}", llm_repro::TEST_FILE);
+    let with_model_test = |files: &[TreeFile]| -> Vec<TreeFile> {
+        let mut v = files.to_vec();
+        if let Some(s) = &model_script {
+            v.push(TreeFile {
+                path: llm_repro::TEST_FILE.into(),
+                contents: Some(s.as_bytes().to_vec()),
+            });
+        }
+        v
+    };
+
     // Distinct trees: the base, then each distinct after-tree once, with the test files of
     // every candidate that has it.
     let mut trees: Vec<Vec<TreeFile>> = vec![Vec::new()];
@@ -524,15 +611,20 @@ pub fn gather(
             settings.repro_timeout,
             pass,
         ),
+        What::ModelTest => runner.run(
+            &with_model_test(&trees[t]),
+            &model_cmd,
+            settings.repro_timeout,
+            pass,
+        ),
     };
-    let mut tests: BTreeMap<(usize, usize, u32), TestRun> = BTreeMap::new();
-    let mut repros: BTreeMap<usize, ReproOutcome> = BTreeMap::new();
+    let mut seen = Results::default();
     let mut base_seconds: BTreeMap<usize, f64> = BTreeMap::new();
 
-    // Phase 1, the base: each test file and the reproduction once, then a second time each
-    // file that can still matter (some test passed, and it ran in at most half the time
-    // limit: a file that slow at base would time out with a candidate on a loaded machine,
-    // and say nothing).
+    // Phase 1, the base: each test file, the reproduction and the model's test once, then a
+    // second time each file that can still matter (some test passed, and it ran in at most
+    // half the time limit: a file that slow at base would time out with a candidate on a
+    // loaded machine, and say nothing).
     let limit = settings.limits.timeout.as_secs_f64() / 2.0;
     let mut base_jobs: Vec<(usize, What, u32)> = Vec::new();
     for &k in &tree_files[0] {
@@ -541,11 +633,13 @@ pub fn gather(
     if script.is_some() {
         base_jobs.push((0, What::Repro, 0));
     }
+    if model_script.is_some() {
+        base_jobs.push((0, What::ModelTest, 0));
+    }
     for pass in 0..2 {
         let results = run_all(&base_jobs, &run_job, settings.jobs);
         for (job, r) in base_jobs.iter().zip(results) {
-            if let Some((What::Tests(k), secs)) = absorb(&mut out, &mut tests, &mut repros, job, r)
-            {
+            if let Some((What::Tests(k), secs)) = absorb(&mut out, &mut seen, job, r) {
                 let e = base_seconds.entry(k).or_insert(0.0);
                 *e = e.max(secs);
             }
@@ -557,7 +651,8 @@ pub fn gather(
             .iter()
             .filter(|&&k| {
                 base_seconds.get(&k).is_some_and(|&s| s <= limit)
-                    && tests
+                    && seen
+                        .tests
                         .get(&(0, k, 0))
                         .is_some_and(|r| regression(r, r, r).stable > 0)
             })
@@ -565,8 +660,12 @@ pub fn gather(
             .collect();
     }
 
+    // The model's test is kept only when it shows the issue at the base commit.
+    let model_kept = keep_model_test(out.model_test.as_mut(), seen.model.get(&0).copied());
+
     // Phase 2, the candidates: only the files where some test passed both times at base in
-    // time; the reproduction when it ran.
+    // time; the reproduction when it ran; the model's test when it was kept.
+    let tests = &seen.tests;
     let useful = |k: usize| -> bool {
         let (Some(a), Some(b)) = (tests.get(&(0, k, 0)), tests.get(&(0, k, 1))) else {
             return false;
@@ -580,8 +679,11 @@ pub fn gather(
                 jobs.push((t, What::Tests(k), 0));
             }
         }
-        if repros.contains_key(&0) {
+        if seen.repros.contains_key(&0) {
             jobs.push((t, What::Repro, 0));
+        }
+        if model_kept {
+            jobs.push((t, What::ModelTest, 0));
         }
     }
     out.slow_files = (0..out.test_files.len())
@@ -590,8 +692,13 @@ pub fn gather(
         .collect();
     let results = run_all(&jobs, &run_job, settings.jobs);
     for (job, r) in jobs.iter().zip(results) {
-        absorb(&mut out, &mut tests, &mut repros, job, r);
+        absorb(&mut out, &mut seen, job, r);
     }
+    let Results {
+        tests,
+        repros,
+        model,
+    } = seen;
 
     // Base: tests that passed twice count. A candidate is compared on its own files.
     let regression_of = |t: usize, ks: &[usize]| -> Option<Regression> {
@@ -631,16 +738,19 @@ pub fn gather(
             _ => None,
         };
         let reg = reg.filter(|r| r.stable > 0);
+        let model_test = model_kept.then(|| model.get(&t).copied()).flatten();
         let behaviour = Behaviour {
             broken: reg.as_ref().map(|r| r.broken.clone()).unwrap_or_default(),
             tests_run: reg.as_ref().map_or(0, |r| r.stable),
             repro: change,
+            model_test,
             class: None,
             error: None,
         };
-        let sig = behaviour
-            .ran()
-            .then(|| Signature::new(reg.as_ref(), rep.filter(|_| change.is_some())));
+        let sig = behaviour.ran().then(|| {
+            Signature::new(reg.as_ref(), rep.filter(|_| change.is_some()))
+                .with_model_test(model_test)
+        });
         out.behaviour[i] = Some(behaviour);
         sigs.push(sig);
     }

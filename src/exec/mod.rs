@@ -6,11 +6,13 @@
 //! output, behind the [`sandbox::Backend`] trait. [`env`] builds and caches the Python
 //! environment a repository's tests need, from the specs shipped in `envs.json` or the user's
 //! overrides. [`repro`] makes the issue's code runnable, [`regress`] picks the existing tests a
-//! candidate's edits reach, [`outcome`] reads runs into results and behaviour classes, and
-//! [`gather`] does all of it for one issue. See docs/execution.md.
+//! candidate's edits reach, [`outcome`] reads runs into results and behaviour classes,
+//! [`llm_repro`] asks a model for a reproduction test (`--exec-llm-repro`), and [`gather`] does
+//! all of it for one issue. See docs/execution.md.
 
 pub mod env;
 pub mod gather;
+pub mod llm_repro;
 pub mod outcome;
 pub mod regress;
 pub mod repro;

@@ -596,6 +596,8 @@ pub struct Signature {
     pub broken: Option<Vec<String>>,
     /// The reproduction's outcome; `None`: no reproduction was run.
     pub repro: Option<ReproOutcome>,
+    /// What the model-written reproduction test printed; `None`: none was kept.
+    pub model_test: Option<crate::model::ModelTest>,
 }
 
 impl Signature {
@@ -607,7 +609,14 @@ impl Signature {
                 b
             }),
             repro,
+            model_test: None,
         }
+    }
+
+    /// The same signature with what the model-written test printed.
+    pub fn with_model_test(mut self, model_test: Option<crate::model::ModelTest>) -> Signature {
+        self.model_test = model_test;
+        self
     }
 }
 

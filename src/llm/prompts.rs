@@ -3,7 +3,8 @@
 //! Each stage renders its own templates (`review::prompts`: `system.j2`, `candidate.j2`,
 //! `pointwise.j2`, `listwise.j2`, `pairwise.j2`; `localize::rerank`: `localize_system.j2`,
 //! `localize_files.j2`, `localize_functions.j2`; the generator: the set [`GENERATE`], loaded
-//! with [`Prompts::generator`]).
+//! with [`Prompts::generator`]; `exec::llm_repro`: the set [`REPRO_TEST`], loaded with
+//! [`Prompts::repro_test`]).
 
 use super::Rendered;
 use anyhow::{anyhow, Context as _};
@@ -80,6 +81,17 @@ pub const GENERATE: [(&str, &str); 11] = [
     ),
 ];
 
+/// The templates of the reproduction test a model writes for `dei rank --exec-llm-repro`
+/// (`crate::exec::llm_repro`), by file name: a set of their own, so that the committee's prompt
+/// digest does not move when they change.
+pub const REPRO_TEST: [(&str, &str); 2] = [
+    (
+        "repro_test_system.j2",
+        include_str!("../../prompts/repro_test_system.j2"),
+    ),
+    ("repro_test.j2", include_str!("../../prompts/repro_test.j2")),
+];
+
 /// The loaded template set.
 #[derive(Debug, Clone)]
 pub struct Prompts {
@@ -100,6 +112,12 @@ impl Prompts {
     /// The generator's set ([`GENERATE`]), with any file in `dir` replacing the built-in one.
     pub fn generator(dir: Option<&Path>) -> anyhow::Result<Prompts> {
         Prompts::load_set(dir, &GENERATE)
+    }
+
+    /// The reproduction test's set ([`REPRO_TEST`]), with any file in `dir` replacing the
+    /// built-in one.
+    pub fn repro_test(dir: Option<&Path>) -> anyhow::Result<Prompts> {
+        Prompts::load_set(dir, &REPRO_TEST)
     }
 
     fn load_set(

@@ -18,6 +18,35 @@ pub enum ReproChange {
     Broken,
 }
 
+/// What the model-written reproduction test printed with a candidate (`--exec-llm-repro`). The
+/// test is kept only when it prints `Issue reproduced` at the base commit, so every candidate
+/// that carries one is compared against that.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ModelTest {
+    /// It printed `Issue resolved`: the behaviour the issue reports is gone.
+    Resolved,
+    /// It printed `Issue reproduced`, as at the base commit: the reported behaviour is still there.
+    Reproduced,
+    /// It printed `Other issues`, none of the three lines, or more than one of them: it fails
+    /// some other way (the candidate's code no longer imports, the test trips on something else).
+    Other,
+    /// It was killed at the time limit.
+    Timeout,
+}
+
+impl ModelTest {
+    /// The word the JSON and the prompts use.
+    pub fn word(self) -> &'static str {
+        match self {
+            ModelTest::Resolved => "resolved",
+            ModelTest::Reproduced => "reproduced",
+            ModelTest::Other => "other",
+            ModelTest::Timeout => "timeout",
+        }
+    }
+}
+
 /// Execution evidence of one candidate.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Behaviour {
@@ -30,6 +59,10 @@ pub struct Behaviour {
     /// The reproduction's outcome against the base commit; `None` when none ran.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub repro: Option<ReproChange>,
+    /// What the model-written reproduction test printed with this candidate; `None` when no
+    /// such test was kept (no `--exec-llm-repro`, or its test did not fail at the base commit).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model_test: Option<ModelTest>,
     /// Behaviour class: candidates with the same outcomes on everything that ran share it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub class: Option<usize>,
@@ -41,6 +74,7 @@ pub struct Behaviour {
 impl Behaviour {
     /// Whether anything ran for this candidate.
     pub fn ran(&self) -> bool {
-        self.error.is_none() && (self.tests_run > 0 || self.repro.is_some())
+        self.error.is_none()
+            && (self.tests_run > 0 || self.repro.is_some() || self.model_test.is_some())
     }
 }

@@ -89,6 +89,9 @@ fn exec_line(e: &crate::exec::gather::IssueExec) -> String {
         if e.runs == 1 { "" } else { "s" },
         e.cached_runs
     );
+    if let Some(m) = &e.model_test {
+        line.push_str(&model_test_line(m, &e.behaviour));
+    }
     if !e.not_isolated.is_empty() {
         line.push_str(&format!(
             "execution: not isolated on this machine: {}\n",
@@ -96,6 +99,44 @@ fn exec_line(e: &crate::exec::gather::IssueExec) -> String {
         ));
     }
     line
+}
+
+/// One line on the model-written reproduction test (`--exec-llm-repro`).
+fn model_test_line(
+    m: &crate::exec::llm_repro::ModelTestRecord,
+    behaviour: &[Option<crate::model::Behaviour>],
+) -> String {
+    use crate::exec::llm_repro::TestStatus;
+    use crate::model::ModelTest;
+    let why = m.why.as_deref().unwrap_or("no reason given");
+    let why = why.lines().next().unwrap_or_default();
+    match m.status {
+        TestStatus::NotWritten => format!(
+            "execution: model-written test ({}): not written: {why}\n",
+            m.model
+        ),
+        TestStatus::Discarded => format!(
+            "execution: model-written test ({}): discarded: {why}\n",
+            m.model
+        ),
+        TestStatus::Kept => {
+            let count = |t: ModelTest| {
+                behaviour
+                    .iter()
+                    .flatten()
+                    .filter(|b| b.model_test == Some(t))
+                    .count()
+            };
+            format!(
+                "execution: model-written test ({}): kept (prints `Issue reproduced` at the base commit); with the candidates: {} resolved, {} still reproduced, {} other issues, {} timed out\n",
+                m.model,
+                count(ModelTest::Resolved),
+                count(ModelTest::Reproduced),
+                count(ModelTest::Other),
+                count(ModelTest::Timeout)
+            )
+        }
+    }
 }
 
 pub fn table(result: &RankResult, width: Option<usize>) -> String {

@@ -68,6 +68,9 @@ pub struct ExecView {
     pub tests_run: usize,
     /// The issue's reproduction against the base commit: `changed`, `same`, or `None` when none ran.
     pub repro: Option<&'static str>,
+    /// What the model-written test printed (`resolved`, `reproduced`, `other`, `timeout`), or
+    /// `None` when no such test was kept (`--exec-llm-repro`).
+    pub model_test: Option<&'static str>,
     /// Other agent families with a candidate that behaves the same on everything that ran.
     pub same_families: usize,
     /// Why the candidate could not be run (then nothing else is known).
@@ -89,6 +92,7 @@ pub fn exec_views(bundle: &IssueBundle) -> Vec<Option<ExecView>> {
                     broken_more: 0,
                     tests_run: 0,
                     repro: None,
+                    model_test: None,
                     same_families: 0,
                     error: Some(e.lines().next().unwrap_or("").to_string()),
                 });
@@ -116,6 +120,7 @@ pub fn exec_views(bundle: &IssueBundle) -> Vec<Option<ExecView>> {
                     ReproChange::Same => "same",
                     ReproChange::Broken => "broken",
                 }),
+                model_test: b.model_test.map(crate::model::ModelTest::word),
                 same_families,
                 error: None,
             })

@@ -7,7 +7,7 @@ use crate::support::llm_mock;
 use dei::llm::config::LlmOptions;
 use dei::llm::prompts::Prompts;
 use dei::llm::Format;
-use dei::model::{Applies, Behaviour, ReproChange, Review};
+use dei::model::{Applies, Behaviour, ModelTest, ReproChange, Review};
 use dei::review::llm::LlmCommittee;
 use dei::review::prompts::{exec_views, PromptCandidate};
 use dei::review::rubric::Rubric;
@@ -44,6 +44,7 @@ fn behaviour(broken: &[&str], repro: ReproChange, class: usize) -> Behaviour {
         broken: broken.iter().map(|s| s.to_string()).collect(),
         tests_run: 12,
         repro: Some(repro),
+        model_test: None,
         class: Some(class),
         error: None,
     }
@@ -166,6 +167,29 @@ fn without_behaviour_the_prompts_are_what_they_were_and_with_it_they_say_what_ra
     assert!(list.contains("No candidate from another agent family behaves the same"));
     assert!(list.contains("The candidates were run"));
     assert!(shown[2].contains("The candidates were run"));
+    assert!(
+        shown.iter().all(|t| !t.contains("written by a model")),
+        "no model-written test, no line about one"
+    );
+
+    // The model-written test (`--exec-llm-repro`): what it printed with each candidate.
+    for (i, t) in [ModelTest::Resolved, ModelTest::Reproduced, ModelTest::Other]
+        .into_iter()
+        .enumerate()
+    {
+        if let Some(b) = b.behaviour[i].as_mut() {
+            b.model_test = Some(t);
+        }
+    }
+    let with_test = render(&prompts, &b);
+    let list = &with_test[1];
+    for want in [
+        "which prints \"Issue reproduced\" at the base commit, prints \"Issue resolved\" with this patch.",
+        "still prints \"Issue reproduced\" with this patch, as at the base commit",
+        "ends in other issues with this patch",
+    ] {
+        assert!(list.contains(want), "missing {want:?} in:\n{list}");
+    }
 }
 
 #[test]

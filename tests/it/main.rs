@@ -12,6 +12,7 @@ mod eval_scores;
 mod exec_env;
 mod exec_env_real;
 mod exec_evidence_real;
+mod exec_llm_repro;
 mod exec_rank;
 mod exec_sandbox;
 mod generate_cli;

@@ -212,7 +212,8 @@ pub struct JournalRead {
 }
 
 /// Read every finished issue in `path` (missing file: nothing finished), line by line.
-/// With `keep_results` false the full rankings are dropped as they are read, so memory
+/// With `keep_results` false the full rankings are dropped as they are read (all but what the
+/// summary counts, [`IssueOutcome::slim`]), so memory
 /// stays small however long the journal is.
 pub fn read_journal(path: &Path, keep_results: bool) -> anyhow::Result<JournalRead> {
     let file = match File::open(path) {
@@ -248,7 +249,7 @@ pub fn read_journal(path: &Path, keep_results: bool) -> anyhow::Result<JournalRe
         match serde_json::from_slice::<IssueOutcome>(&buf) {
             Ok(mut o) => {
                 if !keep_results {
-                    o.result = None;
+                    o = o.slim();
                 }
                 out.outcomes.push(o);
             }

@@ -141,6 +141,27 @@ impl IssueOutcome {
         self.error_kind.is_none()
     }
 
+    /// The outcome as the run keeps it in memory: of the full ranking, only what the summary
+    /// counts (the issue's `exec`, without its per-candidate behaviour and the model-written
+    /// test's script); the rest is on disk in the journal.
+    pub fn slim(self) -> IssueOutcome {
+        let result = self
+            .result
+            .as_ref()
+            .and_then(|r| r.get("exec"))
+            .map(|exec| {
+                let mut exec = exec.clone();
+                if let Some(e) = exec.as_object_mut() {
+                    e.remove("behaviour");
+                    if let Some(m) = e.get_mut("model_test").and_then(|m| m.as_object_mut()) {
+                        m.remove("script");
+                    }
+                }
+                serde_json::json!({ "exec": exec })
+            });
+        IssueOutcome { result, ..self }
+    }
+
     fn failed(
         id: &str,
         repo: &str,
@@ -347,10 +368,7 @@ pub fn run(req: &RunRequest, committee: &dyn Committee) -> anyhow::Result<RunRep
                     });
                     if let Ok(mut f) = fresh.lock() {
                         // The full ranking is on disk; keep only the summary fields in memory.
-                        f.push(IssueOutcome {
-                            result: None,
-                            ..outcome
-                        });
+                        f.push(outcome.slim());
                     }
                 }
                 Err(e) => {
@@ -632,5 +650,32 @@ mod tests {
             "{table}"
         );
         assert!(!table.lines().any(|l| l.starts_with("i-2 ")), "{table}");
+    }
+
+    #[test]
+    fn in_memory_outcomes_keep_what_the_summary_counts() {
+        let o: IssueOutcome = serde_json::from_value(serde_json::json!({
+            "instance_id": "i-1",
+            "result": {"ranked": [{"agent": "a"}], "exec": {
+                "runs": 7, "behaviour": [{"tests_run": 3}],
+                "model_test": {"status": "kept", "model": "m", "script": "print(1)"}
+            }}
+        }))
+        .unwrap();
+        let slim = o.slim();
+        let r = slim.result.as_ref().unwrap();
+        assert!(r.get("ranked").is_none());
+        assert_eq!(r["exec"]["runs"], 7);
+        assert!(r["exec"].get("behaviour").is_none());
+        assert_eq!(r["exec"]["model_test"]["status"], "kept");
+        assert!(r["exec"]["model_test"].get("script").is_none());
+        let s = Summary::new(&[slim], 1, 0);
+        assert_eq!(s.exec.map(|e| (e.runs, e.model_tests_kept)), Some((7, 1)));
+        // Without --exec nothing is kept.
+        let plain: IssueOutcome = serde_json::from_value(serde_json::json!({
+            "instance_id": "i-2", "result": {"ranked": []}
+        }))
+        .unwrap();
+        assert!(plain.slim().result.is_none());
     }
 }

@@ -75,6 +75,12 @@ pub struct ExecCounts {
     pub flaky: usize,
     /// The candidates fell into two or more behaviour classes.
     pub split: usize,
+    /// A model was asked for a reproduction test (`--exec-llm-repro`), and it was kept (it
+    /// prints `Issue reproduced` at the base commit).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub model_tests: usize,
+    #[serde(skip_serializing_if = "is_zero")]
+    pub model_tests_kept: usize,
     /// Sandbox runs, those from the cache, and seconds spent in the others.
     pub runs: usize,
     pub cached_runs: usize,
@@ -89,10 +95,19 @@ impl ExecCounts {
         self.reproduction += usize::from(e.reproduction);
         self.flaky += usize::from(!e.flaky_tests.is_empty());
         self.split += usize::from(e.classes >= 2);
+        if let Some(m) = &e.model_test {
+            self.model_tests += 1;
+            self.model_tests_kept +=
+                usize::from(m.status == crate::exec::llm_repro::TestStatus::Kept);
+        }
         self.runs += e.runs;
         self.cached_runs += e.cached_runs;
         self.run_seconds += e.run_seconds;
     }
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 fn kind_name(k: ErrorKind) -> String {
@@ -235,6 +250,12 @@ impl Summary {
                 "execution (--exec), of {} ranked issues: an environment for {}, tests that pass at the base commit for {} (flaky base tests in {}), a reproduction for {}, candidates told apart by behaviour in {}; {} sandbox runs ({} from the cache, {:.0} s in the others)\n",
                 e.issues, e.environment, e.tests, e.flaky, e.reproduction, e.split, e.runs, e.cached_runs, e.run_seconds
             ));
+            if e.model_tests > 0 {
+                out.push_str(&format!(
+                    "model-written reproduction tests (--exec-llm-repro): asked for {} issues, kept (failing at the base commit) for {}\n",
+                    e.model_tests, e.model_tests_kept
+                ));
+            }
         }
         if let (Some(c), Some(o)) = (self.top1_resolved, self.oracle) {
             out.push_str(&format!(
@@ -473,6 +494,28 @@ mod tests {
         assert_eq!((e.runs, e.cached_runs), (10, 4));
         assert!(
             s.table(10).contains("an environment for 1"),
+            "{}",
+            s.table(10)
+        );
+        assert!(!s.table(10).contains("model-written"));
+        // With --exec-llm-repro: how many issues asked a model for a test, and kept it.
+        let with_tests = [
+            outcome(
+                "a",
+                Some(serde_json::json!({"model_test": {"status": "kept", "model": "m"}})),
+            ),
+            outcome(
+                "b",
+                Some(serde_json::json!({"model_test": {"status": "discarded", "model": "m"}})),
+            ),
+            outcome("c", Some(serde_json::json!({}))),
+        ];
+        let s = Summary::new(&with_tests, 3, 0);
+        let e = s.exec.clone().expect("counted");
+        assert_eq!((e.model_tests, e.model_tests_kept), (2, 1));
+        assert!(
+            s.table(10)
+                .contains("asked for 2 issues, kept (failing at the base commit) for 1"),
             "{}",
             s.table(10)
         );

@@ -1,6 +1,6 @@
 //! Execution evidence in the offline committee: what running the candidates showed.
 //!
-//! Three parts, all zero without `--exec` (no candidate then carries a [`Behaviour`]):
+//! Four parts, all zero without `--exec` (no candidate then carries a [`Behaviour`]):
 //!
 //! - **breaks tests**: a candidate that breaks tests which passed twice at the base commit gets
 //!   `exec_breaks · rarity`, where `rarity = 1 − (families breaking the test) / (families run)`
@@ -9,15 +9,20 @@
 //! - **reproduction**: `exec_repro_changed` when the issue's reproduction behaves differently
 //!   from the base commit, `exec_repro_same` when it still behaves as at base — counted only
 //!   when some other candidate does change it (else the reproduction may not show the bug).
+//! - **the model's test** (`--exec-llm-repro`, kept only when it prints `Issue reproduced` at
+//!   the base commit): `exec_repro_changed` when it prints `Issue resolved` with the candidate;
+//!   `exec_repro_same` when it still prints `Issue reproduced` while another candidate resolves
+//!   it, and when it ends in other issues or the time limit (like a broken reproduction).
 //! - **behaviour agreement**: `exec_agreement · s/(1+s)` with `s` the number of other agent
 //!   families whose candidates behave identically on everything that ran (its own family's
 //!   further candidates count `same_family`). Counted only when the reproduction ran and some
-//!   candidate changes what it shows (classes from tests alone mostly mean "breaks nothing",
-//!   which prunes but cannot choose), and there are at least two classes;
-//!   candidates that leave the reproduction as at base while another changes it get none
-//!   (agreeing to change nothing is no vote for a fix).
+//!   candidate changes what it shows, or the model's test ran and some candidate resolves it
+//!   (classes from tests alone mostly mean "breaks nothing", which prunes but cannot choose),
+//!   and there are at least two classes; candidates that leave the reproduction as at base
+//!   while another changes it, or the model's test failing while another resolves it, get
+//!   none (agreeing to change nothing is no vote for a fix).
 
-use crate::model::{Behaviour, ReproChange};
+use crate::model::{Behaviour, ModelTest, ReproChange};
 use std::collections::BTreeSet;
 
 /// The name of the behaviour-agreement part (it replaces text agreement).
@@ -56,6 +61,14 @@ fn someone_changes(members: &[Member], i: usize) -> bool {
         .iter()
         .enumerate()
         .any(|(j, m)| j != i && ran(m).is_some_and(|b| b.repro == Some(ReproChange::Changed)))
+}
+
+/// Whether a candidate other than `i` passes the model-written test (`Issue resolved`).
+fn someone_resolves(members: &[Member], i: usize) -> bool {
+    members
+        .iter()
+        .enumerate()
+        .any(|(j, m)| j != i && ran(m).is_some_and(|b| b.model_test == Some(ModelTest::Resolved)))
 }
 
 fn ran<'a>(m: &Member<'a>) -> Option<&'a Behaviour> {
@@ -149,11 +162,43 @@ pub fn parts(members: &[Member], i: usize, w: &ExecWeights) -> Vec<Part> {
         }
     }
 
+    // The model-written test, kept only when it prints `Issue reproduced` at the base commit.
+    let other_resolves = someone_resolves(members, i);
+    match me.model_test {
+        Some(ModelTest::Resolved) => out.push(Part {
+            name: "passes the model's reproduction test",
+            value: w.repro_changed,
+            note: "the model-written test that shows the issue at the base commit prints `Issue resolved`".into(),
+        }),
+        Some(ModelTest::Reproduced) if other_resolves => out.push(Part {
+            name: "model's reproduction test still fails",
+            value: w.repro_same,
+            note: "the model-written test still prints `Issue reproduced`, as at the base commit".into(),
+        }),
+        Some(ModelTest::Reproduced) | None => {}
+        Some(ModelTest::Other | ModelTest::Timeout) => out.push(Part {
+            name: "model's reproduction test errs",
+            value: w.repro_same,
+            note: format!(
+                "the model-written test {} (it printed `Issue reproduced` at the base commit)",
+                if me.model_test == Some(ModelTest::Timeout) {
+                    "runs past the time limit"
+                } else {
+                    "ends in other issues"
+                }
+            ),
+        }),
+    }
+
     // Agreement in behaviour, counted in families: only when the reproduction tells
-    // candidates apart (some candidate changes what it shows). Classes from the tests alone
-    // mostly say "breaks nothing", which prunes but cannot choose: text agreement stays then.
-    let discriminating = me.repro.is_some()
+    // candidates apart (some candidate changes what it shows), or the model's test does (some
+    // candidate resolves it). Classes from the tests alone mostly say "breaks nothing", which
+    // prunes but cannot choose: text agreement stays then.
+    let by_repro = me.repro.is_some()
         && (me.repro == Some(ReproChange::Changed) || someone_changes(members, i));
+    let by_model_test =
+        me.model_test.is_some() && (me.model_test == Some(ModelTest::Resolved) || other_resolves);
+    let discriminating = by_repro || by_model_test;
     if let Some(class) = me.class.filter(|_| discriminating) {
         let classes: BTreeSet<usize> = members
             .iter()
@@ -173,15 +218,18 @@ pub fn parts(members: &[Member], i: usize, w: &ExecWeights) -> Vec<Part> {
                 }
             }
             // Agreeing to leave the reported behaviour as it is votes for no fix.
-            let idle = me.repro == Some(ReproChange::Broken)
-                || (me.repro == Some(ReproChange::Same) && someone_changes(members, i));
+            let broken = me.repro == Some(ReproChange::Broken)
+                || matches!(me.model_test, Some(ModelTest::Other | ModelTest::Timeout));
+            let idle = broken
+                || (me.repro == Some(ReproChange::Same) && someone_changes(members, i))
+                || (me.model_test == Some(ModelTest::Reproduced) && other_resolves);
             let s = if idle {
                 0.0
             } else {
                 families.len() as f64 + w.same_family * own.min(1) as f64
             };
             let note = match (families.len(), own) {
-                _ if idle && me.repro == Some(ReproChange::Broken) => {
+                _ if idle && broken => {
                     "agrees with others only in breaking the issue's code".to_string()
                 }
                 _ if idle => {
@@ -222,8 +270,16 @@ mod tests {
             broken: broken.iter().map(|s| s.to_string()).collect(),
             tests_run: 10,
             repro,
+            model_test: None,
             class: Some(class),
             error: None,
+        }
+    }
+
+    fn t(repro: Option<ReproChange>, model_test: ModelTest, class: usize) -> Behaviour {
+        Behaviour {
+            model_test: Some(model_test),
+            ..b(&[], repro, class)
         }
     }
 
@@ -377,5 +433,66 @@ mod tests {
             behaviour: Some(&failed),
         }];
         assert!(parts(&ms, 0, &W).is_empty());
+    }
+
+    #[test]
+    fn the_model_test_counts_like_the_reproduction() {
+        use ModelTest::*;
+        let bs = vec![
+            t(None, Resolved, 0),
+            t(None, Reproduced, 1),
+            t(None, Other, 2),
+            t(None, Timeout, 3),
+        ];
+        let ms = members(&["x", "y", "z", "w"], &bs);
+        let p = parts(&ms, 0, &W);
+        assert_eq!(value(&p, "passes the model's reproduction test"), 1.0);
+        assert_eq!(
+            value(&parts(&ms, 1, &W), "model's reproduction test still fails"),
+            -1.0
+        );
+        for k in [2, 3] {
+            let p = parts(&ms, k, &W);
+            assert_eq!(value(&p, "model's reproduction test errs"), -1.0, "{k}");
+            // Agreeing only in breaking is no vote.
+            assert_eq!(value(&p, AGREEMENT), 0.0);
+        }
+        assert!(parts(&ms, 3, &W)[0].note.contains("time limit"));
+        // Still reproduced while nobody resolves it: no evidence either way.
+        let bs = vec![t(None, Reproduced, 0), t(None, Other, 1)];
+        let ms = members(&["x", "y"], &bs);
+        let p = parts(&ms, 0, &W);
+        assert!(p.is_empty(), "{p:?}");
+        // Other issues count against even then (like a broken reproduction).
+        assert_eq!(
+            value(&parts(&ms, 1, &W), "model's reproduction test errs"),
+            -1.0
+        );
+    }
+
+    #[test]
+    fn the_model_test_alone_lets_behaviour_vote() {
+        use ModelTest::*;
+        // No reproduction of the issue's code; the model's test tells the classes apart.
+        let bs = vec![
+            t(None, Resolved, 0),
+            t(None, Resolved, 0),
+            t(None, Reproduced, 1),
+            t(None, Reproduced, 1),
+        ];
+        let ms = members(&["x", "y", "z", "w"], &bs);
+        assert_eq!(value(&parts(&ms, 0, &W), AGREEMENT), 3.0 * 0.5);
+        // Agreeing to leave the test failing is no vote.
+        let p = parts(&ms, 2, &W);
+        assert_eq!(value(&p, AGREEMENT), 0.0);
+        assert!(p.iter().any(|x| x.note.contains("changing nothing")));
+        // Nobody resolves it: it does not tell them apart, text agreement stays.
+        let same = vec![
+            t(None, Reproduced, 0),
+            t(None, Reproduced, 0),
+            b(&["t::a"], None, 1),
+        ];
+        let ms = members(&["x", "y", "z"], &same);
+        assert!(parts(&ms, 0, &W).iter().all(|p| p.name != AGREEMENT));
     }
 }

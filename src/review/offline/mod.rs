@@ -23,7 +23,7 @@
 //! | new files | `new_file` when it creates non-test files |
 //! | track record | `prior · agent_prior[agent]`, else `prior · family_prior[family]` (empty maps by default) |
 //! | shape | `large · largeness` + `small · smallness` + `scatter · scatter` ([`shape::shape`]) |
-//! | execution (`--exec` only) | `exec_breaks`, `exec_repro_changed` / `exec_repro_same`, `exec_agreement` ([`behaviour`]) |
+//! | execution (`--exec` only) | `exec_breaks`, `exec_repro_changed` / `exec_repro_same` (the issue's reproduction, and the model-written test with `--exec-llm-repro`), `exec_agreement` ([`behaviour`]) |
 //!
 //! With execution evidence that splits the candidates into two or more behaviour classes, a
 //! candidate that ran is voted for by behaviour (`exec_agreement`), not by text (`agreement`).
@@ -77,9 +77,12 @@ pub struct Weights {
     pub scale: f64,
     /// Breaking tests that passed at the base commit, times how few families break them.
     pub exec_breaks: f64,
-    /// The issue's reproduction behaves differently from the base commit.
+    /// The issue's reproduction behaves differently from the base commit; also the
+    /// model-written test (`--exec-llm-repro`) printing `Issue resolved`.
     pub exec_repro_changed: f64,
-    /// It behaves as at the base commit while another candidate changes it.
+    /// It behaves as at the base commit while another candidate changes it, or now fails; also
+    /// the model-written test still printing `Issue reproduced` while another candidate
+    /// resolves it, or ending in other issues.
     pub exec_repro_same: f64,
     /// Agreement in behaviour (replaces `agreement` when behaviour classes split the candidates).
     pub exec_agreement: f64,

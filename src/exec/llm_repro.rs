@@ -1,0 +1,414 @@
+//! The reproduction test a model writes from the issue (`dei rank --exec --exec-llm-repro`),
+//! Agentless-style: one standalone Python script that prints `Issue reproduced`,
+//! `Issue resolved` or `Other issues`. [`gather`](super::gather) runs it at the base commit
+//! and keeps it only when it prints `Issue reproduced` there; then runs it with each distinct
+//! after-tree, and each candidate carries what it printed ([`ModelTest`]).
+//!
+//! The model sees the issue's text only (the task's `problem_statement`), the repository's
+//! name, its top-level modules and the files an issue-only text search ranks first; never the
+//! reference patch, its tests, the lists of tests that must pass, nor the hints. One call per
+//! issue, through the [`Engine`] (its response cache, limits, retries, cost cap and ledger),
+//! so a rerun costs nothing. Whatever goes wrong with the model (a failed call, a reply
+//! without a code block, a script that does not parse) is recorded in the issue's
+//! [`ModelTestRecord`] and never fails the ranking.
+
+use crate::llm::prompts::Prompts;
+use crate::llm::runner::Engine;
+use crate::llm::Rendered;
+use crate::model::{ModelTest, Task, Usage};
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+use std::sync::Arc;
+
+/// The file the model's test is written to, at the root of the tree.
+pub const TEST_FILE: &str = "dei_model_test.py";
+/// The three lines the test prints (Agentless's convention).
+pub const REPRODUCED: &str = "Issue reproduced";
+pub const RESOLVED: &str = "Issue resolved";
+pub const OTHER: &str = "Other issues";
+/// Files from the issue-only search named in the prompt.
+pub const CONTEXT_FILES: usize = 5;
+/// Top-level modules named in the prompt.
+pub const CONTEXT_MODULES: usize = 20;
+
+/// What became of the model-written test for one issue.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TestStatus {
+    /// No usable script: the call failed, the reply held no code block, or it does not parse.
+    #[default]
+    NotWritten,
+    /// Written, but it did not print `Issue reproduced` at the base commit: not used.
+    Discarded,
+    /// It prints `Issue reproduced` at the base commit; it ran with every candidate.
+    Kept,
+}
+
+/// The model-written test of one issue, as `IssueExec` records it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ModelTestRecord {
+    pub status: TestStatus,
+    /// Why it was not written or was discarded.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub why: Option<String>,
+    /// What it printed at the base commit.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub base: Option<ModelTest>,
+    /// The script, when one was extracted from the reply.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub script: Option<String>,
+    /// The model that wrote it (`protocol:model`).
+    pub model: String,
+    /// The call's tokens and cost (zero when answered from the cache).
+    pub usage: Usage,
+}
+
+impl ModelTestRecord {
+    /// The script to run: one was extracted and nothing is wrong with it.
+    pub fn runnable(&self) -> Option<&str> {
+        self.script.as_deref().filter(|_| self.why.is_none())
+    }
+}
+
+/// Asks a model for the reproduction test.
+pub struct TestWriter {
+    engine: Arc<Engine>,
+    prompts: Prompts,
+    /// `protocol:model`, for the records.
+    pub model: String,
+}
+
+impl std::fmt::Debug for TestWriter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TestWriter")
+            .field("model", &self.model)
+            .field("prompts", &self.prompts.digest)
+            .finish()
+    }
+}
+
+/// What the model was shown besides the issue.
+#[derive(Debug, Clone, Default)]
+pub struct TestContext {
+    /// Top-level importable modules of the repository.
+    pub modules: Vec<String>,
+    /// Files the issue-only search ranks first.
+    pub files: Vec<String>,
+}
+
+impl TestWriter {
+    /// A writer over `engine`, with the templates of `prompts/repro_test*.j2` (any of them
+    /// replaced by the file of the same name in `prompt_dir`).
+    pub fn new(engine: Arc<Engine>, prompt_dir: Option<&Path>) -> anyhow::Result<TestWriter> {
+        let prompts = Prompts::repro_test(prompt_dir)?;
+        let model = format!(
+            "{}:{}",
+            engine.provider.protocol.name(),
+            engine.provider.model
+        );
+        Ok(TestWriter {
+            engine,
+            prompts,
+            model,
+        })
+    }
+
+    /// SHA-256 of the templates (two writers with the same digest ask the same prompts).
+    pub fn prompt_digest(&self) -> &str {
+        &self.prompts.digest
+    }
+
+    /// The prompt for `task`: its problem statement and `ctx`, nothing else of the task.
+    pub fn prompt(&self, task: &Task, ctx: &TestContext) -> anyhow::Result<Rendered> {
+        let repo = if task.repo.is_empty() {
+            "under test"
+        } else {
+            task.repo.as_str()
+        };
+        self.prompts.render_with(
+            "repro_test.j2",
+            "repro_test_system.j2",
+            minijinja::context! {
+                issue => task.problem_statement.trim(),
+                repo => repo,
+                modules => ctx.modules.iter().take(CONTEXT_MODULES).collect::<Vec<_>>(),
+                files => ctx.files.iter().take(CONTEXT_FILES).collect::<Vec<_>>(),
+                file => TEST_FILE,
+            },
+        )
+    }
+
+    /// Ask the model for the test of `task` (one call at temperature 0, from the cache when
+    /// asked before). The record says why there is no script when there is none.
+    pub fn write(&self, task: &Task, ctx: &TestContext) -> ModelTestRecord {
+        let mut record = ModelTestRecord {
+            model: self.model.clone(),
+            ..ModelTestRecord::default()
+        };
+        let prompt = match self.prompt(task, ctx) {
+            Ok(p) => p,
+            Err(e) => {
+                record.why = Some(format!("the prompt could not be rendered: {e:#}"));
+                return record;
+            }
+        };
+        let label = format!("{} repro-test", task.instance_id);
+        let reply = self
+            .engine
+            .complete(&prompt.system, &prompt.user, 0.0, 0, &label);
+        let text = match reply {
+            Ok((text, usage)) => {
+                record.usage = usage;
+                text
+            }
+            Err(e) => {
+                record.why = Some(format!("the model call failed: {e:#}"));
+                return record;
+            }
+        };
+        match extract_script(&text) {
+            Ok(script) => {
+                // An unparsable script is kept in the record, to read why.
+                record.why = check_script(&script).err();
+                record.script = Some(script);
+            }
+            Err(why) => record.why = Some(why),
+        }
+        record
+    }
+}
+
+/// A fence line: its indentation, its marker (``` or ~~~, at least three) and the info
+/// string after it.
+fn fence(line: &str) -> Option<(usize, char, usize, &str)> {
+    let t = line.trim_start_matches(' ');
+    let indent = line.len() - t.len();
+    let c = t.chars().next().filter(|c| *c == '`' || *c == '~')?;
+    let n = t.chars().take_while(|x| *x == c).count();
+    (n >= 3 && indent <= 3).then(|| (indent, c, n, t[n..].trim()))
+}
+
+/// `line` without up to `indent` leading spaces (a fence's indentation).
+fn unindent(line: &str, indent: usize) -> &str {
+    let spaces = line.len() - line.trim_start_matches(' ').len();
+    &line[spaces.min(indent)..]
+}
+
+/// The script in a model's reply: the first fenced block tagged Python (`python`, `py`,
+/// `python3`), else the first untagged one. Blocks tagged with another language are skipped.
+pub fn extract_script(reply: &str) -> Result<String, String> {
+    let mut python: Option<String> = None;
+    let mut untagged: Option<String> = None;
+    let mut unclosed = false;
+    let mut lines = reply.lines();
+    while let Some(line) = lines.next() {
+        let Some((indent, c, n, info)) = fence(line) else {
+            continue;
+        };
+        let lang = info
+            .split(|x: char| x.is_whitespace() || x == '{')
+            .next()
+            .unwrap_or("")
+            .to_ascii_lowercase();
+        let mut body = Vec::new();
+        let mut closed = false;
+        for l in lines.by_ref() {
+            if let Some((_, c2, n2, rest)) = fence(l) {
+                if c2 == c && n2 >= n && rest.is_empty() {
+                    closed = true;
+                    break;
+                }
+            }
+            body.push(unindent(l, indent));
+        }
+        if !closed {
+            unclosed = true;
+            break;
+        }
+        let code = body.join("\n");
+        let slot = match lang.as_str() {
+            "python" | "py" | "python3" => &mut python,
+            "" => &mut untagged,
+            _ => continue,
+        };
+        if slot.is_none() && !code.trim().is_empty() {
+            *slot = Some(format!("{}\n", code.trim_end()));
+        }
+        if python.is_some() {
+            break;
+        }
+    }
+    match python.or(untagged) {
+        Some(code) => Ok(code),
+        None if unclosed => Err(
+            "the reply's code block is not closed (cut at --max-tokens?), and no other holds Python"
+                .into(),
+        ),
+        None => Err("the reply has no ```python code block".into()),
+    }
+}
+
+/// Whether `script` parses as Python, as far as tree-sitter tells: no ERROR or MISSING node,
+/// and no empty block (tree-sitter accepts `if x:` with nothing under it; CPython does not).
+pub fn check_script(script: &str) -> Result<(), String> {
+    let Some(tree) = crate::syntax::python::parse(script) else {
+        return Err("the script could not be parsed".into());
+    };
+    let mut stack = vec![tree.root_node()];
+    while let Some(n) = stack.pop() {
+        let what = if n.is_error() {
+            "a syntax error"
+        } else if n.is_missing() {
+            "a missing token"
+        } else if n.kind() == "block" && n.named_child_count() == 0 {
+            "an empty block"
+        } else {
+            // Children in reverse, so that the first problem in source order is found first.
+            let mut c = n.walk();
+            let kids: Vec<_> = n.children(&mut c).collect();
+            stack.extend(kids.into_iter().rev());
+            continue;
+        };
+        return Err(format!(
+            "the script does not parse as Python ({what} at line {})",
+            n.start_position().row + 1
+        ));
+    }
+    Ok(())
+}
+
+/// What a run of the test printed: the one of the three lines it printed (a line that is the
+/// phrase, or starts with it followed by punctuation or a space); none of them, or more than
+/// one kind, is [`ModelTest::Other`]; killed at the time limit is [`ModelTest::Timeout`].
+pub fn read_output(output: &str, timed_out: bool) -> ModelTest {
+    if timed_out {
+        return ModelTest::Timeout;
+    }
+    let mut seen = [false; 3];
+    for line in output.lines() {
+        let t = line.trim();
+        for (k, phrase) in [REPRODUCED, RESOLVED, OTHER].iter().enumerate() {
+            if let Some(rest) = t.strip_prefix(phrase) {
+                if rest.is_empty() || rest.starts_with(|c: char| !c.is_alphanumeric()) {
+                    seen[k] = true;
+                }
+            }
+        }
+    }
+    match seen {
+        [true, false, false] => ModelTest::Reproduced,
+        [false, true, false] => ModelTest::Resolved,
+        _ => ModelTest::Other,
+    }
+}
+
+/// Why a test that printed `base` at the base commit is not kept; `None` when it is.
+pub fn discard_reason(base: ModelTest) -> Option<String> {
+    match base {
+        ModelTest::Reproduced => None,
+        ModelTest::Resolved => Some(format!(
+            "it prints `{RESOLVED}` already at the base commit: it does not show the issue"
+        )),
+        ModelTest::Other => Some(format!(
+            "at the base commit it prints `{OTHER}`, none of the three lines, or more than one"
+        )),
+        ModelTest::Timeout => Some("at the base commit it ran past the time limit".into()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_script_is_the_first_python_block() {
+        let reply = "Here is a test.\n\n```bash\npython x.py\n```\n\n```python\nimport a\nprint(\"Issue reproduced\")\n```\n\n```python\nsecond = 1\n```\n";
+        assert_eq!(
+            extract_script(reply).unwrap(),
+            "import a\nprint(\"Issue reproduced\")\n"
+        );
+        // Untagged, when nothing is tagged Python; longer fences and tildes too.
+        assert_eq!(extract_script("```\nx = 1\n```").unwrap(), "x = 1\n");
+        assert_eq!(
+            extract_script("~~~~py\ns = '```'\n~~~~\n").unwrap(),
+            "s = '```'\n"
+        );
+        assert_eq!(
+            extract_script("```text\nout\n```\n```\ny = 2\n```\n```Python3 title\nz = 3\n```")
+                .unwrap(),
+            "z = 3\n"
+        );
+        // Indented fences (inside a list) are blocks too.
+        assert_eq!(
+            extract_script("1. the script:\n   ```python\n   v = 1\n   ```\n").unwrap(),
+            "v = 1\n"
+        );
+    }
+
+    #[test]
+    fn replies_without_a_script_say_why() {
+        for (reply, want) in [
+            ("I cannot write this test.", "no ```python code block"),
+            ("```bash\nls\n```", "no ```python code block"),
+            ("```python\n\n```", "no ```python code block"),
+            ("```python\nimport a\nprint(1", "not closed"),
+            ("", "no ```python"),
+        ] {
+            let e = extract_script(reply).unwrap_err();
+            assert!(e.contains(want), "{reply:?}: {e}");
+        }
+    }
+
+    #[test]
+    fn a_script_must_parse() {
+        assert!(check_script("import os\nprint('Issue reproduced')\n").is_ok());
+        let e = check_script("def f(:\n    pass\n").unwrap_err();
+        assert!(e.contains("does not parse") && e.contains("line 1"), "{e}");
+        let e = check_script("import os\nif x:\n").unwrap_err();
+        assert!(e.contains("empty block at line 2"), "{e}");
+    }
+
+    #[test]
+    fn the_output_is_one_of_three_lines() {
+        assert_eq!(
+            read_output("Issue reproduced\n", false),
+            ModelTest::Reproduced
+        );
+        assert_eq!(
+            read_output("some noise\n  Issue resolved  \n", false),
+            ModelTest::Resolved
+        );
+        assert_eq!(
+            read_output("Issue reproduced: got 3, expected 2\n", false),
+            ModelTest::Reproduced
+        );
+        assert_eq!(read_output("Other issues\n", false), ModelTest::Other);
+        // None, or two kinds: other issues.
+        assert_eq!(read_output("", false), ModelTest::Other);
+        assert_eq!(
+            read_output("Traceback (most recent call last):\nNameError: x\n", false),
+            ModelTest::Other
+        );
+        assert_eq!(
+            read_output("Issue reproduced\nIssue resolved\n", false),
+            ModelTest::Other
+        );
+        // A phrase inside other words does not count.
+        assert_eq!(
+            read_output("print('Issue reproduced')\nIssue resolvedness\n", false),
+            ModelTest::Other
+        );
+        assert_eq!(read_output("Issue reproduced\n", true), ModelTest::Timeout);
+    }
+
+    #[test]
+    fn only_a_test_reproducing_at_base_is_kept() {
+        assert_eq!(discard_reason(ModelTest::Reproduced), None);
+        assert!(discard_reason(ModelTest::Resolved)
+            .unwrap()
+            .contains("already at the base commit"));
+        assert!(discard_reason(ModelTest::Other).is_some());
+        assert!(discard_reason(ModelTest::Timeout).is_some());
+    }
+}
