@@ -49,6 +49,17 @@ pub struct ExecSettings {
     pub model_test: Option<Arc<TestWriter>>,
     /// Counts the sandboxes running now (see [`ExecSettings::jobs`]).
     running: Arc<(std::sync::Mutex<usize>, std::sync::Condvar)>,
+    /// Sandbox runs finished so far: fresh, and read from the cache.
+    counts: Arc<RunCounts>,
+}
+
+/// Sandbox runs of a whole `dei` run, for the progress line.
+#[derive(Debug, Default)]
+struct RunCounts {
+    fresh: std::sync::atomic::AtomicUsize,
+    cached: std::sync::atomic::AtomicUsize,
+    /// Milliseconds spent in fresh runs.
+    millis: std::sync::atomic::AtomicU64,
 }
 
 impl ExecSettings {
@@ -61,6 +72,36 @@ impl ExecSettings {
         }
         *n += 1;
         Slot(&self.running)
+    }
+
+    /// A short live status for the progress bar: sandboxes running, runs done (and how many
+    /// came from the cache), and the mean seconds of a fresh run.
+    pub fn live_status(&self) -> String {
+        use std::sync::atomic::Ordering::Relaxed;
+        let running = *self.running.0.lock().unwrap_or_else(|e| e.into_inner());
+        let fresh = self.counts.fresh.load(Relaxed);
+        let cached = self.counts.cached.load(Relaxed);
+        let mut s = format!(
+            "sandbox: {running} running, {} runs done ({cached} cached)",
+            fresh + cached
+        );
+        if fresh > 0 {
+            let mean = self.counts.millis.load(Relaxed) as f64 / 1000.0 / fresh as f64;
+            s.push_str(&format!(", {mean:.1} s per run"));
+        }
+        s
+    }
+
+    fn count(&self, cached: bool, seconds: f64) {
+        use std::sync::atomic::Ordering::Relaxed;
+        if cached {
+            self.counts.cached.fetch_add(1, Relaxed);
+        } else {
+            self.counts.fresh.fetch_add(1, Relaxed);
+            self.counts
+                .millis
+                .fetch_add((seconds * 1000.0) as u64, Relaxed);
+        }
     }
 }
 
@@ -105,6 +146,7 @@ impl ExecSettings {
             jobs: 1,
             model_test: None,
             running: Arc::default(),
+            counts: Arc::default(),
         }
     }
 }
@@ -251,6 +293,7 @@ impl Runner<'_> {
             .join(format!("{key}.json"));
         if let Ok(bytes) = std::fs::read(&path) {
             if let Ok(run) = serde_json::from_slice::<Run>(&bytes) {
+                self.settings.count(true, 0.0);
                 return Ok((run, true));
             }
         }
@@ -275,6 +318,7 @@ impl Runner<'_> {
             self.settings.backend.run(&tree, &job)?
         };
         let run = Run::from(&outcome);
+        self.settings.count(false, run.seconds);
         if let Some(dir) = path.parent() {
             let _ = std::fs::create_dir_all(dir);
             let tmp = path.with_extension(format!("tmp{}", std::process::id()));
@@ -782,6 +826,27 @@ mod tests {
             exception: exception.map(str::to_string),
             output: output.into(),
         }
+    }
+
+    #[test]
+    fn live_status_counts_fresh_and_cached_runs() {
+        let s = ExecSettings::new(
+            Arc::new(crate::exec::sandbox::LocalBackend::default()),
+            PathBuf::new(),
+            PathBuf::new(),
+        );
+        assert_eq!(
+            s.live_status(),
+            "sandbox: 0 running, 0 runs done (0 cached)"
+        );
+        s.count(true, 0.0);
+        s.count(false, 2.0);
+        s.count(false, 4.0);
+        let _slot = s.slot();
+        assert_eq!(
+            s.live_status(),
+            "sandbox: 1 running, 3 runs done (1 cached), 3.0 s per run"
+        );
     }
 
     #[test]

@@ -380,12 +380,22 @@ pub fn run(req: &RunRequest, committee: &dyn Committee) -> anyhow::Result<RunRep
         })
     };
     let all_done = AtomicBool::new(false);
+    // The live status: the committee's, and with --exec the sandbox runs'.
+    let live = || -> Option<String> {
+        let parts: Vec<String> = committee
+            .live_status()
+            .into_iter()
+            .chain(req.exec.as_ref().map(|e| e.live_status()))
+            .collect();
+        (!parts.is_empty()).then(|| parts.join(", "))
+    };
     std::thread::scope(|scope| {
-        // The committee's live status (LLM calls in flight, cost so far), twice a second.
-        let ticker = (notify::wants_live() && committee.live_status().is_some()).then(|| {
+        // The committee's live status (LLM calls in flight, cost so far) and the sandbox
+        // runs, twice a second.
+        let ticker = (notify::wants_live() && live().is_some()).then(|| {
             scope.spawn(|| {
                 while !all_done.load(Ordering::SeqCst) {
-                    if let Some(status) = committee.live_status() {
+                    if let Some(status) = live() {
                         notify::emit(&Event::Live(&status));
                     }
                     std::thread::park_timeout(std::time::Duration::from_millis(500));
