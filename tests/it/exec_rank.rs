@@ -178,3 +178,67 @@ fn without_exec_nothing_runs_and_nothing_changes() {
         .iter()
         .all(|r| r.get("behaviour").is_none()));
 }
+
+#[test]
+fn a_pytest_runner_gets_only_the_tests_naming_what_the_candidates_edit() {
+    if !python3_with_venv() {
+        skip("python3 with the venv module is not on PATH");
+        return;
+    }
+    // Two candidates that edit `word_count` only: of the file's three tests, the two that name
+    // it run (as node ids, since the runner is called `pytest`), at the base and with each.
+    let dir = tempfile::tempdir().unwrap();
+    let (cache, tmp) = (dir.path().join("cache"), dir.path().join("tmp"));
+    std::fs::create_dir_all(&tmp).unwrap();
+    let cands = dir.path().join("candidates");
+    for (from, agent) in [
+        ("examples/candidates/careful-agent", "careful-agent"),
+        ("tests/fixtures/exec/candidates/noop-agent", "noop-agent"),
+    ] {
+        let to = cands.join(agent);
+        std::fs::create_dir_all(&to).unwrap();
+        for f in std::fs::read_dir(root().join(from)).unwrap() {
+            let f = f.unwrap().path();
+            std::fs::copy(&f, to.join(f.file_name().unwrap())).unwrap();
+        }
+    }
+    let bin = dir.path().join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    std::fs::copy(
+        root().join("tests/fixtures/exec/minitest.py"),
+        bin.join("pytest"),
+    )
+    .unwrap();
+    let test_cmd = format!("python {}", path_str(&bin.join("pytest")));
+    let args = example_issue_args(
+        &["rank", path_str(&cands)],
+        &[
+            "--exec",
+            "--python",
+            "python3",
+            "--test-cmd",
+            &test_cmd,
+            "--exec-timeout",
+            "8",
+            "--json",
+            "-",
+        ],
+    );
+    let out = dei_command()
+        .args(&args)
+        .env("DEI_CACHE_DIR", &cache)
+        .env("TMPDIR", &tmp)
+        .output()
+        .expect("dei runs");
+    assert!(out.status.success(), "{}", stderr(&out));
+    let v: Value = serde_json::from_str(&stdout(&out)).expect("JSON");
+    let exec = &v["exec"];
+    assert!(exec["error"].is_null(), "{exec}");
+    assert_eq!(
+        exec["test_files"],
+        serde_json::json!(["tests/test_words.py"])
+    );
+    // Two, not the file's three: `test_capitalize_words` does not name `word_count`.
+    assert_eq!(exec["stable_tests"], 2, "{exec}");
+    assert_eq!(by_agent(&v, "careful-agent")["behaviour"]["tests_run"], 2);
+}
