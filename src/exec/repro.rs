@@ -487,6 +487,25 @@ pub struct RepoNames {
     pub modules: BTreeSet<String>,
     /// Exported name → the package that exports it (the first package, largest first).
     pub exported: BTreeMap<String, String>,
+    /// A module of ready-made symbols the repository's users import letters from (see
+    /// [`SYMBOL_MODULES`]), when the repository has one.
+    pub symbols: Option<&'static str>,
+}
+
+/// Modules whose users write `x`, `y`, `alpha` without binding them, as the project's own docs
+/// do: (file, module). sympy's `sympy.abc` binds every Latin and Greek letter to a Symbol.
+const SYMBOL_MODULES: [(&str, &str); 1] = [("sympy/abc.py", "sympy.abc")];
+
+/// Greek letter names as `sympy.abc` spells them (`lamda`: `lambda` is a keyword).
+const GREEK: [&str; 24] = [
+    "alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "iota", "kappa", "lamda",
+    "mu", "nu", "xi", "omicron", "pi", "rho", "sigma", "tau", "upsilon", "phi", "chi", "psi",
+    "omega",
+];
+
+/// A name a symbol module binds: one ASCII letter, or a Greek letter's name.
+fn is_symbol_name(name: &str) -> bool {
+    (name.len() == 1 && name.chars().all(|c| c.is_ascii_alphabetic())) || GREEK.contains(&name)
 }
 
 const NOT_PACKAGES: [&str; 12] = [
@@ -538,6 +557,10 @@ impl RepoNames {
                 _ => {}
             }
         }
+        names.symbols = SYMBOL_MODULES
+            .iter()
+            .find(|(file, _)| files.get(file).is_some())
+            .map(|(_, module)| *module);
         packages.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
         for (_, pkg, init) in packages {
             let mut seen = BTreeSet::new();
@@ -950,7 +973,8 @@ fn bind_targets(n: tree_sitter::Node, code: &str, bound: &mut BTreeSet<String>) 
 
 /// The imports for names the code uses but never binds: a name the repository's packages
 /// export (`from pkg import Name`; not when the code already star-imports), a repository
-/// module or standard-library module (`import name`), a conventional alias (`np`, `plt`, …).
+/// module or standard-library module (`import name`), a conventional alias (`np`, `plt`, …),
+/// a letter from the repository's symbol module (`from sympy.abc import x`).
 pub fn implied_imports(code: &str, names: &RepoNames) -> Vec<String> {
     let (unbound, star) = unbound_names(code);
     let mut out: Vec<String> = Vec::new();
@@ -961,6 +985,8 @@ pub fn implied_imports(code: &str, names: &RepoNames) -> Vec<String> {
             format!("from {pkg} import {u}")
         } else if let Some((_, imp)) = ALIASES.iter().find(|(a, _)| *a == u) {
             imp.to_string()
+        } else if let (Some(module), true) = (names.symbols, is_symbol_name(&u)) {
+            format!("from {module} import {u}")
         } else {
             continue;
         };
@@ -1363,6 +1389,7 @@ mod tests {
             ("setup.py".into(), "import setuptools\n".into()),
             ("isympy.py".into(), "def main():\n    pass\n".into()),
             ("doc/conf.py".into(), "x = 1\n".into()),
+            ("sympy/abc.py".into(), "from sympy import symbols\n".into()),
         ]);
         RepoNames::from_repo(&files)
     }
@@ -1477,7 +1504,21 @@ mod tests {
             ]
         );
         assert!(implied_imports("from sympy import *\nx = Symbol('x')\n", &n).is_empty());
-        assert!(implied_imports("class A(Base):\n    def m(self):\n        return self.y\nobj.Symbol = 1\nf(Symbol=2)\n", &n).is_empty());
+        // Letters the issue never binds come from the symbol module, after a star import too;
+        // a bound letter, or a repository without one, gets nothing.
+        assert_eq!(
+            implied_imports(
+                "from sympy import *\ny = 2\nexpand((x + y)**2 * alpha)\n",
+                &n
+            ),
+            vec!["from sympy.abc import x", "from sympy.abc import alpha"]
+        );
+        let without = RepoNames {
+            symbols: None,
+            ..n.clone()
+        };
+        assert!(implied_imports("from sympy import *\nexpand(x)\n", &without).is_empty());
+        assert!(implied_imports("class A(Base):\n    def m(self):\n        return self.y\nobj.Symbol = 1\ncall(Symbol=2)\n", &n).is_empty());
     }
 
     #[test]
