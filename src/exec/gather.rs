@@ -74,6 +74,31 @@ impl ExecSettings {
         Slot(&self.running)
     }
 
+    /// Everything that changes the evidence, as one line (a run directory records it, and a
+    /// rerun with other settings is refused): time limits, the user's environment overrides,
+    /// the model that writes tests. Not the number of sandboxes nor where things are cached.
+    pub fn settings(&self) -> String {
+        let o = &self.overrides;
+        let mut s = format!(
+            "timeout {}s, repro {}s",
+            self.limits.timeout.as_secs(),
+            self.repro_timeout.as_secs()
+        );
+        for (flag, v) in [
+            ("--python", &o.python),
+            ("--setup", &o.setup),
+            ("--test-cmd", &o.test_cmd),
+        ] {
+            if let Some(v) = v {
+                s.push_str(&format!(", {flag} {v}"));
+            }
+        }
+        if let Some(w) = &self.model_test {
+            s.push_str(&format!(", model test {}", w.settings()));
+        }
+        s
+    }
+
     /// A short live status for the progress bar: sandboxes running, runs done (and how many
     /// came from the cache), and the mean seconds of a fresh run.
     pub fn live_status(&self) -> String {

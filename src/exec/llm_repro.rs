@@ -79,6 +79,13 @@ pub struct TestWriter {
     pub model: String,
 }
 
+impl TestWriter {
+    /// What changes the tests it writes: the model and the prompts' digest.
+    pub fn settings(&self) -> String {
+        format!("{} prompts {}", self.model, self.prompts.digest)
+    }
+}
+
 impl std::fmt::Debug for TestWriter {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("TestWriter")

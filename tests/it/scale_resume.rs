@@ -156,6 +156,15 @@ fn a_different_command_on_an_existing_directory_is_refused() {
         "{}",
         text(&out.stderr)
     );
+    // Evidence from running the candidates changes the results too (refused before anything
+    // runs, so no Python is needed).
+    let out = run(&rank_args(&sy, &run_dir, &["--all", "--exec"]));
+    assert!(!out.status.success());
+    assert!(
+        text(&out.stderr).contains("(--exec differs: `off` vs `on: timeout 180s, repro 60s`"),
+        "{}",
+        text(&out.stderr)
+    );
 }
 
 /// Counts committee calls per issue, and raises `stop` after `stop_after` calls.

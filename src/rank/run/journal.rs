@@ -36,6 +36,10 @@ pub struct Manifest {
     /// (empty in manifests written before it was recorded).
     #[serde(default)]
     pub committee_settings: String,
+    /// `--exec` and its settings ([`crate::exec::gather::ExecSettings::settings`]), `off`
+    /// without it (empty in manifests written before it was recorded: not compared).
+    #[serde(default)]
+    pub exec: String,
     /// `--agent-name SOURCE=NAME` overrides: other names would mix in one journal.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub agent_names: Vec<String>,
@@ -110,6 +114,10 @@ impl Manifest {
                 "committee settings differ: `{}` vs `{}`",
                 self.committee_settings, other.committee_settings
             ));
+        }
+        let (a, b) = (&self.exec, &other.exec);
+        if !a.is_empty() && !b.is_empty() && a != b {
+            return Some(format!("--exec differs: `{a}` vs `{b}`"));
         }
         if self.shard != other.shard {
             return Some(format!(

@@ -263,6 +263,10 @@ fn manifest(req: &RunRequest, committee: &dyn Committee) -> Manifest {
         max_patch_bytes: req.max_patch_bytes,
         committee: committee.name(),
         committee_settings: committee.settings(),
+        exec: req
+            .exec
+            .as_ref()
+            .map_or_else(|| "off".to_string(), |e| format!("on: {}", e.settings())),
         agent_names: req.naming.given(),
         shard: req.shard.map(|s| s.to_string()),
     }
