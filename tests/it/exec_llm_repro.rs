@@ -3,13 +3,14 @@
 //! machine's python3 (no PyPI). The mock answers the test-writing prompt with a script chosen
 //! per test; the test runner is `tests/fixtures/exec/minitest.py`, as in `exec_rank.rs`.
 
-use crate::support::{common, llm_mock};
+use crate::support::{common, exec, llm_mock};
 
 use common::*;
+use exec::{by_agent, copy_agents, minitest, python3_with_venv};
 use llm_mock::{Fault, Mock};
 use serde_json::Value;
 use std::path::PathBuf;
-use std::process::{Command, Output};
+use std::process::Output;
 use std::time::Duration;
 
 /// What only the test-writing prompt says (the mock answers it by this).
@@ -31,13 +32,6 @@ const ANSWERS: [&str; 5] = [
     "HINTS-MARKER",
 ];
 
-fn python3_with_venv() -> bool {
-    Command::new("python3")
-        .args(["-c", "import venv"])
-        .output()
-        .is_ok_and(|o| o.status.success())
-}
-
 /// One test's folders: the environment and sandbox-run cache, the LLM response cache, the
 /// candidates (the fix, one that changes nothing, one that breaks a test) and a tasks file
 /// whose answer fields carry [`ANSWERS`].
@@ -52,22 +46,14 @@ struct Setup {
 fn setup() -> Setup {
     let dir = tempfile::tempdir().unwrap();
     let cands = dir.path().join("cands");
-    for (agent, from) in [
-        ("careful-agent", "examples/candidates"),
-        ("noop-agent", "tests/fixtures/exec/candidates"),
-        ("breaks-tests-agent", "tests/fixtures/exec/candidates"),
-    ] {
-        let d = cands.join(agent);
-        std::fs::create_dir_all(&d).unwrap();
-        std::fs::copy(
-            root()
-                .join(from)
-                .join(agent)
-                .join("example__textkit-1.diff"),
-            d.join("example__textkit-1.diff"),
-        )
-        .unwrap();
-    }
+    copy_agents(
+        &cands,
+        &[
+            ("careful-agent", "examples/candidates"),
+            ("noop-agent", "tests/fixtures/exec/candidates"),
+            ("breaks-tests-agent", "tests/fixtures/exec/candidates"),
+        ],
+    );
     let text = std::fs::read_to_string(root().join("examples/tasks.jsonl")).unwrap();
     let mut task: Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
     task["patch"] = format!("{}# {}\n", task["patch"].as_str().unwrap(), ANSWERS[0]).into();
@@ -93,8 +79,7 @@ fn rank(s: &Setup, extra: &[&str]) -> Output {
 
 /// [`rank`] writing the JSON to `json` (`-`: stdout, else the table goes there).
 fn rank_into(s: &Setup, json: &str, extra: &[&str]) -> Output {
-    let runner = root().join("tests/fixtures/exec/minitest.py");
-    let test_cmd = format!("python {}", path_str(&runner));
+    let test_cmd = format!("python {}", path_str(&minitest()));
     let repo = example_repo();
     dei_command()
         .args(["rank", path_str(&s.cands), "--tasks", path_str(&s.tasks)])
@@ -129,15 +114,6 @@ fn rank_offline(s: &Setup, mock: &Mock, extra: &[&str]) -> (Value, String) {
         serde_json::from_str(&stdout(&out)).expect("JSON"),
         stderr(&out),
     )
-}
-
-fn by_agent<'a>(v: &'a Value, agent: &str) -> &'a Value {
-    v["ranked"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|r| r["agent"] == agent)
-        .unwrap_or_else(|| panic!("{agent} is ranked"))
 }
 
 fn part(v: &Value, agent: &str, name: &str) -> Option<f64> {

@@ -5,37 +5,40 @@
 //! socket and one that writes outside its folder (`tests/fixtures/exec/candidates`). The test
 //! runner is `tests/fixtures/exec/minitest.py`, which prints what `pytest -rA` prints.
 
-use crate::support::common;
+use crate::support::{common, exec};
 
 use common::*;
+use exec::{by_agent, copy_agents, minitest, python3_with_venv};
 use serde_json::Value;
 use std::path::Path;
-use std::process::Command;
 
 const ESCAPE: &str = "/tmp/dei-example-escape.txt";
 
-fn python3_with_venv() -> bool {
-    Command::new("python3")
-        .args(["-c", "import venv"])
-        .output()
-        .is_ok_and(|o| o.status.success())
+/// `dei rank --exec` on the example's candidates and the exec fixtures, minitest as runner.
+fn rank_exec(cache: &Path, tmp: &Path) -> (Value, String) {
+    let test_cmd = format!("python {}", path_str(&minitest()));
+    rank_exec_with(
+        &["examples/candidates", "tests/fixtures/exec/candidates"],
+        &test_cmd,
+        cache,
+        tmp,
+    )
 }
 
-fn rank_exec(cache: &Path, tmp: &Path) -> (Value, String) {
-    let runner = root().join("tests/fixtures/exec/minitest.py");
-    let test_cmd = format!("python {}", path_str(&runner));
+/// `dei rank --exec --json -` on the example issue with these candidate folders and test
+/// command; the run must succeed.
+fn rank_exec_with(cands: &[&str], test_cmd: &str, cache: &Path, tmp: &Path) -> (Value, String) {
+    let head: Vec<&str> = std::iter::once("rank")
+        .chain(cands.iter().copied())
+        .collect();
     let args = example_issue_args(
-        &[
-            "rank",
-            "examples/candidates",
-            "tests/fixtures/exec/candidates",
-        ],
+        &head,
         &[
             "--exec",
             "--python",
             "python3",
             "--test-cmd",
-            &test_cmd,
+            test_cmd,
             "--exec-timeout",
             "8",
             "--exec-jobs",
@@ -55,15 +58,6 @@ fn rank_exec(cache: &Path, tmp: &Path) -> (Value, String) {
         serde_json::from_str(&stdout(&out)).expect("JSON"),
         stderr(&out),
     )
-}
-
-fn by_agent<'a>(v: &'a Value, agent: &str) -> &'a Value {
-    v["ranked"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|r| r["agent"] == agent)
-        .unwrap_or_else(|| panic!("{agent} is ranked"))
 }
 
 fn rank_of(v: &Value, agent: &str) -> u64 {
@@ -191,47 +185,18 @@ fn a_pytest_runner_gets_only_the_tests_naming_what_the_candidates_edit() {
     let (cache, tmp) = (dir.path().join("cache"), dir.path().join("tmp"));
     std::fs::create_dir_all(&tmp).unwrap();
     let cands = dir.path().join("candidates");
-    for (from, agent) in [
-        ("examples/candidates/careful-agent", "careful-agent"),
-        ("tests/fixtures/exec/candidates/noop-agent", "noop-agent"),
-    ] {
-        let to = cands.join(agent);
-        std::fs::create_dir_all(&to).unwrap();
-        for f in std::fs::read_dir(root().join(from)).unwrap() {
-            let f = f.unwrap().path();
-            std::fs::copy(&f, to.join(f.file_name().unwrap())).unwrap();
-        }
-    }
-    let bin = dir.path().join("bin");
-    std::fs::create_dir_all(&bin).unwrap();
-    std::fs::copy(
-        root().join("tests/fixtures/exec/minitest.py"),
-        bin.join("pytest"),
-    )
-    .unwrap();
-    let test_cmd = format!("python {}", path_str(&bin.join("pytest")));
-    let args = example_issue_args(
-        &["rank", path_str(&cands)],
+    copy_agents(
+        &cands,
         &[
-            "--exec",
-            "--python",
-            "python3",
-            "--test-cmd",
-            &test_cmd,
-            "--exec-timeout",
-            "8",
-            "--json",
-            "-",
+            ("careful-agent", "examples/candidates"),
+            ("noop-agent", "tests/fixtures/exec/candidates"),
         ],
     );
-    let out = dei_command()
-        .args(&args)
-        .env("DEI_CACHE_DIR", &cache)
-        .env("TMPDIR", &tmp)
-        .output()
-        .expect("dei runs");
-    assert!(out.status.success(), "{}", stderr(&out));
-    let v: Value = serde_json::from_str(&stdout(&out)).expect("JSON");
+    let bin = dir.path().join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    std::fs::copy(minitest(), bin.join("pytest")).unwrap();
+    let test_cmd = format!("python {}", path_str(&bin.join("pytest")));
+    let (v, _) = rank_exec_with(&[path_str(&cands)], &test_cmd, &cache, &tmp);
     let exec = &v["exec"];
     assert!(exec["error"].is_null(), "{exec}");
     assert_eq!(
