@@ -243,29 +243,24 @@ impl Env {
     /// `bin/test` takes their names after `-k` (a substring match, so a few more may run). Any
     /// other runner, or no ids, runs the whole file.
     pub fn test_command_selected(&self, file: &str, ids: &[String]) -> String {
-        let cmd = &self.spec.test_cmd;
-        if ids.is_empty() {
+        let runner = test_runner_of(&self.spec.test_cmd);
+        if ids.is_empty() || runner == TestRunner::Other {
             return self.test_command(&[file.to_string()]);
         }
-        let mut c = cmd.clone();
-        match runner_of(cmd) {
-            Runner::Pytest => {
-                for id in ids {
-                    c.push(' ');
-                    c.push_str(&shell_quote(id));
-                }
-            }
-            Runner::SympyBinTest => {
-                c.push(' ');
-                c.push_str(&shell_quote(file));
-                c.push_str(" -k");
-                for id in ids {
-                    let name = id.rsplit("::").next().unwrap_or(id);
-                    c.push(' ');
-                    c.push_str(&shell_quote(name));
-                }
-            }
-            Runner::Other => return self.test_command(&[file.to_string()]),
+        let mut c = self.spec.test_cmd.clone();
+        if runner == TestRunner::SympyBinTest {
+            c.push(' ');
+            c.push_str(&shell_quote(file));
+            c.push_str(" -k");
+        }
+        for id in ids {
+            // pytest takes the node id, sympy's `-k` the test's name.
+            let word = match runner {
+                TestRunner::SympyBinTest => id.rsplit("::").next().unwrap_or(id),
+                _ => id,
+            };
+            c.push(' ');
+            c.push_str(&shell_quote(word));
         }
         c
     }
@@ -692,7 +687,7 @@ fn generated_match(patterns: &[String], path: &str) -> bool {
 
 /// The test runners whose tests can be selected by name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Runner {
+enum TestRunner {
     Pytest,
     SympyBinTest,
     Other,
@@ -700,17 +695,17 @@ enum Runner {
 
 /// Which runner a test command calls, from its words (`pytest`, `py.test`, `-m pytest`,
 /// `bin/test`).
-fn runner_of(cmd: &str) -> Runner {
+fn test_runner_of(cmd: &str) -> TestRunner {
     for w in cmd.split_whitespace() {
         let base = w.rsplit('/').next().unwrap_or(w);
         if matches!(base, "pytest" | "py.test") {
-            return Runner::Pytest;
+            return TestRunner::Pytest;
         }
         if w == "bin/test" || w.ends_with("/bin/test") {
-            return Runner::SympyBinTest;
+            return TestRunner::SympyBinTest;
         }
     }
-    Runner::Other
+    TestRunner::Other
 }
 
 #[cfg(test)]

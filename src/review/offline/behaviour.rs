@@ -55,20 +55,12 @@ pub struct Part {
     pub note: String,
 }
 
-/// Whether a candidate other than `i` changes what the reproduction shows.
-fn someone_changes(members: &[Member], i: usize) -> bool {
+/// Whether a candidate other than `i` ran and `fixes` holds for it.
+fn someone_else(members: &[Member], i: usize, fixes: impl Fn(&Behaviour) -> bool) -> bool {
     members
         .iter()
         .enumerate()
-        .any(|(j, m)| j != i && ran(m).is_some_and(|b| b.repro == Some(ReproChange::Changed)))
-}
-
-/// Whether a candidate other than `i` passes the model-written test (`Issue resolved`).
-fn someone_resolves(members: &[Member], i: usize) -> bool {
-    members
-        .iter()
-        .enumerate()
-        .any(|(j, m)| j != i && ran(m).is_some_and(|b| b.model_test == Some(ModelTest::Resolved)))
+        .any(|(j, m)| j != i && ran(m).is_some_and(&fixes))
 }
 
 fn ran<'a>(m: &Member<'a>) -> Option<&'a Behaviour> {
@@ -81,6 +73,10 @@ pub fn parts(members: &[Member], i: usize, w: &ExecWeights) -> Vec<Part> {
         return Vec::new();
     };
     let mut out = Vec::new();
+    // Whether another candidate changes what the reproduction shows, or passes the
+    // model-written test (`Issue resolved`).
+    let other_changes = someone_else(members, i, |b| b.repro == Some(ReproChange::Changed));
+    let other_resolves = someone_else(members, i, |b| b.model_test == Some(ModelTest::Resolved));
 
     // Breaking tests, weighed by how few families break the same test.
     if !me.broken.is_empty() {
@@ -141,14 +137,13 @@ pub fn parts(members: &[Member], i: usize, w: &ExecWeights) -> Vec<Part> {
 
     // The reproduction, when some other candidate changes what it shows.
     if let Some(change) = me.repro {
-        let someone_else_changes = someone_changes(members, i);
         match change {
             ReproChange::Changed => out.push(Part {
                 name: "changes the reported behaviour",
                 value: w.repro_changed,
                 note: "changes what the issue's reproduction shows".into(),
             }),
-            ReproChange::Same if someone_else_changes => out.push(Part {
+            ReproChange::Same if other_changes => out.push(Part {
                 name: "reported behaviour unchanged",
                 value: w.repro_same,
                 note: "the issue's reproduction behaves as at the base commit".into(),
@@ -163,7 +158,6 @@ pub fn parts(members: &[Member], i: usize, w: &ExecWeights) -> Vec<Part> {
     }
 
     // The model-written test, kept only when it prints `Issue reproduced` at the base commit.
-    let other_resolves = someone_resolves(members, i);
     match me.model_test {
         Some(ModelTest::Resolved) => out.push(Part {
             name: "passes the model's reproduction test",
@@ -194,8 +188,7 @@ pub fn parts(members: &[Member], i: usize, w: &ExecWeights) -> Vec<Part> {
     // candidates apart (some candidate changes what it shows), or the model's test does (some
     // candidate resolves it). Classes from the tests alone mostly say "breaks nothing", which
     // prunes but cannot choose: text agreement stays then.
-    let by_repro = me.repro.is_some()
-        && (me.repro == Some(ReproChange::Changed) || someone_changes(members, i));
+    let by_repro = me.repro.is_some() && (me.repro == Some(ReproChange::Changed) || other_changes);
     let by_model_test =
         me.model_test.is_some() && (me.model_test == Some(ModelTest::Resolved) || other_resolves);
     let discriminating = by_repro || by_model_test;
@@ -221,7 +214,7 @@ pub fn parts(members: &[Member], i: usize, w: &ExecWeights) -> Vec<Part> {
             let broken = me.repro == Some(ReproChange::Broken)
                 || matches!(me.model_test, Some(ModelTest::Other | ModelTest::Timeout));
             let idle = broken
-                || (me.repro == Some(ReproChange::Same) && someone_changes(members, i))
+                || (me.repro == Some(ReproChange::Same) && other_changes)
                 || (me.model_test == Some(ModelTest::Reproduced) && other_resolves);
             let s = if idle {
                 0.0
