@@ -243,26 +243,59 @@ impl Env {
     /// `bin/test` takes their names after `-k` (a substring match, so a few more may run). Any
     /// other runner, or no ids, runs the whole file.
     pub fn test_command_selected(&self, file: &str, ids: &[String]) -> String {
+        self.test_command_files(&[(file, ids)])
+    }
+
+    /// One command for several test files, each narrowed to its `ids` as in
+    /// [`Env::test_command_selected`] (which is this with one file): pytest gets each file's
+    /// node ids, or the file when it has none; sympy's `bin/test` gets the files and then all
+    /// their names after one `-k`, so files with ids and files without must not share a
+    /// command (see [`Env::batch_key`]); any other runner gets the whole files.
+    pub fn test_command_files(&self, files: &[(&str, &[String])]) -> String {
         let runner = test_runner_of(&self.spec.test_cmd);
-        if ids.is_empty() || runner == TestRunner::Other {
-            return self.test_command(&[file.to_string()]);
-        }
         let mut c = self.spec.test_cmd.clone();
-        if runner == TestRunner::SympyBinTest {
+        let mut push = |w: &str| {
             c.push(' ');
-            c.push_str(&shell_quote(file));
-            c.push_str(" -k");
-        }
-        for id in ids {
-            // pytest takes the node id, sympy's `-k` the test's name.
-            let word = match runner {
-                TestRunner::SympyBinTest => id.rsplit("::").next().unwrap_or(id),
-                _ => id,
-            };
-            c.push(' ');
-            c.push_str(&shell_quote(word));
+            c.push_str(&shell_quote(w));
+        };
+        match runner {
+            TestRunner::Other => files.iter().for_each(|(f, _)| push(f)),
+            TestRunner::Pytest => {
+                for (f, ids) in files {
+                    if ids.is_empty() {
+                        push(f);
+                    } else {
+                        ids.iter().for_each(|id| push(id));
+                    }
+                }
+            }
+            TestRunner::SympyBinTest => {
+                files.iter().for_each(|(f, _)| push(f));
+                let names: Vec<&str> = files
+                    .iter()
+                    .flat_map(|(_, ids)| ids.iter())
+                    .map(|id| id.rsplit("::").next().unwrap_or(id))
+                    .collect();
+                if !names.is_empty() {
+                    c.push_str(" -k");
+                    for n in names {
+                        c.push(' ');
+                        c.push_str(&shell_quote(n));
+                    }
+                }
+            }
         }
         c
+    }
+
+    /// Files with the same key can run in one [`Env::test_command_files`] command: sympy's
+    /// `-k` applies to every file of the command, so a file run whole cannot share one with a
+    /// file narrowed to some tests.
+    pub fn batch_key(&self, ids: &[String]) -> u8 {
+        match test_runner_of(&self.spec.test_cmd) {
+            TestRunner::SympyBinTest => u8::from(ids.is_empty()),
+            _ => 0,
+        }
     }
 
     /// The generated files to put into every sandbox tree (read from the build's work tree).
@@ -811,6 +844,31 @@ mod tests {
         assert_eq!(
             env_with("./runtests.py --verbosity 2").test_command_selected("t/test_a.py", &ids),
             "./runtests.py --verbosity 2 t/test_a.py"
+        );
+    }
+
+    #[test]
+    fn several_files_in_one_command_per_runner() {
+        let a = vec!["t/test_a.py::test_one".to_string()];
+        let b = vec!["t/test_b.py::TestB::test_two".to_string()];
+        let none: Vec<String> = vec![];
+        let py = env_with("pytest -rA");
+        assert_eq!(
+            py.test_command_files(&[("t/test_a.py", &a), ("t/test_c.py", &none)]),
+            "pytest -rA t/test_a.py::test_one t/test_c.py"
+        );
+        let sympy = env_with("bin/test -C --verbose");
+        assert_eq!(
+            sympy.test_command_files(&[("t/test_a.py", &a), ("t/test_b.py", &b)]),
+            "bin/test -C --verbose t/test_a.py t/test_b.py -k test_one test_two"
+        );
+        // sympy's -k binds every file: a whole file cannot share with a narrowed one.
+        assert_ne!(sympy.batch_key(&a), sympy.batch_key(&none));
+        assert_eq!(py.batch_key(&a), py.batch_key(&none));
+        let other = env_with("./runtests.py --verbosity 2");
+        assert_eq!(
+            other.test_command_files(&[("t/test_a.py", &a), ("t/test_b.py", &b)]),
+            "./runtests.py --verbosity 2 t/test_a.py t/test_b.py"
         );
     }
 }

@@ -358,12 +358,36 @@ impl Runner<'_> {
 /// A run, and whether it came from the cache.
 type RunResult = anyhow::Result<(Run, bool)>;
 
-/// What a sandbox run runs: one test file (by index), the reproduction, or the model's test.
+/// What a sandbox run runs: one test file (by index), a batch of test files (by index into
+/// the issue's batches), the reproduction, or the model's test.
 #[derive(Clone, Copy, PartialEq)]
 enum What {
     Tests(usize),
+    Batch(usize),
     Repro,
     ModelTest,
+}
+
+/// Pack one tree's test files (indices, with their seconds at base and their batch key) into
+/// batches that each run as one command: files with equal keys, in order, while the batch's
+/// seconds at base stay within `budget` (a file over it goes alone). One interpreter start per
+/// batch instead of one per file; the budget keeps a batch within the time limit on a loaded
+/// machine, as the per-file rule does for one file.
+fn pack(files: &[(usize, f64, u8)], budget: f64) -> Vec<Vec<usize>> {
+    let mut open: BTreeMap<u8, (Vec<usize>, f64)> = BTreeMap::new();
+    let mut out = Vec::new();
+    for &(k, secs, key) in files {
+        let slot = open.entry(key).or_insert_with(|| (Vec::new(), 0.0));
+        if !slot.0.is_empty() && slot.1 + secs > budget {
+            out.push(std::mem::take(&mut slot.0));
+            slot.1 = 0.0;
+        }
+        slot.0.push(k);
+        slot.1 += secs;
+    }
+    out.extend(open.into_values().map(|(b, _)| b).filter(|b| !b.is_empty()));
+    out.sort();
+    out
 }
 
 /// The runs read so far, by tree.
@@ -412,6 +436,7 @@ fn run_all(
 fn absorb(
     out: &mut IssueExec,
     seen: &mut Results,
+    batches: &[Vec<usize>],
     &(t, what, pass): &(usize, What, u32),
     r: RunResult,
 ) -> Option<(What, f64)> {
@@ -438,6 +463,14 @@ fn absorb(
         What::Tests(k) => {
             seen.tests
                 .insert((t, k, pass), parse_test_output(&run.output));
+        }
+        // Each file of the batch reads the whole run: a comparison looks only at the ids that
+        // passed twice in that file at base.
+        What::Batch(b) => {
+            let parsed = parse_test_output(&run.output);
+            for &k in &batches[b] {
+                seen.tests.insert((t, k, pass), parsed.clone());
+            }
         }
         What::Repro => {
             seen.repros.insert(t, repro_outcome(&run));
@@ -661,19 +694,24 @@ pub fn gather(
     // Jobs: (tree, what, pass). Base test files run twice. A file runs only the tests that
     // name what some candidate edits (all candidates' together, so base and candidates run
     // the same command), or all of it when none does.
-    let test_cmds: Vec<String> = out
+    let file_ids: Vec<Vec<String>> = out
         .test_files
         .iter()
         .map(|f| {
-            let mine: Vec<String> = ids
-                .get(f)
+            ids.get(f)
                 .map(|s| s.iter().take(regress::MAX_IDS).cloned().collect())
-                .unwrap_or_default();
-            env.test_command_selected(f, &mine)
+                .unwrap_or_default()
         })
         .collect();
-    let run_job = |&(t, what, pass): &(usize, What, u32)| match what {
+    let test_cmds: Vec<String> = out
+        .test_files
+        .iter()
+        .zip(&file_ids)
+        .map(|(f, mine)| env.test_command_selected(f, mine))
+        .collect();
+    let run_job = |&(t, what, pass): &(usize, What, u32), batch_cmds: &[String]| match what {
         What::Tests(k) => runner.run(&trees[t], &test_cmds[k], settings.limits.timeout, pass),
+        What::Batch(b) => runner.run(&trees[t], &batch_cmds[b], settings.limits.timeout, pass),
         What::Repro => runner.run(
             &with_script(&trees[t]),
             &repro_cmd,
@@ -706,9 +744,9 @@ pub fn gather(
         base_jobs.push((0, What::ModelTest, 0));
     }
     for pass in 0..2 {
-        let results = run_all(&base_jobs, &run_job, settings.jobs);
+        let results = run_all(&base_jobs, &|j| run_job(j, &[]), settings.jobs);
         for (job, r) in base_jobs.iter().zip(results) {
-            if let Some((What::Tests(k), secs)) = absorb(&mut out, &mut seen, job, r) {
+            if let Some((What::Tests(k), secs)) = absorb(&mut out, &mut seen, &[], job, r) {
                 let e = base_seconds.entry(k).or_insert(0.0);
                 *e = e.max(secs);
             }
@@ -741,12 +779,30 @@ pub fn gather(
         };
         regression(a, b, a).stable > 0 && base_seconds.get(&k).is_some_and(|&s| s <= limit)
     };
+    // A tree's useful files run together, packed into batches (one interpreter start each);
+    // a batch of one file runs the file's own command, shared with the per-file cache.
     let mut jobs: Vec<(usize, What, u32)> = Vec::new();
+    let mut batches: Vec<Vec<usize>> = Vec::new();
+    let mut batch_cmds: Vec<String> = Vec::new();
     for (t, ks) in tree_files.iter().enumerate().skip(1) {
-        for &k in ks {
-            if useful(k) {
+        let mut mine: Vec<(usize, f64, u8)> = ks
+            .iter()
+            .filter(|&&k| useful(k))
+            .map(|&k| (k, base_seconds[&k], env.batch_key(&file_ids[k])))
+            .collect();
+        mine.sort_by_key(|m| m.0);
+        for batch in pack(&mine, limit) {
+            if let [k] = batch[..] {
                 jobs.push((t, What::Tests(k), 0));
+                continue;
             }
+            let files: Vec<(&str, &[String])> = batch
+                .iter()
+                .map(|&k| (out.test_files[k].as_str(), file_ids[k].as_slice()))
+                .collect();
+            batch_cmds.push(env.test_command_files(&files));
+            batches.push(batch);
+            jobs.push((t, What::Batch(batches.len() - 1), 0));
         }
         if seen.repros.contains_key(&0) {
             jobs.push((t, What::Repro, 0));
@@ -759,9 +815,9 @@ pub fn gather(
         .filter(|&k| base_seconds.get(&k).is_some_and(|&s| s > limit))
         .map(|k| out.test_files[k].clone())
         .collect();
-    let results = run_all(&jobs, &run_job, settings.jobs);
+    let results = run_all(&jobs, &|j| run_job(j, &batch_cmds), settings.jobs);
     for (job, r) in jobs.iter().zip(results) {
-        absorb(&mut out, &mut seen, job, r);
+        absorb(&mut out, &mut seen, &batches, job, r);
     }
     let Results {
         tests,
@@ -872,6 +928,25 @@ mod tests {
             s.live_status(),
             "sandbox: 1 running, 3 runs done (1 cached), 3.0 s per run"
         );
+    }
+
+    #[test]
+    fn test_files_pack_by_key_within_the_budget() {
+        // Files 0, 1 and 3 share a key; 2 has another (run whole, where 0/1/3 are narrowed).
+        let files = [
+            (0, 10.0, 0),
+            (1, 15.0, 0),
+            (2, 5.0, 1),
+            (3, 40.0, 0),
+            (4, 70.0, 0),
+        ];
+        // 0+1 fit in 30 s; 3 would pass it, so it starts a batch; 4 is over on its own.
+        assert_eq!(
+            pack(&files, 30.0),
+            vec![vec![0, 1], vec![2], vec![3], vec![4]]
+        );
+        assert_eq!(pack(&files, 100.0), vec![vec![0, 1, 3], vec![2], vec![4]]);
+        assert!(pack(&[], 10.0).is_empty());
     }
 
     #[test]

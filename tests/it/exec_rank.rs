@@ -207,3 +207,150 @@ fn a_pytest_runner_gets_only_the_tests_naming_what_the_candidates_edit() {
     assert_eq!(exec["stable_tests"], 2, "{exec}");
     assert_eq!(by_agent(&v, "careful-agent")["behaviour"]["tests_run"], 2);
 }
+
+/// The bundled example plus `extra` files (path, text), committed into a fresh git repository
+/// under `dir`; returns the repository and a tasks file whose example issue points at its commit.
+fn example_with(dir: &Path, extra: &[(&str, &str)]) -> (std::path::PathBuf, std::path::PathBuf) {
+    let repo = dir.join("textkit");
+    let src = root().join("examples/textkit");
+    for entry in walk(&src) {
+        let to = repo.join(entry.strip_prefix(&src).unwrap());
+        std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+        std::fs::copy(&entry, &to).unwrap();
+    }
+    for (path, text) in extra {
+        std::fs::write(repo.join(path), text).unwrap();
+    }
+    let git = |args: &[&str]| {
+        let out = std::process::Command::new("git")
+            .args(args)
+            .current_dir(&repo)
+            .env("GIT_AUTHOR_NAME", "t")
+            .env("GIT_AUTHOR_EMAIL", "t@example.org")
+            .env("GIT_COMMITTER_NAME", "t")
+            .env("GIT_COMMITTER_EMAIL", "t@example.org")
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .output()
+            .expect("git runs");
+        assert!(out.status.success(), "{}", stderr(&out));
+        stdout(&out).trim().to_string()
+    };
+    git(&["init", "-q"]);
+    git(&["add", "-A"]);
+    git(&["commit", "-q", "-m", "base"]);
+    let head = git(&["rev-parse", "HEAD"]);
+    let line = std::fs::read_to_string(root().join("examples/tasks.jsonl")).unwrap();
+    let mut task: Value = serde_json::from_str(line.lines().next().unwrap()).unwrap();
+    task["base_commit"] = Value::String(head);
+    let tasks = dir.join("tasks.jsonl");
+    std::fs::write(&tasks, format!("{task}\n")).unwrap();
+    (repo, tasks)
+}
+
+fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            out.extend(walk(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
+}
+
+const TEST_CLI: &str = r#"import os
+import tempfile
+
+from textkit.words import capitalize_words, word_count
+from textkit.cli import main
+
+
+def test_main_prints_the_word_count():
+    path = os.path.join(tempfile.mkdtemp(), "t.txt")
+    with open(path, "w") as f:
+        f.write("one two")
+    assert main([path]) == 0
+    assert word_count("one two") == 2
+
+
+def test_capitalize_keeps_spacing():
+    assert capitalize_words("a  b") == "A  B"
+"#;
+
+#[test]
+fn a_tree_runs_all_its_test_files_in_one_sandbox_run() {
+    if !python3_with_venv() {
+        skip("python3 with the venv module is not on PATH");
+        return;
+    }
+    // The example with a second test file that names what the candidates edit: both files are
+    // selected, and each candidate's tree runs them in one command, not one run per file.
+    let dir = tempfile::tempdir().unwrap();
+    let (cache, tmp) = (dir.path().join("cache"), dir.path().join("tmp"));
+    std::fs::create_dir_all(&tmp).unwrap();
+    let (repo, tasks) = example_with(dir.path(), &[("tests/test_cli.py", TEST_CLI)]);
+    let cands = dir.path().join("candidates");
+    copy_agents(
+        &cands,
+        &[
+            ("careful-agent", "examples/candidates"),
+            ("noop-agent", "tests/fixtures/exec/candidates"),
+            ("breaks-tests-agent", "tests/fixtures/exec/candidates"),
+        ],
+    );
+    let test_cmd = format!("python {}", path_str(&minitest()));
+    let out = dei_command()
+        .args([
+            "rank",
+            path_str(&cands),
+            "--tasks",
+            path_str(&tasks),
+            "--issue",
+            "example__textkit-1",
+            "--repo",
+            path_str(&repo),
+            "--exec",
+            "--python",
+            "python3",
+            "--test-cmd",
+            &test_cmd,
+            "--exec-timeout",
+            "8",
+            "--json",
+            "-",
+        ])
+        .env("DEI_CACHE_DIR", &cache)
+        .env("TMPDIR", &tmp)
+        .output()
+        .expect("dei runs");
+    assert!(out.status.success(), "{}", stderr(&out));
+    let v: Value = serde_json::from_str(&stdout(&out)).expect("JSON");
+    let exec = &v["exec"];
+    assert!(exec["error"].is_null(), "{exec}");
+    assert_eq!(
+        exec["test_files"],
+        serde_json::json!(["tests/test_cli.py", "tests/test_words.py"])
+    );
+    // Base: each file twice, and the reproduction. Each of the three trees: one run for both
+    // files, and the reproduction (one run per file would make 5 + 3 × 3 = 14).
+    assert_eq!(exec["runs"], 5 + 3 * 2, "{exec}");
+    // What the one run shows is read for both files.
+    let mut b = broken(&v, "breaks-tests-agent");
+    b.sort();
+    assert_eq!(
+        b,
+        [
+            "tests/test_cli.py::test_capitalize_keeps_spacing",
+            "tests/test_words.py::test_capitalize_words"
+        ],
+        "{exec}"
+    );
+    assert!(broken(&v, "careful-agent").is_empty(), "{exec}");
+    let stable = exec["stable_tests"].as_u64().unwrap();
+    assert_eq!(
+        by_agent(&v, "careful-agent")["behaviour"]["tests_run"],
+        stable
+    );
+}
