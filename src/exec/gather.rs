@@ -528,6 +528,26 @@ fn repro_outcome(run: &Run) -> ReproOutcome {
     ReproOutcome::read(exit, &run.output, "", &[])
 }
 
+/// The module a run failed to import, when it ended in `ModuleNotFoundError`/`ImportError`
+/// naming a top-level module that is not one of the repository's own (`No module named
+/// 'numpy'`).
+fn foreign_import(o: &ReproOutcome, names: &RepoNames) -> Option<String> {
+    if !matches!(
+        o.exception.as_deref(),
+        Some("ModuleNotFoundError" | "ImportError")
+    ) {
+        return None;
+    }
+    let at = o.output.rfind("No module named ")?;
+    let rest = o.output[at + "No module named ".len()..].trim_start_matches(['\'', '"']);
+    let module: String = rest
+        .chars()
+        .take_while(|c| c.is_alphanumeric() || *c == '_' || *c == '.')
+        .collect();
+    let top = module.split('.').next().unwrap_or("");
+    (!top.is_empty() && !names.modules.contains(top)).then(|| top.to_string())
+}
+
 /// How a candidate's reproduction run compares with the base commit's.
 fn repro_change(base: &ReproOutcome, cand: &ReproOutcome) -> ReproChange {
     if !cand.changed_from(base) {
@@ -767,6 +787,17 @@ pub fn gather(
             .collect();
     }
 
+    // A reproduction that fails at base on importing a module the repository does not have
+    // (the issue's `import numpy` where the environment has no numpy) never reaches the code
+    // the issue is about: what candidates do to it says nothing, so it is not used.
+    if let Some(m) = seen.repros.get(&0).and_then(|b| foreign_import(b, &names)) {
+        seen.repros.remove(&0);
+        out.reproduction = false;
+        out.repro_base = Some(format!(
+            "not used: it cannot import `{m}`, which is not part of the repository nor installed"
+        ));
+    }
+
     // The model's test is kept only when it shows the issue at the base commit.
     let model_kept = keep_model_test(out.model_test.as_mut(), seen.model.get(&0).copied());
 
@@ -849,7 +880,9 @@ pub fn gather(
         out.flaky_tests = r.flaky;
     }
     let repro_base = repros.get(&0).cloned();
-    out.repro_base = repro_base.as_ref().map(describe);
+    if out.reproduction || repro_base.is_some() {
+        out.repro_base = repro_base.as_ref().map(describe);
+    }
     let mut sigs: Vec<Option<Signature>> = Vec::new();
     for (i, t) in tree_of.iter().enumerate() {
         let Some(t) = *t else {
@@ -947,6 +980,33 @@ mod tests {
         );
         assert_eq!(pack(&files, 100.0), vec![vec![0, 1, 3], vec![2], vec![4]]);
         assert!(pack(&[], 10.0).is_empty());
+    }
+
+    #[test]
+    fn a_reproduction_that_cannot_import_a_foreign_module_is_not_used() {
+        let names = RepoNames {
+            modules: ["sympy".to_string()].into_iter().collect(),
+            ..RepoNames::default()
+        };
+        let numpy = o(
+            Some(1),
+            Some("ModuleNotFoundError"),
+            "ModuleNotFoundError: No module named 'numpy'",
+        );
+        assert_eq!(foreign_import(&numpy, &names).as_deref(), Some("numpy"));
+        // The repository's own module missing is what the issue may be about.
+        let own = o(
+            Some(1),
+            Some("ModuleNotFoundError"),
+            "ModuleNotFoundError: No module named 'sympy.foo'",
+        );
+        assert_eq!(foreign_import(&own, &names), None);
+        let other = o(
+            Some(1),
+            Some("TypeError"),
+            "TypeError: No module named 'numpy'",
+        );
+        assert_eq!(foreign_import(&other, &names), None);
     }
 
     #[test]

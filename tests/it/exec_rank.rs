@@ -209,8 +209,13 @@ fn a_pytest_runner_gets_only_the_tests_naming_what_the_candidates_edit() {
 }
 
 /// The bundled example plus `extra` files (path, text), committed into a fresh git repository
-/// under `dir`; returns the repository and a tasks file whose example issue points at its commit.
-fn example_with(dir: &Path, extra: &[(&str, &str)]) -> (std::path::PathBuf, std::path::PathBuf) {
+/// under `dir`; returns the repository and a tasks file whose example issue points at its commit
+/// (its text passed through `issue`).
+fn example_with(
+    dir: &Path,
+    extra: &[(&str, &str)],
+    issue: impl Fn(&str) -> String,
+) -> (std::path::PathBuf, std::path::PathBuf) {
     let repo = dir.join("textkit");
     let src = root().join("examples/textkit");
     for entry in walk(&src) {
@@ -242,6 +247,7 @@ fn example_with(dir: &Path, extra: &[(&str, &str)]) -> (std::path::PathBuf, std:
     let line = std::fs::read_to_string(root().join("examples/tasks.jsonl")).unwrap();
     let mut task: Value = serde_json::from_str(line.lines().next().unwrap()).unwrap();
     task["base_commit"] = Value::String(head);
+    task["problem_statement"] = Value::String(issue(task["problem_statement"].as_str().unwrap()));
     let tasks = dir.join("tasks.jsonl");
     std::fs::write(&tasks, format!("{task}\n")).unwrap();
     (repo, tasks)
@@ -290,7 +296,11 @@ fn a_tree_runs_all_its_test_files_in_one_sandbox_run() {
     let dir = tempfile::tempdir().unwrap();
     let (cache, tmp) = (dir.path().join("cache"), dir.path().join("tmp"));
     std::fs::create_dir_all(&tmp).unwrap();
-    let (repo, tasks) = example_with(dir.path(), &[("tests/test_cli.py", TEST_CLI)]);
+    let (repo, tasks) = example_with(
+        dir.path(),
+        &[("tests/test_cli.py", TEST_CLI)],
+        str::to_string,
+    );
     let cands = dir.path().join("candidates");
     copy_agents(
         &cands,
@@ -300,33 +310,7 @@ fn a_tree_runs_all_its_test_files_in_one_sandbox_run() {
             ("breaks-tests-agent", "tests/fixtures/exec/candidates"),
         ],
     );
-    let test_cmd = format!("python {}", path_str(&minitest()));
-    let out = dei_command()
-        .args([
-            "rank",
-            path_str(&cands),
-            "--tasks",
-            path_str(&tasks),
-            "--issue",
-            "example__textkit-1",
-            "--repo",
-            path_str(&repo),
-            "--exec",
-            "--python",
-            "python3",
-            "--test-cmd",
-            &test_cmd,
-            "--exec-timeout",
-            "8",
-            "--json",
-            "-",
-        ])
-        .env("DEI_CACHE_DIR", &cache)
-        .env("TMPDIR", &tmp)
-        .output()
-        .expect("dei runs");
-    assert!(out.status.success(), "{}", stderr(&out));
-    let v: Value = serde_json::from_str(&stdout(&out)).expect("JSON");
+    let v = rank_exec_in(&cands, &repo, &tasks, &cache, &tmp);
     let exec = &v["exec"];
     assert!(exec["error"].is_null(), "{exec}");
     assert_eq!(
@@ -353,4 +337,80 @@ fn a_tree_runs_all_its_test_files_in_one_sandbox_run() {
         by_agent(&v, "careful-agent")["behaviour"]["tests_run"],
         stable
     );
+}
+
+/// `dei rank --exec --json -` of the candidates in `cands` on the example issue of `tasks`
+/// over `repo` (see [`example_with`]), minitest as runner; the run must succeed.
+fn rank_exec_in(cands: &Path, repo: &Path, tasks: &Path, cache: &Path, tmp: &Path) -> Value {
+    let test_cmd = format!("python {}", path_str(&minitest()));
+    let out = dei_command()
+        .args([
+            "rank",
+            path_str(cands),
+            "--tasks",
+            path_str(tasks),
+            "--issue",
+            "example__textkit-1",
+            "--repo",
+            path_str(repo),
+            "--exec",
+            "--python",
+            "python3",
+            "--test-cmd",
+            &test_cmd,
+            "--exec-timeout",
+            "8",
+            "--json",
+            "-",
+        ])
+        .env("DEI_CACHE_DIR", cache)
+        .env("TMPDIR", tmp)
+        .output()
+        .expect("dei runs");
+    assert!(out.status.success(), "{}", stderr(&out));
+    serde_json::from_str(&stdout(&out)).expect("JSON")
+}
+
+#[test]
+fn a_reproduction_that_cannot_import_a_module_outside_the_repository_is_not_used() {
+    if !python3_with_venv() {
+        skip("python3 with the venv module is not on PATH");
+        return;
+    }
+    // The issue's snippet imports a module the environment does not have: at base it fails on
+    // that import, so no candidate is run with it and none is judged by it.
+    let dir = tempfile::tempdir().unwrap();
+    let (cache, tmp) = (dir.path().join("cache"), dir.path().join("tmp"));
+    std::fs::create_dir_all(&tmp).unwrap();
+    let (repo, tasks) = example_with(dir.path(), &[], |text| {
+        text.replace(
+            ">>> from textkit.words import word_count\n",
+            ">>> import dei_no_such_module\n>>> from textkit.words import word_count\n",
+        )
+    });
+    let cands = dir.path().join("candidates");
+    copy_agents(
+        &cands,
+        &[
+            ("careful-agent", "examples/candidates"),
+            ("noop-agent", "tests/fixtures/exec/candidates"),
+        ],
+    );
+    let v = rank_exec_in(&cands, &repo, &tasks, &cache, &tmp);
+    let exec = &v["exec"];
+    assert!(exec["error"].is_null(), "{exec}");
+    assert_eq!(exec["reproduction"], false, "{exec}");
+    let base = exec["repro_base"].as_str().unwrap_or_default();
+    assert!(
+        base.contains("not used") && base.contains("dei_no_such_module"),
+        "{exec}"
+    );
+    for agent in ["careful-agent", "noop-agent"] {
+        assert!(
+            by_agent(&v, agent)["behaviour"]["repro"].is_null(),
+            "{exec}"
+        );
+    }
+    // Base tests twice and the reproduction once; each tree its one test file, no reproduction.
+    assert_eq!(exec["runs"], 2 + 1 + 2, "{exec}");
 }
