@@ -10,7 +10,7 @@ use crate::support::{common, exec};
 use common::*;
 use exec::{by_agent, copy_agents, minitest, python3_with_venv};
 use serde_json::Value;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 const ESCAPE: &str = "/tmp/dei-example-escape.txt";
 
@@ -60,6 +60,19 @@ fn rank_exec_with(cands: &[&str], test_cmd: &str, cache: &Path, tmp: &Path) -> (
     )
 }
 
+/// A scratch folder with `cache` and `tmp` inside for an `--exec` test, or `None` (said as a
+/// skip) when python3 with the venv module is not on PATH.
+fn exec_dirs() -> Option<(tempfile::TempDir, PathBuf, PathBuf)> {
+    if !python3_with_venv() {
+        skip("python3 with the venv module is not on PATH");
+        return None;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let (cache, tmp) = (dir.path().join("cache"), dir.path().join("tmp"));
+    std::fs::create_dir_all(&tmp).unwrap();
+    Some((dir, cache, tmp))
+}
+
 fn rank_of(v: &Value, agent: &str) -> u64 {
     by_agent(v, agent)["rank"].as_u64().unwrap()
 }
@@ -73,13 +86,9 @@ fn broken(v: &Value, agent: &str) -> Vec<String> {
 
 #[test]
 fn exec_runs_every_candidate_in_the_sandbox_and_ranks_by_behaviour() {
-    if !python3_with_venv() {
-        skip("python3 with the venv module is not on PATH");
+    let Some((_dir, cache, tmp)) = exec_dirs() else {
         return;
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let (cache, tmp) = (dir.path().join("cache"), dir.path().join("tmp"));
-    std::fs::create_dir_all(&tmp).unwrap();
+    };
     let _ = std::fs::remove_file(ESCAPE);
     let (v, err) = rank_exec(&cache, &tmp);
     let exec = &v["exec"];
@@ -175,15 +184,11 @@ fn without_exec_nothing_runs_and_nothing_changes() {
 
 #[test]
 fn a_pytest_runner_gets_only_the_tests_naming_what_the_candidates_edit() {
-    if !python3_with_venv() {
-        skip("python3 with the venv module is not on PATH");
-        return;
-    }
     // Two candidates that edit `word_count` only: of the file's three tests, the two that name
     // it run (as node ids, since the runner is called `pytest`), at the base and with each.
-    let dir = tempfile::tempdir().unwrap();
-    let (cache, tmp) = (dir.path().join("cache"), dir.path().join("tmp"));
-    std::fs::create_dir_all(&tmp).unwrap();
+    let Some((dir, cache, tmp)) = exec_dirs() else {
+        return;
+    };
     let cands = dir.path().join("candidates");
     copy_agents(
         &cands,
@@ -215,7 +220,7 @@ fn example_with(
     dir: &Path,
     extra: &[(&str, &str)],
     issue: impl Fn(&str) -> String,
-) -> (std::path::PathBuf, std::path::PathBuf) {
+) -> (PathBuf, PathBuf) {
     let repo = dir.join("textkit");
     let src = root().join("examples/textkit");
     for entry in walk(&src) {
@@ -253,7 +258,7 @@ fn example_with(
     (repo, tasks)
 }
 
-fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
+fn walk(dir: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
     for e in std::fs::read_dir(dir).unwrap() {
         let p = e.unwrap().path();
@@ -287,15 +292,11 @@ def test_capitalize_keeps_spacing():
 
 #[test]
 fn a_tree_runs_all_its_test_files_in_one_sandbox_run() {
-    if !python3_with_venv() {
-        skip("python3 with the venv module is not on PATH");
-        return;
-    }
     // The example with a second test file that names what the candidates edit: both files are
     // selected, and each candidate's tree runs them in one command, not one run per file.
-    let dir = tempfile::tempdir().unwrap();
-    let (cache, tmp) = (dir.path().join("cache"), dir.path().join("tmp"));
-    std::fs::create_dir_all(&tmp).unwrap();
+    let Some((dir, cache, tmp)) = exec_dirs() else {
+        return;
+    };
     let (repo, tasks) = example_with(
         dir.path(),
         &[("tests/test_cli.py", TEST_CLI)],
@@ -373,15 +374,11 @@ fn rank_exec_in(cands: &Path, repo: &Path, tasks: &Path, cache: &Path, tmp: &Pat
 
 #[test]
 fn a_reproduction_that_cannot_import_a_module_outside_the_repository_is_not_used() {
-    if !python3_with_venv() {
-        skip("python3 with the venv module is not on PATH");
-        return;
-    }
     // The issue's snippet imports a module the environment does not have: at base it fails on
     // that import, so no candidate is run with it and none is judged by it.
-    let dir = tempfile::tempdir().unwrap();
-    let (cache, tmp) = (dir.path().join("cache"), dir.path().join("tmp"));
-    std::fs::create_dir_all(&tmp).unwrap();
+    let Some((dir, cache, tmp)) = exec_dirs() else {
+        return;
+    };
     let (repo, tasks) = example_with(dir.path(), &[], |text| {
         text.replace(
             ">>> from textkit.words import word_count\n",
