@@ -4,8 +4,9 @@
 //!
 //! - **breaks tests**: a candidate that breaks tests which passed twice at the base commit gets
 //!   `exec_breaks · rarity`, where `rarity = 1 − (families breaking the test) / (families run)`
-//!   for its rarest broken test. A test that most of the committee breaks is evidence about the
-//!   test (it asserts the reported bug), not about the candidate.
+//!   for its rarest broken test, a family counting as the share of its runs that break it. A
+//!   test that most of the committee breaks is evidence about the test (it asserts the
+//!   reported bug), not about the candidate.
 //! - **reproduction**: `exec_repro_changed` when the reproduction behaves differently
 //!   from the base commit, `exec_repro_same` when it still behaves as at base — counted only
 //!   when some other candidate does change it (else the reproduction may not show the bug).
@@ -23,7 +24,7 @@
 //!   none (agreeing to change nothing is no vote for a fix).
 
 use crate::model::{Behaviour, ModelTest, ReproChange};
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// The name of the behaviour-agreement part (it replaces text agreement).
 pub const AGREEMENT: &str = "behaves like others";
@@ -78,32 +79,41 @@ pub fn parts(members: &[Member], i: usize, w: &ExecWeights) -> Vec<Part> {
     let other_changes = someone_else(members, i, |b| b.repro == Some(ReproChange::Changed));
     let other_resolves = someone_else(members, i, |b| b.model_test == Some(ModelTest::Resolved));
 
-    // Breaking tests, weighed by how few families break the same test.
+    // Breaking tests, weighed by how few families break the same test. Each family whose
+    // tests ran counts once, as the share of its runs that break the test: one of five runs of
+    // an agent breaking it is not the whole agent breaking it.
     if !me.broken.is_empty() {
-        let tested: BTreeSet<&str> = members
-            .iter()
-            .filter(|m| ran(m).is_some_and(|b| b.tests_run > 0))
-            .map(|m| m.family)
-            .collect();
+        let mut runs: BTreeMap<&str, usize> = BTreeMap::new();
+        for m in members {
+            if ran(m).is_some_and(|b| b.tests_run > 0) {
+                *runs.entry(m.family).or_default() += 1;
+            }
+        }
         let rarest = me
             .broken
             .iter()
             .map(|t| {
-                let breaking: BTreeSet<&str> = members
+                let mut breaking: BTreeMap<&str, usize> = BTreeMap::new();
+                for m in members {
+                    if ran(m).is_some_and(|b| b.broken.contains(t)) {
+                        *breaking.entry(m.family).or_default() += 1;
+                    }
+                }
+                let share: f64 = breaking
                     .iter()
-                    .filter(|m| ran(m).is_some_and(|b| b.broken.contains(t)))
-                    .map(|m| m.family)
-                    .collect();
-                (breaking.len(), t)
+                    .map(|(f, n)| *n as f64 / runs.get(f).copied().unwrap_or(*n).max(*n) as f64)
+                    .sum();
+                (share, breaking.len(), t)
             })
-            .min()
+            .min_by(|a, b| a.0.total_cmp(&b.0).then(a.2.cmp(b.2)))
             .expect("broken is not empty");
-        let families = tested.len().max(1);
+        let families = runs.len().max(1);
         let rarity = if families <= 1 {
             1.0
         } else {
-            1.0 - rarest.0 as f64 / families as f64
+            (1.0 - rarest.0 / families as f64).max(0.0)
         };
+        let rarest = (rarest.1, rarest.2);
         let n = me.broken.len();
         let others = rarest.0.saturating_sub(1);
         let note = if others == 0 {
@@ -305,6 +315,26 @@ mod tests {
         // y breaks t::b with two other families: rarity 1 − 3/4.
         assert_eq!(value(&parts(&ms, 1, &W), "breaks tests"), -4.0 * 0.25);
         assert!(parts(&ms, 0, &W)[0].note.contains("no other agent family"));
+    }
+
+    #[test]
+    fn a_family_breaks_a_test_by_the_share_of_its_runs_that_break_it() {
+        // One of three acr runs breaks t::a, as do x and y; z does not. By families that ran:
+        // acr 1/3 + x + y = 2⅓ of 4, so rarity 1 − 2⅓/4 (any run counting would make it 1/4).
+        let bs = vec![
+            b(&["t::a"], None, 0),
+            b(&[], None, 1),
+            b(&[], None, 1),
+            b(&["t::a"], None, 0),
+            b(&["t::a"], None, 0),
+            b(&[], None, 1),
+        ];
+        let ms = members(&["acr", "acr", "acr", "x", "y", "z"], &bs);
+        let want = -4.0 * (1.0 - (1.0 / 3.0 + 2.0) / 4.0);
+        assert!((value(&parts(&ms, 3, &W), "breaks tests") - want).abs() < 1e-9);
+        assert!(parts(&ms, 3, &W)[0]
+            .note
+            .contains("2 other agent families of 4"));
     }
 
     #[test]
