@@ -13,6 +13,7 @@ Steps (each resumable: rank runs keep a run directory, sandbox runs a shared cac
 3. per committee, `dei eval` of each ranking against the labels (ties as expected value).
 """
 import argparse
+import hashlib
 import json
 import os
 import subprocess
@@ -38,6 +39,11 @@ COMMITTEES = {
 }
 
 
+def half(instance_id):
+    """The shared split (dei_bench::split): tune when the first byte of SHA-256 of the id is even."""
+    return "tune" if hashlib.sha256(instance_id.encode()).digest()[0] % 2 == 0 else "report"
+
+
 def run(cmd, log):
     t = time.time()
     with open(log, "a") as f:
@@ -55,6 +61,8 @@ def main():
     ap.add_argument("--out", required=True)
     ap.add_argument("--repos-only", default="")
     ap.add_argument("--instances", default="", help="comma-separated instance ids (default: all)")
+    ap.add_argument("--split", default="all", choices=["all", "tune", "report"],
+                    help="the shared split's half (dei_bench::split: first byte of SHA-256 of the id even = tune)")
     ap.add_argument("--committees", default="all14,A,acr5")
     ap.add_argument("--exec-jobs", default="1")
     ap.add_argument("--exec-timeout", default="120")
@@ -73,6 +81,8 @@ def main():
         if wanted and t["repo"] not in wanted:
             continue
         if only and t["instance_id"] not in only:
+            continue
+        if a.split != "all" and half(t["instance_id"]) != a.split:
             continue
         if t["repo"].replace("/", "__") not in have:
             continue

@@ -1,0 +1,63 @@
+#!/usr/bin/env python3
+"""Score one half of the shared split from an exec_lite.py output folder, without ranking again:
+the labelled candidates and task records of OUT are cut to the half's instances and each
+committee's plain and --exec journals are given to `dei eval` (ties as expected value).
+
+  python3 crates/dei-bench/scripts/exec_half.py --dei target/release/dei --out OUT --split report
+
+Prints, per committee: instances, k, 1@k plain and with --exec, Average@k, best single member,
+Union@k. Rankings are per issue, so this equals running exec_lite.py with --split on that half.
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from exec_lite import half, last_point  # noqa: E402
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--dei", required=True)
+    ap.add_argument("--out", required=True, help="an exec_lite.py output folder")
+    ap.add_argument("--split", required=True, choices=["tune", "report"])
+    ap.add_argument("--committees", default="all14,A,acr5")
+    a = ap.parse_args()
+    tmp = tempfile.mkdtemp(prefix="exec-half-")
+    tasks = [json.loads(l) for l in open(os.path.join(a.out, "tasks.jsonl"))]
+    keep = {t["instance_id"] for t in tasks if half(t["instance_id"]) == a.split}
+    tasks_file = os.path.join(tmp, "tasks.jsonl")
+    with open(tasks_file, "w") as f:
+        for t in tasks:
+            if t["instance_id"] in keep:
+                f.write(json.dumps(t) + "\n")
+    rows = {}
+    for name in a.committees.split(","):
+        labelled = os.path.join(tmp, f"{name}-labelled.jsonl")
+        with open(labelled, "w") as f:
+            for line in open(os.path.join(a.out, f"{name}-labelled.jsonl")):
+                if json.loads(line)["instance_id"] in keep:
+                    f.write(line)
+        row = {}
+        for mode in ("plain", "exec"):
+            ev = os.path.join(tmp, f"{name}-{mode}.json")
+            subprocess.run([a.dei, "eval", labelled, "--tasks", tasks_file, "--scores",
+                            os.path.join(a.out, name, mode), "--bootstrap", "0", "--json", ev],
+                           check=True, stdout=subprocess.DEVNULL)
+            row[mode] = last_point(ev)
+        p, e = row["plain"], row["exec"]
+        rows[name] = {
+            "instances": p["instances"], "k": p["k"],
+            "1@k plain": round(p["n_at_k"], 1), "1@k exec": round(e["n_at_k"], 1),
+            "average@k": round(p["average"], 1),
+            "best single": f'{p["best_single_rate"]:.1f} ({p["best_single"]})',
+            "union@k": round(p["union"], 1),
+        }
+    print(json.dumps(rows, indent=1))
+
+
+if __name__ == "__main__":
+    main()
