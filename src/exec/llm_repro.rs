@@ -186,67 +186,24 @@ impl TestWriter {
     }
 }
 
-/// A fence line: its indentation, its marker (``` or ~~~, at least three) and the info
-/// string after it.
-fn fence(line: &str) -> Option<(usize, char, usize, &str)> {
-    let t = line.trim_start_matches(' ');
-    let indent = line.len() - t.len();
-    let c = t.chars().next().filter(|c| *c == '`' || *c == '~')?;
-    let n = t.chars().take_while(|x| *x == c).count();
-    (n >= 3 && indent <= 3).then(|| (indent, c, n, t[n..].trim()))
-}
-
-/// `line` without up to `indent` leading spaces (a fence's indentation).
-fn unindent(line: &str, indent: usize) -> &str {
-    let spaces = line.len() - line.trim_start_matches(' ').len();
-    &line[spaces.min(indent)..]
-}
-
 /// The script in a model's reply: the first fenced block tagged Python (`python`, `py`,
-/// `python3`), else the first untagged one. Blocks tagged with another language are skipped.
+/// `python3`), else the first untagged one (fences as [`crate::exec::repro::blocks`] reads
+/// them). Blocks tagged with another language are skipped; a fence the reply does not close
+/// (cut at `--max-tokens`) is never run.
 pub fn extract_script(reply: &str) -> Result<String, String> {
-    let mut python: Option<String> = None;
-    let mut untagged: Option<String> = None;
-    let mut unclosed = false;
-    let mut lines = reply.lines();
-    while let Some(line) = lines.next() {
-        let Some((indent, c, n, info)) = fence(line) else {
-            continue;
-        };
-        let lang = info
-            .split(|x: char| x.is_whitespace() || x == '{')
-            .next()
-            .unwrap_or("")
-            .to_ascii_lowercase();
-        let mut body = Vec::new();
-        let mut closed = false;
-        for l in lines.by_ref() {
-            if let Some((_, c2, n2, rest)) = fence(l) {
-                if c2 == c && n2 >= n && rest.is_empty() {
-                    closed = true;
-                    break;
-                }
-            }
-            body.push(unindent(l, indent));
-        }
-        if !closed {
-            unclosed = true;
-            break;
-        }
-        let code = body.join("\n");
-        let slot = match lang.as_str() {
-            "python" | "py" | "python3" => &mut python,
-            "" => &mut untagged,
-            _ => continue,
-        };
-        if slot.is_none() && !code.trim().is_empty() {
-            *slot = Some(format!("{}\n", code.trim_end()));
-        }
-        if python.is_some() {
-            break;
-        }
-    }
-    match python.or(untagged) {
+    let fenced: Vec<_> = crate::exec::repro::blocks(reply)
+        .into_iter()
+        .filter(|b| b.source == crate::exec::repro::Source::Fenced)
+        .collect();
+    let unclosed = fenced.iter().any(|b| !b.closed);
+    let first = |tags: &[&str]| {
+        fenced
+            .iter()
+            .take_while(|b| b.closed)
+            .find(|b| tags.contains(&b.lang.as_str()) && !b.text.trim().is_empty())
+            .map(|b| format!("{}\n", b.text.trim_end()))
+    };
+    match first(&["python", "py", "python3"]).or_else(|| first(&[""])) {
         Some(code) => Ok(code),
         None if unclosed => Err(
             "the reply's code block is not closed (cut at --max-tokens?), and no other holds Python"

@@ -40,6 +40,9 @@ pub struct Block {
     /// 1-based line of the issue where it starts.
     pub line: usize,
     pub text: String,
+    /// A fence that the text closes (always true for the other sources); an unclosed fence
+    /// runs to the end of the text.
+    pub closed: bool,
 }
 
 /// Fence tags that are Python (or a Python session).
@@ -91,6 +94,7 @@ pub fn blocks(text: &str) -> Vec<Block> {
                 lang,
                 line: start + 1,
                 text: dedent(&body.join("\n")),
+                closed: j < lines.len(),
             });
             i = j + 1;
             continue;
@@ -125,6 +129,7 @@ pub fn blocks(text: &str) -> Vec<Block> {
                 lang: String::new(),
                 line: start + 1,
                 text: lines[start..j].join("\n"),
+                closed: true,
             });
             i = j;
             continue;
@@ -141,6 +146,7 @@ pub fn blocks(text: &str) -> Vec<Block> {
                 lang: String::new(),
                 line: start + 1,
                 text: lines[start..j].join("\n"),
+                closed: true,
             });
             i = j;
             continue;
@@ -163,6 +169,7 @@ pub fn blocks(text: &str) -> Vec<Block> {
                 lang: String::new(),
                 line: start + 1,
                 text: dedent(body.trim_end()),
+                closed: true,
             });
             i = j;
             continue;
@@ -1107,6 +1114,7 @@ pub fn loose_code(issue: &str) -> Option<(String, usize)> {
         lang: String::new(),
         line: first?,
         text: out.join("\n"),
+        closed: true,
     };
     block_code(&b).map(|c| (c, b.line))
 }
@@ -1461,6 +1469,7 @@ mod tests {
                 lang: lang.into(),
                 line: 1,
                 text: text.into(),
+                closed: true,
             };
             assert_eq!(block_code(&b), None, "{text}");
         }
@@ -1557,6 +1566,7 @@ mod tests {
             lang: "python".into(),
             line: 1,
             text: t.into(),
+            closed: true,
         };
         assert_eq!(
             block_code(&b("x = f()\nif not x:\ny = 2\n")).as_deref(),
