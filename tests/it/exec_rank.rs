@@ -31,24 +31,35 @@ fn rank_exec_with(cands: &[&str], test_cmd: &str, cache: &Path, tmp: &Path) -> (
     let head: Vec<&str> = std::iter::once("rank")
         .chain(cands.iter().copied())
         .collect();
-    let args = example_issue_args(
-        &head,
-        &[
-            "--exec",
-            "--python",
-            "python3",
-            "--test-cmd",
-            test_cmd,
-            "--exec-timeout",
-            "8",
-            "--exec-jobs",
-            "2",
-            "--json",
-            "-",
-        ],
-    );
+    run_exec(
+        &example_issue_args(&head, &exec_flags(test_cmd)),
+        cache,
+        tmp,
+    )
+}
+
+/// The `--exec` flags every test here ranks with: python3, `test_cmd`, an 8 s limit, 2 jobs,
+/// JSON on stdout.
+fn exec_flags(test_cmd: &str) -> [&str; 11] {
+    [
+        "--exec",
+        "--python",
+        "python3",
+        "--test-cmd",
+        test_cmd,
+        "--exec-timeout",
+        "8",
+        "--exec-jobs",
+        "2",
+        "--json",
+        "-",
+    ]
+}
+
+/// Run `dei ARGS` with this cache and temp folder; it must succeed. Its JSON and stderr.
+fn run_exec<S: AsRef<std::ffi::OsStr>>(args: &[S], cache: &Path, tmp: &Path) -> (Value, String) {
     let out = dei_command()
-        .args(&args)
+        .args(args)
         .env("DEI_CACHE_DIR", cache)
         .env("TMPDIR", tmp)
         .output()
@@ -344,32 +355,18 @@ fn a_tree_runs_all_its_test_files_in_one_sandbox_run() {
 /// over `repo` (see [`example_with`]), minitest as runner; the run must succeed.
 fn rank_exec_in(cands: &Path, repo: &Path, tasks: &Path, cache: &Path, tmp: &Path) -> Value {
     let test_cmd = format!("python {}", path_str(&minitest()));
-    let out = dei_command()
-        .args([
-            "rank",
-            path_str(cands),
-            "--tasks",
-            path_str(tasks),
-            "--issue",
-            "example__textkit-1",
-            "--repo",
-            path_str(repo),
-            "--exec",
-            "--python",
-            "python3",
-            "--test-cmd",
-            &test_cmd,
-            "--exec-timeout",
-            "8",
-            "--json",
-            "-",
-        ])
-        .env("DEI_CACHE_DIR", cache)
-        .env("TMPDIR", tmp)
-        .output()
-        .expect("dei runs");
-    assert!(out.status.success(), "{}", stderr(&out));
-    serde_json::from_str(&stdout(&out)).expect("JSON")
+    let mut args = vec![
+        "rank",
+        path_str(cands),
+        "--tasks",
+        path_str(tasks),
+        "--issue",
+        "example__textkit-1",
+        "--repo",
+        path_str(repo),
+    ];
+    args.extend(exec_flags(&test_cmd));
+    run_exec(&args, cache, tmp).0
 }
 
 #[test]
