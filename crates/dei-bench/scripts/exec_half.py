@@ -44,8 +44,12 @@ def main():
         row = {}
         for mode in ("plain", "exec"):
             ev = os.path.join(tmp, f"{name}-{mode}.json")
+            # exec_lite.py --skip-settled merges the exec journal with the plain ranking of
+            # settled issues into one scores file
+            merged = os.path.join(a.out, f"{name}-{mode}-scores.jsonl")
+            scores = merged if os.path.exists(merged) else os.path.join(a.out, name, mode)
             subprocess.run([a.dei, "eval", labelled, "--tasks", tasks_file, "--scores",
-                            os.path.join(a.out, name, mode), "--bootstrap", "0", "--json", ev],
+                            scores, "--bootstrap", "0", "--json", ev],
                            check=True, stdout=subprocess.DEVNULL)
             row[mode] = last_point(ev)
         p, e = row["plain"], row["exec"]

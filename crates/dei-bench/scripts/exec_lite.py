@@ -11,6 +11,11 @@ Steps (each resumable: rank runs keep a run directory, sandbox runs a shared cac
    their `resolved` labels;
 2. per committee, `dei rank --all` without and with `--exec`;
 3. per committee, `dei eval` of each ranking against the labels (ties as expected value).
+
+With --skip-settled, an issue whose committee candidates all resolve it, or none do, is not
+ranked with --exec: every ranking scores the same 1@k there, so its plain ranking stands in.
+The labels choose only which issues to skip, never a ranking; the exec figures (runs, seconds,
+evidence) then cover the ranked issues only.
 """
 import argparse
 import hashlib
@@ -67,6 +72,8 @@ def main():
     ap.add_argument("--exec-jobs", default="1")
     ap.add_argument("--exec-timeout", default="120")
     ap.add_argument("--env-dir", default=None, help="where environments are built (dei's default when omitted)")
+    ap.add_argument("--skip-settled", action="store_true",
+                    help="rank with --exec only issues where some but not all of the committee's candidates resolve")
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
     log = os.path.join(a.out, "log.txt")
@@ -108,23 +115,66 @@ def main():
             for c in mine:
                 f.write(json.dumps(c) + "\n")
                 g.write(json.dumps({k: v for k, v in c.items() if k != "resolved"}) + "\n")
+        settled = settled_issues(mine) if a.skip_settled else set()
         for mode in ("plain", "exec"):
             rd = os.path.join(a.out, name, mode)
-            cmd = [a.dei, "rank", blind, "--tasks", tasks_file, "--all", "--repos", a.repos,
+            mode_tasks, mode_blind = tasks_file, blind
+            if mode == "exec" and settled:
+                mode_tasks = os.path.join(a.out, f"{name}-exec-tasks.jsonl")
+                mode_blind = os.path.join(a.out, f"{name}-exec-candidates.jsonl")
+                with open(mode_tasks, "w") as f:
+                    for t in tasks:
+                        if t["instance_id"] not in settled:
+                            f.write(json.dumps(t) + "\n")
+                with open(mode_blind, "w") as f:
+                    for line in open(blind):
+                        if json.loads(line)["instance_id"] not in settled:
+                            f.write(line)
+            cmd = [a.dei, "rank", mode_blind, "--tasks", mode_tasks, "--all", "--repos", a.repos,
                    "--run-dir", rd, "--no-progress"]
             if mode == "exec":
                 cmd += ["--exec", "--exec-cache", os.path.join(a.out, "exec-cache"),
                         "--exec-jobs", a.exec_jobs, "--exec-timeout", a.exec_timeout]
                 if a.env_dir:
                     cmd += ["--env-dir", a.env_dir]
-            rc, secs = run(cmd, log)
+            if mode == "exec" and settled and not any(t["instance_id"] not in settled for t in tasks):
+                rc, secs = 0, 0.0  # every issue is settled: nothing to rank with --exec
+            else:
+                rc, secs = run(cmd, log)
+            scores = rd
+            if mode == "exec" and settled:
+                scores = os.path.join(a.out, f"{name}-exec-scores.jsonl")
+                merge_journals(os.path.join(rd, "journal.jsonl"),
+                               os.path.join(a.out, name, "plain", "journal.jsonl"), settled, scores)
             ev = os.path.join(a.out, f"{name}-{mode}-eval.json")
-            rc2, _ = run([a.dei, "eval", labelled, "--tasks", tasks_file, "--scores", rd,
+            rc2, _ = run([a.dei, "eval", labelled, "--tasks", tasks_file, "--scores", scores,
                           "--bootstrap", "0", "--json", ev], log)
             results[(name, mode)] = {"rank_rc": rc, "rank_seconds": round(secs, 1), "eval_rc": rc2,
                                      "eval": ev}
             print(name, mode, results[(name, mode)], flush=True)
     report(a.out, [n for n in a.committees.split(",")], results)
+
+
+def settled_issues(candidates):
+    """Issues whose candidates all resolve them, or none do: any ranking scores the same there."""
+    by = {}
+    for c in candidates:
+        by.setdefault(c["instance_id"], []).append(bool(c["resolved"]))
+    return {i for i, r in by.items() if all(r) or not any(r)}
+
+
+def merge_journals(exec_journal, plain_journal, settled, out):
+    """The exec journal's issues, and the plain journal's lines for the settled issues."""
+    with open(out, "w") as f:
+        if os.path.exists(exec_journal):
+            for line in open(exec_journal):
+                f.write(line)
+        for line in open(plain_journal):
+            try:
+                if json.loads(line).get("instance_id") in settled:
+                    f.write(line)
+            except ValueError:
+                continue
 
 
 def last_point(ev):
@@ -145,7 +195,8 @@ def last_point(ev):
 def exec_stats(run_dir):
     """What the sandbox runs of one run directory did, from its journal (last line per issue)."""
     issues = {}
-    for line in open(os.path.join(run_dir, "journal.jsonl")):
+    journal = os.path.join(run_dir, "journal.jsonl")
+    for line in open(journal) if os.path.exists(journal) else []:
         try:
             d = json.loads(line)
         except ValueError:
