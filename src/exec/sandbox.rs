@@ -8,6 +8,11 @@
 //!   the child, the uid/gid mapped to themselves); when the OS refuses, the command runs with
 //!   the network, this is said once through [`crate::model::notify`] and in every
 //!   [`Outcome::isolation`];
+//! - **nothing outlives it**: with the network namespace comes a PID namespace whose init is a
+//!   small waiter forked before the exec ([`pid_namespace_shim`]); when the command ends, the
+//!   init ends and the kernel kills whatever is left in the namespace, also a process that
+//!   called `setsid()` to leave the process group. Where the OS refuses it, the process-group
+//!   kill is all there is (said in [`Isolation::missing`]);
 //! - **no writes outside its folder**: Landlock (kernel ≥ 5.13) allows writing only beneath the
 //!   sandbox folder (plus `/dev/null` and the like, and any extra folder a [`Job`] names);
 //!   `TMPDIR` and `HOME` point inside the folder. Without Landlock, writes are not confined
@@ -170,6 +175,8 @@ pub struct Isolation {
     pub network_off: bool,
     /// Writes outside the sandbox folder were refused (Landlock).
     pub writes_confined: bool,
+    /// The command ran in its own PID namespace: everything it started ended with it.
+    pub processes_contained: bool,
     /// What could not be enforced, in words.
     pub missing: Vec<String>,
 }
@@ -330,14 +337,18 @@ pub fn write_files(root: &Path, files: &[TreeFile]) -> anyhow::Result<()> {
 /// What this OS gives: probed once per process, said once when something is missing.
 struct Support {
     namespaces: bool,
+    /// A PID namespace can be added to the user + network one.
+    pid_namespace: bool,
     landlock_abi: i32,
 }
 
 fn support() -> &'static Support {
     static S: OnceLock<Support> = OnceLock::new();
     S.get_or_init(|| {
+        let namespaces = probe_namespaces(false);
         let s = Support {
-            namespaces: probe_namespaces(),
+            namespaces,
+            pid_namespace: namespaces && probe_namespaces(true),
             landlock_abi: landlock_abi(),
         };
         if !s.namespaces {
@@ -356,28 +367,141 @@ fn support() -> &'static Support {
     })
 }
 
+/// Whether a user + network namespace (and with `pid`, a PID namespace and its init) can be
+/// made: `sh -c 'exit 3'` must run and end with status 3.
 #[cfg(target_os = "linux")]
-fn probe_namespaces() -> bool {
+fn probe_namespaces(pid: bool) -> bool {
     use std::os::unix::process::CommandExt;
-    let mut cmd = Command::new("true");
-    cmd.stdin(Stdio::null())
+    let mut cmd = Command::new("sh");
+    cmd.arg("-c")
+        .arg("exit 3")
+        .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null());
-    // SAFETY: the closure only makes a system call.
+    let flags = libc::CLONE_NEWUSER | libc::CLONE_NEWNET | if pid { libc::CLONE_NEWPID } else { 0 };
+    // SAFETY: the closure only makes system calls (and the shim's, which are async-signal-safe).
     unsafe {
-        cmd.pre_exec(|| {
-            if libc::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWNET) != 0 {
+        cmd.pre_exec(move || {
+            if libc::unshare(flags) != 0 {
                 return Err(std::io::Error::last_os_error());
+            }
+            if pid {
+                pid_namespace_shim()?;
             }
             Ok(())
         });
     }
-    cmd.status().is_ok_and(|s| s.success())
+    cmd.status().is_ok_and(|s| s.code() == Some(3))
 }
 
 #[cfg(not(target_os = "linux"))]
-fn probe_namespaces() -> bool {
+fn probe_namespaces(_pid: bool) -> bool {
     false
+}
+
+/// Called in the child after `unshare(CLONE_NEWPID)`, which leaves the caller outside the new
+/// namespace and makes its first child the namespace's init. Forks twice: the caller stays
+/// outside, waits for the init and ends the way the command ended (exit status or signal), so
+/// the parent sees the command's status; the init (pid 1) waits for the command, reaps the
+/// orphans the namespace hands it, and sends the command's wait status up a pipe before it
+/// exits, which makes the kernel kill everything left in the namespace. The grandchild returns
+/// and goes on to exec the command, which is therefore not pid 1 (signals behave as usual).
+///
+/// # Safety
+/// Only in a `pre_exec` closure: it forks and exits, making only async-signal-safe calls.
+#[cfg(target_os = "linux")]
+unsafe fn pid_namespace_shim() -> std::io::Result<()> {
+    let mut fds = [0; 2];
+    if libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    let init = libc::fork();
+    if init < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    if init > 0 {
+        // Outside: hold nothing of the command's (its output pipe, std's exec-error pipe).
+        close_all_but(fds[0]);
+        let mut status: libc::c_int = 0;
+        let got = libc::read(
+            fds[0],
+            (&mut status as *mut libc::c_int).cast(),
+            std::mem::size_of::<libc::c_int>(),
+        );
+        let mut init_status: libc::c_int = 0;
+        while libc::waitpid(init, &mut init_status, 0) < 0
+            && *libc::__errno_location() == libc::EINTR
+        {}
+        if got != std::mem::size_of::<libc::c_int>() as isize {
+            status = init_status;
+        }
+        end_like(status);
+    }
+    // The init, pid 1 of the new namespace.
+    libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong);
+    libc::close(fds[0]);
+    let command = libc::fork();
+    if command < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    if command == 0 {
+        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong);
+        libc::close(fds[1]);
+        return Ok(());
+    }
+    close_all_but(fds[1]);
+    loop {
+        let mut status: libc::c_int = 0;
+        let r = libc::waitpid(-1, &mut status, 0);
+        if r == command {
+            libc::write(
+                fds[1],
+                (&status as *const libc::c_int).cast(),
+                std::mem::size_of::<libc::c_int>(),
+            );
+            libc::_exit(0);
+        }
+        if r < 0 && *libc::__errno_location() != libc::EINTR {
+            libc::_exit(127);
+        }
+    }
+}
+
+/// Close every descriptor but `keep` (async-signal-safe).
+#[cfg(target_os = "linux")]
+unsafe fn close_all_but(keep: libc::c_int) {
+    let all = libc::c_uint::MAX;
+    let ok = (keep == 0
+        || libc::syscall(libc::SYS_close_range, 0u32, (keep - 1) as u32, 0u32) == 0)
+        && libc::syscall(libc::SYS_close_range, (keep + 1) as u32, all, 0u32) == 0;
+    if !ok {
+        for fd in 0..4096 {
+            if fd != keep {
+                libc::close(fd);
+            }
+        }
+    }
+}
+
+/// End this process the way a wait status says: the same exit status, or the same signal.
+#[cfg(target_os = "linux")]
+unsafe fn end_like(status: libc::c_int) -> ! {
+    if libc::WIFSIGNALED(status) {
+        let sig = libc::WTERMSIG(status);
+        libc::signal(sig, libc::SIG_DFL);
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        libc::sigaddset(&mut set, sig);
+        libc::sigprocmask(libc::SIG_UNBLOCK, &set, std::ptr::null_mut());
+        // No core file: RLIMIT_CORE is 0 here.
+        libc::kill(libc::getpid(), sig);
+        libc::_exit(128 + sig);
+    }
+    libc::_exit(if libc::WIFEXITED(status) {
+        libc::WEXITSTATUS(status)
+    } else {
+        127
+    })
 }
 
 #[cfg(target_os = "linux")]
@@ -522,11 +646,26 @@ fn run_local(folder: &Path, dir: &Path, job: &Job) -> anyhow::Result<Outcome> {
     std::fs::create_dir_all(&tmp)?;
     let mut isolation = Isolation::default();
     let want_netns = !job.network && sup.namespaces;
+    let want_pidns = want_netns && sup.pid_namespace;
     isolation.network_off = want_netns;
+    isolation.processes_contained = want_pidns;
     if !job.network && !sup.namespaces {
         isolation
             .missing
             .push("network: the OS refused a network namespace".into());
+    }
+    if !job.network && !want_pidns {
+        isolation.missing.push(
+            "processes: no PID namespace, so a process that calls setsid() can outlive the run"
+                .into(),
+        );
+    }
+    // SAFETY: getuid has no preconditions.
+    #[cfg(unix)]
+    if !job.network && unsafe { libc::getuid() } == 0 {
+        isolation
+            .missing
+            .push("processes: RLIMIT_NPROC does not bind root, so forks are not limited".into());
     }
 
     let mut cmd = Command::new("sh");
@@ -608,7 +747,8 @@ fn run_local(folder: &Path, dir: &Path, job: &Job) -> anyhow::Result<Outcome> {
             cmd.pre_exec(move || {
                 #[cfg(target_os = "linux")]
                 if want_netns {
-                    if libc::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWNET) != 0 {
+                    let pid = if want_pidns { libc::CLONE_NEWPID } else { 0 };
+                    if libc::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWNET | pid) != 0 {
                         return Err(std::io::Error::last_os_error());
                     }
                     write_proc(c"/proc/self/setgroups", b"deny");
@@ -633,6 +773,11 @@ fn run_local(folder: &Path, dir: &Path, job: &Job) -> anyhow::Result<Outcome> {
                     {
                         return Err(std::io::Error::last_os_error());
                     }
+                }
+                // Last, so that the init and the command inherit all of the above.
+                #[cfg(target_os = "linux")]
+                if want_pidns {
+                    pid_namespace_shim()?;
                 }
                 Ok(())
             });

@@ -135,20 +135,34 @@ fn runs_over_the_tree_with_the_candidate_files() {
     assert!(!out.timed_out && out.signal.is_none() && !out.truncated);
 }
 
+/// A shell snippet that starts `prefix sleep 60` in the background, the background process
+/// writing its pid as this machine sees it (from `/proc/self/stat`: `$!` would be the pid
+/// inside the sandbox's PID namespace) and the foreground printing it as `BG=<pid>`.
+fn background_sleep(prefix: &str) -> String {
+    format!(
+        "{prefix} sh -c 'read p rest < /proc/self/stat; echo $p > bg.tmp; mv bg.tmp bg.pid; \
+         exec sleep 60' >/dev/null 2>&1 & \
+         until [ -s bg.pid ]; do sleep 0.05; done; echo BG=$(cat bg.pid)"
+    )
+}
+
+fn background_pid(out: &Outcome) -> u32 {
+    out.output
+        .lines()
+        .find_map(|l| l.strip_prefix("BG="))
+        .and_then(|p| p.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no background pid in {:?}", out.output))
+}
+
 #[test]
 fn a_command_past_its_timeout_is_killed_with_its_whole_group() {
     let b = bench();
     let mut l = limits();
-    l.timeout = Duration::from_millis(700);
-    let out = b.run("sleep 60 & echo BG=$!; sleep 60", l, vec![]);
+    l.timeout = Duration::from_millis(1500);
+    let out = b.run(&format!("{}; sleep 60", background_sleep("")), l, vec![]);
     assert!(out.timed_out && !out.success(), "{out:?}");
     assert!(out.seconds < 10.0, "{}", out.seconds);
-    let pid: u32 = out
-        .output
-        .lines()
-        .find_map(|l| l.strip_prefix("BG="))
-        .and_then(|p| p.trim().parse().ok())
-        .unwrap_or_else(|| panic!("no background pid in {:?}", out.output));
+    let pid = background_pid(&out);
     assert!(
         !alive(pid),
         "the background sleep {pid} outlived the sandbox"
@@ -158,18 +172,50 @@ fn a_command_past_its_timeout_is_killed_with_its_whole_group() {
 #[test]
 fn background_processes_do_not_outlive_a_command_that_exits() {
     let b = bench();
-    let out = b.run("sleep 60 >/dev/null 2>&1 & echo BG=$!", limits(), vec![]);
+    let out = b.run(&background_sleep(""), limits(), vec![]);
     assert!(out.success(), "{out:?}");
-    let pid: u32 = out
-        .output
-        .lines()
-        .find_map(|l| l.strip_prefix("BG="))
-        .and_then(|p| p.trim().parse().ok())
-        .unwrap();
+    let pid = background_pid(&out);
     assert!(
         !alive(pid),
         "the background sleep {pid} outlived the sandbox"
     );
+}
+
+#[test]
+fn a_process_that_leaves_the_group_with_setsid_does_not_outlive_the_run() {
+    let b = bench();
+    // `setsid` puts the sleep in a session (and process group) of its own, out of reach of
+    // the process-group kill; only the PID namespace's end takes it.
+    let out = b.run(&background_sleep("setsid"), limits(), vec![]);
+    assert!(out.success(), "{out:?}");
+    let pid = background_pid(&out);
+    if !out.isolation.processes_contained {
+        // Clean up what the sandbox could not.
+        // SAFETY: signalling the pid the command reported.
+        unsafe { libc::kill(pid as i32, libc::SIGKILL) };
+        common::skip(&format!(
+            "this OS refuses a PID namespace: {:?}",
+            out.isolation.missing
+        ));
+        return;
+    }
+    assert!(!alive(pid), "the setsid sleep {pid} outlived the sandbox");
+}
+
+#[test]
+fn exit_status_and_signals_come_through_the_pid_namespace() {
+    let b = bench();
+    let out = b.run("exit 7", limits(), vec![]);
+    assert_eq!((out.code, out.signal), (Some(7), None), "{out:?}");
+    // The command is not the namespace's init (pid 1 ignores a signal it has no handler
+    // for): a shell that sends itself SIGTERM dies of it, and the parent sees the signal.
+    let out = b.run("kill -TERM $$; echo SURVIVED", limits(), vec![]);
+    assert_eq!(
+        (out.code, out.signal),
+        (None, Some(libc::SIGTERM)),
+        "{out:?}"
+    );
+    assert!(!out.output.contains("SURVIVED"), "{out:?}");
 }
 
 #[test]
