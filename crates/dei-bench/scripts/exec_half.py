@@ -4,6 +4,7 @@ the labelled candidates and task records of OUT are cut to the half's instances 
 committee's plain and --exec journals are given to `dei eval` (ties as expected value).
 
   python3 crates/dei-bench/scripts/exec_half.py --dei target/release/dei --out OUT --split report
+  python3 crates/dei-bench/scripts/exec_half.py --dei target/release/dei --out OUT --split all --repo sympy/sympy
 
 Prints, per committee: instances, k, 1@k plain and with --exec, Average@k, best single member,
 Union@k. Rankings are per issue, so this equals running exec_lite.py with --split on that half.
@@ -23,12 +24,14 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--dei", required=True)
     ap.add_argument("--out", required=True, help="an exec_lite.py output folder")
-    ap.add_argument("--split", required=True, choices=["tune", "report"])
+    ap.add_argument("--split", required=True, choices=["tune", "report", "all"])
+    ap.add_argument("--repo", default=None, help="only this repository's instances (owner/name)")
     ap.add_argument("--committees", default="all14,A,acr5")
     a = ap.parse_args()
     tmp = tempfile.mkdtemp(prefix="exec-half-")
     tasks = [json.loads(l) for l in open(os.path.join(a.out, "tasks.jsonl"))]
-    keep = {t["instance_id"] for t in tasks if half(t["instance_id"]) == a.split}
+    keep = {t["instance_id"] for t in tasks
+            if a.split in ("all", half(t["instance_id"])) and a.repo in (None, t["repo"])}
     tasks_file = os.path.join(tmp, "tasks.jsonl")
     with open(tasks_file, "w") as f:
         for t in tasks:
