@@ -17,7 +17,9 @@
 //!   sandbox folder (plus `/dev/null` and the like, and any extra folder a [`Job`] names);
 //!   `TMPDIR` and `HOME` point inside the folder. Without Landlock, writes are not confined
 //!   (said once, and in the outcome);
-//! - **rlimits** on address space, CPU seconds, file size and processes ([`Limits`]);
+//! - **rlimits** on address space, CPU seconds, file size and processes ([`Limits`]); run as
+//!   root, where `RLIMIT_NPROC` does not bind, the process count goes to a pids cgroup of the
+//!   run's own ([`PidsCgroup`]) when one can be made;
 //! - **a wall-clock timeout** that kills the whole process group, which is killed anyway when
 //!   the command ends, so nothing it started in the background outlives it;
 //! - **output capped**: stdout and stderr go to one pipe; the first and last halves of
@@ -177,6 +179,8 @@ pub struct Isolation {
     pub writes_confined: bool,
     /// The command ran in its own PID namespace: everything it started ended with it.
     pub processes_contained: bool,
+    /// The process count was limited: `RLIMIT_NPROC` (not root), or a pids cgroup (root).
+    pub processes_limited: bool,
     /// What could not be enforced, in words.
     pub missing: Vec<String>,
 }
@@ -660,12 +664,27 @@ fn run_local(folder: &Path, dir: &Path, job: &Job) -> anyhow::Result<Outcome> {
                 .into(),
         );
     }
+    // RLIMIT_NPROC does not bind root; a cgroup's pids.max does, and root can make one.
     // SAFETY: getuid has no preconditions.
     #[cfg(unix)]
-    if !job.network && unsafe { libc::getuid() } == 0 {
-        isolation
-            .missing
-            .push("processes: RLIMIT_NPROC does not bind root, so forks are not limited".into());
+    let root = unsafe { libc::getuid() } == 0;
+    #[cfg(not(unix))]
+    let root = false;
+    #[cfg(target_os = "linux")]
+    let pids = if root && !job.network {
+        PidsCgroup::create(job.limits.processes)
+    } else {
+        None
+    };
+    #[cfg(not(target_os = "linux"))]
+    let pids: Option<()> = None;
+    isolation.processes_limited = !root || pids.is_some();
+    if !job.network && !isolation.processes_limited {
+        isolation.missing.push(
+            "processes: RLIMIT_NPROC does not bind root and no pids cgroup could be made, so \
+             forks are not limited"
+                .into(),
+        );
     }
 
     let mut cmd = Command::new("sh");
@@ -742,9 +761,19 @@ fn run_local(folder: &Path, dir: &Path, job: &Job) -> anyhow::Result<Outcome> {
         let gid_map = format!("{gid} {gid} 1\n").into_bytes();
         #[cfg(target_os = "linux")]
         let ruleset_fd = ruleset.as_ref().map(std::os::fd::AsRawFd::as_raw_fd);
+        #[cfg(target_os = "linux")]
+        let procs_fd = pids.as_ref().map(|p| p.procs_fd());
         // SAFETY: the closure makes only system calls on data prepared before the fork.
         unsafe {
             cmd.pre_exec(move || {
+                // First, while still root of this namespace: join the pids cgroup ("0" is the
+                // writer itself); everything the command starts is counted there.
+                #[cfg(target_os = "linux")]
+                if let Some(fd) = procs_fd {
+                    if libc::write(fd, b"0".as_ptr().cast(), 1) != 1 {
+                        return Err(std::io::Error::last_os_error());
+                    }
+                }
                 #[cfg(target_os = "linux")]
                 if want_netns {
                     let pid = if want_pidns { libc::CLONE_NEWPID } else { 0 };
@@ -847,6 +876,81 @@ fn run_local(folder: &Path, dir: &Path, job: &Job) -> anyhow::Result<Outcome> {
         limit_hit,
         isolation,
     })
+}
+
+/// A pids cgroup of its own for one run: where `RLIMIT_NPROC` does not bind (root), its
+/// `pids.max` limits the processes. cgroup v2 (the pids controller enabled in the root's
+/// `cgroup.subtree_control`) or v1 (`/sys/fs/cgroup/pids`); `None` when neither can be written.
+/// Dropped: whatever is left in it is killed and the folder removed.
+#[cfg(target_os = "linux")]
+struct PidsCgroup {
+    dir: PathBuf,
+    procs: std::fs::File,
+}
+
+#[cfg(target_os = "linux")]
+impl PidsCgroup {
+    fn create(max: u64) -> Option<PidsCgroup> {
+        use std::sync::atomic::{AtomicU64, Ordering};
+        static NEXT: AtomicU64 = AtomicU64::new(0);
+        let v2 = Path::new("/sys/fs/cgroup");
+        let parent = if std::fs::read_to_string(v2.join("cgroup.subtree_control"))
+            .is_ok_and(|c| c.split_whitespace().any(|w| w == "pids"))
+        {
+            v2.to_path_buf()
+        } else if v2.join("pids/pids.max").exists() || v2.join("pids/cgroup.procs").exists() {
+            v2.join("pids")
+        } else {
+            return None;
+        };
+        let dir = parent.join(format!(
+            "dei-sandbox-{}-{}",
+            std::process::id(),
+            NEXT.fetch_add(1, Ordering::Relaxed)
+        ));
+        std::fs::create_dir(&dir).ok()?;
+        let made = (|| {
+            std::fs::write(dir.join("pids.max"), max.to_string()).ok()?;
+            std::fs::OpenOptions::new()
+                .write(true)
+                .open(dir.join("cgroup.procs"))
+                .ok()
+        })();
+        match made {
+            Some(procs) => Some(PidsCgroup { dir, procs }),
+            None => {
+                let _ = std::fs::remove_dir(&dir);
+                None
+            }
+        }
+    }
+
+    fn procs_fd(&self) -> i32 {
+        std::os::fd::AsRawFd::as_raw_fd(&self.procs)
+    }
+}
+
+#[cfg(target_os = "linux")]
+impl Drop for PidsCgroup {
+    fn drop(&mut self) {
+        // The PID namespace has ended everything already where there is one; this is for the
+        // rest. A cgroup folder can be removed once its processes are gone.
+        for _ in 0..100 {
+            let left: Vec<i32> = std::fs::read_to_string(self.dir.join("cgroup.procs"))
+                .unwrap_or_default()
+                .split_whitespace()
+                .filter_map(|p| p.parse().ok())
+                .collect();
+            for pid in &left {
+                // SAFETY: signalling processes of the run's own cgroup.
+                unsafe { libc::kill(*pid, libc::SIGKILL) };
+            }
+            if std::fs::remove_dir(&self.dir).is_ok() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
 }
 
 fn limit_hit(
