@@ -343,6 +343,8 @@ struct Support {
     namespaces: bool,
     /// A PID namespace can be added to the user + network one.
     pid_namespace: bool,
+    /// Running as root, a pids cgroup can be made and joined (the process limit's stand-in).
+    pids_cgroup: bool,
     landlock_abi: i32,
 }
 
@@ -353,6 +355,7 @@ fn support() -> &'static Support {
         let s = Support {
             namespaces,
             pid_namespace: namespaces && probe_namespaces(true),
+            pids_cgroup: probe_pids_cgroup(),
             landlock_abi: landlock_abi(),
         };
         if !s.namespaces {
@@ -400,6 +403,44 @@ fn probe_namespaces(pid: bool) -> bool {
 
 #[cfg(not(target_os = "linux"))]
 fn probe_namespaces(_pid: bool) -> bool {
+    false
+}
+
+/// Whether, running as root, `sh -c 'exit 3'` can join a pids cgroup of its own and end with 3
+/// (a cgroup that can be made but not joined would fail every run).
+#[cfg(target_os = "linux")]
+fn probe_pids_cgroup() -> bool {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: getuid has no preconditions.
+    if unsafe { libc::getuid() } != 0 {
+        return false;
+    }
+    let Some(cg) = PidsCgroup::create(16) else {
+        return false;
+    };
+    let fd = cg.procs_fd();
+    let mut cmd = Command::new("sh");
+    cmd.arg("-c")
+        .arg("exit 3")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    // SAFETY: the closure only makes a system call.
+    unsafe {
+        cmd.pre_exec(move || {
+            if libc::write(fd, b"0".as_ptr().cast(), 1) != 1 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let ok = cmd.status().is_ok_and(|s| s.code() == Some(3));
+    drop(cg);
+    ok
+}
+
+#[cfg(not(target_os = "linux"))]
+fn probe_pids_cgroup() -> bool {
     false
 }
 
@@ -671,7 +712,7 @@ fn run_local(folder: &Path, dir: &Path, job: &Job) -> anyhow::Result<Outcome> {
     #[cfg(not(unix))]
     let root = false;
     #[cfg(target_os = "linux")]
-    let pids = if root && !job.network {
+    let pids = if root && !job.network && sup.pids_cgroup {
         PidsCgroup::create(job.limits.processes)
     } else {
         None
