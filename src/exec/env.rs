@@ -173,6 +173,11 @@ impl EnvSpec {
         h.update(serde_json::to_vec(&s).unwrap_or_default());
         h.update(commit.as_bytes());
         h.update(b"dei-env-v1");
+        if self.cutoff.is_some() {
+            // Builds with a cutoff changed: it now binds the install steps too (a build made
+            // before resolved the repository's own dependencies without it).
+            h.update(b"cutoff-binds-install");
+        }
         h.finalize()
             .iter()
             .take(8)
@@ -557,7 +562,7 @@ impl EnvBuilder {
             None => format!("{} -m venv --without-pip {}", q(&python), q(&venv)),
         };
         self.step("venv", &venv_cmd, dir, &[], steps)?;
-        let base_env = {
+        let mut base_env = {
             let bin = venv.join("bin");
             let path = match std::env::var_os("PATH") {
                 Some(p) => format!("{}:{}", bin.display(), p.to_string_lossy()),
@@ -615,6 +620,24 @@ impl EnvBuilder {
             };
             install("requirements (pins)", &pins, None, steps)?;
             install("requirements", &rest, spec.cutoff.as_deref(), steps)?;
+        }
+        // The cutoff binds everything installed after the pins, the repository's own
+        // dependencies (`pip install -e .`) included: unpinned, they drift to what PyPI serves
+        // today (sphinx 3.x with docutils 0.23 cannot import `roman`). pip reads
+        // `PIP_UPLOADED_PRIOR_TO` from version 26 on, uv reads `UV_EXCLUDE_NEWER`.
+        if let (Some(c), true) = (
+            &spec.cutoff,
+            spec.install.is_some() || !spec.pre_install.is_empty(),
+        ) {
+            self.step(
+                "pip for the cutoff",
+                "python -m pip install -q 'pip>=26'",
+                dir,
+                &base_env,
+                steps,
+            )?;
+            base_env.push(("PIP_UPLOADED_PRIOR_TO".to_string(), c.clone()));
+            base_env.push(("UV_EXCLUDE_NEWER".to_string(), c.clone()));
         }
         if spec.needs_work_tree() {
             let src = dir.join("src");

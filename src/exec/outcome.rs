@@ -124,6 +124,34 @@ fn clean_id(id: &str) -> String {
     id.replace("::()", "")
 }
 
+/// `text` without ANSI escape sequences (CSI `ESC [ params final`, and two-byte `ESC x`).
+fn strip_ansi(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.contains('\x1b') {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c != '\x1b' {
+            out.push(c);
+            continue;
+        }
+        match chars.next() {
+            Some('[') => {
+                // Parameters and intermediates, then one final byte in @..~.
+                while let Some(&n) = chars.peek() {
+                    chars.next();
+                    if ('@'..='~').contains(&n) {
+                        break;
+                    }
+                }
+            }
+            Some(_) | None => {}
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
 /// Read pytest or unittest output (either, or both in one log) into per-test results.
 ///
 /// Rules: a `-rA` short-summary line `WORD id` (`PASSED`, `FAILED`, `ERROR`, `XFAIL`, `XPASS`;
@@ -133,6 +161,9 @@ fn clean_id(id: &str) -> String {
 /// `== 1 failed, 2 passed, 1 error in 0.12s ==` (or `in 0.12 seconds`, `no tests ran`), or
 /// unittest's `Ran N tests` followed by `OK`/`FAILED (failures=1, errors=2, skipped=1, …)`.
 pub fn parse_test_output(text: &str) -> TestRun {
+    // Colours (sphinx's tox.ini passes `--color yes`) would hide every status word.
+    let text = strip_ansi(text);
+    let text = text.as_ref();
     let mut run = TestRun::default();
     let mut ran: Option<usize> = None;
     // sympy's own runner (`bin/test --verbose`): the file being run, from its `path.py[N]` line.
@@ -668,6 +699,27 @@ pub fn behaviour_classes(cands: &[(&str, &Signature)]) -> Vec<BehaviourClass> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn coloured_pytest_output_reads_like_plain() {
+        let coloured = "\x1b[32mPASSED\x1b[0m tests/test_a.py::\x1b[1mtest_one\x1b[0m\n\
+                        \x1b[31mFAILED\x1b[0m tests/test_a.py::test_two - assert 3 == 2\n\
+                        \x1b[31m==== \x1b[31m\x1b[1m1 failed\x1b[0m, \x1b[32m1 passed\x1b[0m\x1b[31m in 0.1s ====\x1b[0m\n";
+        let plain = "PASSED tests/test_a.py::test_one\n\
+                     FAILED tests/test_a.py::test_two - assert 3 == 2\n\
+                     ==== 1 failed, 1 passed in 0.1s ====\n";
+        let (c, p) = (parse_test_output(coloured), parse_test_output(plain));
+        assert_eq!(c.results, p.results);
+        assert_eq!(c.counts, p.counts);
+        assert_eq!(
+            c.results.get("tests/test_a.py::test_one"),
+            Some(&Status::Passed)
+        );
+        assert_eq!(
+            c.results.get("tests/test_a.py::test_two"),
+            Some(&Status::Failed)
+        );
+    }
 
     /// sympy's own runner, `bin/test -C --verbose` (as the SWE-bench harness runs it).
     const SYMPY: &str = "\
