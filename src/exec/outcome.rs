@@ -136,17 +136,14 @@ fn strip_ansi(text: &str) -> std::borrow::Cow<'_, str> {
             out.push(c);
             continue;
         }
-        match chars.next() {
-            Some('[') => {
-                // Parameters and intermediates, then one final byte in @..~.
-                while let Some(&n) = chars.peek() {
-                    chars.next();
-                    if ('@'..='~').contains(&n) {
-                        break;
-                    }
+        // ESC [ …: parameters and intermediates, then one final byte in @..~; ESC x: two bytes.
+        if let Some('[') = chars.next() {
+            while let Some(&n) = chars.peek() {
+                chars.next();
+                if ('@'..='~').contains(&n) {
+                    break;
                 }
             }
-            Some(_) | None => {}
         }
     }
     std::borrow::Cow::Owned(out)
