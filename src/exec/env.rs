@@ -35,8 +35,8 @@ pub struct EnvSpec {
     /// pip requirement lines.
     #[serde(default)]
     pub requirements: Vec<String>,
-    /// Resolve unpinned requirements as of this time (pip `--uploaded-prior-to`, uv
-    /// `--exclude-newer`), e.g. `2023-06-01T00:00:00Z`.
+    /// Resolve everything installed after the exact pins as of this time (pip ≥ 26 reads
+    /// `PIP_UPLOADED_PRIOR_TO`, uv `UV_EXCLUDE_NEWER`), e.g. `2023-06-01T00:00:00Z`.
     #[serde(default)]
     pub cutoff: Option<String>,
     /// With a cutoff: install the exact pins (`==`) without it (some post-date it).
@@ -579,66 +579,59 @@ impl EnvBuilder {
             e.extend(spec.env.iter().map(|(k, v)| (k.clone(), v.clone())));
             e
         };
-        if !spec.requirements.is_empty() {
-            let (pins, rest): (Vec<&String>, Vec<&String>) =
-                if spec.cutoff.is_some() && spec.exempt_pins {
-                    spec.requirements.iter().partition(|r| r.contains("=="))
-                } else {
-                    (vec![], spec.requirements.iter().collect())
-                };
-            let install = |name: &str,
-                           reqs: &[&String],
-                           cutoff: Option<&str>,
-                           steps: &mut Vec<(String, f64)>| {
-                if reqs.is_empty() {
-                    return Ok(());
-                }
-                let file = dir.join(format!("{name}.txt"));
-                let text: String = reqs.iter().map(|r| format!("{r}\n")).collect();
-                std::fs::write(&file, text).map_err(|e| {
-                    (
-                        name.to_string(),
-                        format!("cannot write {}: {e}", file.display()),
-                        String::new(),
-                    )
-                })?;
-                let cmd = match (&uv, cutoff) {
-                    (Some(uv), c) => format!(
-                        "{} pip install -q --python {}{} -r {}",
-                        q(uv),
-                        q(&vpy),
-                        c.map(|c| format!(" --exclude-newer {c}")).unwrap_or_default(),
-                        q(&file)
-                    ),
-                    (None, Some(c)) => format!(
-                        "python -m pip install -q 'pip>=26' && python -m pip install -q --uploaded-prior-to {c} -r {}",
-                        q(&file)
-                    ),
-                    (None, None) => format!("python -m pip install -q -r {}", q(&file)),
-                };
-                self.step(name, &cmd, dir, &base_env, steps)
+        let (pins, rest): (Vec<&String>, Vec<&String>) =
+            if spec.cutoff.is_some() && spec.exempt_pins {
+                spec.requirements.iter().partition(|r| r.contains("=="))
+            } else {
+                (vec![], spec.requirements.iter().collect())
             };
-            install("requirements (pins)", &pins, None, steps)?;
-            install("requirements", &rest, spec.cutoff.as_deref(), steps)?;
-        }
+        let install = |name: &str,
+                       reqs: &[&String],
+                       env: &[(String, String)],
+                       steps: &mut Vec<(String, f64)>| {
+            if reqs.is_empty() {
+                return Ok(());
+            }
+            let file = dir.join(format!("{name}.txt"));
+            let text: String = reqs.iter().map(|r| format!("{r}\n")).collect();
+            std::fs::write(&file, text).map_err(|e| {
+                (
+                    name.to_string(),
+                    format!("cannot write {}: {e}", file.display()),
+                    String::new(),
+                )
+            })?;
+            let cmd = match &uv {
+                Some(uv) => format!(
+                    "{} pip install -q --python {} -r {}",
+                    q(uv),
+                    q(&vpy),
+                    q(&file)
+                ),
+                None => format!("python -m pip install -q -r {}", q(&file)),
+            };
+            self.step(name, &cmd, dir, env, steps)
+        };
+        // The exact pins go in without the cutoff (some post-date it).
+        install("requirements (pins)", &pins, &base_env, steps)?;
         // The cutoff binds everything installed after the pins, the repository's own
         // dependencies (`pip install -e .`) included: unpinned, they drift to what PyPI serves
         // today (sphinx 3.x with docutils 0.23 cannot import `roman`). pip reads
         // `PIP_UPLOADED_PRIOR_TO` from version 26 on, uv reads `UV_EXCLUDE_NEWER`.
-        if let (Some(c), true) = (
-            &spec.cutoff,
-            spec.install.is_some() || !spec.pre_install.is_empty(),
-        ) {
-            self.step(
-                "pip for the cutoff",
-                "python -m pip install -q 'pip>=26'",
-                dir,
-                &base_env,
-                steps,
-            )?;
-            base_env.push(("PIP_UPLOADED_PRIOR_TO".to_string(), c.clone()));
-            base_env.push(("UV_EXCLUDE_NEWER".to_string(), c.clone()));
+        if let Some(c) = &spec.cutoff {
+            if !rest.is_empty() || spec.install.is_some() || !spec.pre_install.is_empty() {
+                self.step(
+                    "pip for the cutoff",
+                    "python -m pip install -q 'pip>=26'",
+                    dir,
+                    &base_env,
+                    steps,
+                )?;
+                base_env.push(("PIP_UPLOADED_PRIOR_TO".to_string(), c.clone()));
+                base_env.push(("UV_EXCLUDE_NEWER".to_string(), c.clone()));
+            }
         }
+        install("requirements", &rest, &base_env, steps)?;
         if spec.needs_work_tree() {
             let src = dir.join("src");
             let cmd = format!(
