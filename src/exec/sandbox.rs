@@ -374,10 +374,10 @@ fn support() -> &'static Support {
     })
 }
 
-/// Whether a user + network namespace (and with `pid`, a PID namespace and its init) can be
-/// made: `sh -c 'exit 3'` must run and end with status 3.
+/// Whether `sh -c 'exit 3'` runs with `setup` in its `pre_exec` and ends with status 3: the
+/// probe behind each isolation this OS may refuse.
 #[cfg(target_os = "linux")]
-fn probe_namespaces(pid: bool) -> bool {
+fn probe_with(setup: impl FnMut() -> std::io::Result<()> + Send + Sync + 'static) -> bool {
     use std::os::unix::process::CommandExt;
     let mut cmd = Command::new("sh");
     cmd.arg("-c")
@@ -385,20 +385,30 @@ fn probe_namespaces(pid: bool) -> bool {
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null());
-    let flags = libc::CLONE_NEWUSER | libc::CLONE_NEWNET | if pid { libc::CLONE_NEWPID } else { 0 };
-    // SAFETY: the closure only makes system calls (and the shim's, which are async-signal-safe).
+    // SAFETY: every `setup` passed here makes only async-signal-safe system calls.
     unsafe {
-        cmd.pre_exec(move || {
+        cmd.pre_exec(setup);
+    }
+    cmd.status().is_ok_and(|s| s.code() == Some(3))
+}
+
+/// Whether a user + network namespace (and with `pid`, a PID namespace and its init) can be
+/// made.
+#[cfg(target_os = "linux")]
+fn probe_namespaces(pid: bool) -> bool {
+    let flags = libc::CLONE_NEWUSER | libc::CLONE_NEWNET | if pid { libc::CLONE_NEWPID } else { 0 };
+    probe_with(move || {
+        // SAFETY: a system call, and the shim's, which are async-signal-safe.
+        unsafe {
             if libc::unshare(flags) != 0 {
                 return Err(std::io::Error::last_os_error());
             }
             if pid {
                 pid_namespace_shim()?;
             }
-            Ok(())
-        });
-    }
-    cmd.status().is_ok_and(|s| s.code() == Some(3))
+        }
+        Ok(())
+    })
 }
 
 #[cfg(not(target_os = "linux"))]
@@ -406,11 +416,10 @@ fn probe_namespaces(_pid: bool) -> bool {
     false
 }
 
-/// Whether, running as root, `sh -c 'exit 3'` can join a pids cgroup of its own and end with 3
-/// (a cgroup that can be made but not joined would fail every run).
+/// Whether, running as root, a child can join a pids cgroup of its own (a cgroup that can be
+/// made but not joined would fail every run).
 #[cfg(target_os = "linux")]
 fn probe_pids_cgroup() -> bool {
-    use std::os::unix::process::CommandExt;
     // SAFETY: getuid has no preconditions.
     if unsafe { libc::getuid() } != 0 {
         return false;
@@ -419,29 +428,23 @@ fn probe_pids_cgroup() -> bool {
         return false;
     };
     let fd = cg.procs_fd();
-    let mut cmd = Command::new("sh");
-    cmd.arg("-c")
-        .arg("exit 3")
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null());
-    // SAFETY: the closure only makes a system call.
-    unsafe {
-        cmd.pre_exec(move || {
-            if libc::write(fd, b"0".as_ptr().cast(), 1) != 1 {
-                return Err(std::io::Error::last_os_error());
-            }
-            Ok(())
-        });
-    }
-    let ok = cmd.status().is_ok_and(|s| s.code() == Some(3));
-    drop(cg);
-    ok
+    probe_with(move || join_cgroup(fd))
 }
 
 #[cfg(not(target_os = "linux"))]
 fn probe_pids_cgroup() -> bool {
     false
+}
+
+/// Move the calling process into the cgroup whose `cgroup.procs` is open as `procs_fd` ("0"
+/// names the writer). Async-signal-safe: one `write`.
+#[cfg(target_os = "linux")]
+fn join_cgroup(procs_fd: i32) -> std::io::Result<()> {
+    // SAFETY: writing one byte from a static buffer to a descriptor the caller holds open.
+    if unsafe { libc::write(procs_fd, b"0".as_ptr().cast(), 1) } != 1 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
 }
 
 /// Called in the child after `unshare(CLONE_NEWPID)`, which leaves the caller outside the new
@@ -712,7 +715,7 @@ fn run_local(folder: &Path, dir: &Path, job: &Job) -> anyhow::Result<Outcome> {
     #[cfg(not(unix))]
     let root = false;
     #[cfg(target_os = "linux")]
-    let pids = if root && !job.network && sup.pids_cgroup {
+    let pids = if !job.network && sup.pids_cgroup {
         PidsCgroup::create(job.limits.processes)
     } else {
         None
@@ -807,13 +810,11 @@ fn run_local(folder: &Path, dir: &Path, job: &Job) -> anyhow::Result<Outcome> {
         // SAFETY: the closure makes only system calls on data prepared before the fork.
         unsafe {
             cmd.pre_exec(move || {
-                // First, while still root of this namespace: join the pids cgroup ("0" is the
-                // writer itself); everything the command starts is counted there.
+                // First, while still root of this namespace: join the pids cgroup; everything
+                // the command starts is counted there.
                 #[cfg(target_os = "linux")]
                 if let Some(fd) = procs_fd {
-                    if libc::write(fd, b"0".as_ptr().cast(), 1) != 1 {
-                        return Err(std::io::Error::last_os_error());
-                    }
+                    join_cgroup(fd)?;
                 }
                 #[cfg(target_os = "linux")]
                 if want_netns {
