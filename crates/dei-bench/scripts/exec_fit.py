@@ -25,7 +25,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from exec_lite import half, last_point, merge_journals, settled_issues  # noqa: E402
+from exec_lite import half, last_point, merge_journals, settled_issues, summary  # noqa: E402
 
 DEFAULTS = {"exec_breaks": -4.0, "exec_repro": 1.5, "exec_agreement": 4.0, "agreement": 4.0}
 # 18 points: the weight of behaviour agreement against text agreement, and how hard breaking a
@@ -58,6 +58,7 @@ class Ranker:
     def __init__(self, a, tmp):
         self.a, self.tmp = a, tmp
         self.tasks = [json.loads(l) for l in open(os.path.join(a.out, "tasks.jsonl"))]
+        self.committees = {}
 
     def write(self, name, rows):
         path = os.path.join(self.tmp, name)
@@ -67,8 +68,22 @@ class Ranker:
         return path
 
     def committee(self, name):
-        labelled = [json.loads(l) for l in open(os.path.join(self.a.out, f"{name}-labelled.jsonl"))]
-        return labelled, settled_issues(labelled)
+        """The committee's labelled candidates and settled issues (read once)."""
+        if name not in self.committees:
+            path = os.path.join(self.a.out, f"{name}-labelled.jsonl")
+            labelled = [json.loads(l) for l in open(path)]
+            self.committees[name] = (labelled, settled_issues(labelled))
+        return self.committees[name]
+
+    def evaluate(self, name, ids, scores, tag):
+        """`dei eval` of `scores` over the issues `ids`: the last point of its curve."""
+        labelled, _ = self.committee(name)
+        lab = self.write(f"{tag}-{name}-lab.jsonl", [c for c in labelled if c["instance_id"] in ids])
+        tasks = self.write(f"{tag}-{name}-evtasks.jsonl", [t for t in self.tasks if t["instance_id"] in ids])
+        ev = os.path.join(self.tmp, f"{tag}-{name}-eval.json")
+        subprocess.run([self.a.dei, "eval", lab, "--tasks", tasks, "--scores", scores, "--bootstrap", "0",
+                        "--json", ev], check=True, stdout=subprocess.DEVNULL)
+        return last_point(ev)
 
     def rank(self, name, split, point, tag):
         """Rank `name`'s unsettled issues of `split` with --exec and `point`'s weights; the run
@@ -98,30 +113,19 @@ class Ranker:
 
     def right_picks(self, name, rd, ids, tag):
         """Expected right picks (1@k times issues) of a run directory over `ids`."""
-        labelled, _ = self.committee(name)
-        lab = self.write(f"{tag}-{name}-lab.jsonl", [c for c in labelled if c["instance_id"] in ids])
-        tasks = self.write(f"{tag}-{name}-evtasks.jsonl", [t for t in self.tasks if t["instance_id"] in ids])
-        ev = os.path.join(self.tmp, f"{tag}-{name}-eval.json")
-        subprocess.run([self.a.dei, "eval", lab, "--tasks", tasks, "--scores", rd, "--bootstrap", "0",
-                        "--json", ev], check=True, stdout=subprocess.DEVNULL)
-        p = last_point(ev)
+        p = self.evaluate(name, ids, rd, tag)
         return p["n_at_k"] * p["instances"] / 100.0
 
     def report_half(self, name, point, tag):
         """1@k over the whole report half: unsettled issues ranked with `point`, settled ones
         with the plain ranking."""
-        labelled, settled = self.committee(name)
-        rd, ids = self.rank(name, "report", point, tag)
+        _, settled = self.committee(name)
+        rd, _ = self.rank(name, "report", point, tag)
         scores = os.path.join(self.tmp, f"{tag}-{name}-scores.jsonl")
         journal = os.path.join(rd, "journal.jsonl") if rd else os.path.join(self.tmp, "none")
         merge_journals(journal, os.path.join(self.a.out, name, "plain", "journal.jsonl"), settled, scores)
         keep = {t["instance_id"] for t in self.tasks if half(t["instance_id"]) == "report"}
-        lab = self.write(f"{tag}-{name}-rlab.jsonl", [c for c in labelled if c["instance_id"] in keep])
-        tasks = self.write(f"{tag}-{name}-rtasks.jsonl", [t for t in self.tasks if t["instance_id"] in keep])
-        ev = os.path.join(self.tmp, f"{tag}-{name}-reval.json")
-        subprocess.run([self.a.dei, "eval", lab, "--tasks", tasks, "--scores", scores, "--bootstrap", "0",
-                        "--json", ev], check=True, stdout=subprocess.DEVNULL)
-        return last_point(ev)
+        return self.evaluate(name, keep, scores, tag)
 
 
 def main():
@@ -154,13 +158,7 @@ def main():
     for name in names:
         d = r.report_half(name, DEFAULTS, "rdefault")
         b = r.report_half(name, best["point"], "rbest")
-        out["report"][name] = {
-            "instances": d["instances"], "k": d["k"],
-            "1@k default": round(d["n_at_k"], 1), "1@k fitted": round(b["n_at_k"], 1),
-            "average@k": round(d["average"], 1),
-            "best single": f'{d["best_single_rate"]:.1f} ({d["best_single"]})',
-            "union@k": round(d["union"], 1),
-        }
+        out["report"][name] = summary(d, {"1@k default": d["n_at_k"], "1@k fitted": b["n_at_k"]})
     print(json.dumps(out, indent=1))
     with open(os.path.join(a.out, "fit.json"), "w") as f:
         json.dump({"points": results, **out}, f, indent=1)

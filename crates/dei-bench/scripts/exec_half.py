@@ -17,7 +17,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from exec_lite import half, last_point  # noqa: E402
+from exec_lite import half, last_point, summary  # noqa: E402
 
 
 def main():
@@ -56,13 +56,7 @@ def main():
                            check=True, stdout=subprocess.DEVNULL)
             row[mode] = last_point(ev)
         p, e = row["plain"], row["exec"]
-        rows[name] = {
-            "instances": p["instances"], "k": p["k"],
-            "1@k plain": round(p["n_at_k"], 1), "1@k exec": round(e["n_at_k"], 1),
-            "average@k": round(p["average"], 1),
-            "best single": f'{p["best_single_rate"]:.1f} ({p["best_single"]})',
-            "union@k": round(p["union"], 1),
-        }
+        rows[name] = summary(p, {"1@k plain": p["n_at_k"], "1@k exec": e["n_at_k"]})
     print(json.dumps(rows, indent=1))
 
 

@@ -226,19 +226,26 @@ def exec_stats(run_dir):
     }
 
 
+def summary(point, one_at_k):
+    """A committee's row from the last point of a `dei eval`: instances, k, the 1@k figures
+    given (name -> percent), Average@k, the best single member and Union@k."""
+    return {
+        "instances": point["instances"],
+        "k": point["k"],
+        **{name: round(v, 1) for name, v in one_at_k.items()},
+        "average@k": round(point["average"], 1),
+        "best single": f'{point["best_single_rate"]:.1f} ({point["best_single"]})',
+        "union@k": round(point["union"], 1),
+    }
+
+
 def report(out, committees, results):
     rows = {}
     for name in committees:
         plain = last_point(os.path.join(out, f"{name}-plain-eval.json"))
         ex = last_point(os.path.join(out, f"{name}-exec-eval.json"))
         rows[name] = {
-            "instances": plain["instances"],
-            "k": plain["k"],
-            "1@k plain": round(plain["n_at_k"], 1),
-            "1@k exec": round(ex["n_at_k"], 1),
-            "average@k": round(plain["average"], 1),
-            "best single": f'{plain["best_single_rate"]:.1f} ({plain["best_single"]})',
-            "union@k": round(plain["union"], 1),
+            **summary(plain, {"1@k plain": plain["n_at_k"], "1@k exec": ex["n_at_k"]}),
             "rank seconds plain / exec": (results.get((name, "plain"), {}).get("rank_seconds"),
                                           results.get((name, "exec"), {}).get("rank_seconds")),
             "exec": exec_stats(os.path.join(out, name, "exec")),
