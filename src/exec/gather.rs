@@ -28,6 +28,10 @@ use std::sync::Arc;
 pub const REPRO_FILE: &str = "dei_reproduction.py";
 /// Most test files run per issue (the best-scored of every candidate's selection).
 pub const MAX_TEST_FILES: usize = 6;
+/// A test file named after an edited module runs whole when it takes at most this share of
+/// the time limit at base (a sixth: 20 s of the default 120 s), and narrowed to the tests
+/// naming the edit otherwise.
+const WHOLE_FILE_SHARE: f64 = 6.0;
 
 /// How to gather execution evidence.
 #[derive(Clone)]
@@ -204,6 +208,10 @@ pub struct IssueExec {
     /// Test files left out for the candidates: their base run took over half the time limit.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub slow_files: Vec<String>,
+    /// Test files named after an edited module that ran whole (not only the tests naming the
+    /// edit): quick enough at base, and some test passed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub whole_files: Vec<String>,
     /// The model-written reproduction test (`--exec-llm-repro`): whether one was written, kept
     /// or discarded, and why; `None` when none was asked for.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -621,10 +629,14 @@ pub fn gather(
     let mut scored: BTreeMap<String, f64> = BTreeMap::new();
     let mut ids: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
     let mut own: Vec<Vec<String>> = Vec::new();
+    let mut named_after: BTreeSet<String> = BTreeSet::new();
     for ((_, view), after) in cands.iter().zip(&afters) {
         let mut mine = Vec::new();
         if after.is_some() {
             for t in regress::select_for(files, view, regress::MAX_FILES) {
+                if t.named_after {
+                    named_after.insert(t.path.clone());
+                }
                 let e = scored.entry(t.path.clone()).or_insert(0.0);
                 *e = e.max(t.score);
                 ids.entry(t.path.clone()).or_default().extend(t.tests);
@@ -713,8 +725,10 @@ pub fn gather(
     }
     // Jobs: (tree, what, pass). Base test files run twice. A file runs only the tests that
     // name what some candidate edits (all candidates' together, so base and candidates run
-    // the same command), or all of it when none does.
-    let file_ids: Vec<Vec<String>> = out
+    // the same command), or all of it when none does. A file named after an edited module is
+    // tried whole first (its other tests may reach the edit indirectly), and narrowed to its
+    // tests only when whole it is slow at base or nothing in it passes.
+    let mut file_ids: Vec<Vec<String>> = out
         .test_files
         .iter()
         .map(|f| {
@@ -723,13 +737,22 @@ pub fn gather(
                 .unwrap_or_default()
         })
         .collect();
-    let test_cmds: Vec<String> = out
+    let whole_first: Vec<bool> = out
         .test_files
         .iter()
         .zip(&file_ids)
-        .map(|(f, mine)| env.test_command_selected(f, mine))
+        .map(|(f, ids)| !ids.is_empty() && named_after.contains(f))
         .collect();
-    let run_job = |&(t, what, pass): &(usize, What, u32), batch_cmds: &[String]| match what {
+    let mut test_cmds: Vec<String> = out
+        .test_files
+        .iter()
+        .zip(&file_ids)
+        .zip(&whole_first)
+        .map(|((f, mine), &whole)| env.test_command_selected(f, if whole { &[] } else { mine }))
+        .collect();
+    let run_job = |&(t, what, pass): &(usize, What, u32),
+                   test_cmds: &[String],
+                   batch_cmds: &[String]| match what {
         What::Tests(k) => runner.run(&trees[t], &test_cmds[k], settings.limits.timeout, pass),
         What::Batch(b) => runner.run(&trees[t], &batch_cmds[b], settings.limits.timeout, pass),
         What::Repro => runner.run(
@@ -753,6 +776,7 @@ pub fn gather(
     // half the time limit: a file that slow at base would time out with a candidate on a
     // loaded machine, and say nothing).
     let limit = settings.limits.timeout.as_secs_f64() / 2.0;
+    let whole_limit = settings.limits.timeout.as_secs_f64() / WHOLE_FILE_SHARE;
     let mut base_jobs: Vec<(usize, What, u32)> = Vec::new();
     for &k in &tree_files[0] {
         base_jobs.push((0, What::Tests(k), 0));
@@ -764,7 +788,7 @@ pub fn gather(
         base_jobs.push((0, What::ModelTest, 0));
     }
     for pass in 0..2 {
-        let results = run_all(&base_jobs, &|j| run_job(j, &[]), settings.jobs);
+        let results = run_all(&base_jobs, &|j| run_job(j, &test_cmds, &[]), settings.jobs);
         for (job, r) in base_jobs.iter().zip(results) {
             if let Some((What::Tests(k), secs)) = absorb(&mut out, &mut seen, &[], job, r) {
                 let e = base_seconds.entry(k).or_insert(0.0);
@@ -773,6 +797,40 @@ pub fn gather(
         }
         if pass == 1 {
             break;
+        }
+        // Files tried whole: kept whole when quick and some test passed, else run again
+        // narrowed to their tests (that run replaces the whole one).
+        let narrow: Vec<usize> = (0..out.test_files.len())
+            .filter(|&k| whole_first[k])
+            .filter(|&k| {
+                let quick = base_seconds.get(&k).is_some_and(|&s| s <= whole_limit);
+                let passed = seen
+                    .tests
+                    .get(&(0, k, 0))
+                    .is_some_and(|r| !r.passed().is_empty());
+                !(quick && passed)
+            })
+            .collect();
+        for k in 0..out.test_files.len() {
+            if whole_first[k] && !narrow.contains(&k) {
+                file_ids[k].clear();
+                out.whole_files.push(out.test_files[k].clone());
+            }
+        }
+        if !narrow.is_empty() {
+            let again: Vec<(usize, What, u32)> =
+                narrow.iter().map(|&k| (0, What::Tests(k), 0)).collect();
+            for &k in &narrow {
+                test_cmds[k] = env.test_command_selected(&out.test_files[k], &file_ids[k]);
+                base_seconds.remove(&k);
+                seen.tests.remove(&(0, k, 0));
+            }
+            let results = run_all(&again, &|j| run_job(j, &test_cmds, &[]), settings.jobs);
+            for (job, r) in again.iter().zip(results) {
+                if let Some((What::Tests(k), secs)) = absorb(&mut out, &mut seen, &[], job, r) {
+                    base_seconds.insert(k, secs);
+                }
+            }
         }
         base_jobs = tree_files[0]
             .iter()
@@ -846,7 +904,11 @@ pub fn gather(
         .filter(|&k| base_seconds.get(&k).is_some_and(|&s| s > limit))
         .map(|k| out.test_files[k].clone())
         .collect();
-    let results = run_all(&jobs, &|j| run_job(j, &batch_cmds), settings.jobs);
+    let results = run_all(
+        &jobs,
+        &|j| run_job(j, &test_cmds, &batch_cmds),
+        settings.jobs,
+    );
     for (job, r) in jobs.iter().zip(results) {
         absorb(&mut out, &mut seen, &batches, job, r);
     }

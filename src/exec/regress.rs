@@ -33,6 +33,10 @@ pub struct TestFile {
     pub reasons: Vec<String>,
     /// pytest node ids (`path::Class::test_name`) of the tests that name an edited definition.
     pub tests: Vec<String>,
+    /// Named after an edited module (`test_<mod>.py`): the file tests that module, so its
+    /// other tests may reach the edit indirectly (a printer method through `latex(...)`); it is
+    /// worth running whole when that is quick enough.
+    pub named_after: bool,
 }
 
 /// The edits of a rebuilt candidate: its edited definitions in Python source files (test
@@ -153,6 +157,7 @@ pub fn select(repo: &FileIndex, edits: &[Edit], cap: usize) -> Vec<TestFile> {
         }
         let mut score = 0.0;
         let mut reasons = Vec::new();
+        let mut named_after = false;
         let base = f.path.rsplit('/').next().unwrap_or("");
         let test_stem = base
             .trim_end_matches(".py")
@@ -174,6 +179,7 @@ pub fn select(repo: &FileIndex, edits: &[Edit], cap: usize) -> Vec<TestFile> {
                     score += 1.0;
                 }
                 reasons.push(format!("named after {s}"));
+                named_after = true;
                 break;
             }
         }
@@ -204,6 +210,7 @@ pub fn select(repo: &FileIndex, edits: &[Edit], cap: usize) -> Vec<TestFile> {
             score,
             reasons,
             tests: test_ids(&f.path, &idx, &names),
+            named_after,
         });
     }
     out.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.path.cmp(&b.path)));
@@ -307,6 +314,7 @@ mod tests {
         );
         assert_eq!(sel[1].reasons, vec!["named after requests/models.py"]);
         assert!(sel[1].tests.is_empty());
+        assert!(sel[1].named_after && !sel[0].named_after);
         assert_eq!(
             select(
                 &r,
@@ -327,6 +335,7 @@ mod tests {
         assert_eq!(sel[0].path, "tests/test_utils.py");
         assert_eq!(sel[0].score, 3.0 + 1.0 + 2.0 + 1.5);
         assert_eq!(sel[0].tests, vec!["tests/test_utils.py::test_kv"]);
+        assert!(sel[0].named_after);
     }
 
     #[test]

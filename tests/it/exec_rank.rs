@@ -193,14 +193,13 @@ fn without_exec_nothing_runs_and_nothing_changes() {
         .all(|r| r.get("behaviour").is_none()));
 }
 
-#[test]
-fn a_pytest_runner_gets_only_the_tests_naming_what_the_candidates_edit() {
-    // Two candidates that edit `word_count` only: of the file's three tests, the two that name
-    // it run (as node ids, since the runner is called `pytest`), at the base and with each.
-    let Some((dir, cache, tmp)) = exec_dirs() else {
-        return;
-    };
-    let cands = dir.path().join("candidates");
+/// The example with tests/test_cli.py added (and `extra` files), ranked with the careful and
+/// the noop agents and a runner called `pytest` (so it gets node ids).
+fn rank_with_pytest(dir: &Path, extra: &[(&str, &str)], cache: &Path, tmp: &Path) -> Value {
+    let mut files = vec![("tests/test_cli.py", TEST_CLI)];
+    files.extend_from_slice(extra);
+    let (repo, tasks) = example_with(dir, &files, str::to_string);
+    let cands = dir.join("candidates");
     copy_agents(
         &cands,
         &[
@@ -208,20 +207,79 @@ fn a_pytest_runner_gets_only_the_tests_naming_what_the_candidates_edit() {
             ("noop-agent", "tests/fixtures/exec/candidates"),
         ],
     );
-    let bin = dir.path().join("bin");
+    let bin = dir.join("bin");
     std::fs::create_dir_all(&bin).unwrap();
     std::fs::copy(minitest(), bin.join("pytest")).unwrap();
     let test_cmd = format!("python {}", path_str(&bin.join("pytest")));
-    let (v, _) = rank_exec_with(&[path_str(&cands)], &test_cmd, &cache, &tmp);
+    rank_exec_in_with(&cands, &repo, &tasks, &test_cmd, cache, tmp)
+}
+
+#[test]
+fn a_pytest_runner_gets_the_tests_naming_the_edit_and_the_file_named_after_it_whole() {
+    // Two candidates that edit `word_count` only. tests/test_cli.py merely names it: of its two
+    // tests, the one naming `word_count` runs (as a node id, since the runner is called
+    // `pytest`). tests/test_words.py is named after the edited module, so its other tests may
+    // reach the edit indirectly: it is quick at base, so it runs whole, all three tests
+    // (`test_capitalize_words` does not name `word_count`).
+    let Some((dir, cache, tmp)) = exec_dirs() else {
+        return;
+    };
+    let v = rank_with_pytest(dir.path(), &[], &cache, &tmp);
     let exec = &v["exec"];
     assert!(exec["error"].is_null(), "{exec}");
     assert_eq!(
         exec["test_files"],
-        serde_json::json!(["tests/test_words.py"])
+        serde_json::json!(["tests/test_cli.py", "tests/test_words.py"])
     );
-    // Two, not the file's three: `test_capitalize_words` does not name `word_count`.
-    assert_eq!(exec["stable_tests"], 2, "{exec}");
-    assert_eq!(by_agent(&v, "careful-agent")["behaviour"]["tests_run"], 2);
+    assert_eq!(
+        exec["whole_files"],
+        serde_json::json!(["tests/test_words.py"]),
+        "{exec}"
+    );
+    assert_eq!(exec["stable_tests"], 1 + 3, "{exec}");
+    assert_eq!(by_agent(&v, "careful-agent")["behaviour"]["tests_run"], 4);
+}
+
+const SLOW_TEST_WORDS: &str = r#"import time
+
+from textkit import capitalize_words, word_count
+
+
+def test_word_count_simple():
+    assert word_count("one two three") == 3
+
+
+def test_word_count_empty():
+    assert word_count("") == 0
+
+
+def test_capitalize_words_slowly():
+    time.sleep(2)
+    assert capitalize_words("hello world") == "Hello World"
+"#;
+
+#[test]
+fn a_file_named_after_the_edit_that_is_slow_whole_runs_only_the_tests_naming_it() {
+    // tests/test_words.py with a test that sleeps 2 s and does not name `word_count`: whole,
+    // the file takes more than a sixth of the 8 s limit at base, so it runs again narrowed to
+    // the two tests naming `word_count`, and only those count (and run with the candidates).
+    let Some((dir, cache, tmp)) = exec_dirs() else {
+        return;
+    };
+    let v = rank_with_pytest(
+        dir.path(),
+        &[("tests/test_words.py", SLOW_TEST_WORDS)],
+        &cache,
+        &tmp,
+    );
+    let exec = &v["exec"];
+    assert!(exec["error"].is_null(), "{exec}");
+    assert!(exec.get("whole_files").is_none(), "{exec}");
+    assert_eq!(exec["stable_tests"], 1 + 2, "{exec}");
+    assert_eq!(by_agent(&v, "careful-agent")["behaviour"]["tests_run"], 3);
+    // Base: test_cli twice, test_words whole once and narrowed twice, the reproduction; each
+    // of the two trees: both files in one run, and the reproduction.
+    assert_eq!(exec["runs"], 2 + 3 + 1 + 2 * 2, "{exec}");
 }
 
 /// The bundled example plus `extra` files (path, text), committed into a fresh git repository
@@ -355,6 +413,18 @@ fn a_tree_runs_all_its_test_files_in_one_sandbox_run() {
 /// over `repo` (see [`example_with`]), minitest as runner; the run must succeed.
 fn rank_exec_in(cands: &Path, repo: &Path, tasks: &Path, cache: &Path, tmp: &Path) -> Value {
     let test_cmd = format!("python {}", path_str(&minitest()));
+    rank_exec_in_with(cands, repo, tasks, &test_cmd, cache, tmp)
+}
+
+/// [`rank_exec_in`] with this test command.
+fn rank_exec_in_with(
+    cands: &Path,
+    repo: &Path,
+    tasks: &Path,
+    test_cmd: &str,
+    cache: &Path,
+    tmp: &Path,
+) -> Value {
     let mut args = vec![
         "rank",
         path_str(cands),
@@ -365,7 +435,7 @@ fn rank_exec_in(cands: &Path, repo: &Path, tasks: &Path, cache: &Path, tmp: &Pat
         "--repo",
         path_str(repo),
     ];
-    args.extend(exec_flags(&test_cmd));
+    args.extend(exec_flags(test_cmd));
     run_exec(&args, cache, tmp).0
 }
 
