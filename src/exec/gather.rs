@@ -32,6 +32,8 @@ pub const MAX_TEST_FILES: usize = 6;
 /// the time limit at base (a sixth: 20 s of the default 120 s), and narrowed to the tests
 /// naming the edit otherwise.
 const WHOLE_FILE_SHARE: f64 = 6.0;
+/// Agents' reproduction scripts tried at base when the issue gives no usable reproduction.
+const MAX_AGENT_SCRIPTS: usize = 3;
 
 /// How to gather execution evidence.
 #[derive(Clone)]
@@ -195,6 +197,10 @@ pub struct IssueExec {
     pub reproduction: bool,
     /// How the reproduction ended at the base commit (exception type or exit status).
     pub repro_base: Option<String>,
+    /// Where the reproduction came from when not from the issue: an agent's script
+    /// (`reproduce_bug.py, written by AGENT`); `None`: the issue's code, or none ran.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repro_from: Option<String>,
     /// One per candidate, in order (`None`: nothing to run, e.g. an empty patch).
     pub behaviour: Vec<Option<Behaviour>>,
     /// Distinct behaviour classes among the candidates that ran.
@@ -556,6 +562,38 @@ fn foreign_import(o: &ReproOutcome, names: &RepoNames) -> Option<String> {
     (!top.is_empty() && !names.modules.contains(top)).then(|| top.to_string())
 }
 
+/// Whether an agent's reproduction script, as it ran at base, can stand in for the issue's:
+/// it ended within the time limit, and not on something outside the issue (an import the
+/// base commit cannot satisfy, a syntax error, a missing file, the network the sandbox
+/// withholds).
+fn usable_agent_script(o: &ReproOutcome, names: &RepoNames) -> bool {
+    if o.exit.is_none() || foreign_import(o, names).is_some() {
+        return false;
+    }
+    let Some(e) = o.exception.as_deref() else {
+        return true;
+    };
+    let lower = e.to_ascii_lowercase();
+    !matches!(
+        e,
+        "SyntaxError"
+            | "IndentationError"
+            | "ImportError"
+            | "ModuleNotFoundError"
+            | "FileNotFoundError"
+    ) && ![
+        "connection",
+        "gaierror",
+        "urlerror",
+        "maxretry",
+        "timeout",
+        "proxy",
+        "ssl",
+    ]
+    .iter()
+    .any(|w| lower.contains(w))
+}
+
 /// How a candidate's reproduction run compares with the base commit's.
 fn repro_change(base: &ReproOutcome, cand: &ReproOutcome) -> ReproChange {
     if !cand.changed_from(base) {
@@ -662,14 +700,16 @@ pub fn gather(
 
     // The reproduction.
     let names = RepoNames::from_repo(files);
-    let script = repro::reproduction(&task.problem_statement, &names)
+    // When the issue gives none (or one that cannot run), an agent's reproduction script
+    // stands in: see below.
+    let mut script = repro::reproduction(&task.problem_statement, &names)
         .filter(|r| r.statements > 0)
         .map(|r| r.script);
     out.reproduction = script.is_some();
     let repro_cmd = format!("python {REPRO_FILE}");
-    let with_script = |files: &[TreeFile]| -> Vec<TreeFile> {
+    let with_script = |files: &[TreeFile], script: Option<&str>| -> Vec<TreeFile> {
         let mut v = files.to_vec();
-        if let Some(s) = &script {
+        if let Some(s) = script {
             v.push(TreeFile {
                 path: REPRO_FILE.into(),
                 contents: Some(s.as_bytes().to_vec()),
@@ -752,11 +792,12 @@ pub fn gather(
         .collect();
     let run_job = |&(t, what, pass): &(usize, What, u32),
                    test_cmds: &[String],
-                   batch_cmds: &[String]| match what {
+                   batch_cmds: &[String],
+                   script: Option<&str>| match what {
         What::Tests(k) => runner.run(&trees[t], &test_cmds[k], settings.limits.timeout, pass),
         What::Batch(b) => runner.run(&trees[t], &batch_cmds[b], settings.limits.timeout, pass),
         What::Repro => runner.run(
-            &with_script(&trees[t]),
+            &with_script(&trees[t], script),
             &repro_cmd,
             settings.repro_timeout,
             pass,
@@ -788,7 +829,11 @@ pub fn gather(
         base_jobs.push((0, What::ModelTest, 0));
     }
     for pass in 0..2 {
-        let results = run_all(&base_jobs, &|j| run_job(j, &test_cmds, &[]), settings.jobs);
+        let results = run_all(
+            &base_jobs,
+            &|j| run_job(j, &test_cmds, &[], script.as_deref()),
+            settings.jobs,
+        );
         for (job, r) in base_jobs.iter().zip(results) {
             if let Some((What::Tests(k), secs)) = absorb(&mut out, &mut seen, &[], job, r) {
                 let e = base_seconds.entry(k).or_insert(0.0);
@@ -825,7 +870,11 @@ pub fn gather(
                 base_seconds.remove(&k);
                 seen.tests.remove(&(0, k, 0));
             }
-            let results = run_all(&again, &|j| run_job(j, &test_cmds, &[]), settings.jobs);
+            let results = run_all(
+                &again,
+                &|j| run_job(j, &test_cmds, &[], script.as_deref()),
+                settings.jobs,
+            );
             for (job, r) in again.iter().zip(results) {
                 if let Some((What::Tests(k), secs)) = absorb(&mut out, &mut seen, &[], job, r) {
                     base_seconds.insert(k, secs);
@@ -854,6 +903,30 @@ pub fn gather(
         out.repro_base = Some(format!(
             "not used: it cannot import `{m}`, which is not part of the repository nor installed"
         ));
+    }
+
+    // No usable reproduction from the issue: the candidates' own reproduction scripts
+    // (`reproduce_bug.py` at the root), tried at base in order; the first that runs there
+    // without failing for a reason outside the issue (a missing module, a syntax error, no
+    // network, the time limit) stands in for it.
+    if !seen.repros.contains_key(&0) {
+        let scripts = repro::agent_scripts(cands, files);
+        for s in scripts.iter().take(MAX_AGENT_SCRIPTS) {
+            let job = (0, What::Repro, 0);
+            let r = run_job(&job, &test_cmds, &[], Some(&s.script));
+            absorb(&mut out, &mut seen, &[], &job, r);
+            match seen.repros.get(&0) {
+                Some(b) if usable_agent_script(b, &names) => {
+                    script = Some(s.script.clone());
+                    out.reproduction = true;
+                    out.repro_from = Some(format!("{}, written by {}", s.path, s.agent));
+                    break;
+                }
+                _ => {
+                    seen.repros.remove(&0);
+                }
+            }
+        }
     }
 
     // The model's test is kept only when it shows the issue at the base commit.
@@ -906,7 +979,7 @@ pub fn gather(
         .collect();
     let results = run_all(
         &jobs,
-        &|j| run_job(j, &test_cmds, &batch_cmds),
+        &|j| run_job(j, &test_cmds, &batch_cmds, script.as_deref()),
         settings.jobs,
     );
     for (job, r) in jobs.iter().zip(results) {

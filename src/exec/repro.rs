@@ -1141,6 +1141,64 @@ pub fn reproduction(issue: &str, names: &RepoNames) -> Option<Reproduction> {
     })
 }
 
+/// A reproduction script an agent wrote into its candidate, made runnable like the issue's
+/// code (see [`wrap`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct AgentScript {
+    pub agent: String,
+    /// Where the candidate creates it (`reproduce_bug.py`).
+    pub path: String,
+    pub script: String,
+}
+
+/// Words that name a reproduction script (`reproduce_bug.py`, `replicate_issue.py`,
+/// `bug_reproduction.py`).
+const SCRIPT_WORDS: [&str; 4] = ["reproduc", "replicat", "bug", "issue"];
+
+/// The reproduction scripts the candidates write: Python files a patch creates at the
+/// repository's root (absent at the base commit) whose names say they reproduce something.
+/// In order: scripts before `test_*` files (those define tests and run nothing as a script),
+/// then by agent and path; a script several candidates write comes once, under the first.
+pub fn agent_scripts(
+    cands: &[(&str, &crate::model::PatchView)],
+    repo: &FileIndex,
+) -> Vec<AgentScript> {
+    let mut found: Vec<(bool, AgentScript)> = Vec::new();
+    for (agent, view) in cands {
+        for f in &view.files {
+            let (Some(code), None) = (&f.after, &f.before) else {
+                continue;
+            };
+            let name = f.path.to_ascii_lowercase();
+            if f.path.contains('/')
+                || !name.ends_with(".py")
+                || repo.get(&f.path).is_some()
+                || !SCRIPT_WORDS.iter().any(|w| name.contains(w))
+            {
+                continue;
+            }
+            let Some((script, _)) = wrap(code) else {
+                continue;
+            };
+            found.push((
+                name.starts_with("test"),
+                AgentScript {
+                    agent: agent.to_string(),
+                    path: f.path.clone(),
+                    script,
+                },
+            ));
+        }
+    }
+    found.sort_by(|a, b| (a.0, &a.1.agent, &a.1.path).cmp(&(b.0, &b.1.agent, &b.1.path)));
+    let mut seen = BTreeSet::new();
+    found
+        .into_iter()
+        .map(|(_, s)| s)
+        .filter(|s| seen.insert(s.script.clone()))
+        .collect()
+}
+
 const PRELUDE: &str = r#"# Reproduction written by dei from the issue text: its code, statements in order,
 # each reporting its exception and going on (like a REPL session), bare expressions printed.
 import sys as _dei_sys, os as _dei_os
@@ -1400,6 +1458,56 @@ mod tests {
             ("sympy/abc.py".into(), "from sympy import symbols\n".into()),
         ]);
         RepoNames::from_repo(&files)
+    }
+
+    #[test]
+    fn agent_scripts_are_new_root_files_named_like_reproductions() {
+        use crate::model::{Applies, FileView, PatchView};
+        let repo = FileIndex::from_pairs(vec![("isympy.py".into(), "x = 1\n".into())]);
+        let file = |path: &str, before: Option<&str>, after: &str| FileView {
+            path: path.into(),
+            before: before.map(str::to_string),
+            after: Some(after.into()),
+            hunks: vec![],
+            changed_before: vec![],
+            changed_after: vec![],
+            hunk_info: vec![],
+            error: None,
+        };
+        let view = |files: Vec<FileView>| PatchView {
+            applies: Applies::Clean,
+            files,
+            error: None,
+            lines_added: 1,
+            lines_removed: 0,
+        };
+        let b = view(vec![
+            file("test_bug.py", None, "def test_x():\n    pass\n"),
+            file("reproduce_bug.py", None, "print(1)\n"),
+            // Not a reproduction by its name, nested, or already in the repository.
+            file("check_version.py", None, "print(2)\n"),
+            file("sympy/reproduce.py", None, "print(3)\n"),
+            file("isympy.py", Some("x = 1\n"), "print(4)\n"),
+        ]);
+        // The same script as agent b's comes once, under the first agent in order.
+        let a = view(vec![file("replicate_issue.py", None, "print(1)\n")]);
+        let c = view(vec![file("issue.py", None, "print(5)\n")]);
+        let got = agent_scripts(&[("b", &b), ("c", &c), ("a", &a)], &repo);
+        let got: Vec<(&str, &str)> = got
+            .iter()
+            .map(|s| (s.agent.as_str(), s.path.as_str()))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("a", "replicate_issue.py"),
+                ("c", "issue.py"),
+                ("b", "test_bug.py")
+            ]
+        );
+        let s = &agent_scripts(&[("c", &c)], &repo)[0];
+        assert!(s.script.contains("_dei_show(print(5))") || s.script.contains("print(5)"));
+        assert!(s.script.contains(REPRO_MARK));
     }
 
     #[test]

@@ -395,6 +395,7 @@ pub fn rank_issue(
             .as_ref()
             .map(|e| e.behaviour.clone())
             .unwrap_or_default(),
+        repro_by_agent: exec.as_ref().is_some_and(|e| e.repro_from.is_some()),
     };
     let ranked = review_and_rank(committee, &bundle)?;
     let unscored = ranked

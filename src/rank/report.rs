@@ -77,9 +77,12 @@ fn exec_line(e: &crate::exec::gather::IssueExec) -> String {
             }
         )
     };
-    let repro = match &e.repro_base {
-        Some(base) => format!("the issue's code {base} at the base commit"),
-        None => "no runnable code in the issue".to_string(),
+    let repro = match (&e.repro_base, &e.repro_from) {
+        (Some(base), Some(from)) => format!(
+            "no usable code in the issue; an agent's reproduction script ({from}) {base} at the base commit"
+        ),
+        (Some(base), None) => format!("the issue's code {base} at the base commit"),
+        (None, _) => "no runnable code in the issue".to_string(),
     };
     let mut line = format!(
         "execution: {tests}; {repro}; {} behaviour class{}; {} sandbox run{} ({} from the cache)\n",

@@ -26,6 +26,9 @@ pub struct IssueBundle {
     pub candidates: Vec<Prepared>,
     /// What running each candidate showed, in candidate order; empty without `--exec`.
     pub behaviour: Vec<Option<Behaviour>>,
+    /// The reproduction that ran is an agent's script, not the issue's code (see
+    /// [`crate::exec::gather::IssueExec::repro_from`]).
+    pub repro_by_agent: bool,
 }
 
 /// Anything that can score the candidates of an issue.

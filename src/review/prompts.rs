@@ -68,6 +68,9 @@ pub struct ExecView {
     pub tests_run: usize,
     /// The issue's reproduction against the base commit: `changed`, `same`, or `None` when none ran.
     pub repro: Option<&'static str>,
+    /// That reproduction is a script one of the candidate agents wrote (the issue shows no
+    /// runnable code); which agent is never said.
+    pub repro_by_agent: bool,
     /// What the model-written test printed (`resolved`, `reproduced`, `other`, `timeout`), or
     /// `None` when no such test was kept (`--exec-llm-repro`).
     pub model_test: Option<&'static str>,
@@ -92,6 +95,7 @@ pub fn exec_views(bundle: &IssueBundle) -> Vec<Option<ExecView>> {
                     broken_more: 0,
                     tests_run: 0,
                     repro: None,
+                    repro_by_agent: false,
                     model_test: None,
                     same_families: 0,
                     error: Some(e.lines().next().unwrap_or("").to_string()),
@@ -120,6 +124,7 @@ pub fn exec_views(bundle: &IssueBundle) -> Vec<Option<ExecView>> {
                     ReproChange::Same => "same",
                     ReproChange::Broken => "broken",
                 }),
+                repro_by_agent: bundle.repro_by_agent,
                 model_test: b.model_test.map(crate::model::ModelTest::word),
                 same_families,
                 error: None,

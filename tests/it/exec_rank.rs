@@ -478,3 +478,89 @@ fn a_reproduction_that_cannot_import_a_module_outside_the_repository_is_not_used
     // Base tests twice and the reproduction once; each tree its one test file, no reproduction.
     assert_eq!(exec["runs"], 2 + 1 + 2, "{exec}");
 }
+
+/// A new file at the repository's root, as a diff.
+fn new_file_diff(path: &str, text: &str) -> String {
+    let mut d = format!(
+        "diff --git a/{path} b/{path}\nnew file mode 100644\n--- /dev/null\n+++ b/{path}\n@@ -0,0 +1,{} @@\n",
+        text.lines().count()
+    );
+    for l in text.lines() {
+        d.push('+');
+        d.push_str(l);
+        d.push('\n');
+    }
+    d
+}
+
+#[test]
+fn without_code_in_the_issue_an_agents_reproduction_script_stands_in() {
+    // The issue keeps its prose but loses its snippet. Two agents also wrote a reproduction
+    // script at the root: the first in order imports a module nobody has (unusable at base,
+    // skipped), the second prints what the issue reports. It runs at base and with every
+    // candidate: the fixes change what it prints, the candidate that changes nothing does not.
+    let Some((dir, cache, tmp)) = exec_dirs() else {
+        return;
+    };
+    let (repo, tasks) = example_with(dir.path(), &[], |text| {
+        text.split("```python").next().unwrap().to_string()
+    });
+    let cands = dir.path().join("candidates");
+    copy_agents(
+        &cands,
+        &[
+            ("careful-agent", "examples/candidates"),
+            ("noop-agent", "tests/fixtures/exec/candidates"),
+        ],
+    );
+    let fix = std::fs::read_to_string(
+        root().join("examples/candidates/careful-agent/example__textkit-1.diff"),
+    )
+    .unwrap();
+    let noop = std::fs::read_to_string(
+        root().join("tests/fixtures/exec/candidates/noop-agent/example__textkit-1.diff"),
+    )
+    .unwrap();
+    for (agent, base, path, script) in [
+        (
+            "a-script-agent",
+            &noop,
+            "reproduce_issue.py",
+            "import dei_no_such_module\nprint(dei_no_such_module.x)\n",
+        ),
+        (
+            "scripted-agent",
+            &fix,
+            "reproduce_bug.py",
+            "from textkit.words import word_count\nprint(word_count('a  b'))\nprint(word_count('one\\ntwo'))\n",
+        ),
+    ] {
+        std::fs::create_dir_all(cands.join(agent)).unwrap();
+        std::fs::write(
+            cands.join(agent).join("example__textkit-1.diff"),
+            format!("{base}{}", new_file_diff(path, script)),
+        )
+        .unwrap();
+    }
+    let v = rank_exec_in(&cands, &repo, &tasks, &cache, &tmp);
+    let exec = &v["exec"];
+    assert!(exec["error"].is_null(), "{exec}");
+    assert_eq!(exec["reproduction"], true, "{exec}");
+    assert_eq!(
+        exec["repro_from"], "reproduce_bug.py, written by scripted-agent",
+        "{exec}"
+    );
+    assert_eq!(exec["repro_base"], "runs without error", "{exec}");
+    for (agent, want) in [
+        ("careful-agent", "changed"),
+        ("scripted-agent", "changed"),
+        ("noop-agent", "same"),
+        ("a-script-agent", "same"),
+    ] {
+        assert_eq!(
+            by_agent(&v, agent)["behaviour"]["repro"],
+            want,
+            "{agent}: {exec}"
+        );
+    }
+}

@@ -172,6 +172,17 @@ fn without_behaviour_the_prompts_are_what_they_were_and_with_it_they_say_what_ra
         "no model-written test, no line about one"
     );
 
+    // An agent's reproduction script stood in for the issue's code: the prompt says so,
+    // without naming the agent.
+    b.repro_by_agent = true;
+    let by_agent = render(&prompts, &b);
+    let point = &by_agent[0];
+    let want = "A reproduction script written by one of the candidate agents (the issue shows no runnable code) behaves differently from the base commit with this patch.";
+    assert!(point.contains(want), "missing {want:?} in:\n{point}");
+    assert!(!point.contains("The issue's reproduction"), "{point}");
+    assert!(by_agent.iter().all(|t| !t.contains("other-agent")));
+    b.repro_by_agent = false;
+
     // The model-written test (`--exec-llm-repro`): what it printed with each candidate.
     for (i, t) in [ModelTest::Resolved, ModelTest::Reproduced, ModelTest::Other]
         .into_iter()

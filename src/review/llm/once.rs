@@ -98,6 +98,7 @@ pub fn reduce(bundle: &IssueBundle, exec: Vec<Option<ExecView>>) -> Reduced {
             task: bundle.task.clone(),
             candidates: keep.iter().map(|&i| bundle.candidates[i].clone()).collect(),
             behaviour,
+            repro_by_agent: bundle.repro_by_agent,
         },
         exec: keep
             .iter()

@@ -151,18 +151,18 @@ pub fn parts(members: &[Member], i: usize, w: &ExecWeights) -> Vec<Part> {
             ReproChange::Changed => out.push(Part {
                 name: "changes the reported behaviour",
                 value: w.repro_changed,
-                note: "changes what the issue's reproduction shows".into(),
+                note: "changes what the reproduction shows".into(),
             }),
             ReproChange::Same if other_changes => out.push(Part {
                 name: "reported behaviour unchanged",
                 value: w.repro_same,
-                note: "the issue's reproduction behaves as at the base commit".into(),
+                note: "the reproduction behaves as at the base commit".into(),
             }),
             ReproChange::Same => {}
             ReproChange::Broken => out.push(Part {
                 name: "breaks the issue's code",
                 value: w.repro_same,
-                note: "the issue's reproduction now fails where the base commit ran it".into(),
+                note: "the reproduction now fails where the base commit ran it".into(),
             }),
         }
     }

@@ -523,5 +523,6 @@ pub fn bundle(id: &str, n: usize, good: Option<usize>) -> IssueBundle {
         },
         candidates,
         behaviour: Vec::new(),
+        repro_by_agent: false,
     }
 }
