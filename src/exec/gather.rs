@@ -783,18 +783,30 @@ pub fn gather(
         .zip(&file_ids)
         .map(|(f, ids)| !ids.is_empty() && named_after.contains(f))
         .collect();
-    let mut test_cmds: Vec<String> = out
+    // Each file's command and time limit. A whole-file try gets only the time it may take to
+    // stay whole (and a second more), so a file far too slow whole costs that, not the limit.
+    let limit = settings.limits.timeout.as_secs_f64() / 2.0;
+    let whole_limit = settings.limits.timeout.as_secs_f64() / WHOLE_FILE_SHARE;
+    let full = settings.limits.timeout;
+    let try_whole = std::time::Duration::from_secs_f64(whole_limit + 1.0).min(full);
+    let mut test_cmds: Vec<(String, std::time::Duration)> = out
         .test_files
         .iter()
         .zip(&file_ids)
         .zip(&whole_first)
-        .map(|((f, mine), &whole)| env.test_command_selected(f, if whole { &[] } else { mine }))
+        .map(|((f, mine), &whole)| {
+            if whole {
+                (env.test_command_selected(f, &[]), try_whole)
+            } else {
+                (env.test_command_selected(f, mine), full)
+            }
+        })
         .collect();
     let run_job = |&(t, what, pass): &(usize, What, u32),
-                   test_cmds: &[String],
+                   test_cmds: &[(String, std::time::Duration)],
                    batch_cmds: &[String],
                    script: Option<&str>| match what {
-        What::Tests(k) => runner.run(&trees[t], &test_cmds[k], settings.limits.timeout, pass),
+        What::Tests(k) => runner.run(&trees[t], &test_cmds[k].0, test_cmds[k].1, pass),
         What::Batch(b) => runner.run(&trees[t], &batch_cmds[b], settings.limits.timeout, pass),
         What::Repro => runner.run(
             &with_script(&trees[t], script),
@@ -816,8 +828,6 @@ pub fn gather(
     // second time each file that can still matter (some test passed, and it ran in at most
     // half the time limit: a file that slow at base would time out with a candidate on a
     // loaded machine, and say nothing).
-    let limit = settings.limits.timeout.as_secs_f64() / 2.0;
-    let whole_limit = settings.limits.timeout.as_secs_f64() / WHOLE_FILE_SHARE;
     let mut base_jobs: Vec<(usize, What, u32)> = Vec::new();
     for &k in &tree_files[0] {
         base_jobs.push((0, What::Tests(k), 0));
@@ -857,6 +867,7 @@ pub fn gather(
             })
             .collect();
         for k in 0..out.test_files.len() {
+            test_cmds[k].1 = full;
             if whole_first[k] && !narrow.contains(&k) {
                 file_ids[k].clear();
                 out.whole_files.push(out.test_files[k].clone());
@@ -866,7 +877,7 @@ pub fn gather(
             let again: Vec<(usize, What, u32)> =
                 narrow.iter().map(|&k| (0, What::Tests(k), 0)).collect();
             for &k in &narrow {
-                test_cmds[k] = env.test_command_selected(&out.test_files[k], &file_ids[k]);
+                test_cmds[k].0 = env.test_command_selected(&out.test_files[k], &file_ids[k]);
                 base_seconds.remove(&k);
                 seen.tests.remove(&(0, k, 0));
             }

@@ -254,15 +254,16 @@ def test_word_count_empty():
 
 
 def test_capitalize_words_slowly():
-    time.sleep(2)
+    time.sleep(5)
     assert capitalize_words("hello world") == "Hello World"
 "#;
 
 #[test]
 fn a_file_named_after_the_edit_that_is_slow_whole_runs_only_the_tests_naming_it() {
-    // tests/test_words.py with a test that sleeps 2 s and does not name `word_count`: whole,
-    // the file takes more than a sixth of the 8 s limit at base, so it runs again narrowed to
-    // the two tests naming `word_count`, and only those count (and run with the candidates).
+    // tests/test_words.py with a test that sleeps 5 s and does not name `word_count`: whole,
+    // the file would take more than a sixth of the 8 s limit at base, so its whole try is
+    // stopped at that share (and a second), and it runs again narrowed to the two tests naming
+    // `word_count`; only those count (and run with the candidates).
     let Some((dir, cache, tmp)) = exec_dirs() else {
         return;
     };
@@ -280,6 +281,14 @@ fn a_file_named_after_the_edit_that_is_slow_whole_runs_only_the_tests_naming_it(
     // Base: test_cli twice, test_words whole once and narrowed twice, the reproduction; each
     // of the two trees: both files in one run, and the reproduction.
     assert_eq!(exec["runs"], 2 + 3 + 1 + 2 * 2, "{exec}");
+    // The whole try is the one run stopped at a time limit.
+    let timed_out = walk(&cache)
+        .iter()
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        .filter_map(|p| serde_json::from_str::<Value>(&std::fs::read_to_string(p).ok()?).ok())
+        .filter(|run| run["timed_out"] == true)
+        .count();
+    assert_eq!(timed_out, 1, "{exec}");
 }
 
 /// The bundled example plus `extra` files (path, text), committed into a fresh git repository
