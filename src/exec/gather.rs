@@ -497,6 +497,36 @@ fn absorb(
     Some((what, run.seconds))
 }
 
+/// [`absorb`] base runs, keeping each test file's slowest base run in `base_seconds`.
+fn absorb_base(
+    out: &mut IssueExec,
+    seen: &mut Results,
+    base_seconds: &mut BTreeMap<usize, f64>,
+    jobs: &[(usize, What, u32)],
+    results: Vec<RunResult>,
+) {
+    for (job, r) in jobs.iter().zip(results) {
+        if let Some((What::Tests(k), secs)) = absorb(out, seen, &[], job, r) {
+            let e = base_seconds.entry(k).or_insert(0.0);
+            *e = e.max(secs);
+        }
+    }
+}
+
+/// Whether test file `k`'s first base run took at most `within` seconds and some test passed.
+fn passes_within(
+    seen: &Results,
+    base_seconds: &BTreeMap<usize, f64>,
+    k: usize,
+    within: f64,
+) -> bool {
+    base_seconds.get(&k).is_some_and(|&s| s <= within)
+        && seen
+            .tests
+            .get(&(0, k, 0))
+            .is_some_and(|r| !r.passed().is_empty())
+}
+
 /// What the issue-only search and the repository's names tell the model besides the issue.
 fn test_context(task: &Task, files: &FileIndex, names: &RepoNames) -> TestContext {
     let opts = crate::localize::search::LocateOptions {
@@ -844,12 +874,7 @@ pub fn gather(
             &|j| run_job(j, &test_cmds, &[], script.as_deref()),
             settings.jobs,
         );
-        for (job, r) in base_jobs.iter().zip(results) {
-            if let Some((What::Tests(k), secs)) = absorb(&mut out, &mut seen, &[], job, r) {
-                let e = base_seconds.entry(k).or_insert(0.0);
-                *e = e.max(secs);
-            }
-        }
+        absorb_base(&mut out, &mut seen, &mut base_seconds, &base_jobs, results);
         if pass == 1 {
             break;
         }
@@ -857,14 +882,7 @@ pub fn gather(
         // narrowed to their tests (that run replaces the whole one).
         let narrow: Vec<usize> = (0..out.test_files.len())
             .filter(|&k| whole_first[k])
-            .filter(|&k| {
-                let quick = base_seconds.get(&k).is_some_and(|&s| s <= whole_limit);
-                let passed = seen
-                    .tests
-                    .get(&(0, k, 0))
-                    .is_some_and(|r| !r.passed().is_empty());
-                !(quick && passed)
-            })
+            .filter(|&k| !passes_within(&seen, &base_seconds, k, whole_limit))
             .collect();
         for k in 0..out.test_files.len() {
             test_cmds[k].1 = full;
@@ -886,21 +904,11 @@ pub fn gather(
                 &|j| run_job(j, &test_cmds, &[], script.as_deref()),
                 settings.jobs,
             );
-            for (job, r) in again.iter().zip(results) {
-                if let Some((What::Tests(k), secs)) = absorb(&mut out, &mut seen, &[], job, r) {
-                    base_seconds.insert(k, secs);
-                }
-            }
+            absorb_base(&mut out, &mut seen, &mut base_seconds, &again, results);
         }
         base_jobs = tree_files[0]
             .iter()
-            .filter(|&&k| {
-                base_seconds.get(&k).is_some_and(|&s| s <= limit)
-                    && seen
-                        .tests
-                        .get(&(0, k, 0))
-                        .is_some_and(|r| !r.passed().is_empty())
-            })
+            .filter(|&&k| passes_within(&seen, &base_seconds, k, limit))
             .map(|&k| (0, What::Tests(k), 1))
             .collect();
     }

@@ -192,18 +192,33 @@ def last_point(ev):
     }
 
 
-def exec_stats(run_dir):
-    """What the sandbox runs of one run directory did, from its journal (last line per issue)."""
-    issues = {}
+def journal_results(run_dir):
+    """A run directory's result per issue, from its journal (the last line per issue counts;
+    none when it has no journal yet)."""
+    out = {}
     journal = os.path.join(run_dir, "journal.jsonl")
     for line in open(journal) if os.path.exists(journal) else []:
         try:
             d = json.loads(line)
         except ValueError:
             continue
-        r = d.get("result") or {}
-        if isinstance(r, dict) and "exec" in r:
-            issues[d["instance_id"]] = r["exec"]
+        if isinstance(d.get("result"), dict):
+            out[d["instance_id"]] = d["result"]
+    return out
+
+
+def labels(labelled):
+    """(instance_id, run) -> resolved, from a labelled candidates file."""
+    out = {}
+    for line in open(labelled):
+        c = json.loads(line)
+        out[(c["instance_id"], c["run"])] = bool(c.get("resolved"))
+    return out
+
+
+def exec_stats(run_dir):
+    """What the sandbox runs of one run directory did, from its journal (last line per issue)."""
+    issues = {i: r["exec"] for i, r in journal_results(run_dir).items() if "exec" in r}
     n = len(issues)
     ran = [e for e in issues.values() if not e.get("error")]
     cands = sum(1 for e in ran for b in e.get("behaviour", []) if b)

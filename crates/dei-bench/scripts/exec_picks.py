@@ -11,6 +11,11 @@ agent, its behaviour (class, broken tests, reproduction against base, model test
 """
 import argparse
 import json
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from exec_lite import journal_results, labels as read_labels  # noqa: E402
 
 
 def main():
@@ -19,18 +24,8 @@ def main():
     ap.add_argument("labelled")
     ap.add_argument("--only-wrong", action="store_true", help="issues whose top pick is unresolved while some candidate resolves")
     a = ap.parse_args()
-    labels = {}
-    for line in open(a.labelled):
-        c = json.loads(line)
-        labels[(c["instance_id"], c["run"])] = bool(c.get("resolved"))
-    issues = {}
-    for line in open(a.run_dir.rstrip("/") + "/journal.jsonl"):
-        try:
-            d = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(d.get("result"), dict):
-            issues[d["instance_id"]] = d["result"]
+    labels = read_labels(a.labelled)
+    issues = journal_results(a.run_dir)
     for iid in sorted(issues):
         r = issues[iid]
         ranked = r.get("ranked") or []

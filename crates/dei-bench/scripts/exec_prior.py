@@ -18,24 +18,11 @@ label-chosen sample; in use they would come from every issue of a run.
 """
 import argparse
 import collections
-import json
 import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from exec_lite import half  # noqa: E402
-
-
-def journal(path):
-    out = {}
-    for line in open(path):
-        try:
-            d = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(d.get("result"), dict):
-            out[d["instance_id"]] = d["result"]
-    return out
+from exec_lite import half, journal_results, labels as read_labels  # noqa: E402
 
 
 def healthy(c, ranked):
@@ -86,11 +73,8 @@ def main():
     weights = [float(w) for w in a.weights.split(",")]
     table = {}
     for name in a.committees.split(","):
-        labels = {}
-        for line in open(os.path.join(a.out, f"{name}-labelled.jsonl")):
-            c = json.loads(line)
-            labels[(c["instance_id"], c["run"])] = bool(c.get("resolved"))
-        results = journal(os.path.join(a.out, name, "exec", "journal.jsonl"))
+        labels = read_labels(os.path.join(a.out, f"{name}-labelled.jsonl"))
+        results = journal_results(os.path.join(a.out, name, "exec"))
         iids = sorted(results)
         loo = {i: priors(results, [j for j in iids if j != i]) for i in iids}
         for w in weights:
