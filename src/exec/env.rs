@@ -57,8 +57,9 @@ pub struct EnvSpec {
     /// Import roots inside the tree, put on `PYTHONPATH`.
     #[serde(default = "dot")]
     pub pythonpath: Vec<String>,
-    /// Untracked files of the built work tree to copy into every sandbox tree: exact paths, or
-    /// `*.ext` for every untracked file with that extension (outside `build/`).
+    /// Files of the built work tree to copy into every sandbox tree: `*.ext` for every untracked
+    /// file with that extension (outside `build/`), or exact paths — untracked, or tracked but
+    /// written by the build (astropy's `eopc04.1962-now`, whose blob some mirrors lack).
     #[serde(default)]
     pub generated: Vec<String>,
     /// The commit the environment is built at (the task's `environment_setup_commit`).
@@ -655,12 +656,17 @@ impl EnvBuilder {
                     .current_dir(&src)
                     .output()
                     .map_err(|e| ("generated files".to_string(), e.to_string(), String::new()))?;
-                let found: Vec<String> = out
+                let mut found: Vec<String> = out
                     .stdout
                     .split(|b| *b == 0)
                     .map(|p| String::from_utf8_lossy(p).into_owned())
                     .filter(|p| !p.is_empty() && generated_match(&spec.generated, p))
                     .collect();
+                for p in spec.generated.iter().filter(|p| !p.starts_with('*')) {
+                    if !found.contains(p) && src.join(p).is_file() {
+                        found.push(p.clone());
+                    }
+                }
                 std::fs::write(
                     dir.join("generated.json"),
                     serde_json::to_vec(&found).unwrap_or_default(),

@@ -36,8 +36,15 @@ use std::process::{Command, Stdio};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-/// Write the tree of `commit` in `repo` (a clone or bare git dir) into `dest`.
-pub fn materialize(repo: &Path, commit: &str, dest: &Path) -> anyhow::Result<()> {
+/// Write the tree of `commit` in `repo` (a clone or bare git dir) into `dest`, except the
+/// paths in `skip` (files written on top of it: their blobs are not read, so one missing from
+/// a mirror does not stop a tree that replaces it).
+pub fn materialize(
+    repo: &Path,
+    commit: &str,
+    dest: &Path,
+    skip: &std::collections::BTreeSet<&str>,
+) -> anyhow::Result<()> {
     let r = git2::Repository::open(repo).map_err(|e| {
         anyhow::anyhow!(
             "{} is not a git repository: {}",
@@ -62,6 +69,9 @@ pub fn materialize(repo: &Path, commit: &str, dest: &Path) -> anyhow::Result<()>
             return git2::TreeWalkResult::Ok;
         }
         let rel = format!("{root}{}", entry.name().unwrap_or(""));
+        if skip.contains(rel.as_str()) {
+            return git2::TreeWalkResult::Ok;
+        }
         let out = dest.join(&rel);
         let res = (|| -> anyhow::Result<()> {
             let blob = r.find_blob(entry.id())?;
@@ -245,7 +255,8 @@ impl Backend for LocalBackend {
         let guard = Removal(folder.path().to_path_buf());
         let dir = folder.path().join("tree");
         std::fs::create_dir(&dir)?;
-        materialize(&tree.repo, &tree.commit, &dir)?;
+        let on_top = tree.files.iter().map(|f| f.path.as_str()).collect();
+        materialize(&tree.repo, &tree.commit, &dir, &on_top)?;
         write_files(&dir, &tree.files)?;
         let out = run_local(folder.path(), &dir, job);
         drop(guard);

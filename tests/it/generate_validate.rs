@@ -31,15 +31,22 @@ pub fn test_command() -> Option<String> {
 fn materialize_writes_the_base_tree() {
     let repo = common::example_repo();
     let dir = tempfile::tempdir().unwrap();
-    materialize(&repo, BASE, dir.path()).unwrap();
+    materialize(&repo, BASE, dir.path(), &Default::default()).unwrap();
     let words = std::fs::read_to_string(dir.path().join("textkit/words.py")).unwrap();
     assert!(words.contains("def word_count(text):"));
     assert!(materialize(
         &repo,
         "0000000000000000000000000000000000000bad",
-        dir.path()
+        dir.path(),
+        &Default::default()
     )
     .is_err());
+    // A path written on top of the tree is not read from git (a blob a mirror lacks).
+    let skipped = tempfile::tempdir().unwrap();
+    let skip = ["textkit/words.py"].into_iter().collect();
+    materialize(&repo, BASE, skipped.path(), &skip).unwrap();
+    assert!(!skipped.path().join("textkit/words.py").exists());
+    assert!(skipped.path().join("textkit").is_dir());
 }
 
 #[test]
