@@ -16,6 +16,7 @@ use super::outcome::{
 use super::regress;
 use super::repro::{self, RepoNames};
 use super::sandbox::{Backend, Job, Limits, Outcome, Tree, TreeFile};
+use super::written::{self, WrittenTests};
 use crate::localize::search::FileIndex;
 use crate::model::{Applies, Behaviour, ModelTest, PatchView, ReproChange, Task};
 use serde::{Deserialize, Serialize};
@@ -34,6 +35,8 @@ pub const MAX_TEST_FILES: usize = 6;
 const WHOLE_FILE_SHARE: f64 = 6.0;
 /// Agents' reproduction scripts tried at base when the issue gives no usable reproduction.
 const MAX_AGENT_SCRIPTS: usize = 3;
+/// Agent families whose written tests are tried as probes per issue.
+const MAX_WRITTEN: usize = 3;
 
 /// How to gather execution evidence.
 #[derive(Clone)]
@@ -222,9 +225,24 @@ pub struct IssueExec {
     /// or discarded, and why; `None` when none was asked for.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model_test: Option<ModelTestRecord>,
+    /// Tests the candidates wrote that fail at the base commit and ran with every candidate,
+    /// one entry per agent family.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub written_tests: Vec<WrittenRecord>,
     /// What the sandbox could not enforce on this machine (no network namespace, no Landlock).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub not_isolated: Vec<String>,
+}
+
+/// Tests one agent family wrote, kept because they fail twice at the base commit.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct WrittenRecord {
+    /// The agent whose candidate wrote them, and its family (the key of
+    /// [`Behaviour::written`]).
+    pub agent: String,
+    pub family: String,
+    /// The kept tests (pytest node ids).
+    pub tests: Vec<String>,
 }
 
 /// One run as cached: enough to re-read it.
@@ -380,6 +398,8 @@ enum What {
     Batch(usize),
     Repro,
     ModelTest,
+    /// The tests one agent family wrote (by index into the issue's written tests).
+    Written(usize),
 }
 
 /// Pack one tree's test files (indices, with their seconds at base and their batch key) into
@@ -411,6 +431,8 @@ struct Results {
     tests: BTreeMap<(usize, usize, u32), TestRun>,
     repros: BTreeMap<usize, ReproOutcome>,
     model: BTreeMap<usize, ModelTest>,
+    /// (tree, written tests, pass) → their results.
+    written: BTreeMap<(usize, usize, u32), TestRun>,
 }
 
 /// Run `jobs` on `threads` plain threads (not rayon: a rayon worker waiting on another pool
@@ -492,6 +514,10 @@ fn absorb(
         What::ModelTest => {
             seen.model
                 .insert(t, llm_repro::read_output(&run.output, run.timed_out));
+        }
+        What::Written(p) => {
+            seen.written
+                .insert((t, p, pass), parse_test_output(&run.output));
         }
     }
     Some((what, run.seconds))
@@ -832,6 +858,43 @@ pub fn gather(
             }
         })
         .collect();
+    // Tests the candidates wrote, one set per agent family, each run over a tree with its
+    // author's versions of their files on top (replacing the tree's own).
+    let writers: Vec<(&str, &PatchView)> = cands
+        .iter()
+        .zip(&afters)
+        .filter(|(_, a)| a.is_some())
+        .map(|(c, _)| *c)
+        .collect();
+    let probes: Vec<WrittenTests> = written::written_tests(&writers)
+        .into_iter()
+        .take(MAX_WRITTEN)
+        .collect();
+    let written_cmds: Vec<String> = probes
+        .iter()
+        .map(|w| {
+            let mut by_file: BTreeMap<&str, Vec<String>> = BTreeMap::new();
+            for (path, id) in &w.ids {
+                by_file.entry(path).or_default().push(id.clone());
+            }
+            let files: Vec<(&str, &[String])> = by_file
+                .iter()
+                .map(|(f, ids)| (*f, ids.as_slice()))
+                .collect();
+            env.test_command_files(&files)
+        })
+        .collect();
+    let with_written = |files: &[TreeFile], p: usize| -> Vec<TreeFile> {
+        let mine = &probes[p].files;
+        let mut v: Vec<TreeFile> = files
+            .iter()
+            .filter(|f| !mine.iter().any(|m| m.path == f.path))
+            .cloned()
+            .collect();
+        v.extend(mine.iter().cloned());
+        v.sort_by(|a, b| a.path.cmp(&b.path));
+        v
+    };
     let run_job = |&(t, what, pass): &(usize, What, u32),
                    test_cmds: &[(String, std::time::Duration)],
                    batch_cmds: &[String],
@@ -850,6 +913,7 @@ pub fn gather(
             settings.repro_timeout,
             pass,
         ),
+        What::Written(p) => runner.run(&with_written(&trees[t], p), &written_cmds[p], full, pass),
     };
     let mut seen = Results::default();
     let mut base_seconds: BTreeMap<usize, f64> = BTreeMap::new();
@@ -951,6 +1015,45 @@ pub fn gather(
     // The model's test is kept only when it shows the issue at the base commit.
     let model_kept = keep_model_test(out.model_test.as_mut(), seen.model.get(&0).copied());
 
+    // The candidates' own tests, twice at base: kept are the tests that fail (or err) in both
+    // runs; a set with none left (it passes at base, or its file does not even collect there)
+    // says nothing about the others.
+    let base_written: Vec<(usize, What, u32)> = (0..probes.len())
+        .flat_map(|p| [(0, What::Written(p), 0), (0, What::Written(p), 1)])
+        .collect();
+    let results = run_all(
+        &base_written,
+        &|j| run_job(j, &test_cmds, &[], script.as_deref()),
+        settings.jobs,
+    );
+    for (job, r) in base_written.iter().zip(results) {
+        absorb(&mut out, &mut seen, &[], job, r);
+    }
+    let written_kept: Vec<(usize, Vec<String>)> = (0..probes.len())
+        .filter_map(|p| {
+            let (a, b) = (seen.written.get(&(0, p, 0))?, seen.written.get(&(0, p, 1))?);
+            let failing: Vec<String> = probes[p]
+                .ids
+                .iter()
+                .map(|(_, id)| id)
+                .filter(|id| {
+                    a.results.get(*id).is_some_and(|s| s.is_bad())
+                        && b.results.get(*id).is_some_and(|s| s.is_bad())
+                })
+                .cloned()
+                .collect();
+            (!failing.is_empty()).then_some((p, failing))
+        })
+        .collect();
+    out.written_tests = written_kept
+        .iter()
+        .map(|(p, ids)| WrittenRecord {
+            agent: probes[*p].agent.clone(),
+            family: probes[*p].family.clone(),
+            tests: ids.clone(),
+        })
+        .collect();
+
     // Phase 2, the candidates: only the files where some test passed both times at base in
     // time; the reproduction when it ran; the model's test when it was kept.
     let tests = &seen.tests;
@@ -991,6 +1094,9 @@ pub fn gather(
         if model_kept {
             jobs.push((t, What::ModelTest, 0));
         }
+        for (p, _) in &written_kept {
+            jobs.push((t, What::Written(*p), 0));
+        }
     }
     out.slow_files = (0..out.test_files.len())
         .filter(|&k| base_seconds.get(&k).is_some_and(|&s| s > limit))
@@ -1008,6 +1114,7 @@ pub fn gather(
         tests,
         repros,
         model,
+        written: written_runs,
     } = seen;
 
     // Base: tests that passed twice count. A candidate is compared on its own files.
@@ -1051,17 +1158,34 @@ pub fn gather(
         };
         let reg = reg.filter(|r| r.stable > 0);
         let model_test = model_kept.then(|| model.get(&t).copied()).flatten();
+        // Each kept written test set: passed when every one of its kept tests passes.
+        let passes: Vec<bool> = written_kept
+            .iter()
+            .map(|(p, ids)| {
+                written_runs.get(&(t, *p, 0)).is_some_and(|r| {
+                    ids.iter()
+                        .all(|id| r.results.get(id) == Some(&super::outcome::Status::Passed))
+                })
+            })
+            .collect();
+        let written = written_kept
+            .iter()
+            .zip(&passes)
+            .map(|((p, _), &ok)| (probes[*p].family.clone(), ok))
+            .collect();
         let behaviour = Behaviour {
             broken: reg.as_ref().map(|r| r.broken.clone()).unwrap_or_default(),
             tests_run: reg.as_ref().map_or(0, |r| r.stable),
             repro: change,
             model_test,
+            written,
             class: None,
             error: None,
         };
         let sig = behaviour.ran().then(|| {
             Signature::new(reg.as_ref(), rep.filter(|_| change.is_some()))
                 .with_model_test(model_test)
+                .with_written(passes)
         });
         out.behaviour[i] = Some(behaviour);
         sigs.push(sig);

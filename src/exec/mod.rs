@@ -7,7 +7,8 @@
 //! environment a repository's tests need, from the specs shipped in `envs.json` or the user's
 //! overrides. [`repro`] makes the issue's code runnable, [`regress`] picks the existing tests a
 //! candidate's edits reach, [`outcome`] reads runs into results and behaviour classes,
-//! [`llm_repro`] asks a model for a reproduction test (`--exec-llm-repro`), and [`gather`] does
+//! [`llm_repro`] asks a model for a reproduction test (`--exec-llm-repro`), [`written`] finds the
+//! tests the candidates themselves write (run as probes for the others), and [`gather`] does
 //! all of it for one issue. See docs/execution.md.
 
 pub mod env;
@@ -17,3 +18,4 @@ pub mod outcome;
 pub mod regress;
 pub mod repro;
 pub mod sandbox;
+pub mod written;

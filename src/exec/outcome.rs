@@ -626,6 +626,8 @@ pub struct Signature {
     pub repro: Option<ReproOutcome>,
     /// What the model-written reproduction test printed; `None`: none was kept.
     pub model_test: Option<crate::model::ModelTest>,
+    /// Whether it passes each kept test the candidates wrote, in their order.
+    pub written: Vec<bool>,
 }
 
 impl Signature {
@@ -638,7 +640,14 @@ impl Signature {
             }),
             repro,
             model_test: None,
+            written: Vec::new(),
         }
+    }
+
+    /// The same signature with whether it passes each kept test the candidates wrote.
+    pub fn with_written(mut self, written: Vec<bool>) -> Signature {
+        self.written = written;
+        self
     }
 
     /// The same signature with what the model-written test printed.

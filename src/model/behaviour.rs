@@ -4,6 +4,7 @@
 //! type is the whole contract between the two.
 
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 
 /// How the reproduction behaved with a candidate, compared with the base commit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -63,6 +64,10 @@ pub struct Behaviour {
     /// such test was kept (no `--exec-llm-repro`, or its test did not fail at the base commit).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model_test: Option<ModelTest>,
+    /// Tests the candidates wrote (see `exec::written`) that fail at the base commit, by the
+    /// agent family that wrote them: whether this candidate passes every one of them.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub written: BTreeMap<String, bool>,
     /// Behaviour class: candidates with the same outcomes on everything that ran share it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub class: Option<usize>,
@@ -75,6 +80,9 @@ impl Behaviour {
     /// Whether anything ran for this candidate.
     pub fn ran(&self) -> bool {
         self.error.is_none()
-            && (self.tests_run > 0 || self.repro.is_some() || self.model_test.is_some())
+            && (self.tests_run > 0
+                || self.repro.is_some()
+                || self.model_test.is_some()
+                || !self.written.is_empty())
     }
 }

@@ -95,6 +95,25 @@ fn exec_line(e: &crate::exec::gather::IssueExec) -> String {
     if let Some(m) = &e.model_test {
         line.push_str(&model_test_line(m, &e.behaviour));
     }
+    for w in &e.written_tests {
+        let (pass, ran) = e
+            .behaviour
+            .iter()
+            .flatten()
+            .filter_map(|b| b.written.get(&w.family))
+            .fold((0, 0), |(p, n), &ok| (p + usize::from(ok), n + 1));
+        let more = match w.tests.len() {
+            0 | 1 => String::new(),
+            n => format!(" and {} more", n - 1),
+        };
+        line.push_str(&format!(
+            "execution: {}{more}, a test {} wrote, fails at the base commit; {pass} of {ran} candidate{} pass{}\n",
+            w.tests.first().map(String::as_str).unwrap_or("?"),
+            w.agent,
+            if ran == 1 { "" } else { "s" },
+            if w.tests.len() == 1 { " it" } else { " them all" }
+        ));
+    }
     if !e.not_isolated.is_empty() {
         line.push_str(&format!(
             "execution: not isolated on this machine: {}\n",

@@ -74,6 +74,10 @@ pub struct ExecView {
     /// What the model-written test printed (`resolved`, `reproduced`, `other`, `timeout`), or
     /// `None` when no such test was kept (`--exec-llm-repro`).
     pub model_test: Option<&'static str>,
+    /// Test sets other agent families wrote into their patches that fail at the base commit:
+    /// how many ran with this candidate, and how many of them it passes.
+    pub written_run: usize,
+    pub written_passed: usize,
     /// Other agent families with a candidate that behaves the same on everything that ran.
     pub same_families: usize,
     /// Why the candidate could not be run (then nothing else is known).
@@ -97,6 +101,8 @@ pub fn exec_views(bundle: &IssueBundle) -> Vec<Option<ExecView>> {
                     repro: None,
                     repro_by_agent: false,
                     model_test: None,
+                    written_run: 0,
+                    written_passed: 0,
                     same_families: 0,
                     error: Some(e.lines().next().unwrap_or("").to_string()),
                 });
@@ -115,6 +121,13 @@ pub fn exec_views(bundle: &IssueBundle) -> Vec<Option<ExecView>> {
                     .len(),
                 None => 0,
             };
+            // Tests other families wrote (a family's own say nothing about its candidates).
+            let others: Vec<bool> = b
+                .written
+                .iter()
+                .filter(|(f, _)| **f != family)
+                .map(|(_, &ok)| ok)
+                .collect();
             Some(ExecView {
                 broken: b.broken.iter().take(BROKEN_SHOWN).cloned().collect(),
                 broken_more: b.broken.len().saturating_sub(BROKEN_SHOWN),
@@ -126,6 +139,8 @@ pub fn exec_views(bundle: &IssueBundle) -> Vec<Option<ExecView>> {
                 }),
                 repro_by_agent: bundle.repro_by_agent,
                 model_test: b.model_test.map(crate::model::ModelTest::word),
+                written_run: others.len(),
+                written_passed: others.iter().filter(|&&ok| ok).count(),
                 same_families,
                 error: None,
             })

@@ -129,6 +129,29 @@ fn exec_runs_every_candidate_in_the_sandbox_and_ranks_by_behaviour() {
     // One that changes nothing: the code behaves as at the base commit.
     assert_eq!(by_agent(&v, "noop-agent")["behaviour"]["repro"], "same");
     assert!(broken(&v, "noop-agent").is_empty());
+    // The test the tests-only agent adds fails at base: it runs with every candidate, the two
+    // fixes pass it, the one changing nothing and its own author (no fix) do not.
+    assert_eq!(
+        exec["written_tests"],
+        serde_json::json!([{
+            "agent": "tests-only-agent",
+            "family": "tests-only-agent",
+            "tests": ["tests/test_words.py::test_word_count_repeated_spaces"]
+        }]),
+        "{exec}"
+    );
+    for (agent, passes) in [
+        ("careful-agent", true),
+        ("second-agent", true),
+        ("noop-agent", false),
+        ("tests-only-agent", false),
+    ] {
+        assert_eq!(
+            by_agent(&v, agent)["behaviour"]["written"]["tests-only-agent"],
+            passes,
+            "{agent}: {exec}"
+        );
+    }
     // One that sleeps: killed at the limit, every test counts as broken.
     assert_eq!(broken(&v, "sleepy-agent").len(), 3);
     // One that opens a socket: no network in the sandbox, its module does not import.

@@ -45,6 +45,7 @@ fn behaviour(broken: &[&str], repro: ReproChange, class: usize) -> Behaviour {
         tests_run: 12,
         repro: Some(repro),
         model_test: None,
+        written: Default::default(),
         class: Some(class),
         error: None,
     }
@@ -182,6 +183,35 @@ fn without_behaviour_the_prompts_are_what_they_were_and_with_it_they_say_what_ra
     assert!(!point.contains("The issue's reproduction"), "{point}");
     assert!(by_agent.iter().all(|t| !t.contains("other-agent")));
     b.repro_by_agent = false;
+
+    // Tests another agent wrote (failing at base): how many sets the candidate passes; a
+    // family's own tests are not shown to its own candidates.
+    assert!(shown
+        .iter()
+        .all(|t| !t.contains("other candidate agents wrote")));
+    let author = dei::candidates::family_of(&b.candidates[2].candidate.agent);
+    for (i, ok) in [(0, true), (1, false), (2, true)] {
+        if let Some(b) = b.behaviour[i].as_mut() {
+            b.written = [(author.clone(), ok)].into_iter().collect();
+        }
+    }
+    let written = render(&prompts, &b);
+    let want = "Tests that other candidate agents wrote into their patches, which fail at the base commit: this patch passes";
+    assert!(
+        written[0].contains(&format!("{want} 1 of the 1 set ")),
+        "{}",
+        written[0]
+    );
+    assert!(written[1].contains(&format!("{want} 0 of the 1 set ")));
+    assert_eq!(
+        written[1].matches(want).count(),
+        2,
+        "the author's own candidate is not told about its own tests"
+    );
+    assert!(written.iter().all(|t| !t.contains("other-agent")));
+    for x in b.behaviour.iter_mut().flatten() {
+        x.written.clear();
+    }
 
     // The model-written test (`--exec-llm-repro`): what it printed with each candidate.
     for (i, t) in [ModelTest::Resolved, ModelTest::Reproduced, ModelTest::Other]

@@ -230,6 +230,7 @@ def exec_stats(run_dir):
         "with_tests": sum(1 for e in ran if e.get("stable_tests", 0) > 0),
         "with_reproduction": sum(1 for e in ran if e.get("reproduction")),
         "with_flaky_base_tests": sum(1 for e in ran if e.get("flaky_tests")),
+        "with_written_tests": sum(1 for e in ran if e.get("written_tests")),
         "split_into_classes": sum(1 for e in ran if e.get("classes", 0) >= 2),
         "candidates_run": cands,
         "sandbox_runs": sum(e["runs"] for e in ran),

@@ -14,6 +14,12 @@
 //!   the base commit): `exec_repro_changed` when it prints `Issue resolved` with the candidate;
 //!   `exec_repro_same` when it still prints `Issue reproduced` while another candidate resolves
 //!   it, and when it ends in other issues or the time limit (like a broken reproduction).
+//! - **tests other agents wrote** (the test functions a candidate adds to the repository's
+//!   test files, kept when they fail twice at the base commit; one set per agent family): over
+//!   the sets of the *other* families that some other candidate passes, or that this one does,
+//!   the mean of `exec_repro_changed` for each it passes and `exec_repro_same` for each it
+//!   fails. A family's own tests say nothing about its own candidates (they were written to
+//!   pass).
 //! - **behaviour agreement**: `exec_agreement · s/(1+s)` with `s` the number of other agent
 //!   families whose candidates behave identically on everything that ran (its own family's
 //!   further candidates count `same_family`). Counted only when the reproduction ran and some
@@ -21,7 +27,9 @@
 //!   (classes from tests alone mostly mean "breaks nothing", which prunes but cannot choose),
 //!   and there are at least two classes; candidates that leave the reproduction as at base
 //!   while another changes it, or the model's test failing while another resolves it, get
-//!   none (agreeing to change nothing is no vote for a fix).
+//!   none (agreeing to change nothing is no vote for a fix). Tests other agents wrote that some
+//!   candidate passes tell candidates apart too; failing all of them while another passes
+//!   them is no vote either.
 
 use crate::model::{Behaviour, ModelTest, ReproChange};
 use std::collections::{BTreeMap, BTreeSet};
@@ -194,6 +202,40 @@ pub fn parts(members: &[Member], i: usize, w: &ExecWeights) -> Vec<Part> {
         }),
     }
 
+    // Tests other agent families wrote, failing at base: those some other candidate passes
+    // (or this one does) tell fixes apart.
+    let (mut passed, mut failed) = (0usize, 0usize);
+    for (family, &ok) in &me.written {
+        if family == members[i].family {
+            continue;
+        }
+        if ok {
+            passed += 1;
+        } else if someone_else(members, i, |b| b.written.get(family) == Some(&true)) {
+            failed += 1;
+        }
+    }
+    if passed + failed > 0 {
+        let n = passed + failed;
+        out.push(Part {
+            name: if failed == 0 {
+                "passes tests other agents wrote"
+            } else if passed == 0 {
+                "fails tests other agents wrote"
+            } else {
+                "passes some tests other agents wrote"
+            },
+            value: (passed as f64 * w.repro_changed + failed as f64 * w.repro_same) / n as f64,
+            note: match (passed, failed) {
+                (1, 0) => "passes a test another agent wrote that fails at the base commit".into(),
+                (0, 1) => "fails a test another agent wrote that another candidate passes".into(),
+                _ => format!(
+                    "passes {passed} of {n} test sets other agents wrote that fail at the base commit"
+                ),
+            },
+        });
+    }
+
     // Agreement in behaviour, counted in families: only when the reproduction tells
     // candidates apart (some candidate changes what it shows), or the model's test does (some
     // candidate resolves it). Classes from the tests alone mostly say "breaks nothing", which
@@ -201,7 +243,12 @@ pub fn parts(members: &[Member], i: usize, w: &ExecWeights) -> Vec<Part> {
     let by_repro = me.repro.is_some() && (me.repro == Some(ReproChange::Changed) || other_changes);
     let by_model_test =
         me.model_test.is_some() && (me.model_test == Some(ModelTest::Resolved) || other_resolves);
-    let discriminating = by_repro || by_model_test;
+    // Written tests tell classes apart for every candidate that ran them, the authors' own
+    // included, when some candidate passes them.
+    let by_written = me.written.iter().any(|(family, &ok)| {
+        ok || someone_else(members, i, |b| b.written.get(family) == Some(&true))
+    });
+    let discriminating = by_repro || by_model_test || by_written;
     if let Some(class) = me.class.filter(|_| discriminating) {
         let classes: BTreeSet<usize> = members
             .iter()
@@ -225,7 +272,8 @@ pub fn parts(members: &[Member], i: usize, w: &ExecWeights) -> Vec<Part> {
                 || matches!(me.model_test, Some(ModelTest::Other | ModelTest::Timeout));
             let idle = broken
                 || (me.repro == Some(ReproChange::Same) && other_changes)
-                || (me.model_test == Some(ModelTest::Reproduced) && other_resolves);
+                || (me.model_test == Some(ModelTest::Reproduced) && other_resolves)
+                || (failed > 0 && passed == 0);
             let s = if idle {
                 0.0
             } else {
@@ -274,6 +322,7 @@ mod tests {
             tests_run: 10,
             repro,
             model_test: None,
+            written: Default::default(),
             class: Some(class),
             error: None,
         }
@@ -365,6 +414,54 @@ mod tests {
         ];
         let ms = members(&["x", "y"], &same);
         assert!(parts(&ms, 0, &W).is_empty());
+    }
+
+    fn w(passes: &[(&str, bool)], class: usize) -> Behaviour {
+        Behaviour {
+            written: passes.iter().map(|(f, ok)| (f.to_string(), *ok)).collect(),
+            ..b(&[], None, class)
+        }
+    }
+
+    fn written_value(ps: &[Part]) -> f64 {
+        ps.iter()
+            .filter(|p| p.name.contains("tests other agents wrote"))
+            .map(|p| p.value)
+            .sum()
+    }
+
+    #[test]
+    fn tests_an_agent_wrote_count_for_the_other_families_only() {
+        // x wrote the test and passes it; y passes it, z does not; x2 is x's other run.
+        let bs = vec![
+            w(&[("x", true)], 0),
+            w(&[("x", true)], 0),
+            w(&[("x", false)], 1),
+            w(&[("x", true)], 0),
+        ];
+        let ms = members(&["x", "y", "z", "x"], &bs);
+        // Its own family's test says nothing about x (its fix was written to pass it).
+        assert_eq!(written_value(&parts(&ms, 0, &W)), 0.0);
+        assert_eq!(written_value(&parts(&ms, 3, &W)), 0.0);
+        assert_eq!(written_value(&parts(&ms, 1, &W)), 1.0);
+        assert_eq!(written_value(&parts(&ms, 2, &W)), -1.0);
+        // Failing it while others pass is no vote for z's class; y agrees with x's family.
+        assert_eq!(value(&parts(&ms, 2, &W), AGREEMENT), 0.0);
+        assert!(value(&parts(&ms, 1, &W), AGREEMENT) > 0.0);
+        // Two families' tests: passing one of two is their mean.
+        let bs = vec![
+            w(&[("x", true), ("v", false)], 0),
+            w(&[("x", true), ("v", true)], 1),
+            w(&[("x", false), ("v", true)], 2),
+        ];
+        let ms = members(&["y", "x", "v"], &bs);
+        assert_eq!(written_value(&parts(&ms, 0, &W)), 0.0);
+        // v's candidate fails x's test, which others pass: against it.
+        assert_eq!(written_value(&parts(&ms, 2, &W)), -1.0);
+        // A test nobody passes tells nothing.
+        let none = vec![w(&[("x", false)], 0), w(&[("x", false)], 0)];
+        let ms = members(&["x", "y"], &none);
+        assert!(parts(&ms, 1, &W).is_empty());
     }
 
     #[test]
