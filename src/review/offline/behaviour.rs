@@ -6,7 +6,8 @@
 //!   `exec_breaks · rarity`, where `rarity = 1 − (families breaking the test) / (families run)`
 //!   for its rarest broken test, a family counting as the share of its runs that break it. A
 //!   test that most of the committee breaks is evidence about the test (it asserts the
-//!   reported bug), not about the candidate.
+//!   reported bug), not about the candidate. In a committee of one family (an agent's runs
+//!   only) the runs are the voters: `rarity = 1 − (runs breaking it) / (runs)`.
 //! - **reproduction**: `exec_repro_changed` when the reproduction behaves differently
 //!   from the base commit, `exec_repro_same` when it still behaves as at base — counted only
 //!   when some other candidate does change it (else the reproduction may not show the bug).
@@ -116,15 +117,35 @@ pub fn parts(members: &[Member], i: usize, w: &ExecWeights) -> Vec<Part> {
             .min_by(|a, b| a.0.total_cmp(&b.0).then(a.2.cmp(b.2)))
             .expect("broken is not empty");
         let families = runs.len().max(1);
-        let rarity = if families <= 1 {
-            1.0
+        // One family only (a committee of one agent's runs): its runs are the only voters, so
+        // the share of them breaking the test is the measure; a lone candidate pays in full.
+        let one_family_runs = match runs.values().collect::<Vec<_>>()[..] {
+            [&n] if n >= 2 => Some(n),
+            _ => None,
+        };
+        let rarity = match one_family_runs {
+            Some(_) => (1.0 - rarest.0).max(0.0),
+            None if families <= 1 => 1.0,
+            None => (1.0 - rarest.0 / families as f64).max(0.0),
+        };
+        let n = me.broken.len();
+        let note = if let Some(total) = one_family_runs {
+            let others = ((rarest.0 * total as f64).round() as usize).saturating_sub(1);
+            format!(
+                "breaks {n} test{} that passed; {others} other run{} of {total} of its agent family break{} {} too",
+                if n == 1 { "" } else { "s" },
+                if others == 1 { "" } else { "s" },
+                if others == 1 { "s" } else { "" },
+                rarest.2
+            )
         } else {
-            (1.0 - rarest.0 / families as f64).max(0.0)
+            String::new()
         };
         let rarest = (rarest.1, rarest.2);
-        let n = me.broken.len();
         let others = rarest.0.saturating_sub(1);
-        let note = if others == 0 {
+        let note = if !note.is_empty() {
+            note
+        } else if others == 0 {
             format!(
                 "breaks {n} test{} that passed{}: {}",
                 if n == 1 { "" } else { "s" },
@@ -384,6 +405,30 @@ mod tests {
         assert!(parts(&ms, 3, &W)[0]
             .note
             .contains("2 other agent families of 4"));
+    }
+
+    #[test]
+    fn in_a_committee_of_one_family_runs_count_as_the_voters() {
+        // Five runs of one agent: three break t::b, one breaks t::a alone.
+        let bs = vec![
+            b(&["t::a"], None, 0),
+            b(&["t::b"], None, 1),
+            b(&["t::b"], None, 1),
+            b(&["t::b"], None, 1),
+            b(&[], None, 2),
+        ];
+        let ms = members(&["acr"; 5], &bs);
+        assert!((value(&parts(&ms, 0, &W), "breaks tests") - -4.0 * 0.8).abs() < 1e-9);
+        assert!((value(&parts(&ms, 1, &W), "breaks tests") - -4.0 * 0.4).abs() < 1e-9);
+        assert!(parts(&ms, 1, &W)[0]
+            .note
+            .contains("2 other runs of 5 of its agent family break t::b too"));
+        // A lone candidate still pays in full.
+        let one = vec![b(&["t::a"], None, 0)];
+        assert_eq!(
+            value(&parts(&members(&["acr"], &one), 0, &W), "breaks tests"),
+            -4.0
+        );
     }
 
     #[test]
