@@ -23,8 +23,8 @@
 //!   pass).
 //! - **behaviour agreement**: `exec_agreement · s/(1+s)` with `s` the number of other agent
 //!   families whose candidates behave identically on everything that ran (its own family's
-//!   further candidates count `same_family`). Counted only when the reproduction ran and some
-//!   candidate changes what it shows, or the model's test ran and some candidate resolves it
+//!   further candidates count `same_family`; in a committee of one family, each other run
+//!   counts 1). Counted only when the reproduction ran and some candidate changes what it shows, or the model's test ran and some candidate resolves it
 //!   (classes from tests alone mostly mean "breaks nothing", which prunes but cannot choose),
 //!   and there are at least two classes; candidates that leave the reproduction as at base
 //!   while another changes it, or the model's test failing while another resolves it, get
@@ -295,12 +295,23 @@ pub fn parts(members: &[Member], i: usize, w: &ExecWeights) -> Vec<Part> {
                 || (me.repro == Some(ReproChange::Same) && other_changes)
                 || (me.model_test == Some(ModelTest::Reproduced) && other_resolves)
                 || (failed > 0 && passed == 0);
+            // A committee of one family (an agent's runs only): its runs are the voters.
+            let one_family = members
+                .iter()
+                .filter(|m| ran(m).is_some())
+                .all(|m| m.family == members[i].family);
             let s = if idle {
                 0.0
+            } else if one_family {
+                own as f64
             } else {
                 families.len() as f64 + w.same_family * own.min(1) as f64
             };
             let note = match (families.len(), own) {
+                (_, n) if one_family && !idle && n > 0 => format!(
+                    "behaves like {n} other run{} of its agent family (the committee's only family)",
+                    if n == 1 { "" } else { "s" }
+                ),
                 _ if idle && broken => {
                     "agrees with others only in breaking the issue's code".to_string()
                 }
@@ -532,6 +543,25 @@ mod tests {
         let alone = parts(&ms, 0, &W);
         assert_eq!(value(&alone, AGREEMENT), 0.0);
         assert!(alone.iter().any(|p| p.name == AGREEMENT));
+    }
+
+    #[test]
+    fn in_a_committee_of_one_family_behaviour_support_counts_runs() {
+        // Five runs of one agent: three behave alike, two others alike.
+        let c = Some(ReproChange::Changed);
+        let bs = vec![
+            b(&[], c, 0),
+            b(&[], c, 0),
+            b(&[], c, 0),
+            b(&[], c, 1),
+            b(&[], c, 1),
+        ];
+        let ms = members(&["acr"; 5], &bs);
+        assert_eq!(value(&parts(&ms, 0, &W), AGREEMENT), 3.0 * 2.0 / 3.0);
+        assert_eq!(value(&parts(&ms, 3, &W), AGREEMENT), 3.0 * 0.5);
+        assert!(parts(&ms, 0, &W)
+            .iter()
+            .any(|p| p.note.contains("2 other runs of its agent family")));
     }
 
     #[test]
