@@ -5,6 +5,10 @@ committee's plain and --exec journals are given to `dei eval` (ties as expected 
 
   python3 crates/dei-bench/scripts/exec_half.py --dei target/release/dei --out OUT --split report
   python3 crates/dei-bench/scripts/exec_half.py --dei target/release/dei --out OUT --split all --repo sympy/sympy
+  python3 crates/dei-bench/scripts/exec_half.py --dei target/release/dei --out OUT1 OUT2 --split report
+
+Several output folders (runs of other repositories, with --skip-settled) are scored as one set
+of instances: their task records, labelled candidates and scores are joined.
 
 Prints, per committee: instances, k, 1@k plain and with --exec, Average@k, best single member,
 Union@k. Rankings are per issue, so this equals running exec_lite.py with --split on that half.
@@ -23,13 +27,13 @@ from exec_lite import half, last_point, summary  # noqa: E402
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--dei", required=True)
-    ap.add_argument("--out", required=True, help="an exec_lite.py output folder")
+    ap.add_argument("--out", required=True, nargs="+", help="exec_lite.py output folders")
     ap.add_argument("--split", required=True, choices=["tune", "report", "all"])
     ap.add_argument("--repo", default=None, help="only this repository's instances (owner/name)")
     ap.add_argument("--committees", default="all14,A,acr5")
     a = ap.parse_args()
     tmp = tempfile.mkdtemp(prefix="exec-half-")
-    tasks = [json.loads(l) for l in open(os.path.join(a.out, "tasks.jsonl"))]
+    tasks = [json.loads(l) for out in a.out for l in open(os.path.join(out, "tasks.jsonl"))]
     keep = {t["instance_id"] for t in tasks
             if a.split in ("all", half(t["instance_id"])) and a.repo in (None, t["repo"])}
     tasks_file = os.path.join(tmp, "tasks.jsonl")
@@ -41,16 +45,27 @@ def main():
     for name in a.committees.split(","):
         labelled = os.path.join(tmp, f"{name}-labelled.jsonl")
         with open(labelled, "w") as f:
-            for line in open(os.path.join(a.out, f"{name}-labelled.jsonl")):
-                if json.loads(line)["instance_id"] in keep:
-                    f.write(line)
+            for out in a.out:
+                for line in open(os.path.join(out, f"{name}-labelled.jsonl")):
+                    if json.loads(line)["instance_id"] in keep:
+                        f.write(line)
         row = {}
         for mode in ("plain", "exec"):
             ev = os.path.join(tmp, f"{name}-{mode}.json")
             # exec_lite.py --skip-settled merges the exec journal with the plain ranking of
             # settled issues into one scores file
-            merged = os.path.join(a.out, f"{name}-{mode}-scores.jsonl")
-            scores = merged if os.path.exists(merged) else os.path.join(a.out, name, mode)
+            found = []
+            for out in a.out:
+                merged = os.path.join(out, f"{name}-{mode}-scores.jsonl")
+                found.append(merged if os.path.exists(merged)
+                             else os.path.join(out, name, mode, "journal.jsonl"))
+            if len(found) == 1:
+                scores = found[0]
+            else:
+                scores = os.path.join(tmp, f"{name}-{mode}-scores.jsonl")
+                with open(scores, "w") as f:
+                    for m in found:
+                        f.write(open(m).read())
             subprocess.run([a.dei, "eval", labelled, "--tasks", tasks_file, "--scores",
                             scores, "--bootstrap", "0", "--json", ev],
                            check=True, stdout=subprocess.DEVNULL)
