@@ -78,6 +78,10 @@ pub struct ExecView {
     /// how many ran with this candidate, and how many of them it passes.
     pub written_run: usize,
     pub written_passed: usize,
+    /// Reproduction scripts other agent families wrote, run besides the reproduction: how many
+    /// ran with this candidate, and how many of them behave differently from the base commit.
+    pub scripts_run: usize,
+    pub scripts_changed: usize,
     /// Other agent families with a candidate that behaves the same on everything that ran.
     pub same_families: usize,
     /// Why the candidate could not be run (then nothing else is known).
@@ -103,6 +107,8 @@ pub fn exec_views(bundle: &IssueBundle) -> Vec<Option<ExecView>> {
                     model_test: None,
                     written_run: 0,
                     written_passed: 0,
+                    scripts_run: 0,
+                    scripts_changed: 0,
                     same_families: 0,
                     error: Some(e.lines().next().unwrap_or("").to_string()),
                 });
@@ -128,6 +134,12 @@ pub fn exec_views(bundle: &IssueBundle) -> Vec<Option<ExecView>> {
                 .filter(|(f, _)| **f != family)
                 .map(|(_, &ok)| ok)
                 .collect();
+            let scripts: Vec<ReproChange> = b
+                .scripts
+                .iter()
+                .filter(|(f, _)| **f != family)
+                .map(|(_, &c)| c)
+                .collect();
             Some(ExecView {
                 broken: b.broken.iter().take(BROKEN_SHOWN).cloned().collect(),
                 broken_more: b.broken.len().saturating_sub(BROKEN_SHOWN),
@@ -141,6 +153,11 @@ pub fn exec_views(bundle: &IssueBundle) -> Vec<Option<ExecView>> {
                 model_test: b.model_test.map(crate::model::ModelTest::word),
                 written_run: others.len(),
                 written_passed: others.iter().filter(|&&ok| ok).count(),
+                scripts_run: scripts.len(),
+                scripts_changed: scripts
+                    .iter()
+                    .filter(|&&c| c == ReproChange::Changed)
+                    .count(),
                 same_families,
                 error: None,
             })

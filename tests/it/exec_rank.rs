@@ -596,3 +596,71 @@ fn without_code_in_the_issue_an_agents_reproduction_script_stands_in() {
         );
     }
 }
+
+#[test]
+fn an_agents_reproduction_script_runs_as_a_further_probe_beside_the_issues_code() {
+    // The issue keeps its snippet (the reproduction). An agent whose patch changes nothing
+    // in the code also wrote a reproduction script: it runs at base and with every candidate
+    // as a further probe; the fix changes what it prints, the candidate changing nothing does
+    // not, and its own author's candidate gets no credit or blame from it.
+    let Some((dir, cache, tmp)) = exec_dirs() else {
+        return;
+    };
+    let (repo, tasks) = example_with(dir.path(), &[], str::to_string);
+    let cands = dir.path().join("candidates");
+    copy_agents(
+        &cands,
+        &[
+            ("careful-agent", "examples/candidates"),
+            ("noop-agent", "tests/fixtures/exec/candidates"),
+        ],
+    );
+    let noop = std::fs::read_to_string(
+        root().join("tests/fixtures/exec/candidates/noop-agent/example__textkit-1.diff"),
+    )
+    .unwrap();
+    std::fs::create_dir_all(cands.join("scripted-agent")).unwrap();
+    std::fs::write(
+        cands.join("scripted-agent").join("example__textkit-1.diff"),
+        format!(
+            "{noop}{}",
+            new_file_diff(
+                "reproduce_bug.py",
+                "from textkit.words import word_count\nprint(word_count('a  b'))\n"
+            )
+        ),
+    )
+    .unwrap();
+    let v = rank_exec_in(&cands, &repo, &tasks, &cache, &tmp);
+    let exec = &v["exec"];
+    assert!(exec["error"].is_null(), "{exec}");
+    assert!(exec["repro_from"].is_null(), "the issue's own code: {exec}");
+    assert_eq!(
+        exec["script_probes"],
+        serde_json::json!([{
+            "path": "reproduce_bug.py",
+            "agent": "scripted-agent",
+            "family": "scripted-agent",
+            "base": "runs without error"
+        }]),
+        "{exec}"
+    );
+    for (agent, want) in [
+        ("careful-agent", "changed"),
+        ("noop-agent", "same"),
+        ("scripted-agent", "same"),
+    ] {
+        assert_eq!(
+            by_agent(&v, agent)["behaviour"]["scripts"]["scripted-agent"],
+            want,
+            "{agent}: {exec}"
+        );
+    }
+    let reasons = |agent: &str| by_agent(&v, agent)["reason"].to_string();
+    assert!(
+        reasons("careful-agent").contains("changes what 1 of 1 reproduction script"),
+        "{}",
+        reasons("careful-agent")
+    );
+    assert!(!reasons("scripted-agent").contains("reproduction scripts other agents"));
+}

@@ -46,6 +46,7 @@ fn behaviour(broken: &[&str], repro: ReproChange, class: usize) -> Behaviour {
         repro: Some(repro),
         model_test: None,
         written: Default::default(),
+        scripts: Default::default(),
         class: Some(class),
         error: None,
     }
