@@ -1074,12 +1074,20 @@ pub fn gather(
         .take(MAX_SCRIPT_PROBES)
         .map(|k| (0, What::Script(k), 0))
         .collect();
+    // With them, the candidates' own tests, twice at base: kept are the tests that fail (or
+    // err) in both runs; a set with none left (it passes at base, or its file does not even
+    // collect there) says nothing about the others.
+    let base_probes: Vec<(usize, What, u32)> = probe_jobs
+        .iter()
+        .copied()
+        .chain((0..probes.len()).flat_map(|p| [(0, What::Written(p), 0), (0, What::Written(p), 1)]))
+        .collect();
     let results = run_all(
-        &probe_jobs,
+        &base_probes,
         &|j| run_job(j, &test_cmds, &[], script.as_deref()),
         settings.jobs,
     );
-    for (job, r) in probe_jobs.iter().zip(results) {
+    for (job, r) in base_probes.iter().zip(results) {
         absorb(&mut out, &mut seen, &[], job, r);
     }
     let script_kept: Vec<usize> = probe_jobs
@@ -1104,20 +1112,6 @@ pub fn gather(
         })
         .collect();
 
-    // The candidates' own tests, twice at base: kept are the tests that fail (or err) in both
-    // runs; a set with none left (it passes at base, or its file does not even collect there)
-    // says nothing about the others.
-    let base_written: Vec<(usize, What, u32)> = (0..probes.len())
-        .flat_map(|p| [(0, What::Written(p), 0), (0, What::Written(p), 1)])
-        .collect();
-    let results = run_all(
-        &base_written,
-        &|j| run_job(j, &test_cmds, &[], script.as_deref()),
-        settings.jobs,
-    );
-    for (job, r) in base_written.iter().zip(results) {
-        absorb(&mut out, &mut seen, &[], job, r);
-    }
     let written_kept: Vec<(usize, Vec<String>)> = (0..probes.len())
         .filter_map(|p| {
             let (a, b) = (seen.written.get(&(0, p, 0))?, seen.written.get(&(0, p, 1))?);

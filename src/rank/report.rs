@@ -96,12 +96,7 @@ fn exec_line(e: &crate::exec::gather::IssueExec) -> String {
         line.push_str(&model_test_line(m, &e.behaviour));
     }
     for w in &e.written_tests {
-        let (pass, ran) = e
-            .behaviour
-            .iter()
-            .flatten()
-            .filter_map(|b| b.written.get(&w.family))
-            .fold((0, 0), |(p, n), &ok| (p + usize::from(ok), n + 1));
+        let (pass, ran) = tally(&e.behaviour, |b| b.written.get(&w.family).copied());
         let more = match w.tests.len() {
             0 | 1 => String::new(),
             n => format!(" and {} more", n - 1),
@@ -115,17 +110,11 @@ fn exec_line(e: &crate::exec::gather::IssueExec) -> String {
         ));
     }
     for p in &e.script_probes {
-        let (changed, ran) = e
-            .behaviour
-            .iter()
-            .flatten()
-            .filter_map(|b| b.scripts.get(&p.family))
-            .fold((0, 0), |(c, n), &ch| {
-                (
-                    c + usize::from(ch == crate::model::ReproChange::Changed),
-                    n + 1,
-                )
-            });
+        let (changed, ran) = tally(&e.behaviour, |b| {
+            b.scripts
+                .get(&p.family)
+                .map(|&c| c == crate::model::ReproChange::Changed)
+        });
         line.push_str(&format!(
             "execution: {}, a reproduction script {} wrote, {} at the base commit; {changed} of {ran} candidate{} change what it shows\n",
             p.path,
@@ -141,6 +130,18 @@ fn exec_line(e: &crate::exec::gather::IssueExec) -> String {
         ));
     }
     line
+}
+
+/// Over the candidates that ran: how many `outcome` says yes to, of those it says anything.
+fn tally(
+    behaviour: &[Option<crate::model::Behaviour>],
+    outcome: impl Fn(&crate::model::Behaviour) -> Option<bool>,
+) -> (usize, usize) {
+    behaviour
+        .iter()
+        .flatten()
+        .filter_map(outcome)
+        .fold((0, 0), |(yes, n), ok| (yes + usize::from(ok), n + 1))
 }
 
 /// One line on the model-written reproduction test (`--exec-llm-repro`).

@@ -127,19 +127,22 @@ pub fn exec_views(bundle: &IssueBundle) -> Vec<Option<ExecView>> {
                     .len(),
                 None => 0,
             };
-            // Tests other families wrote (a family's own say nothing about its candidates).
-            let others: Vec<bool> = b
-                .written
-                .iter()
-                .filter(|(f, _)| **f != family)
-                .map(|(_, &ok)| ok)
-                .collect();
-            let scripts: Vec<ReproChange> = b
-                .scripts
-                .iter()
-                .filter(|(f, _)| **f != family)
-                .map(|(_, &c)| c)
-                .collect();
+            // Probes other families wrote (a family's own say nothing about its candidates): how
+            // many ran with this candidate, and how many it passes (changes, for a script).
+            let from_others = |outcomes: Vec<(&String, bool)>| -> (usize, usize) {
+                outcomes
+                    .into_iter()
+                    .filter(|(f, _)| **f != family)
+                    .fold((0, 0), |(n, yes), (_, ok)| (n + 1, yes + usize::from(ok)))
+            };
+            let (written_run, written_passed) =
+                from_others(b.written.iter().map(|(f, &ok)| (f, ok)).collect());
+            let (scripts_run, scripts_changed) = from_others(
+                b.scripts
+                    .iter()
+                    .map(|(f, &c)| (f, c == ReproChange::Changed))
+                    .collect(),
+            );
             Some(ExecView {
                 broken: b.broken.iter().take(BROKEN_SHOWN).cloned().collect(),
                 broken_more: b.broken.len().saturating_sub(BROKEN_SHOWN),
@@ -151,13 +154,10 @@ pub fn exec_views(bundle: &IssueBundle) -> Vec<Option<ExecView>> {
                 }),
                 repro_by_agent: bundle.repro_by_agent,
                 model_test: b.model_test.map(crate::model::ModelTest::word),
-                written_run: others.len(),
-                written_passed: others.iter().filter(|&&ok| ok).count(),
-                scripts_run: scripts.len(),
-                scripts_changed: scripts
-                    .iter()
-                    .filter(|&&c| c == ReproChange::Changed)
-                    .count(),
+                written_run,
+                written_passed,
+                scripts_run,
+                scripts_changed,
                 same_families,
                 error: None,
             })

@@ -607,31 +607,19 @@ mod tests {
         assert_eq!(acr, 3.0 * 0.3 / 1.3);
         assert_eq!(moatless, 3.0 * 0.5);
         assert!(moatless > acr);
+        // The same behaviours in a committee of one family: the runs are the voters.
+        let one = members(&["acr"; 5], &bs);
+        assert_eq!(value(&parts(&one, 0, &W), AGREEMENT), 3.0 * 2.0 / 3.0);
+        assert_eq!(value(&parts(&one, 3, &W), AGREEMENT), 3.0 * 0.5);
+        assert!(parts(&one, 0, &W)
+            .iter()
+            .any(|p| p.note.contains("2 other runs of its agent family")));
         // Alone in its class: a zero part, which still stands for text agreement.
         let bs = vec![b(&[], c, 0), b(&[], c, 1), b(&[], c, 1)];
         let ms = members(&["x", "y", "z"], &bs);
         let alone = parts(&ms, 0, &W);
         assert_eq!(value(&alone, AGREEMENT), 0.0);
         assert!(alone.iter().any(|p| p.name == AGREEMENT));
-    }
-
-    #[test]
-    fn in_a_committee_of_one_family_behaviour_support_counts_runs() {
-        // Five runs of one agent: three behave alike, two others alike.
-        let c = Some(ReproChange::Changed);
-        let bs = vec![
-            b(&[], c, 0),
-            b(&[], c, 0),
-            b(&[], c, 0),
-            b(&[], c, 1),
-            b(&[], c, 1),
-        ];
-        let ms = members(&["acr"; 5], &bs);
-        assert_eq!(value(&parts(&ms, 0, &W), AGREEMENT), 3.0 * 2.0 / 3.0);
-        assert_eq!(value(&parts(&ms, 3, &W), AGREEMENT), 3.0 * 0.5);
-        assert!(parts(&ms, 0, &W)
-            .iter()
-            .any(|p| p.note.contains("2 other runs of its agent family")));
     }
 
     #[test]
