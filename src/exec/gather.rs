@@ -37,11 +37,6 @@ const WHOLE_FILE_SHARE: f64 = 6.0;
 const MAX_AGENT_SCRIPTS: usize = 3;
 /// Agent families whose written tests are tried as probes per issue.
 const MAX_WRITTEN: usize = 3;
-/// Agents' reproduction scripts run as further probes beside the reproduction (one per agent
-/// family), per issue.
-const MAX_SCRIPT_PROBES: usize = 2;
-/// The file an agent's script run as a further probe is written to, at the root of the tree.
-pub const PROBE_FILE: &str = "dei_agent_script.py";
 
 /// How to gather execution evidence.
 #[derive(Clone)]
@@ -234,10 +229,6 @@ pub struct IssueExec {
     /// one entry per agent family.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub written_tests: Vec<WrittenRecord>,
-    /// Agents' reproduction scripts run as further probes with every candidate (besides the
-    /// reproduction), one per agent family: `(file, agent, family)`.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub script_probes: Vec<ScriptRecord>,
     /// What the sandbox could not enforce on this machine (no network namespace, no Landlock).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub not_isolated: Vec<String>,
@@ -252,18 +243,6 @@ pub struct WrittenRecord {
     pub family: String,
     /// The kept tests (pytest node ids).
     pub tests: Vec<String>,
-}
-
-/// An agent's reproduction script run as a further probe.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct ScriptRecord {
-    /// Where the candidate creates it (`reproduce_bug.py`).
-    pub path: String,
-    /// The agent whose candidate wrote it, and its family (the key of [`Behaviour::scripts`]).
-    pub agent: String,
-    pub family: String,
-    /// How it ended at the base commit (`raises TypeError`, `runs without error`).
-    pub base: String,
 }
 
 /// One run as cached: enough to re-read it.
@@ -421,8 +400,6 @@ enum What {
     ModelTest,
     /// The tests one agent family wrote (by index into the issue's written tests).
     Written(usize),
-    /// An agent's reproduction script as a further probe (by index into the issue's scripts).
-    Script(usize),
 }
 
 /// Pack one tree's test files (indices, with their seconds at base and their batch key) into
@@ -456,8 +433,6 @@ struct Results {
     model: BTreeMap<usize, ModelTest>,
     /// (tree, written tests, pass) → their results.
     written: BTreeMap<(usize, usize, u32), TestRun>,
-    /// (tree, agent script) → how it ended.
-    scripts: BTreeMap<(usize, usize), ReproOutcome>,
 }
 
 /// Run `jobs` on `threads` plain threads (not rayon: a rayon worker waiting on another pool
@@ -543,9 +518,6 @@ fn absorb(
         What::Written(p) => {
             seen.written
                 .insert((t, p, pass), parse_test_output(&run.output));
-        }
-        What::Script(k) => {
-            seen.scripts.insert((t, k), repro_outcome(&run));
         }
     }
     Some((what, run.seconds))
@@ -923,18 +895,6 @@ pub fn gather(
         v.sort_by(|a, b| a.path.cmp(&b.path));
         v
     };
-    // The agents' reproduction scripts: one may stand in for the issue's reproduction, and
-    // others run as further probes.
-    let agent_scripts = repro::agent_scripts(cands, files);
-    let probe_cmd = format!("python {PROBE_FILE}");
-    let with_probe = |files: &[TreeFile], k: usize| -> Vec<TreeFile> {
-        let mut v = files.to_vec();
-        v.push(TreeFile {
-            path: PROBE_FILE.into(),
-            contents: Some(agent_scripts[k].script.as_bytes().to_vec()),
-        });
-        v
-    };
     let run_job = |&(t, what, pass): &(usize, What, u32),
                    test_cmds: &[(String, std::time::Duration)],
                    batch_cmds: &[String],
@@ -954,12 +914,6 @@ pub fn gather(
             pass,
         ),
         What::Written(p) => runner.run(&with_written(&trees[t], p), &written_cmds[p], full, pass),
-        What::Script(k) => runner.run(
-            &with_probe(&trees[t], k),
-            &probe_cmd,
-            settings.repro_timeout,
-            pass,
-        ),
     };
     let mut seen = Results::default();
     let mut base_seconds: BTreeMap<usize, f64> = BTreeMap::new();
@@ -1038,9 +992,9 @@ pub fn gather(
     // (`reproduce_bug.py` at the root), tried at base in order; the first that runs there
     // without failing for a reason outside the issue (a missing module, a syntax error, no
     // network, the time limit) stands in for it.
-    let mut repro_script: Option<usize> = None;
     if !seen.repros.contains_key(&0) {
-        for (k, s) in agent_scripts.iter().enumerate().take(MAX_AGENT_SCRIPTS) {
+        let scripts = repro::agent_scripts(cands, files);
+        for s in scripts.iter().take(MAX_AGENT_SCRIPTS) {
             let job = (0, What::Repro, 0);
             let r = run_job(&job, &test_cmds, &[], Some(&s.script));
             absorb(&mut out, &mut seen, &[], &job, r);
@@ -1049,7 +1003,6 @@ pub fn gather(
                     script = Some(s.script.clone());
                     out.reproduction = true;
                     out.repro_from = Some(format!("{}, written by {}", s.path, s.agent));
-                    repro_script = Some(k);
                     break;
                 }
                 _ => {
@@ -1062,56 +1015,20 @@ pub fn gather(
     // The model's test is kept only when it shows the issue at the base commit.
     let model_kept = keep_model_test(out.model_test.as_mut(), seen.model.get(&0).copied());
 
-    // Further probes: the scripts of other agent families than the reproduction's (the first
-    // of each family, at most MAX_SCRIPT_PROBES), each run at base and kept when usable there.
-    let mut families_seen: BTreeSet<String> = repro_script
-        .map(|k| crate::candidates::family_of(&agent_scripts[k].agent))
-        .into_iter()
-        .collect();
-    let probe_jobs: Vec<(usize, What, u32)> = (0..agent_scripts.len())
-        .filter(|&k| Some(k) != repro_script)
-        .filter(|&k| families_seen.insert(crate::candidates::family_of(&agent_scripts[k].agent)))
-        .take(MAX_SCRIPT_PROBES)
-        .map(|k| (0, What::Script(k), 0))
-        .collect();
-    // With them, the candidates' own tests, twice at base: kept are the tests that fail (or
-    // err) in both runs; a set with none left (it passes at base, or its file does not even
-    // collect there) says nothing about the others.
-    let base_probes: Vec<(usize, What, u32)> = probe_jobs
-        .iter()
-        .copied()
-        .chain((0..probes.len()).flat_map(|p| [(0, What::Written(p), 0), (0, What::Written(p), 1)]))
+    // The candidates' own tests, twice at base: kept are the tests that fail (or err) in both
+    // runs; a set with none left (it passes at base, or its file does not even collect there)
+    // says nothing about the others.
+    let base_written: Vec<(usize, What, u32)> = (0..probes.len())
+        .flat_map(|p| [(0, What::Written(p), 0), (0, What::Written(p), 1)])
         .collect();
     let results = run_all(
-        &base_probes,
+        &base_written,
         &|j| run_job(j, &test_cmds, &[], script.as_deref()),
         settings.jobs,
     );
-    for (job, r) in base_probes.iter().zip(results) {
+    for (job, r) in base_written.iter().zip(results) {
         absorb(&mut out, &mut seen, &[], job, r);
     }
-    let script_kept: Vec<usize> = probe_jobs
-        .iter()
-        .filter_map(|&(_, w, _)| match w {
-            What::Script(k) => Some(k),
-            _ => None,
-        })
-        .filter(|&k| {
-            seen.scripts
-                .get(&(0, k))
-                .is_some_and(|b| usable_agent_script(b, &names))
-        })
-        .collect();
-    out.script_probes = script_kept
-        .iter()
-        .map(|&k| ScriptRecord {
-            path: agent_scripts[k].path.clone(),
-            agent: agent_scripts[k].agent.clone(),
-            family: crate::candidates::family_of(&agent_scripts[k].agent),
-            base: describe(&seen.scripts[&(0, k)]),
-        })
-        .collect();
-
     let written_kept: Vec<(usize, Vec<String>)> = (0..probes.len())
         .filter_map(|p| {
             let (a, b) = (seen.written.get(&(0, p, 0))?, seen.written.get(&(0, p, 1))?);
@@ -1180,9 +1097,6 @@ pub fn gather(
         for (p, _) in &written_kept {
             jobs.push((t, What::Written(*p), 0));
         }
-        for &k in &script_kept {
-            jobs.push((t, What::Script(k), 0));
-        }
     }
     out.slow_files = (0..out.test_files.len())
         .filter(|&k| base_seconds.get(&k).is_some_and(|&s| s > limit))
@@ -1201,7 +1115,6 @@ pub fn gather(
         repros,
         model,
         written: written_runs,
-        scripts: script_runs,
     } = seen;
 
     // Base: tests that passed twice count. A candidate is compared on its own files.
@@ -1260,29 +1173,12 @@ pub fn gather(
             .zip(&passes)
             .map(|((p, _), &ok)| (probes[*p].family.clone(), ok))
             .collect();
-        // Each agent script run as a further probe: how it ended against the base commit.
-        let probe_outcomes: Vec<Option<ReproOutcome>> = script_kept
-            .iter()
-            .map(|&k| script_runs.get(&(t, k)).cloned())
-            .collect();
-        let scripts = script_kept
-            .iter()
-            .zip(&probe_outcomes)
-            .filter_map(|(&k, o)| {
-                let change = repro_change(script_runs.get(&(0, k))?, o.as_ref()?);
-                Some((
-                    crate::candidates::family_of(&agent_scripts[k].agent),
-                    change,
-                ))
-            })
-            .collect();
         let behaviour = Behaviour {
             broken: reg.as_ref().map(|r| r.broken.clone()).unwrap_or_default(),
             tests_run: reg.as_ref().map_or(0, |r| r.stable),
             repro: change,
             model_test,
             written,
-            scripts,
             class: None,
             error: None,
         };
@@ -1290,7 +1186,6 @@ pub fn gather(
             Signature::new(reg.as_ref(), rep.filter(|_| change.is_some()))
                 .with_model_test(model_test)
                 .with_written(passes)
-                .with_scripts(probe_outcomes)
         });
         out.behaviour[i] = Some(behaviour);
         sigs.push(sig);

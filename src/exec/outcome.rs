@@ -628,8 +628,6 @@ pub struct Signature {
     pub model_test: Option<crate::model::ModelTest>,
     /// Whether it passes each kept test the candidates wrote, in their order.
     pub written: Vec<bool>,
-    /// How each agent's reproduction script run as a further probe ended, in their order.
-    pub scripts: Vec<Option<ReproOutcome>>,
 }
 
 impl Signature {
@@ -643,14 +641,7 @@ impl Signature {
             repro,
             model_test: None,
             written: Vec::new(),
-            scripts: Vec::new(),
         }
-    }
-
-    /// The same signature with how each agent script run as a further probe ended.
-    pub fn with_scripts(mut self, scripts: Vec<Option<ReproOutcome>>) -> Signature {
-        self.scripts = scripts;
-        self
     }
 
     /// The same signature with whether it passes each kept test the candidates wrote.

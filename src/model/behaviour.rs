@@ -68,11 +68,6 @@ pub struct Behaviour {
     /// agent family that wrote them: whether this candidate passes every one of them.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub written: BTreeMap<String, bool>,
-    /// Reproduction scripts other agents wrote into their patches (see `exec::gather`), run as
-    /// further probes besides the reproduction, by the agent family that wrote them: how each
-    /// behaved with this candidate against the base commit.
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub scripts: BTreeMap<String, ReproChange>,
     /// Behaviour class: candidates with the same outcomes on everything that ran share it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub class: Option<usize>,
@@ -88,7 +83,6 @@ impl Behaviour {
             && (self.tests_run > 0
                 || self.repro.is_some()
                 || self.model_test.is_some()
-                || !self.written.is_empty()
-                || !self.scripts.is_empty())
+                || !self.written.is_empty())
     }
 }

@@ -109,20 +109,6 @@ fn exec_line(e: &crate::exec::gather::IssueExec) -> String {
             if w.tests.len() == 1 { " it" } else { " them all" }
         ));
     }
-    for p in &e.script_probes {
-        let (changed, ran) = tally(&e.behaviour, |b| {
-            b.scripts
-                .get(&p.family)
-                .map(|&c| c == crate::model::ReproChange::Changed)
-        });
-        line.push_str(&format!(
-            "execution: {}, a reproduction script {} wrote, {} at the base commit; {changed} of {ran} candidate{} change what it shows\n",
-            p.path,
-            p.agent,
-            p.base,
-            if ran == 1 { "" } else { "s" }
-        ));
-    }
     if !e.not_isolated.is_empty() {
         line.push_str(&format!(
             "execution: not isolated on this machine: {}\n",

@@ -78,10 +78,6 @@ pub struct ExecView {
     /// how many ran with this candidate, and how many of them it passes.
     pub written_run: usize,
     pub written_passed: usize,
-    /// Reproduction scripts other agent families wrote, run besides the reproduction: how many
-    /// ran with this candidate, and how many of them behave differently from the base commit.
-    pub scripts_run: usize,
-    pub scripts_changed: usize,
     /// Other agent families with a candidate that behaves the same on everything that ran.
     pub same_families: usize,
     /// Why the candidate could not be run (then nothing else is known).
@@ -107,8 +103,6 @@ pub fn exec_views(bundle: &IssueBundle) -> Vec<Option<ExecView>> {
                     model_test: None,
                     written_run: 0,
                     written_passed: 0,
-                    scripts_run: 0,
-                    scripts_changed: 0,
                     same_families: 0,
                     error: Some(e.lines().next().unwrap_or("").to_string()),
                 });
@@ -127,22 +121,13 @@ pub fn exec_views(bundle: &IssueBundle) -> Vec<Option<ExecView>> {
                     .len(),
                 None => 0,
             };
-            // Probes other families wrote (a family's own say nothing about its candidates): how
-            // many ran with this candidate, and how many it passes (changes, for a script).
-            let from_others = |outcomes: Vec<(&String, bool)>| -> (usize, usize) {
-                outcomes
-                    .into_iter()
-                    .filter(|(f, _)| **f != family)
-                    .fold((0, 0), |(n, yes), (_, ok)| (n + 1, yes + usize::from(ok)))
-            };
-            let (written_run, written_passed) =
-                from_others(b.written.iter().map(|(f, &ok)| (f, ok)).collect());
-            let (scripts_run, scripts_changed) = from_others(
-                b.scripts
-                    .iter()
-                    .map(|(f, &c)| (f, c == ReproChange::Changed))
-                    .collect(),
-            );
+            // Tests other families wrote (a family's own say nothing about its candidates).
+            let others: Vec<bool> = b
+                .written
+                .iter()
+                .filter(|(f, _)| **f != family)
+                .map(|(_, &ok)| ok)
+                .collect();
             Some(ExecView {
                 broken: b.broken.iter().take(BROKEN_SHOWN).cloned().collect(),
                 broken_more: b.broken.len().saturating_sub(BROKEN_SHOWN),
@@ -154,10 +139,8 @@ pub fn exec_views(bundle: &IssueBundle) -> Vec<Option<ExecView>> {
                 }),
                 repro_by_agent: bundle.repro_by_agent,
                 model_test: b.model_test.map(crate::model::ModelTest::word),
-                written_run,
-                written_passed,
-                scripts_run,
-                scripts_changed,
+                written_run: others.len(),
+                written_passed: others.iter().filter(|&&ok| ok).count(),
                 same_families,
                 error: None,
             })

@@ -46,7 +46,6 @@ fn behaviour(broken: &[&str], repro: ReproChange, class: usize) -> Behaviour {
         repro: Some(repro),
         model_test: None,
         written: Default::default(),
-        scripts: Default::default(),
         class: Some(class),
         error: None,
     }
@@ -212,24 +211,6 @@ fn without_behaviour_the_prompts_are_what_they_were_and_with_it_they_say_what_ra
     assert!(written.iter().all(|t| !t.contains("other-agent")));
     for x in b.behaviour.iter_mut().flatten() {
         x.written.clear();
-    }
-    // Reproduction scripts another agent wrote, run besides the reproduction.
-    assert!(shown.iter().all(|t| !t.contains("Reproduction scripts that other")));
-    for (i, c) in [(0, ReproChange::Changed), (1, ReproChange::Same)] {
-        if let Some(b) = b.behaviour[i].as_mut() {
-            b.scripts = [(author.clone(), c)].into_iter().collect();
-        }
-    }
-    let scripts = render(&prompts, &b);
-    let want = "Reproduction scripts that other candidate agents wrote into their patches, run besides it:";
-    assert!(
-        scripts[0].contains(&format!("{want} 1 of 1 behaves differently")),
-        "{}",
-        scripts[0]
-    );
-    assert!(scripts[1].contains(&format!("{want} 0 of 1 behaves differently")));
-    for x in b.behaviour.iter_mut().flatten() {
-        x.scripts.clear();
     }
 
     // The model-written test (`--exec-llm-repro`): what it printed with each candidate.

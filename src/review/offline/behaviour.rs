@@ -77,30 +77,6 @@ fn ran<'a>(m: &Member<'a>) -> Option<&'a Behaviour> {
     m.behaviour.filter(|b| !m.void && b.ran())
 }
 
-/// Probes other agent families wrote (tests, reproduction scripts), by family → whether
-/// candidate `i` passes: how many it passes, and how many it fails that another candidate
-/// passes. A family's own probes say nothing about its own candidates (they were written to
-/// pass them).
-fn other_families(
-    members: &[Member],
-    i: usize,
-    mine: &BTreeMap<String, bool>,
-    passes: impl Fn(&Behaviour, &str) -> bool,
-) -> (usize, usize) {
-    let (mut passed, mut failed) = (0, 0);
-    for (family, &ok) in mine {
-        if family == members[i].family {
-            continue;
-        }
-        if ok {
-            passed += 1;
-        } else if someone_else(members, i, |b| passes(b, family)) {
-            failed += 1;
-        }
-    }
-    (passed, failed)
-}
-
 /// The behaviour parts of candidate `i`.
 pub fn parts(members: &[Member], i: usize, w: &ExecWeights) -> Vec<Part> {
     let Some(me) = ran(&members[i]) else {
@@ -249,9 +225,17 @@ pub fn parts(members: &[Member], i: usize, w: &ExecWeights) -> Vec<Part> {
 
     // Tests other agent families wrote, failing at base: those some other candidate passes
     // (or this one does) tell fixes apart.
-    let (passed, failed) = other_families(members, i, &me.written, |b, f| {
-        b.written.get(f) == Some(&true)
-    });
+    let (mut passed, mut failed) = (0usize, 0usize);
+    for (family, &ok) in &me.written {
+        if family == members[i].family {
+            continue;
+        }
+        if ok {
+            passed += 1;
+        } else if someone_else(members, i, |b| b.written.get(family) == Some(&true)) {
+            failed += 1;
+        }
+    }
     if passed + failed > 0 {
         let n = passed + failed;
         out.push(Part {
@@ -273,30 +257,6 @@ pub fn parts(members: &[Member], i: usize, w: &ExecWeights) -> Vec<Part> {
         });
     }
 
-    // Reproduction scripts other agent families wrote, run besides the reproduction: changing
-    // what one shows counts for, leaving it as at base (while another candidate changes it) or
-    // making it fail counts against.
-    let changed: BTreeMap<String, bool> = me
-        .scripts
-        .iter()
-        .map(|(f, c)| (f.clone(), *c == ReproChange::Changed))
-        .collect();
-    let (s_passed, s_failed) = other_families(members, i, &changed, |b, f| {
-        b.scripts.get(f) == Some(&ReproChange::Changed)
-    });
-    if s_passed + s_failed > 0 {
-        let n = s_passed + s_failed;
-        out.push(Part {
-            name: "other agents' reproduction scripts",
-            value: (s_passed as f64 * w.repro_changed + s_failed as f64 * w.repro_same) / n as f64,
-            note: format!(
-                "changes what {s_passed} of {n} reproduction script{} other agents wrote show{}",
-                if n == 1 { "" } else { "s" },
-                if n == 1 { "s" } else { "" }
-            ),
-        });
-    }
-
     // Agreement in behaviour, counted in families: only when the reproduction tells
     // candidates apart (some candidate changes what it shows), or the model's test does (some
     // candidate resolves it). Classes from the tests alone mostly say "breaks nothing", which
@@ -309,13 +269,7 @@ pub fn parts(members: &[Member], i: usize, w: &ExecWeights) -> Vec<Part> {
     let by_written = me.written.iter().any(|(family, &ok)| {
         ok || someone_else(members, i, |b| b.written.get(family) == Some(&true))
     });
-    let by_scripts = me.scripts.iter().any(|(family, c)| {
-        *c == ReproChange::Changed
-            || someone_else(members, i, |b| {
-                b.scripts.get(family) == Some(&ReproChange::Changed)
-            })
-    });
-    let discriminating = by_repro || by_model_test || by_written || by_scripts;
+    let discriminating = by_repro || by_model_test || by_written;
     if let Some(class) = me.class.filter(|_| discriminating) {
         let classes: BTreeSet<usize> = members
             .iter()
@@ -340,7 +294,7 @@ pub fn parts(members: &[Member], i: usize, w: &ExecWeights) -> Vec<Part> {
             let idle = broken
                 || (me.repro == Some(ReproChange::Same) && other_changes)
                 || (me.model_test == Some(ModelTest::Reproduced) && other_resolves)
-                || (failed + s_failed > 0 && passed + s_passed == 0);
+                || (failed > 0 && passed == 0);
             // A committee of one family (an agent's runs only): its runs are the voters.
             let one_family = members
                 .iter()
@@ -401,7 +355,6 @@ mod tests {
             repro,
             model_test: None,
             written: Default::default(),
-            scripts: Default::default(),
             class: Some(class),
             error: None,
         }
@@ -565,29 +518,6 @@ mod tests {
         let none = vec![w(&[("x", false)], 0), w(&[("x", false)], 0)];
         let ms = members(&["x", "y"], &none);
         assert!(parts(&ms, 1, &W).is_empty());
-    }
-
-    #[test]
-    fn other_agents_scripts_count_changed_for_and_same_or_broken_against() {
-        let sc = |c: ReproChange, class: usize| Behaviour {
-            scripts: [("x".to_string(), c)].into_iter().collect(),
-            ..b(&[], None, class)
-        };
-        let bs = vec![
-            sc(ReproChange::Changed, 0),
-            sc(ReproChange::Changed, 0),
-            sc(ReproChange::Same, 1),
-            sc(ReproChange::Broken, 2),
-        ];
-        let ms = members(&["x", "y", "z", "v"], &bs);
-        let part = |i: usize| value(&parts(&ms, i, &W), "other agents' reproduction scripts");
-        // The writer's own family: nothing; the others: changed for, same and broken against.
-        assert_eq!(part(0), 0.0);
-        assert_eq!(part(1), 1.0);
-        assert_eq!(part(2), -1.0);
-        assert_eq!(part(3), -1.0);
-        // Leaving it as at base while another changes it is no vote in agreement.
-        assert_eq!(value(&parts(&ms, 2, &W), AGREEMENT), 0.0);
     }
 
     #[test]
