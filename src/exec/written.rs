@@ -4,7 +4,7 @@
 //! fails at the base commit says what its author thinks the fix must do, and running it with
 //! every other candidate asks whether they do it too. See docs/execution.md.
 
-use super::regress::is_test_file;
+use super::regress::{is_test_file, MAX_IDS};
 use super::sandbox::TreeFile;
 use crate::candidates::family_of;
 use crate::model::PatchView;
@@ -24,7 +24,8 @@ pub struct WrittenTests {
 }
 
 /// The test functions a rebuilt candidate adds or changes: in its after-version of each test
-/// file, every outermost `test*` function or method whose lines the patch touches.
+/// file, every outermost `test*` function or method whose lines the patch touches (at most
+/// [`MAX_IDS`]: a patch that rewrites a whole test file does not make a command of hundreds).
 pub fn written_by(view: &PatchView) -> Vec<(String, String)> {
     let mut out = Vec::new();
     for f in &view.files {
@@ -44,7 +45,7 @@ pub fn written_by(view: &PatchView) -> Vec<(String, String)> {
             if !last.starts_with("test") || outer.iter().any(|p| p.starts_with("test")) {
                 continue;
             }
-            if f.changed_after.iter().any(|r| r.overlaps(&d.lines)) {
+            if out.len() < MAX_IDS && f.changed_after.iter().any(|r| r.overlaps(&d.lines)) {
                 let id = format!("{}::{}", f.path, parts.join("::"));
                 if !out.iter().any(|(_, x)| x == &id) {
                     out.push((f.path.clone(), id));
@@ -88,4 +89,88 @@ pub fn written_tests(cands: &[(&str, &PatchView)]) -> Vec<WrittenTests> {
         });
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::Candidate;
+    use crate::patch::{rebuild, Files, Mode};
+
+    const BASE: &str = "import x\n\n\ndef test_a():\n    assert x.f() == 1\n\n\nclass TestB:\n    def test_b(self):\n        assert x.g() == 2\n\n    def test_c(self):\n        assert True\n";
+
+    fn view(patch: &str) -> PatchView {
+        let base: Files = [
+            ("tests/test_x.py".to_string(), Some(BASE.to_string())),
+            (
+                "x.py".to_string(),
+                Some("def f():\n    return 0\n".to_string()),
+            ),
+        ]
+        .into_iter()
+        .collect();
+        let c = Candidate {
+            instance_id: "i".into(),
+            agent: "20241117_moatless_x".into(),
+            patch: patch.into(),
+            resolved: None,
+            origin: Default::default(),
+        };
+        rebuild(&c, &base, Mode::Strict)
+    }
+
+    #[test]
+    fn the_test_functions_a_patch_adds_or_changes_are_its_written_tests() {
+        // Changes test_b (a method: its class is in the id), adds test_d; test_a and test_c
+        // are untouched; the source edit is not a test.
+        let patch = [
+            "--- a/tests/test_x.py",
+            "+++ b/tests/test_x.py",
+            "@@ -9,5 +9,9 @@ class TestB:",
+            "     def test_b(self):",
+            "-        assert x.g() == 2",
+            "+        assert x.g() == 3",
+            " ",
+            "     def test_c(self):",
+            "         assert True",
+            "+",
+            "+",
+            "+def test_d():",
+            "+    assert x.f() == 0",
+            "--- a/x.py",
+            "+++ b/x.py",
+            "@@ -1,2 +1,2 @@",
+            " def f():",
+            "-    return 0",
+            "+    return 1",
+            "",
+        ]
+        .join("\n");
+        let v = view(&patch);
+        assert!(v.error.is_none(), "{:?}", v.error);
+        assert_eq!(
+            written_by(&v),
+            vec![
+                (
+                    "tests/test_x.py".to_string(),
+                    "tests/test_x.py::TestB::test_b".to_string()
+                ),
+                (
+                    "tests/test_x.py".to_string(),
+                    "tests/test_x.py::test_d".to_string()
+                ),
+            ]
+        );
+        let sets = written_tests(&[("20241117_moatless_x", &v), ("20240609_moatless_y", &v)]);
+        // One set per family: the second moatless run adds nothing.
+        assert_eq!(sets.len(), 1);
+        assert_eq!(sets[0].family, "moatless");
+        assert_eq!(sets[0].files.len(), 1);
+        assert_eq!(sets[0].files[0].path, "tests/test_x.py");
+        // A patch that touches no test file writes no tests.
+        let src_only = view(
+            "--- a/x.py\n+++ b/x.py\n@@ -1,2 +1,2 @@\n def f():\n-    return 0\n+    return 1\n",
+        );
+        assert!(written_by(&src_only).is_empty());
+    }
 }
