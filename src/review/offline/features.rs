@@ -40,6 +40,10 @@ pub struct Features {
     pub defs: BTreeSet<String>,
     pub lines_added: usize,
     pub lines_removed: usize,
+    /// Lines added plus removed outside test files, and the files touched outside tests: a
+    /// change's size and scatter are those of the fix, not of the tests written with it.
+    pub source_lines: usize,
+    pub source_files: usize,
     pub hunks: usize,
     /// Every touched file is a test file.
     pub tests_only: bool,
@@ -92,6 +96,14 @@ pub fn from_diff(candidate: &Candidate) -> Features {
         let test = is_test_path(&path);
         if fp.is_new() && !test {
             f.new_files += 1;
+        }
+        if !test {
+            f.source_files += 1;
+            f.source_lines += fp
+                .hunks
+                .iter()
+                .map(|h| h.added() + h.removed())
+                .sum::<usize>();
         }
         let mut changed: Vec<String> = Vec::new();
         for h in &fp.hunks {

@@ -19,7 +19,9 @@ fn median(mut v: Vec<f64>) -> Option<f64> {
 /// `(largeness, smallness, scatter)` of candidate `i`, each in `[0, 3]`:
 /// largeness is `log2(size / median size of the others)` above 0 (one unit per doubling
 /// beyond the typical candidate), smallness the same below 0 (one unit per halving);
-/// scatter is the number of files beyond the others' median.
+/// scatter is the number of files beyond the others' median. Both count the change outside
+/// test files only (tests written with a fix are not part of its size), except for a
+/// candidate that touches only tests, which is measured whole.
 /// All are 0 when no other candidate is reviewable.
 pub fn shape(feats: &[Features], i: usize) -> (f64, f64, f64) {
     if feats[i].is_void() {
@@ -30,12 +32,72 @@ pub fn shape(feats: &[Features], i: usize) -> (f64, f64, f64) {
             .filter(move |&j| j != i && !feats[j].is_void())
             .map(|j| &feats[j])
     };
-    let Some(size) = median(others().map(|f| f.size() as f64).collect()) else {
+    let size_of = |f: &Features| {
+        if f.tests_only {
+            f.size()
+        } else {
+            f.source_lines
+        }
+    };
+    let files_of = |f: &Features| {
+        if f.tests_only {
+            f.files.len()
+        } else {
+            f.source_files
+        }
+    };
+    let Some(size) = median(others().map(|f| size_of(f) as f64).collect()) else {
         return (0.0, 0.0, 0.0);
     };
-    let files = median(others().map(|f| f.files.len() as f64).collect()).unwrap_or(1.0);
-    let ratio = feats[i].size() as f64 / size.max(1.0);
+    let files = median(others().map(|f| files_of(f) as f64).collect()).unwrap_or(1.0);
+    let ratio = size_of(&feats[i]) as f64 / size.max(1.0);
     let log = ratio.max(1e-9).log2().clamp(-3.0, 3.0);
-    let scatter = (feats[i].files.len() as f64 - files).clamp(0.0, 3.0);
+    let scatter = (files_of(&feats[i]) as f64 - files).clamp(0.0, 3.0);
     (milli(log.max(0.0)), milli((-log).max(0.0)), milli(scatter))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::Candidate;
+
+    fn feats(agent: &str, patch: String) -> Features {
+        super::super::features::from_diff(&Candidate {
+            instance_id: "i".into(),
+            agent: agent.into(),
+            patch,
+            resolved: None,
+            origin: Default::default(),
+        })
+    }
+
+    fn fix(extra: &str) -> String {
+        format!("--- a/pkg/a.py\n+++ b/pkg/a.py\n@@ -1,2 +1,2 @@\n x = 1\n-y = 2\n+y = 3\n{extra}")
+    }
+
+    #[test]
+    fn tests_written_with_a_fix_are_not_part_of_its_size_or_scatter() {
+        let test: String = (0..40).map(|k| format!("+assert {k}\n")).collect();
+        let with_test = format!("--- /dev/null\n+++ b/tests/test_a.py\n@@ -0,0 +1,40 @@\n{test}");
+        let big = format!("--- a/pkg/b.py\n+++ b/pkg/b.py\n@@ -1,1 +1,40 @@\n-z = 0\n{test}");
+        let fs = vec![
+            feats("a", fix("")),
+            feats("b", fix("")),
+            feats("c", fix(&with_test)),
+            feats("d", fix(&big)),
+        ];
+        // The fix with a 40-line test: the same size and files as the plain fixes.
+        assert_eq!(shape(&fs, 2), (0.0, 0.0, 0.0));
+        // The same 40 lines in a second source file: large and scattered.
+        let (large, _, scatter) = shape(&fs, 3);
+        assert!(large > 2.0 && scatter == 1.0, "{large} {scatter}");
+        // A candidate touching only tests is measured whole.
+        let only: Vec<Features> = vec![
+            feats("a", fix("")),
+            feats("b", fix("")),
+            feats("t", with_test.clone()),
+        ];
+        assert!(only[2].tests_only);
+        assert!(shape(&only, 2).0 > 2.0);
+    }
 }
