@@ -11,7 +11,8 @@
 use super::env::{spec_for, EnvBuilder, Overrides};
 use super::llm_repro::{self, ModelTestRecord, TestContext, TestStatus, TestWriter};
 use super::outcome::{
-    behaviour_classes, parse_test_output, regression, Regression, ReproOutcome, Signature, TestRun,
+    behaviour_classes, parse_test_output, regression, Regression, ReproOutcome, Signature, Status,
+    TestRun,
 };
 use super::regress;
 use super::repro::{self, RepoNames};
@@ -1164,7 +1165,7 @@ pub fn gather(
             .map(|(p, ids)| {
                 written_runs.get(&(t, *p, 0)).is_some_and(|r| {
                     ids.iter()
-                        .all(|id| r.results.get(id) == Some(&super::outcome::Status::Passed))
+                        .all(|id| r.results.get(id) == Some(&Status::Passed))
                 })
             })
             .collect();

@@ -129,41 +129,33 @@ pub fn parts(members: &[Member], i: usize, w: &ExecWeights) -> Vec<Part> {
             None => (1.0 - rarest.0 / families as f64).max(0.0),
         };
         let n = me.broken.len();
-        let note = if let Some(total) = one_family_runs {
-            let others = ((rarest.0 * total as f64).round() as usize).saturating_sub(1);
-            format!(
-                "breaks {n} test{} that passed; {others} other run{} of {total} of its agent family break{} {} too",
-                if n == 1 { "" } else { "s" },
-                if others == 1 { "" } else { "s" },
-                if others == 1 { "s" } else { "" },
-                rarest.2
-            )
-        } else {
-            String::new()
-        };
-        let rarest = (rarest.1, rarest.2);
-        let others = rarest.0.saturating_sub(1);
-        let note = if !note.is_empty() {
-            note
-        } else if others == 0 {
-            format!(
-                "breaks {n} test{} that passed{}: {}",
-                if n == 1 { "" } else { "s" },
+        let (share, breaking, test) = rarest;
+        let tests = if n == 1 { "" } else { "s" };
+        let note = match one_family_runs {
+            Some(total) => {
+                let others = ((share * total as f64).round() as usize).saturating_sub(1);
+                format!(
+                    "breaks {n} test{tests} that passed; {others} other run{} of {total} of its agent family break{} {test} too",
+                    if others == 1 { "" } else { "s" },
+                    if others == 1 { "s" } else { "" },
+                )
+            }
+            None if breaking <= 1 => format!(
+                "breaks {n} test{tests} that passed{}: {test}",
                 if families > 1 {
                     ", and no other agent family breaks it"
                 } else {
                     ""
                 },
-                rarest.1
-            )
-        } else {
-            format!(
-                "breaks {n} test{} that passed; {others} other agent famil{} of {families} break{} {} too",
-                if n == 1 { "" } else { "s" },
-                if others == 1 { "y" } else { "ies" },
-                if others == 1 { "s" } else { "" },
-                rarest.1
-            )
+            ),
+            None => {
+                let others = breaking - 1;
+                format!(
+                    "breaks {n} test{tests} that passed; {others} other agent famil{} of {families} break{} {test} too",
+                    if others == 1 { "y" } else { "ies" },
+                    if others == 1 { "s" } else { "" },
+                )
+            }
         };
         if rarity > 0.0 {
             out.push(Part {

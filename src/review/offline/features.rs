@@ -99,17 +99,15 @@ pub fn from_diff(candidate: &Candidate) -> Features {
         }
         if !test {
             f.source_files += 1;
-            f.source_lines += fp
-                .hunks
-                .iter()
-                .map(|h| h.added() + h.removed())
-                .sum::<usize>();
         }
         let mut changed: Vec<String> = Vec::new();
         for h in &fp.hunks {
             f.hunks += 1;
             f.lines_added += h.added();
             f.lines_removed += h.removed();
+            if !test {
+                f.source_lines += h.added() + h.removed();
+            }
             if let Some(d) = section_def(&h.section) {
                 f.defs.insert(format!("{path}::{d}"));
             }

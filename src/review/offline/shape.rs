@@ -32,27 +32,22 @@ pub fn shape(feats: &[Features], i: usize) -> (f64, f64, f64) {
             .filter(move |&j| j != i && !feats[j].is_void())
             .map(|j| &feats[j])
     };
-    let size_of = |f: &Features| {
+    // (lines, files) as measured: outside tests, or whole for a tests-only candidate.
+    let measure = |f: &Features| -> (f64, f64) {
         if f.tests_only {
-            f.size()
+            (f.size() as f64, f.files.len() as f64)
         } else {
-            f.source_lines
+            (f.source_lines as f64, f.source_files as f64)
         }
     };
-    let files_of = |f: &Features| {
-        if f.tests_only {
-            f.files.len()
-        } else {
-            f.source_files
-        }
-    };
-    let Some(size) = median(others().map(|f| size_of(f) as f64).collect()) else {
+    let Some(size) = median(others().map(|f| measure(f).0).collect()) else {
         return (0.0, 0.0, 0.0);
     };
-    let files = median(others().map(|f| files_of(f) as f64).collect()).unwrap_or(1.0);
-    let ratio = size_of(&feats[i]) as f64 / size.max(1.0);
+    let files = median(others().map(|f| measure(f).1).collect()).unwrap_or(1.0);
+    let (my_size, my_files) = measure(&feats[i]);
+    let ratio = my_size / size.max(1.0);
     let log = ratio.max(1e-9).log2().clamp(-3.0, 3.0);
-    let scatter = (files_of(&feats[i]) as f64 - files).clamp(0.0, 3.0);
+    let scatter = (my_files - files).clamp(0.0, 3.0);
     (milli(log.max(0.0)), milli((-log).max(0.0)), milli(scatter))
 }
 
