@@ -358,6 +358,11 @@ pub fn rank_many(args: RankArgs) -> anyhow::Result<()> {
         report.skipped,
         req.run_dir.display()
     );
+    if let Some(n) = report.record_changed {
+        eprintln!(
+            "execution record (each agent's healthy runs on the run's other issues): {n} issue ranking(s) updated"
+        );
+    }
     write_summary(&report.summary, args.json.as_deref())?;
     if report.interrupted {
         anyhow::bail!("stopped before every issue finished; rerun the same command to resume");

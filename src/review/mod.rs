@@ -69,4 +69,19 @@ pub trait Committee: Send + Sync {
     fn reads_context(&self) -> bool {
         false
     }
+    /// `score` (one this committee gave) with an agent's execution record over a multi-issue
+    /// run added: `record` is the agent's share of healthy runs on the run's other issues
+    /// minus the mean over agents. `None` when the committee takes no such record (the LLM
+    /// committee: a model's score is not a sum of parts).
+    fn with_exec_record(
+        &self,
+        _score: &crate::model::Score,
+        _record: f64,
+    ) -> Option<crate::model::Score> {
+        None
+    }
+    /// Whether [`Committee::with_exec_record`] gives scores.
+    fn takes_exec_record(&self) -> bool {
+        false
+    }
 }

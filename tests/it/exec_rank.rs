@@ -596,3 +596,119 @@ fn without_code_in_the_issue_an_agents_reproduction_script_stands_in() {
         );
     }
 }
+
+/// The example's issue four times over (`example__textkit-1` … `-4`, one base commit) with the
+/// same agents: a fix, a second fix and one that breaks a test, each with the same diff on
+/// every copy. `dei rank --all --exec --run-dir` ranks them all, then adds each agent's
+/// execution record over the other three copies.
+#[test]
+fn a_run_adds_each_agents_execution_record_over_its_other_issues_once() {
+    let Some((dir, cache, tmp)) = exec_dirs() else {
+        return;
+    };
+    let task: Value = serde_json::from_str(
+        std::fs::read_to_string(root().join("examples/tasks.jsonl"))
+            .unwrap()
+            .lines()
+            .next()
+            .unwrap(),
+    )
+    .unwrap();
+    let ids: Vec<String> = (1..=4).map(|k| format!("example__textkit-{k}")).collect();
+    let tasks = dir.path().join("tasks.jsonl");
+    let lines: Vec<String> = ids
+        .iter()
+        .map(|id| {
+            let mut t = task.clone();
+            t["instance_id"] = Value::String(id.clone());
+            t.to_string()
+        })
+        .collect();
+    std::fs::write(&tasks, lines.join("\n") + "\n").unwrap();
+    let cands = dir.path().join("cands");
+    for (agent, from) in [
+        ("careful-agent", "examples/candidates"),
+        ("second-agent", "examples/candidates"),
+        ("breaks-tests-agent", "tests/fixtures/exec/candidates"),
+    ] {
+        let diff = std::fs::read(
+            root()
+                .join(from)
+                .join(agent)
+                .join("example__textkit-1.diff"),
+        )
+        .unwrap();
+        std::fs::create_dir_all(cands.join(agent)).unwrap();
+        for id in &ids {
+            std::fs::write(cands.join(agent).join(format!("{id}.diff")), &diff).unwrap();
+        }
+    }
+    let run_dir = dir.path().join("run");
+    let test_cmd = format!("python {}", path_str(&minitest()));
+    let args: Vec<String> = [
+        "rank",
+        path_str(&cands),
+        "--tasks",
+        path_str(&tasks),
+        "--all",
+        "--repo",
+        path_str(&example_repo()),
+        "--run-dir",
+        path_str(&run_dir),
+        "--no-progress",
+    ]
+    .into_iter()
+    .chain(exec_flags(&test_cmd).into_iter().take(9))
+    .map(String::from)
+    .collect();
+    let rank = || {
+        let out = dei_command()
+            .args(&args)
+            .env("DEI_CACHE_DIR", &cache)
+            .env("TMPDIR", &tmp)
+            .output()
+            .expect("dei runs");
+        assert!(out.status.success(), "{}", stderr(&out));
+        stderr(&out)
+    };
+    let first = rank();
+    assert!(
+        first.contains("execution record") && first.contains("4 issue ranking(s) updated"),
+        "{first}"
+    );
+    let journal = || std::fs::read_to_string(run_dir.join("journal.jsonl")).unwrap();
+    let lines = journal().lines().count();
+    assert_eq!(lines, 8, "one line per issue, then one per updated issue");
+    // The last line of each issue: every agent ran healthy or not on all three other copies.
+    let last: Vec<Value> = journal()
+        .lines()
+        .skip(4)
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    for o in &last {
+        let r = &o["result"];
+        let part = |agent: &str| -> f64 {
+            by_agent(r, agent)["review"]["score"]["parts"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|p| p[0] == "execution record of its agent")
+                .map_or(0.0, |p| p[1].as_f64().unwrap())
+        };
+        assert!(part("breaks-tests-agent") < 0.0, "{r}");
+        assert!(part("careful-agent") > 0.0, "{r}");
+        assert!(by_agent(r, "breaks-tests-agent")["reason"]
+            .as_str()
+            .unwrap()
+            .contains("healthy runs on 0 of 3 other issues"));
+        assert!(!o["top"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|a| a == "breaks-tests-agent"));
+    }
+    // Resumed with nothing left to rank: the record is the same, and nothing is appended.
+    let again = rank();
+    assert!(again.contains("0 issue ranking(s) updated"), "{again}");
+    assert_eq!(journal().lines().count(), lines);
+}

@@ -18,6 +18,7 @@ label-chosen sample; in use they would come from every issue of a run.
 """
 import argparse
 import collections
+import math
 import os
 import sys
 
@@ -25,40 +26,71 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from exec_lite import half, journal_results, labels as read_labels  # noqa: E402
 
 
+MIN_ISSUES = 3  # as dei's rank::run::record::MIN_ISSUES
+RECORD_PART = "execution record of its agent"  # dei's part, dropped when a journal has it
+
+
+def ran(b):
+    """Whether anything ran for a candidate (dei's Behaviour::ran)."""
+    return bool(b) and not b.get("error") and bool(
+        b.get("tests_run") or b.get("repro") or b.get("model_test") or b.get("written"))
+
+
 def healthy(c, ranked):
-    """1 or 0 for a candidate that ran, None when nothing ran for it."""
+    """True or False for a candidate that ran, None when nothing ran for it
+    (dei's rank::run::record::healthy)."""
     b = c.get("behaviour") or {}
-    if b.get("class") is None:
+    if not ran(b):
         return None
     if b.get("broken") or b.get("repro") == "broken":
-        return 0.0
-    others_change = any((o.get("behaviour") or {}).get("repro") == "changed"
+        return False
+    others_change = any(ran(o.get("behaviour")) and o["behaviour"].get("repro") == "changed"
                         for o in ranked if o is not c)
-    if b.get("repro") == "same" and others_change:
-        return 0.0
-    return 1.0
+    return not (b.get("repro") == "same" and others_change)
+
+
+def tally(ranked):
+    out = collections.defaultdict(lambda: [0, 0])
+    for c in ranked:
+        h = healthy(c, ranked)
+        if h is not None:
+            out[c["agent"]][0] += int(h)
+            out[c["agent"]][1] += 1
+    return out
 
 
 def priors(results, iids):
-    seen = collections.defaultdict(list)
+    """Each agent's share of healthy candidates over `iids` minus the mean share over the
+    agents seen on at least MIN_ISSUES of them."""
+    total = collections.defaultdict(lambda: [0, 0])
     for i in iids:
-        ranked = results[i]["ranked"]
-        for c in ranked:
-            h = healthy(c, ranked)
-            if h is not None:
-                seen[c["agent"]].append(h)
-    share = {a: sum(v) / len(v) for a, v in seen.items()}
+        for a, (h, n) in tally(results[i]["ranked"]).items():
+            total[a][0] += h
+            total[a][1] += n
+    share = {a: h / n for a, (h, n) in total.items() if n >= MIN_ISSUES}
     if not share:
         return {}
     mean = sum(share.values()) / len(share)
     return {a: v - mean for a, v in share.items()}
 
 
+def rescored(c, extra, scale=4.0):
+    """The offline committee's score with `extra` added to its raw sum of parts, squashed as
+    dei squashes it (1 + 9·σ(raw / scale), hundredths, within 1.01–10); a candidate scored by
+    rule (no parts: an empty patch) keeps its score."""
+    parts = ((c.get("review") or {}).get("score") or {}).get("parts") or []
+    if not parts or c.get("score") is None:
+        return c.get("score") or 0.0
+    raw = sum(round(v * 1000) for n, v in parts if n != RECORD_PART) / 1000.0 + extra
+    squashed = 1.0 + 9.0 / (1.0 + math.exp(-raw / scale))
+    return min(max(round(squashed * 100) / 100, 1.01), 10.0)
+
+
 def right(results, labels, iid, prior, w):
     ranked = results[iid]["ranked"]
     if not ranked:
         return 0.0
-    scored = [(c["score"] + w * prior.get(c["agent"], 0.0), c["agent"]) for c in ranked]
+    scored = [(rescored(c, w * prior.get(c["agent"], 0.0)), c["agent"]) for c in ranked]
     top = max(s for s, _ in scored)
     tops = [a for s, a in scored if abs(s - top) < 1e-9]
     return sum(labels.get((iid, a), False) for a in tops) / len(tops)
@@ -66,17 +98,26 @@ def right(results, labels, iid, prior, w):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--out", required=True, help="an exec_lite.py output folder")
+    ap.add_argument("--out", required=True, nargs="+", help="exec_lite.py output folders (scored as one set)")
+    ap.add_argument("--record-over", default="all", choices=["all", "unsettled"],
+                    help="issues the records come from: every issue ranked with --exec, or only those "
+                         "some but not all candidates resolve (a label-chosen sample, to measure its bias)")
     ap.add_argument("--committees", default="all14,A,acr5")
     ap.add_argument("--weights", default="0,1,2,4,8")
     a = ap.parse_args()
     weights = [float(w) for w in a.weights.split(",")]
     table = {}
     for name in a.committees.split(","):
-        labels = read_labels(os.path.join(a.out, f"{name}-labelled.jsonl"))
-        results = journal_results(os.path.join(a.out, name, "exec"))
+        labels, results = {}, {}
+        for out in a.out:
+            labels.update(read_labels(os.path.join(out, f"{name}-labelled.jsonl")))
+            results.update(journal_results(os.path.join(out, name, "exec")))
         iids = sorted(results)
-        loo = {i: priors(results, [j for j in iids if j != i]) for i in iids}
+        pool = iids
+        if a.record_over == "unsettled":
+            pool = [i for i in iids if 0 < sum(v for (j, _), v in labels.items() if j == i)
+                    < sum(1 for (j, _) in labels if j == i)]
+        loo = {i: priors(results, [j for j in pool if j != i]) for i in iids}
         for w in weights:
             for h in ("tune", "report"):
                 ids = [i for i in iids if half(i) == h]

@@ -12,6 +12,7 @@
 
 pub mod index;
 pub mod journal;
+pub mod record;
 pub mod shard;
 pub mod summary;
 
@@ -239,6 +240,10 @@ pub struct RunReport {
     pub torn_bytes: u64,
     /// Problems not tied to one issue (malformed lines, unreadable files).
     pub problems: Vec<Problem>,
+    /// With `--exec`: issues whose ranking the agents' execution records changed (a new
+    /// journal line each); `None` when no record was taken (no `--exec`, stopped early, or a
+    /// committee that takes none).
+    pub record_changed: Option<usize>,
 }
 
 fn manifest(req: &RunRequest, committee: &dyn Committee) -> Manifest {
@@ -424,8 +429,26 @@ pub fn run(req: &RunRequest, committee: &dyn Committee) -> anyhow::Result<RunRep
     for o in fresh {
         last.insert(o.instance_id.clone(), o);
     }
-    let outcomes: Vec<IssueOutcome> = selected.iter().filter_map(|id| last.remove(id)).collect();
+    let mut outcomes: Vec<IssueOutcome> =
+        selected.iter().filter_map(|id| last.remove(id)).collect();
     let interrupted = outcomes.len() < selected.len();
+    // With execution evidence, each agent's record over the run's other issues, once every
+    // issue is ranked; the issues it moves get a new journal line.
+    let mut record_changed = None;
+    if req.exec.is_some() && !interrupted && committee.takes_exec_record() {
+        let journal = journal
+            .into_inner()
+            .map_err(|_| anyhow::anyhow!("journal lock poisoned"))?;
+        let revised = with_exec_record(&journal, &selected, committee)?;
+        record_changed = Some(revised.len());
+        let mut journal = journal;
+        for o in revised {
+            journal.append(&o)?;
+            if let Some(slot) = outcomes.iter_mut().find(|s| s.instance_id == o.instance_id) {
+                *slot = o.slim();
+            }
+        }
+    }
     let summary = Summary::new(&outcomes, selected.len(), index_problems.len());
     let text = serde_json::to_string_pretty(&summary)?;
     let tmp = req.run_dir.join(format!("{}.tmp", journal::SUMMARY));
@@ -439,7 +462,27 @@ pub fn run(req: &RunRequest, committee: &dyn Committee) -> anyhow::Result<RunRep
         interrupted,
         torn_bytes: read.torn_bytes,
         problems: index_problems,
+        record_changed,
     })
+}
+
+/// The selected issues' full outcomes, read back from the journal, with the agents' execution
+/// records added ([`record::apply`]); only the outcomes whose ranking changed are returned.
+fn with_exec_record(
+    journal: &Journal,
+    selected: &[String],
+    committee: &dyn Committee,
+) -> anyhow::Result<Vec<IssueOutcome>> {
+    let wanted: BTreeSet<&str> = selected.iter().map(String::as_str).collect();
+    let mut last: BTreeMap<String, IssueOutcome> = BTreeMap::new();
+    for o in journal::read_journal(&journal.path, true)?.outcomes {
+        if wanted.contains(o.instance_id.as_str()) {
+            last.insert(o.instance_id.clone(), o);
+        }
+    }
+    let mut all: Vec<IssueOutcome> = last.into_values().collect();
+    let changed = record::apply(&mut all, committee);
+    Ok(changed.into_iter().map(|k| all[k].clone()).collect())
 }
 
 /// Rank one issue; every failure becomes an error outcome.

@@ -23,6 +23,7 @@
 //! | new files | `new_file` when it creates non-test files |
 //! | track record | `prior · agent_prior[agent]`, else `prior · family_prior[family]` (empty maps by default) |
 //! | shape | `large · largeness` + `small · smallness` + `scatter · scatter` ([`shape::shape`]) |
+//! | execution record (`rank --all --exec` only) | `exec_record · (share − mean)`: the agent's share of healthy runs on the run's other issues (`rank::run::record`) |
 //! | execution (`--exec` only) | `exec_breaks`, `exec_repro_changed` / `exec_repro_same` (the issue's reproduction, and the model-written test with `--exec-llm-repro`), `exec_agreement` ([`behaviour`]) |
 //!
 //! With execution evidence that splits the candidates into two or more behaviour classes, a
@@ -86,6 +87,10 @@ pub struct Weights {
     pub exec_repro_same: f64,
     /// Agreement in behaviour (replaces `agreement` when behaviour classes split the candidates).
     pub exec_agreement: f64,
+    /// An agent's execution record over a multi-issue run (`rank --all --exec`): its share of
+    /// candidates that ran without anything counted against them on the run's *other* issues,
+    /// minus the mean share over agents (see `rank::run::record`).
+    pub exec_record: f64,
 }
 
 impl Default for Weights {
@@ -113,6 +118,7 @@ impl Default for Weights {
             exec_repro_changed: 1.5,
             exec_repro_same: -1.5,
             exec_agreement: 4.0,
+            exec_record: EXEC_RECORD,
         }
     }
 }
@@ -360,16 +366,60 @@ impl Offline {
             notes.push("larger or more scattered than the others".into());
         }
         let raw: i64 = parts.iter().map(|(_, v)| v).sum();
-        let scale = if w.scale > 0.0 { w.scale } else { 1.0 };
-        let squashed = 1.0 + 9.0 / (1.0 + (-(raw as f64) / 1000.0 / scale).exp());
-        let value = ((squashed * 100.0).round() / 100.0).clamp(1.01, 10.0);
         let parts = parts
             .into_iter()
             .map(|(n, v)| (n, v as f64 / 1000.0))
             .collect();
-        (Score { value, parts }, notes.join("; "))
+        (
+            Score {
+                value: self.squash(raw),
+                parts,
+            },
+            notes.join("; "),
+        )
+    }
+
+    /// The score of a raw sum of parts in thousandths: `1 + 9·σ(raw / scale)` in hundredths.
+    fn squash(&self, raw: i64) -> f64 {
+        let w = &self.weights;
+        let scale = if w.scale > 0.0 { w.scale } else { 1.0 };
+        let squashed = 1.0 + 9.0 / (1.0 + (-(raw as f64) / 1000.0 / scale).exp());
+        ((squashed * 100.0).round() / 100.0).clamp(1.01, 10.0)
+    }
+
+    /// `score` with its part `name` set to `value` (replaced when present, dropped when
+    /// `value` rounds to zero) and its value recomputed from the parts, exactly as
+    /// [`Offline::score`] sums them. A score without parts (scored by rule) is returned as is.
+    pub fn with_part(&self, score: &Score, name: &str, value: f64) -> Score {
+        if score.parts.is_empty() {
+            return score.clone();
+        }
+        let milli = milli_int(value);
+        let mut parts: Vec<(String, i64)> = score
+            .parts
+            .iter()
+            .filter(|(n, _)| n != name)
+            .map(|(n, v)| (n.clone(), milli_int(*v)))
+            .collect();
+        if milli != 0 {
+            parts.push((name.to_string(), milli));
+        }
+        let raw = parts.iter().map(|(_, v)| v).sum();
+        Score {
+            value: self.squash(raw),
+            parts: parts
+                .into_iter()
+                .map(|(n, v)| (n, v as f64 / 1000.0))
+                .collect(),
+        }
     }
 }
+
+/// The part an agent's execution record over a run adds.
+pub const EXEC_RECORD_PART: &str = "execution record of its agent";
+
+/// The default weight of an agent's execution record over a run ([`Weights::exec_record`]).
+pub const EXEC_RECORD: f64 = 2.0;
 
 /// The first 16 hex digits of the SHA-256 of `bytes`.
 pub fn digest(bytes: &[u8]) -> String {
@@ -393,6 +443,16 @@ impl Committee for Offline {
             let json = serde_json::to_string(&self.weights).unwrap_or_default();
             format!("offline weights=sha256:{}", digest(json.as_bytes()))
         }
+    }
+
+    fn with_exec_record(&self, score: &Score, record: f64) -> Option<Score> {
+        let w = self.weights.exec_record;
+        self.takes_exec_record()
+            .then(|| self.with_part(score, EXEC_RECORD_PART, w * record))
+    }
+
+    fn takes_exec_record(&self) -> bool {
+        self.weights.exec_record != 0.0
     }
 
     fn review(&self, bundle: &IssueBundle) -> anyhow::Result<Vec<Review>> {

@@ -1,0 +1,387 @@
+//! An agent's execution record over a multi-issue run (`dei rank --all --exec`).
+//!
+//! Within one issue a consensus of weak agents can outvote a strong one. Over a run's many
+//! issues, an agent whose candidates keep breaking tests, or keep leaving the reported
+//! behaviour as it was while others change it, is less likely to be right on the next one,
+//! and that needs no labels. Once every issue of the run is ranked, each agent's *record* on
+//! an issue is its share of healthy candidates ([`healthy`]) on the run's **other** issues,
+//! minus the mean share over the agents; the committee adds it as one part of each score
+//! ([`Committee::with_exec_record`]), and the issue is ranked again. Agents seen on fewer than
+//! [`MIN_ISSUES`] other issues get no record.
+//!
+//! The pass only reads the journal: it reruns nothing, and it is idempotent (the part is
+//! replaced, never added twice), so a resumed run recomputes it over what it then holds and
+//! appends a line only for an issue whose ranking changed.
+
+use super::IssueOutcome;
+use crate::model::{Behaviour, ReproChange, Review, Score};
+use crate::rank::select;
+use crate::review::Committee;
+use serde_json::Value;
+use std::collections::BTreeMap;
+
+/// Fewest other issues an agent must have run on to get a record.
+pub const MIN_ISSUES: usize = 3;
+/// The start of the note the record adds to a candidate's reason.
+const NOTE: &str = "its agent's record in this run:";
+
+/// Whether a candidate's run showed nothing counted against it: it broke no test that passed
+/// at the base commit, did not break the reproduction, and did not leave the reproduction as
+/// at base while another candidate of the issue changed it. `None` when nothing ran for it.
+pub fn healthy(me: &Behaviour, others: &[&Behaviour]) -> Option<bool> {
+    if !me.ran() {
+        return None;
+    }
+    let other_changes = others
+        .iter()
+        .any(|b| b.ran() && b.repro == Some(ReproChange::Changed));
+    Some(
+        me.broken.is_empty()
+            && me.repro != Some(ReproChange::Broken)
+            && !(me.repro == Some(ReproChange::Same) && other_changes),
+    )
+}
+
+/// (healthy, ran) per agent.
+type Tally = BTreeMap<String, (usize, usize)>;
+
+/// One issue's candidates as the record reads them: (agent, behaviour) of those that ran.
+fn behaviours(result: &Value) -> Vec<(String, Behaviour)> {
+    let Some(ranked) = result.get("ranked").and_then(Value::as_array) else {
+        return Vec::new();
+    };
+    ranked
+        .iter()
+        .filter_map(|c| {
+            let agent = c.get("agent")?.as_str()?.to_string();
+            let b: Behaviour = serde_json::from_value(c.get("behaviour")?.clone()).ok()?;
+            b.ran().then_some((agent, b))
+        })
+        .collect()
+}
+
+/// Each agent's (healthy, ran) on one issue.
+fn tally(cands: &[(String, Behaviour)]) -> Tally {
+    let mut out = Tally::new();
+    for (i, (agent, me)) in cands.iter().enumerate() {
+        let others: Vec<&Behaviour> = cands
+            .iter()
+            .enumerate()
+            .filter(|(j, _)| *j != i)
+            .map(|(_, (_, b))| b)
+            .collect();
+        if let Some(ok) = healthy(me, &others) {
+            let e = out.entry(agent.clone()).or_default();
+            e.0 += ok as usize;
+            e.1 += 1;
+        }
+    }
+    out
+}
+
+/// Every agent's record on the issue whose own tally is `mine`: its share on the other issues
+/// minus the mean share (over agents with at least [`MIN_ISSUES`] other issues), with the
+/// counts it rests on.
+fn records(total: &Tally, mine: &Tally) -> BTreeMap<String, (f64, usize, usize)> {
+    let shares: BTreeMap<&str, (f64, usize, usize)> = total
+        .iter()
+        .filter_map(|(agent, &(h, n))| {
+            let (mh, mn) = mine.get(agent).copied().unwrap_or((0, 0));
+            let (h, n) = (h - mh, n - mn);
+            (n >= MIN_ISSUES).then(|| (agent.as_str(), (h as f64 / n as f64, h, n)))
+        })
+        .collect();
+    if shares.is_empty() {
+        return BTreeMap::new();
+    }
+    let mean = shares.values().map(|s| s.0).sum::<f64>() / shares.len() as f64;
+    shares
+        .into_iter()
+        .map(|(a, (s, h, n))| (a.to_string(), (s - mean, h, n)))
+        .collect()
+}
+
+/// Adds each agent's execution record to the rankings of `outcomes` (full results, as the
+/// journal holds them) and ranks each issue again. Returns the indices of the outcomes whose
+/// ranking changed (scores, order or reasons). Nothing changes when the committee takes no
+/// record, or no issue ran anything.
+pub fn apply(outcomes: &mut [IssueOutcome], committee: &dyn Committee) -> Vec<usize> {
+    let tallies: Vec<Tally> = outcomes
+        .iter()
+        .map(|o| match (&o.result, o.is_ok()) {
+            (Some(r), true) => tally(&behaviours(r)),
+            _ => Tally::new(),
+        })
+        .collect();
+    let mut total = Tally::new();
+    for t in &tallies {
+        for (agent, &(h, n)) in t {
+            let e = total.entry(agent.clone()).or_default();
+            e.0 += h;
+            e.1 += n;
+        }
+    }
+    if total.is_empty() {
+        return Vec::new();
+    }
+    let mut changed = Vec::new();
+    for (k, (o, mine)) in outcomes.iter_mut().zip(&tallies).enumerate() {
+        if o.result.is_none() || !o.is_ok() {
+            continue;
+        }
+        let recs = records(&total, mine);
+        let before = o.result.clone();
+        if rerank(o, &recs, committee) && o.result != before {
+            changed.push(k);
+        }
+    }
+    changed
+}
+
+/// One issue ranked again with the records; false when the committee takes none.
+fn rerank(
+    o: &mut IssueOutcome,
+    recs: &BTreeMap<String, (f64, usize, usize)>,
+    committee: &dyn Committee,
+) -> bool {
+    let Some(ranked) = o
+        .result
+        .as_mut()
+        .and_then(|r| r.get_mut("ranked"))
+        .and_then(Value::as_array_mut)
+    else {
+        return false;
+    };
+    let mut reviews: Vec<Review> = Vec::with_capacity(ranked.len());
+    for c in ranked.iter_mut() {
+        let Some(mut review) = c
+            .get("review")
+            .and_then(|r| serde_json::from_value::<Review>(r.clone()).ok())
+        else {
+            return false;
+        };
+        let agent = c.get("agent").and_then(Value::as_str).unwrap_or("");
+        let rec = recs.get(agent);
+        if review.status() == crate::model::ReviewStatus::Reviewed {
+            let Some(score) = committee.with_exec_record(&review.score, rec.map_or(0.0, |r| r.0))
+            else {
+                return false;
+            };
+            review.score = score;
+            review.reason = with_note(&review.reason, rec);
+            c["score"] = serde_json::json!(review.score.value);
+            c["reason"] = Value::String(review.reason.clone());
+            if let Some(r) = c.get_mut("review") {
+                r["score"] = score_json(&review.score);
+                r["reason"] = Value::String(review.reason.clone());
+            }
+        }
+        reviews.push(review);
+    }
+    let placed = select::rank(&reviews);
+    let mut old: Vec<Option<Value>> = ranked.drain(..).map(Some).collect();
+    for p in &placed {
+        let mut c = old[p.index].take().unwrap_or(Value::Null);
+        c["rank"] = serde_json::json!(p.rank);
+        c["tied"] = serde_json::json!(p.tied);
+        ranked.push(c);
+    }
+    // The outcome's own summary of the pick.
+    let ranked_ok = o
+        .result
+        .as_ref()
+        .and_then(|r| r.get("status"))
+        .and_then(Value::as_str)
+        == Some("ranked");
+    let ranked = o
+        .result
+        .as_ref()
+        .and_then(|r| r.get("ranked"))
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    let top: Vec<&Value> = if ranked_ok {
+        ranked
+            .iter()
+            .filter(|c| c.get("rank").and_then(Value::as_u64) == Some(1))
+            .collect()
+    } else {
+        Vec::new()
+    };
+    o.top = top
+        .iter()
+        .filter_map(|c| c.get("agent").and_then(Value::as_str).map(String::from))
+        .collect();
+    o.top_score = top
+        .first()
+        .and_then(|c| c.get("score"))
+        .and_then(Value::as_f64);
+    let labelled = ranked.iter().any(|c| c.get("resolved").is_some());
+    o.top_resolved = (labelled && !top.is_empty()).then(|| {
+        top.iter()
+            .filter(|c| c.get("resolved").and_then(Value::as_bool) == Some(true))
+            .count() as f64
+            / top.len() as f64
+    });
+    true
+}
+
+/// `reason` with the record's note (replacing an earlier one).
+fn with_note(reason: &str, rec: Option<&(f64, usize, usize)>) -> String {
+    let mut notes: Vec<String> = reason
+        .split("; ")
+        .filter(|n| !n.is_empty() && !n.starts_with(NOTE))
+        .map(String::from)
+        .collect();
+    if let Some(&(_, h, n)) = rec {
+        notes.push(format!("{NOTE} healthy runs on {h} of {n} other issues"));
+    }
+    notes.join("; ")
+}
+
+fn score_json(s: &Score) -> Value {
+    serde_json::to_value(s).unwrap_or(Value::Null)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn b(broken: &[&str], repro: Option<ReproChange>) -> Behaviour {
+        Behaviour {
+            broken: broken.iter().map(|s| s.to_string()).collect(),
+            tests_run: 3,
+            repro,
+            class: Some(0),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn healthy_counts_what_the_committee_counts_against() {
+        let changed = b(&[], Some(ReproChange::Changed));
+        let same = b(&[], Some(ReproChange::Same));
+        assert_eq!(healthy(&changed, &[&same]), Some(true));
+        // Leaving the reproduction as at base is held against it only when another changes it.
+        assert_eq!(healthy(&same, &[&changed]), Some(false));
+        assert_eq!(healthy(&same, &[&same]), Some(true));
+        assert_eq!(healthy(&b(&["t"], None), &[]), Some(false));
+        assert_eq!(
+            healthy(&b(&[], Some(ReproChange::Broken)), &[]),
+            Some(false)
+        );
+        let none = Behaviour::default();
+        assert_eq!(healthy(&none, &[&changed]), None);
+    }
+
+    #[test]
+    fn records_leave_the_issue_out_and_need_enough_issues() {
+        let mut total = Tally::new();
+        total.insert("a".into(), (4, 4));
+        total.insert("b".into(), (1, 4));
+        total.insert("c".into(), (2, 2));
+        let mut mine = Tally::new();
+        mine.insert("a".into(), (1, 1));
+        mine.insert("b".into(), (0, 1));
+        let r = records(&total, &mine);
+        // a: 3 of 3 others; b: 1 of 3; c: only 2 issues, no record; mean of a and b = 2/3.
+        assert_eq!(r.len(), 2);
+        assert!((r["a"].0 - (1.0 - 2.0 / 3.0)).abs() < 1e-9);
+        assert!((r["b"].0 - (1.0 / 3.0 - 2.0 / 3.0)).abs() < 1e-9);
+        assert_eq!((r["a"].1, r["a"].2), (3, 3));
+    }
+
+    /// An issue where `strong` and `weak` tie on the same parts; each agent's run is healthy
+    /// or not as given, and `strong` resolves it.
+    fn issue(id: &str, strong_ok: bool, weak_ok: bool) -> IssueOutcome {
+        let cand = |agent: &str, ok: bool, rank: usize| {
+            let score =
+                serde_json::json!({"value": 6.4, "parts": [["applies", 2.0], ["agreement", 1.0]]});
+            serde_json::json!({
+                "agent": agent, "rank": rank, "tied": 2, "score": 6.4, "status": "reviewed",
+                "reason": "applies", "resolved": agent == "strong",
+                "review": {"candidate": format!("{agent}/{id}"), "committee": "offline",
+                           "score": score, "reason": "applies", "status": "reviewed"},
+                "behaviour": {"broken": if ok { vec![] } else { vec!["t::x"] }, "tests_run": 2, "class": 0},
+            })
+        };
+        IssueOutcome {
+            instance_id: id.into(),
+            repo: "o/r".into(),
+            error_kind: None,
+            error: None,
+            candidates: 2,
+            top: vec!["strong".into(), "weak".into()],
+            top_score: Some(6.4),
+            top_resolved: Some(0.5),
+            any_resolved: Some(true),
+            candidate_errors: vec![],
+            problems: vec![],
+            elapsed_ms: 0,
+            result: Some(serde_json::json!({
+                "instance_id": id, "status": "ranked",
+                "ranked": [cand("weak", weak_ok, 1), cand("strong", strong_ok, 1)],
+            })),
+        }
+    }
+
+    #[test]
+    fn a_record_over_other_issues_breaks_a_tie_and_is_applied_once() {
+        let offline = crate::review::offline::Offline::new(Default::default());
+        let mut run: Vec<IssueOutcome> = (0..3)
+            .map(|k| issue(&format!("i{k}"), true, false))
+            .chain([issue("last", true, true)])
+            .collect();
+        let changed = apply(&mut run, &offline);
+        assert!(changed.contains(&3), "{changed:?}");
+        let last = &run[3];
+        assert_eq!(last.top, vec!["strong".to_string()]);
+        assert_eq!(last.top_resolved, Some(1.0));
+        let ranked = last.result.as_ref().unwrap()["ranked"].as_array().unwrap();
+        assert_eq!(ranked[0]["agent"], "strong");
+        assert_eq!(
+            (ranked[0]["rank"].as_u64(), ranked[1]["rank"].as_u64()),
+            (Some(1), Some(2))
+        );
+        let parts = ranked[0]["review"]["score"]["parts"].as_array().unwrap();
+        assert!(parts
+            .iter()
+            .any(|p| p[0] == crate::review::offline::EXEC_RECORD_PART));
+        assert!(ranked[0]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("healthy runs on 3 of 3"));
+        // Applied again over its own output, nothing changes.
+        assert!(apply(&mut run, &offline).is_empty());
+        // A committee that takes no record leaves the run as it is.
+        let mut fresh: Vec<IssueOutcome> = (0..4)
+            .map(|k| issue(&format!("j{k}"), true, false))
+            .collect();
+        let llm_like = NoRecord;
+        assert!(apply(&mut fresh, &llm_like).is_empty());
+    }
+
+    struct NoRecord;
+    impl Committee for NoRecord {
+        fn name(&self) -> String {
+            "none".into()
+        }
+        fn review(
+            &self,
+            _: &crate::review::IssueBundle,
+        ) -> anyhow::Result<Vec<crate::model::Review>> {
+            Ok(vec![])
+        }
+    }
+
+    #[test]
+    fn the_note_is_replaced_not_repeated() {
+        let once = with_note("applies cleanly", Some(&(0.1, 2, 3)));
+        let twice = with_note(&once, Some(&(0.1, 3, 4)));
+        assert_eq!(
+            twice,
+            format!("applies cleanly; {NOTE} healthy runs on 3 of 4 other issues")
+        );
+        assert_eq!(with_note(&twice, None), "applies cleanly");
+    }
+}
