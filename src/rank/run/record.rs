@@ -106,6 +106,9 @@ fn records(total: &Tally, mine: &Tally) -> BTreeMap<String, (f64, usize, usize)>
 /// ranking changed (scores, order or reasons). Nothing changes when the committee takes no
 /// record, or no issue ran anything.
 pub fn apply(outcomes: &mut [IssueOutcome], committee: &dyn Committee) -> Vec<usize> {
+    if !committee.takes_exec_record() {
+        return Vec::new();
+    }
     let tallies: Vec<Tally> = outcomes
         .iter()
         .map(|o| match (&o.result, o.is_ok()) {
@@ -152,23 +155,30 @@ fn rerank(
     else {
         return false;
     };
+    // Every review is read (and rescored) before anything is written: an entry that does not
+    // read leaves the issue as it was.
     let mut reviews: Vec<Review> = Vec::with_capacity(ranked.len());
-    for c in ranked.iter_mut() {
+    for c in ranked.iter() {
         let Some(mut review) = c
             .get("review")
             .and_then(|r| serde_json::from_value::<Review>(r.clone()).ok())
         else {
             return false;
         };
-        let agent = c.get("agent").and_then(Value::as_str).unwrap_or("");
-        let rec = recs.get(agent);
         if review.status() == crate::model::ReviewStatus::Reviewed {
+            let agent = c.get("agent").and_then(Value::as_str).unwrap_or("");
+            let rec = recs.get(agent);
             let Some(score) = committee.with_exec_record(&review.score, rec.map_or(0.0, |r| r.0))
             else {
                 return false;
             };
             review.score = score;
             review.reason = with_note(&review.reason, rec);
+        }
+        reviews.push(review);
+    }
+    for (c, review) in ranked.iter_mut().zip(&reviews) {
+        if review.status() == crate::model::ReviewStatus::Reviewed {
             c["score"] = serde_json::json!(review.score.value);
             c["reason"] = Value::String(review.reason.clone());
             if let Some(r) = c.get_mut("review") {
@@ -176,7 +186,6 @@ fn rerank(
                 r["reason"] = Value::String(review.reason.clone());
             }
         }
-        reviews.push(review);
     }
     let placed = select::rank(&reviews);
     let mut old: Vec<Option<Value>> = ranked.drain(..).map(Some).collect();
