@@ -1,20 +1,22 @@
 #!/usr/bin/env python3
-"""A trial, not in `dei`: an agent's track record read from execution evidence alone (no labels).
+"""An agent's execution record (dei's rank::run::record) at several weights, from exec_lite.py runs.
 
-Over the issues an exec_lite.py output folder ranked with --exec, each agent's "health" is the
-share of its candidates that ran and did nothing the sandbox counts against them: broke no test
-that passed twice at base, did not break the reproduction, and did not leave the reproduction as
-at base while another candidate changed it. Its prior is that share minus the mean over agents,
-computed leaving the issue being ranked out (its record on the other issues). The score becomes
-`score + w * prior`; the top pick is re-read (ties as expected value) and scored with the labels.
+Over the issues the output folders ranked with --exec, each agent's record is its share of healthy
+candidates (ran, broke no test that passed twice at base, did not break the reproduction, and did
+not leave it as at base while another candidate changed it) on the *other* issues, minus the mean
+share over the agents seen on at least MIN_ISSUES of them. The score becomes the offline
+committee's raw sum of parts plus `w * record`, squashed as dei squashes it; the top pick is re-read
+(ties as expected value) and scored with the labels. At the shipped weight this gives the picks of
+`dei rank --all --exec` over one run of the same issues.
 
-  python3 crates/dei-bench/scripts/exec_prior.py --out OUT [--weights 0,1,2,4,8]
+  python3 crates/dei-bench/scripts/exec_prior.py --out OUT [OUT2 ...] [--weights 0,1,2,4,8]
+      [--record-over all|unsettled]
 
 Prints, per committee and weight, right picks over the ranked issues of each half of the shared
 split. The weight is chosen on the tune half (most right picks summed over the committees, ties to
-the smallest weight); the report half is for reporting only. The issues are those --skip-settled
-ranked (chosen with the labels: some but not all candidates resolve), so the records come from a
-label-chosen sample; in use they would come from every issue of a run.
+the smallest weight); the report half is for reporting only. Run exec_lite.py without
+--skip-settled so that records come from every issue; --record-over unsettled reads them from the
+label-chosen issues only, to measure that sample's bias.
 """
 import argparse
 import collections
