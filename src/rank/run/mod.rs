@@ -195,9 +195,8 @@ impl IssueOutcome {
     ) -> anyhow::Result<IssueOutcome> {
         let top = result.pick();
         let labelled = result.ranked.iter().any(|r| r.resolved.is_some());
-        let top_resolved = (labelled && !top.is_empty()).then(|| {
-            top.iter().filter(|r| r.resolved == Some(true)).count() as f64 / top.len() as f64
-        });
+        let labels: Vec<Option<bool>> = top.iter().map(|r| r.resolved).collect();
+        let top_resolved = top_credit(labelled, &labels);
         let unreviewed = result.unreviewed_reason();
         Ok(IssueOutcome {
             instance_id: result.instance_id.clone(),
@@ -224,6 +223,13 @@ impl IssueOutcome {
             result: Some(serde_json::to_value(result)?),
         })
     }
+}
+
+/// Expected credit of a pick shared by candidates with these labels: resolved over tied;
+/// `None` when the candidates carry no labels or nothing is picked.
+fn top_credit(labelled: bool, top: &[Option<bool>]) -> Option<f64> {
+    (labelled && !top.is_empty())
+        .then(|| top.iter().filter(|r| **r == Some(true)).count() as f64 / top.len() as f64)
 }
 
 /// What a finished (or stopped) run did.
@@ -436,12 +442,11 @@ pub fn run(req: &RunRequest, committee: &dyn Committee) -> anyhow::Result<RunRep
     // issue is ranked; the issues it moves get a new journal line.
     let mut record_changed = None;
     if req.exec.is_some() && !interrupted && committee.takes_exec_record() {
-        let journal = journal
+        let mut journal = journal
             .into_inner()
             .map_err(|_| anyhow::anyhow!("journal lock poisoned"))?;
         let revised = with_exec_record(&journal, &selected, committee)?;
         record_changed = Some(revised.len());
-        let mut journal = journal;
         for o in revised {
             journal.append(&o)?;
             if let Some(slot) = outcomes.iter_mut().find(|s| s.instance_id == o.instance_id) {

@@ -147,6 +147,12 @@ fn rerank(
     recs: &BTreeMap<String, (f64, usize, usize)>,
     committee: &dyn Committee,
 ) -> bool {
+    let picked = o
+        .result
+        .as_ref()
+        .and_then(|r| r.get("status"))
+        .and_then(Value::as_str)
+        == Some("ranked");
     let Some(ranked) = o
         .result
         .as_mut()
@@ -195,21 +201,9 @@ fn rerank(
         c["tied"] = serde_json::json!(p.tied);
         ranked.push(c);
     }
-    // The outcome's own summary of the pick.
-    let ranked_ok = o
-        .result
-        .as_ref()
-        .and_then(|r| r.get("status"))
-        .and_then(Value::as_str)
-        == Some("ranked");
-    let ranked = o
-        .result
-        .as_ref()
-        .and_then(|r| r.get("ranked"))
-        .and_then(Value::as_array)
-        .cloned()
-        .unwrap_or_default();
-    let top: Vec<&Value> = if ranked_ok {
+    // The outcome's own summary of the pick, as `IssueOutcome::ranked` makes it.
+    let ranked: &[Value] = ranked;
+    let top: Vec<&Value> = if picked {
         ranked
             .iter()
             .filter(|c| c.get("rank").and_then(Value::as_u64) == Some(1))
@@ -225,13 +219,12 @@ fn rerank(
         .first()
         .and_then(|c| c.get("score"))
         .and_then(Value::as_f64);
+    let labels: Vec<Option<bool>> = top
+        .iter()
+        .map(|c| c.get("resolved").and_then(Value::as_bool))
+        .collect();
     let labelled = ranked.iter().any(|c| c.get("resolved").is_some());
-    o.top_resolved = (labelled && !top.is_empty()).then(|| {
-        top.iter()
-            .filter(|c| c.get("resolved").and_then(Value::as_bool) == Some(true))
-            .count() as f64
-            / top.len() as f64
-    });
+    o.top_resolved = super::top_credit(labelled, &labels);
     true
 }
 

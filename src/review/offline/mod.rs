@@ -365,26 +365,23 @@ impl Offline {
         if s.largeness >= 1.0 || s.scatter >= 1.0 {
             notes.push("larger or more scattered than the others".into());
         }
-        let raw: i64 = parts.iter().map(|(_, v)| v).sum();
-        let parts = parts
-            .into_iter()
-            .map(|(n, v)| (n, v as f64 / 1000.0))
-            .collect();
-        (
-            Score {
-                value: self.squash(raw),
-                parts,
-            },
-            notes.join("; "),
-        )
+        (self.sum(parts), notes.join("; "))
     }
 
-    /// The score of a raw sum of parts in thousandths: `1 + 9·σ(raw / scale)` in hundredths.
-    fn squash(&self, raw: i64) -> f64 {
+    /// The score of parts in thousandths: their raw sum squashed, `1 + 9·σ(raw / scale)` in
+    /// hundredths (kept within 1.01–10).
+    fn sum(&self, parts: Vec<(String, i64)>) -> Score {
+        let raw: i64 = parts.iter().map(|(_, v)| v).sum();
         let w = &self.weights;
         let scale = if w.scale > 0.0 { w.scale } else { 1.0 };
         let squashed = 1.0 + 9.0 / (1.0 + (-(raw as f64) / 1000.0 / scale).exp());
-        ((squashed * 100.0).round() / 100.0).clamp(1.01, 10.0)
+        Score {
+            value: ((squashed * 100.0).round() / 100.0).clamp(1.01, 10.0),
+            parts: parts
+                .into_iter()
+                .map(|(n, v)| (n, v as f64 / 1000.0))
+                .collect(),
+        }
     }
 
     /// `score` with its part `name` set to `value` (replaced when present, dropped when
@@ -404,14 +401,7 @@ impl Offline {
         if milli != 0 {
             parts.push((name.to_string(), milli));
         }
-        let raw = parts.iter().map(|(_, v)| v).sum();
-        Score {
-            value: self.squash(raw),
-            parts: parts
-                .into_iter()
-                .map(|(n, v)| (n, v as f64 / 1000.0))
-                .collect(),
-        }
+        self.sum(parts)
     }
 }
 
