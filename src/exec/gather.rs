@@ -233,6 +233,11 @@ pub struct IssueExec {
     /// What the sandbox could not enforce on this machine (no network namespace, no Landlock).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub not_isolated: Vec<String>,
+    /// Why the environment was built at the task's base commit instead of its spec's setup
+    /// commit (that commit is not in the repository, e.g. a clone without the maintenance
+    /// branch it is on); `None` when built as the spec says.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub env_commit: Option<String>,
 }
 
 /// Tests one agent family wrote, kept because they fail twice at the base commit.
@@ -269,6 +274,28 @@ impl From<&Outcome> for Run {
             output: o.output.clone(),
             missing: o.isolation.missing.clone(),
         }
+    }
+}
+
+/// The commit to build the environment at when not the spec's own (`None`: the spec's), and
+/// why: the task's base commit stands in for a setup commit the repository does not have.
+fn build_commit<'a>(
+    setup: Option<&str>,
+    base: &'a str,
+    repo: &Path,
+) -> (Option<&'a str>, Option<String>) {
+    match setup {
+        Some(c) if crate::model::repo::Snapshot::open(repo, c).is_err() => {
+            let short = |c: &str| c.get(..12).unwrap_or(c).to_string();
+            let why = format!(
+                "built at the base commit {}: the setup commit {} is not in {}",
+                short(base),
+                short(c),
+                repo.display()
+            );
+            (Some(base), Some(why))
+        }
+        _ => (None, None),
     }
 }
 
@@ -693,7 +720,12 @@ pub fn gather(
         }
     };
     let builder = EnvBuilder::new(&settings.env_dir);
-    let env = match builder.build(&spec, repo, None) {
+    // A spec's setup commit can be missing from a clone that lacks the branch it is on (the
+    // shared pytest bundle has no 4.6.x): the task's base commit, of the same version, stands
+    // in, in an environment of its own (the commit is part of its key).
+    let (stand_in, note) = build_commit(spec.setup_commit.as_deref(), &task.base_commit, repo);
+    out.env_commit = note;
+    let env = match builder.build(&spec, repo, stand_in) {
         Ok(e) => e,
         Err(e) => {
             out.error = Some(e.to_string());
@@ -1219,6 +1251,32 @@ mod tests {
             exception: exception.map(str::to_string),
             output: output.into(),
         }
+    }
+
+    #[test]
+    fn a_setup_commit_the_repository_lacks_is_replaced_by_the_base_commit() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = git2::Repository::init_bare(dir.path()).unwrap();
+        let sig = git2::Signature::now("t", "t@example.com").unwrap();
+        let tree = repo.treebuilder(None).unwrap().write().unwrap();
+        let tree = repo.find_tree(tree).unwrap();
+        let head = repo
+            .commit(None, &sig, &sig, "base", &tree, &[])
+            .unwrap()
+            .to_string();
+        let missing = "d5843f89d3c008ddcb431adbc335b080a79e617e";
+        // The spec's commit is there: it is used, nothing said.
+        assert_eq!(build_commit(Some(&head), "0123", dir.path()), (None, None));
+        assert_eq!(build_commit(None, &head, dir.path()), (None, None));
+        // It is not: the base commit stands in, and the note says which and why.
+        let (at, why) = build_commit(Some(missing), &head, dir.path());
+        assert_eq!(at, Some(head.as_str()));
+        let why = why.unwrap();
+        assert!(
+            why.contains(&head[..12]) && why.contains("d5843f89d3c0"),
+            "{why}"
+        );
+        assert!(why.contains(&dir.path().display().to_string()), "{why}");
     }
 
     #[test]

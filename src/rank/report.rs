@@ -92,6 +92,9 @@ fn exec_line(e: &crate::exec::gather::IssueExec) -> String {
         if e.runs == 1 { "" } else { "s" },
         e.cached_runs
     );
+    if let Some(note) = &e.env_commit {
+        line.push_str(&format!("environment: {note}\n"));
+    }
     if let Some(m) = &e.model_test {
         line.push_str(&model_test_line(m, &e.behaviour));
     }
