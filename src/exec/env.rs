@@ -186,7 +186,9 @@ impl EnvSpec {
             .collect()
     }
 
-    fn needs_work_tree(&self) -> bool {
+    /// Whether the build checks the repository out at its commit (to install it, or to
+    /// generate files from it); otherwise the commit only keys the environment.
+    pub fn needs_work_tree(&self) -> bool {
         self.install.is_some() || !self.pre_install.is_empty() || !self.generated.is_empty()
     }
 }

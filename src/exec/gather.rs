@@ -721,9 +721,14 @@ pub fn gather(
     };
     let builder = EnvBuilder::new(&settings.env_dir);
     // A spec's setup commit can be missing from a clone that lacks the branch it is on (the
-    // shared pytest bundle has no 4.6.x): the task's base commit, of the same version, stands
-    // in, in an environment of its own (the commit is part of its key).
-    let (stand_in, note) = build_commit(spec.setup_commit.as_deref(), &task.base_commit, repo);
+    // shared pytest bundle has no 4.6.x): when the build checks it out, the task's base commit,
+    // of the same version, stands in, in an environment of its own (the commit is part of its
+    // key). A spec that never checks the repository out only keys on it: nothing to replace.
+    let setup = spec
+        .setup_commit
+        .as_deref()
+        .filter(|_| spec.needs_work_tree());
+    let (stand_in, note) = build_commit(setup, &task.base_commit, repo);
     out.env_commit = note;
     let env = match builder.build(&spec, repo, stand_in) {
         Ok(e) => e,
