@@ -277,26 +277,18 @@ impl From<&Outcome> for Run {
     }
 }
 
-/// The commit to build the environment at when not the spec's own (`None`: the spec's), and
-/// why: the task's base commit stands in for a setup commit the repository does not have.
-fn build_commit<'a>(
-    setup: Option<&str>,
-    base: &'a str,
-    repo: &Path,
-) -> (Option<&'a str>, Option<String>) {
-    match setup {
-        Some(c) if crate::model::repo::Snapshot::open(repo, c).is_err() => {
-            let short = |c: &str| c.get(..12).unwrap_or(c).to_string();
-            let why = format!(
-                "built at the base commit {}: the setup commit {} is not in {}",
-                short(base),
-                short(c),
-                repo.display()
-            );
-            (Some(base), Some(why))
-        }
-        _ => (None, None),
-    }
+/// The commit to build the environment at when not the spec's own, and why: the task's base
+/// commit stands in for a setup commit the repository does not have. `None`: the spec's.
+fn build_commit<'a>(setup: Option<&str>, base: &'a str, repo: &Path) -> Option<(&'a str, String)> {
+    let c = setup.filter(|c| crate::model::repo::Snapshot::open(repo, c).is_err())?;
+    let short = |c: &str| c.get(..12).unwrap_or(c).to_string();
+    let why = format!(
+        "built at the base commit {}: the setup commit {} is not in {}",
+        short(base),
+        short(c),
+        repo.display()
+    );
+    Some((base, why))
 }
 
 fn hex(bytes: &[u8]) -> String {
@@ -728,8 +720,10 @@ pub fn gather(
         .setup_commit
         .as_deref()
         .filter(|_| spec.needs_work_tree());
-    let (stand_in, note) = build_commit(setup, &task.base_commit, repo);
-    out.env_commit = note;
+    let stand_in = build_commit(setup, &task.base_commit, repo).map(|(commit, why)| {
+        out.env_commit = Some(why);
+        commit
+    });
     let env = match builder.build(&spec, repo, stand_in) {
         Ok(e) => e,
         Err(e) => {
@@ -1271,12 +1265,11 @@ mod tests {
             .to_string();
         let missing = "d5843f89d3c008ddcb431adbc335b080a79e617e";
         // The spec's commit is there: it is used, nothing said.
-        assert_eq!(build_commit(Some(&head), "0123", dir.path()), (None, None));
-        assert_eq!(build_commit(None, &head, dir.path()), (None, None));
+        assert_eq!(build_commit(Some(&head), "0123", dir.path()), None);
+        assert_eq!(build_commit(None, &head, dir.path()), None);
         // It is not: the base commit stands in, and the note says which and why.
-        let (at, why) = build_commit(Some(missing), &head, dir.path());
-        assert_eq!(at, Some(head.as_str()));
-        let why = why.unwrap();
+        let (at, why) = build_commit(Some(missing), &head, dir.path()).unwrap();
+        assert_eq!(at, head.as_str());
         assert!(
             why.contains(&head[..12]) && why.contains("d5843f89d3c0"),
             "{why}"
