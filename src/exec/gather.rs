@@ -238,6 +238,12 @@ pub struct IssueExec {
     /// branch it is on); `None` when built as the spec says.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub env_commit: Option<String>,
+    /// Why the test files gave no evidence: no base run printed a test result dei could read
+    /// (how the first file's run ended, and its last line). A wrong `--test-cmd` (a runner
+    /// that is not installed, or one that finds no tests) shows here; `None` when some base
+    /// run printed results, or no file ran.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tests_unread: Option<String>,
 }
 
 /// Tests one agent family wrote, kept because they fail twice at the base commit.
@@ -453,6 +459,8 @@ struct Results {
     model: BTreeMap<usize, ModelTest>,
     /// (tree, written tests, pass) → their results.
     written: BTreeMap<(usize, usize, u32), TestRun>,
+    /// Test file → how its latest base run ended, when it printed no result dei could read.
+    unread: BTreeMap<usize, String>,
 }
 
 /// Run `jobs` on `threads` plain threads (not rayon: a rayon worker waiting on another pool
@@ -517,8 +525,15 @@ fn absorb(
     }
     match what {
         What::Tests(k) => {
-            seen.tests
-                .insert((t, k, pass), parse_test_output(&run.output));
+            let parsed = parse_test_output(&run.output);
+            if t == 0 {
+                if parsed.results.is_empty() && parsed.file_errors.is_empty() {
+                    seen.unread.insert(k, how_it_ended(&run));
+                } else {
+                    seen.unread.remove(&k);
+                }
+            }
+            seen.tests.insert((t, k, pass), parsed);
         }
         // Each file of the batch reads the whole run: a comparison looks only at the ids that
         // passed twice in that file at base.
@@ -541,6 +556,33 @@ fn absorb(
         }
     }
     Some((what, run.seconds))
+}
+
+/// How a run that printed no test result ended: its exit status (or the time limit, or a
+/// signal) and its last line of output, cut to a readable length.
+fn how_it_ended(run: &Run) -> String {
+    let status = if run.timed_out {
+        "hit the time limit".to_string()
+    } else {
+        match (run.code, run.signal) {
+            (Some(c), _) => format!("exited with status {c}"),
+            (None, Some(s)) => format!("was killed by signal {s}"),
+            (None, None) => "ended".to_string(),
+        }
+    };
+    let last = run
+        .output
+        .lines()
+        .rev()
+        .map(str::trim)
+        .find(|l| !l.is_empty() && !l.starts_with("[dei:"));
+    match last {
+        Some(l) if l.chars().count() > 160 => {
+            format!("{status}: {}…", l.chars().take(160).collect::<String>())
+        }
+        Some(l) => format!("{status}: {l}"),
+        None => format!("{status} and printed nothing"),
+    }
 }
 
 /// [`absorb`] base runs, keeping each test file's slowest base run in `base_seconds`.
@@ -1009,6 +1051,16 @@ pub fn gather(
             .collect();
     }
 
+    // Not one base run printed a test result: say how the first one ended, so that a wrong
+    // test command is seen, not mistaken for tests that all fail.
+    if !tree_files[0].is_empty() && tree_files[0].iter().all(|k| seen.unread.contains_key(k)) {
+        let k = tree_files[0][0];
+        out.tests_unread = Some(format!(
+            "no test result could be read from the base runs; {} {}",
+            out.test_files[k], seen.unread[&k]
+        ));
+    }
+
     // A reproduction that fails at base on importing a module the repository does not have
     // (the issue's `import numpy` where the environment has no numpy) never reaches the code
     // the issue is about: what candidates do to it says nothing, so it is not used.
@@ -1147,6 +1199,7 @@ pub fn gather(
         repros,
         model,
         written: written_runs,
+        unread: _,
     } = seen;
 
     // Base: tests that passed twice count. A candidate is compared on its own files.
@@ -1275,6 +1328,38 @@ mod tests {
             "{why}"
         );
         assert!(why.contains(&dir.path().display().to_string()), "{why}");
+    }
+
+    #[test]
+    fn a_run_without_test_results_says_how_it_ended_and_its_last_line() {
+        let run = |code, timed_out, output: &str| Run {
+            code,
+            signal: None,
+            timed_out,
+            seconds: 1.0,
+            output: output.into(),
+            missing: Vec::new(),
+        };
+        let e = how_it_ended(&run(
+            Some(1),
+            false,
+            "\n/usr/bin/python3: No module named pytest\n\n",
+        ));
+        assert_eq!(
+            e,
+            "exited with status 1: /usr/bin/python3: No module named pytest"
+        );
+        assert_eq!(
+            how_it_ended(&run(None, true, "collecting\n[dei: killed after 8s]\n")),
+            "hit the time limit: collecting"
+        );
+        assert_eq!(
+            how_it_ended(&run(Some(0), false, "  \n")),
+            "exited with status 0 and printed nothing"
+        );
+        let long = how_it_ended(&run(Some(2), false, &"x".repeat(500)));
+        assert_eq!(long.chars().count(), "exited with status 2: ".len() + 161);
+        assert!(long.ends_with('…'));
     }
 
     #[test]

@@ -64,6 +64,8 @@ fn exec_line(e: &crate::exec::gather::IssueExec) -> String {
     }
     let tests = if e.test_files.is_empty() {
         "no existing test reaches the edits".to_string()
+    } else if let Some(why) = &e.tests_unread {
+        format!("{why} (dei reads the per-test lines of pytest and of unittest -v: check the test command, and that the environment installs its runner)")
     } else {
         format!(
             "{} test{} passing twice at the base commit in {}{}",

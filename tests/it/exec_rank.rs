@@ -109,6 +109,7 @@ fn exec_runs_every_candidate_in_the_sandbox_and_ranks_by_behaviour() {
         serde_json::json!(["tests/test_words.py"])
     );
     assert_eq!(exec["stable_tests"], 3, "{exec}");
+    assert!(exec["tests_unread"].is_null(), "{exec}");
     assert_eq!(exec["reproduction"], true, "{exec}");
     assert_eq!(exec["repro_base"], "runs without error");
     let not_isolated: Vec<&str> = exec["not_isolated"]
@@ -201,6 +202,48 @@ fn exec_runs_every_candidate_in_the_sandbox_and_ranks_by_behaviour() {
             .collect()
     };
     assert_eq!(order(&v), order(&again));
+}
+
+#[test]
+fn a_test_command_that_prints_no_test_result_is_named_not_read_as_no_passing_tests() {
+    let Some((_dir, cache, tmp)) = exec_dirs() else {
+        return;
+    };
+    // unittest finds no test in the example's pytest-style test file: it runs, and prints
+    // nothing dei can read as a test's result.
+    let test_cmd = "python3 -m unittest -v";
+    let (v, _) = rank_exec_with(&["examples/candidates"], test_cmd, &cache, &tmp);
+    let exec = &v["exec"];
+    assert_eq!(exec["stable_tests"], 0, "{exec}");
+    let why = exec["tests_unread"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{exec}"));
+    assert!(
+        why.starts_with(
+            "no test result could be read from the base runs; tests/test_words.py exited with status "
+        ),
+        "{why}"
+    );
+    // Its last line is unittest's verdict on running no test (`OK`; `NO TESTS RAN` from 3.12).
+    assert!(
+        why.ends_with(": OK") || why.contains("NO TESTS RAN"),
+        "{why}"
+    );
+    // The table says so, and what to check; a rerun takes every run from the cache.
+    let flags = exec_flags(test_cmd);
+    let out = dei_command()
+        .args(example_rank_args(&flags[..flags.len() - 2]))
+        .env("DEI_CACHE_DIR", &cache)
+        .env("TMPDIR", &tmp)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let table = stdout(&out);
+    assert!(
+        table.contains(&format!("execution: {why} (dei reads the per-test lines")),
+        "{table}"
+    );
+    assert!(table.contains("check the test command"), "{table}");
 }
 
 #[test]
