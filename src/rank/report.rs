@@ -67,15 +67,26 @@ fn exec_line(e: &crate::exec::gather::IssueExec) -> String {
     } else if let Some(why) = &e.tests_unread {
         format!("{why} (dei reads the per-test lines of pytest and of unittest -v: check the test command, and that the environment installs its runner)")
     } else {
+        let mut left_out = Vec::new();
+        if !e.flaky_tests.is_empty() {
+            left_out.push(format!("{} flaky", e.flaky_tests.len()));
+        }
+        if !e.slow_files.is_empty() {
+            left_out.push(format!(
+                "{} over half the time limit at base: {}",
+                e.slow_files.len(),
+                e.slow_files.join(", ")
+            ));
+        }
         format!(
             "{} test{} passing twice at the base commit in {}{}",
             e.stable_tests,
             if e.stable_tests == 1 { "" } else { "s" },
             e.test_files.join(", "),
-            if e.flaky_tests.is_empty() {
+            if left_out.is_empty() {
                 String::new()
             } else {
-                format!(" ({} flaky, left out)", e.flaky_tests.len())
+                format!(" (left out: {})", left_out.join("; "))
             }
         )
     };
@@ -321,6 +332,41 @@ pub fn json(result: &RankResult) -> anyhow::Result<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_execution_line_says_what_the_tests_gave_and_what_was_left_out() {
+        use crate::exec::gather::IssueExec;
+        let mut e = IssueExec {
+            test_files: vec!["t/test_a.py".into(), "t/test_b.py".into()],
+            stable_tests: 5,
+            ..IssueExec::default()
+        };
+        let line = exec_line(&e);
+        assert!(
+            line.starts_with("execution: 5 tests passing twice at the base commit in t/test_a.py, t/test_b.py; no runnable code"),
+            "{line}"
+        );
+        e.flaky_tests = vec!["t/test_a.py::f".into()];
+        e.slow_files = vec!["t/test_b.py".into()];
+        let line = exec_line(&e);
+        assert!(
+            line.contains("in t/test_a.py, t/test_b.py (left out: 1 flaky; 1 over half the time limit at base: t/test_b.py);"),
+            "{line}"
+        );
+        // No base run printed a readable result: that is said instead of a count of 0.
+        e.tests_unread = Some("no test result could be read from the base runs; t/test_a.py exited with status 1: boom".into());
+        let line = exec_line(&e);
+        assert!(
+            line.starts_with("execution: no test result could be read from the base runs; t/test_a.py exited with status 1: boom (dei reads"),
+            "{line}"
+        );
+        assert!(!line.contains("passing twice"), "{line}");
+        e.error = Some("no environment for x/y 1.0\nmore".into());
+        assert_eq!(
+            exec_line(&e),
+            "execution: nothing ran: no environment for x/y 1.0\n"
+        );
+    }
 
     #[test]
     fn middle_cut_keeps_what_tells_names_apart() {
