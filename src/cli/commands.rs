@@ -197,6 +197,16 @@ pub fn rank(mut args: RankArgs) -> anyhow::Result<()> {
             result.instance_id
         );
     }
+    // `--exec` was asked for and nothing ran: the ranking stands, but without the evidence the
+    // user asked for, so the exit status says so (a run of many issues counts these in its
+    // summary instead).
+    if let Some(why) = result.exec.as_ref().and_then(|e| e.error.as_deref()) {
+        anyhow::bail!(
+            "{}: --exec ran nothing, so the ranking above has no execution evidence: {}",
+            result.instance_id,
+            why.lines().next().unwrap_or_default()
+        );
+    }
     Ok(())
 }
 

@@ -766,7 +766,12 @@ pub fn gather(
         out.env_commit = Some(why);
         commit
     });
-    let env = match builder.build(&spec, repo, stand_in) {
+    // A spec of the user's own (`--setup` with no shipped spec) names no setup commit: its
+    // install step runs on the repository as the issue has it, at the base commit.
+    let at = stand_in.or_else(|| {
+        (spec.setup_commit.is_none() && spec.needs_work_tree()).then_some(task.base_commit.as_str())
+    });
+    let env = match builder.build(&spec, repo, at) {
         Ok(e) => e,
         Err(e) => {
             out.error = Some(e.to_string());

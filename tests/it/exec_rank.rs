@@ -246,6 +246,53 @@ fn a_test_command_that_prints_no_test_result_is_named_not_read_as_no_passing_tes
     assert!(table.contains("check the test command"), "{table}");
 }
 
+/// `dei rank --exec` on the example's own candidates with python3, minitest as runner, and
+/// these further flags (no JSON): its exit status, stdout and stderr.
+fn rank_exec_plain(extra: &[&str], cache: &Path, tmp: &Path) -> (bool, String, String) {
+    let test_cmd = format!("python {}", path_str(&minitest()));
+    let flags = exec_flags(&test_cmd);
+    let mut args = flags[..flags.len() - 2].to_vec();
+    args.extend_from_slice(extra);
+    let out = dei_command()
+        .args(example_rank_args(&args))
+        .env("DEI_CACHE_DIR", cache)
+        .env("TMPDIR", tmp)
+        .output()
+        .unwrap();
+    (out.status.success(), stdout(&out), stderr(&out))
+}
+
+#[test]
+fn a_setup_of_the_users_own_builds_at_the_base_commit_and_a_failing_one_fails_the_run() {
+    let Some((_dir, cache, tmp)) = exec_dirs() else {
+        return;
+    };
+    // No spec is shipped for the example: --setup installs the repository as the issue has
+    // it, at its base commit (it used to fail: "the spec ... names no commit").
+    let (ok, table, err) = rank_exec_plain(&["--setup", "echo installing"], &cache, &tmp);
+    assert!(ok, "{err}");
+    assert!(
+        table
+            .contains("execution: 3 tests passing twice at the base commit in tests/test_words.py"),
+        "{table}"
+    );
+    // A setup that fails: the ranking is still printed, the step is named, and the exit
+    // status is not 0, since the evidence asked for is missing.
+    let (ok, table, err) = rank_exec_plain(&["--setup", "echo installing; exit 3"], &cache, &tmp);
+    assert!(!ok, "{table}");
+    assert!(table.contains("   1  careful-agent"), "{table}");
+    assert!(
+        table.contains(
+            "execution: nothing ran: environment for example/textkit 0.1: step `install` failed"
+        ),
+        "{table}"
+    );
+    assert!(
+        err.contains("example__textkit-1: --exec ran nothing, so the ranking above has no execution evidence: environment for example/textkit 0.1: step `install` failed: `echo installing; exit 3` exited with status 3"),
+        "{err}"
+    );
+}
+
 #[test]
 fn without_exec_nothing_runs_and_nothing_changes() {
     let out = dei(&example_rank_args(&["--json", "-"]));
