@@ -122,10 +122,17 @@ pub fn spec_for(repo: &str, version: &str, overrides: &Overrides) -> anyhow::Res
                     .filter(|s| s.repo.eq_ignore_ascii_case(repo))
                     .map(|s| s.version.as_str())
                     .collect();
+                // An issue from --issue-file names no repository nor version.
+                let what = match (repo.is_empty(), version.is_empty()) {
+                    (true, _) => "the local repository (an issue file names none)".to_string(),
+                    (false, true) => format!("{repo} (the task names no version)"),
+                    (false, false) => format!("{repo} {version}"),
+                };
                 anyhow::bail!(
-                    "no environment for {repo} {version}: {}; give --python, --setup and \
-                     --test-cmd for it",
-                    if known.is_empty() {
+                    "no environment for {what}: {}; give --python, --setup and --test-cmd for it",
+                    if repo.is_empty() {
+                        "dei ships specs only for SWE-bench tasks".to_string()
+                    } else if known.is_empty() {
                         "dei ships none for this repository".to_string()
                     } else {
                         format!("dei ships versions {}", known.join(", "))
@@ -791,7 +798,32 @@ mod tests {
     #[test]
     fn overrides_apply_and_unknown_repositories_need_them() {
         let err = spec_for("me/mine", "1.0", &Overrides::default()).unwrap_err();
-        assert!(err.to_string().contains("--test-cmd"), "{err}");
+        assert_eq!(
+            err.to_string(),
+            "no environment for me/mine 1.0: dei ships none for this repository; give --python, \
+             --setup and --test-cmd for it"
+        );
+        // A shipped repository at a version dei has no spec for lists the ones it has.
+        let err = spec_for("psf/requests", "9.9", &Overrides::default()).unwrap_err();
+        assert!(
+            err.to_string().contains("dei ships versions 0.14, 2.3, "),
+            "{err}"
+        );
+        // An issue file names no repository nor version: said in words, not as blanks.
+        let err = spec_for("", "", &Overrides::default()).unwrap_err();
+        assert!(
+            err.to_string().starts_with(
+                "no environment for the local repository (an issue file names none): dei ships \
+                 specs only for SWE-bench tasks; give --python"
+            ),
+            "{err}"
+        );
+        let err = spec_for("me/mine", "", &Overrides::default()).unwrap_err();
+        assert!(
+            err.to_string()
+                .starts_with("no environment for me/mine (the task names no version)"),
+            "{err}"
+        );
         let o = Overrides {
             python: Some("3.11".into()),
             setup: Some("make".into()),
