@@ -85,11 +85,19 @@ pub struct ExecCounts {
     pub runs: usize,
     pub cached_runs: usize,
     pub run_seconds: f64,
+    /// Why nothing ran (the first line of `exec.error`: no spec, a build step that failed) →
+    /// the issues it hit, in run order.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub failures: BTreeMap<String, Vec<String>>,
 }
 
 impl ExecCounts {
-    fn add(&mut self, e: &IssueExec) {
+    fn add(&mut self, id: &str, e: &IssueExec) {
         self.issues += 1;
+        if let Some(why) = &e.error {
+            let first = why.lines().next().unwrap_or_default().to_string();
+            self.failures.entry(first).or_default().push(id.to_string());
+        }
         self.environment += usize::from(e.error.is_none());
         self.tests += usize::from(e.stable_tests > 0);
         self.reproduction += usize::from(e.reproduction);
@@ -146,7 +154,9 @@ impl Summary {
                     s.candidates_ranked += o.candidates;
                     let exec = o.result.as_ref().and_then(|r| r.get("exec"));
                     if let Some(e) = exec.and_then(|e| IssueExec::deserialize(e).ok()) {
-                        s.exec.get_or_insert_with(ExecCounts::default).add(&e);
+                        s.exec
+                            .get_or_insert_with(ExecCounts::default)
+                            .add(&o.instance_id, &e);
                     }
                     s.candidate_errors += o.candidate_errors.len();
                     if let Some(c) = o.top_resolved {
@@ -250,6 +260,24 @@ impl Summary {
                 "execution (--exec), of {} ranked issues: an environment for {}, tests that pass at the base commit for {} (flaky base tests in {}), a reproduction for {}, candidates told apart by behaviour in {}; {} sandbox runs ({} from the cache, {:.0} s in the others)\n",
                 e.issues, e.environment, e.tests, e.flaky, e.reproduction, e.split, e.runs, e.cached_runs, e.run_seconds
             ));
+            // Most issues first; a few ids each, so a long run's summary stays readable.
+            let mut failures: Vec<(&String, &Vec<String>)> = e.failures.iter().collect();
+            failures.sort_by_key(|(_, ids)| std::cmp::Reverse(ids.len()));
+            for (why, ids) in failures.iter().take(8) {
+                out.push_str(&format!(
+                    "  no execution evidence for {} issue{} ({}{}): {why}\n",
+                    ids.len(),
+                    if ids.len() == 1 { "" } else { "s" },
+                    ids.iter().take(3).cloned().collect::<Vec<_>>().join(", "),
+                    if ids.len() > 3 { ", …" } else { "" }
+                ));
+            }
+            if failures.len() > 8 {
+                out.push_str(&format!(
+                    "  and {} more reasons (the JSON summary's exec.failures lists them all)\n",
+                    failures.len() - 8
+                ));
+            }
             if e.model_tests > 0 {
                 out.push_str(&format!(
                     "model-written reproduction tests (--exec-llm-repro): asked for {} issues, kept (failing at the base commit) for {}\n",
@@ -498,6 +526,21 @@ mod tests {
             s.table(10)
         );
         assert!(!s.table(10).contains("model-written"));
+        // Why the evidence is missing, by reason, with the issues it hit.
+        assert_eq!(
+            e.failures,
+            BTreeMap::from([(
+                "environment for o/r 1.0: step `pip` failed".to_string(),
+                vec!["b".to_string()]
+            )])
+        );
+        assert!(
+            s.table(10).contains(
+                "  no execution evidence for 1 issue (b): environment for o/r 1.0: step `pip` failed\n"
+            ),
+            "{}",
+            s.table(10)
+        );
         // With --exec-llm-repro: how many issues asked a model for a test, and kept it.
         let with_tests = [
             outcome(
@@ -519,5 +562,27 @@ mod tests {
             "{}",
             s.table(10)
         );
+    }
+
+    #[test]
+    fn missing_execution_evidence_is_listed_by_reason_most_issues_first() {
+        let failed = |id: &str, why: &str| outcome(id, Some(serde_json::json!({"error": why})));
+        let mut outcomes = vec![failed(
+            "a",
+            "no environment for x/y 1.0: dei ships none\nmore",
+        )];
+        for id in ["b", "c", "d", "e"] {
+            outcomes.push(failed(id, "environment for o/r 2.0: step `install` failed"));
+        }
+        outcomes.push(outcome("f", Some(serde_json::json!({"stable_tests": 3}))));
+        let t = Summary::new(&outcomes, 6, 0).table(10);
+        let four = t
+            .find("  no execution evidence for 4 issues (b, c, d, …): environment for o/r 2.0: step `install` failed\n")
+            .unwrap_or_else(|| panic!("{t}"));
+        let one = t
+            .find("  no execution evidence for 1 issue (a): no environment for x/y 1.0: dei ships none\n")
+            .unwrap_or_else(|| panic!("{t}"));
+        assert!(four < one, "{t}");
+        assert!(t.contains("an environment for 1,"), "{t}");
     }
 }
