@@ -409,7 +409,7 @@ impl Offline {
 pub const EXEC_RECORD_PART: &str = "execution record of its agent";
 
 /// The default weight of an agent's execution record over a run ([`Weights::exec_record`]).
-pub const EXEC_RECORD: f64 = 1.0;
+pub const EXEC_RECORD: f64 = 2.0;
 
 /// The first 16 hex digits of the SHA-256 of `bytes`.
 pub fn digest(bytes: &[u8]) -> String {
