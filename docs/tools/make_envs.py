@@ -89,6 +89,14 @@ def main():
             test_cmd = o.get("test_cmd") or p["test_cmd"]
             if any("drop '-p no:nose'" in n for n in notes):
                 test_cmd = test_cmd.replace(" -p no:nose", "")
+            # The pre-install's edits reach the build's work tree only; every sandbox tree is
+            # written from git objects. Where the harness adds -rA to tox.ini's pytest (sphinx
+            # 3.1-3.3 still run through tox), give it as tox's posargs, or no test line is read.
+            if test_cmd.startswith("tox ") and test_cmd.endswith(" --") and any(
+                    "s/pytest/pytest -rA/" in x for x in pre):
+                test_cmd += " -rA"
+                notes.append("dei: -rA as tox posargs (the harness's sed of tox.ini never reaches "
+                             "a sandbox tree)")
             lay = LAYOUT.get(repo, {"pythonpath": ["."], "generated": []})
             out.append({
                 "repo": repo,
@@ -107,7 +115,11 @@ def main():
                 "pythonpath": lay["pythonpath"],
                 "generated": lay["generated"] + (
                     ["astropy/utils/iers/data/eopc04.1962-now"]
-                    if any("eopc04" in x for x in pre) else []),
+                    if any("eopc04" in x for x in pre) else []) + (
+                    # astropy 1.3's build writes the ERFA wrapper from core.py.templ; without
+                    # it `import astropy.units` fails in every sandbox tree.
+                    ["astropy/_erfa/core.py"]
+                    if (repo, version) == ("astropy/astropy", "1.3") else []),
                 "setup_commit": p.get("environment_setup_commit"),
                 "verified_build_seconds": v.get("build_seconds"),
                 "notes": notes + ([p["notes"]] if p.get("notes") else []),
