@@ -818,6 +818,22 @@ pub fn gather(
         }
         own.push(mine);
     }
+    // No candidate reaches a test file: the tests importing an edited module's package stand
+    // in (whole files unless they name an edited definition).
+    if scored.is_empty() {
+        for (((_, view), after), mine) in cands.iter().zip(&afters).zip(own.iter_mut()) {
+            if after.is_none() {
+                continue;
+            }
+            for t in regress::select_by_package(files, &regress::edits_of(view), regress::MAX_FILES)
+            {
+                let e = scored.entry(t.path.clone()).or_insert(0.0);
+                *e = e.max(t.score);
+                ids.entry(t.path.clone()).or_default().extend(t.tests);
+                mine.push(t.path);
+            }
+        }
+    }
     let mut ranked: Vec<(String, f64)> = scored.into_iter().collect();
     ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
     ranked.truncate(MAX_TEST_FILES);

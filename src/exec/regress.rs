@@ -218,6 +218,61 @@ pub fn select(repo: &FileIndex, edits: &[Edit], cap: usize) -> Vec<TestFile> {
     out
 }
 
+/// The fallback when no candidate of an issue reaches a test file by [`select`]: the test
+/// files importing the package an edited module lives in (`test_requests.py`'s
+/// `import requests` for an edit of `requests/sessions.py`), which reach the edit through the
+/// package's names. Score 1 each, +1.5 per edited definition named (at most 3); best first,
+/// then path order; at most `cap`. An edit of a package's `__init__.py` counts its own
+/// package.
+pub fn select_by_package(repo: &FileIndex, edits: &[Edit], cap: usize) -> Vec<TestFile> {
+    let packages: BTreeMap<usize, String> = edits
+        .iter()
+        .filter_map(|e| {
+            let dir = e.path.rsplit_once('/')?.0;
+            let init = format!("{dir}/__init__.py");
+            let i = repo.files.iter().position(|f| f.path == init)?;
+            Some((i, dir.to_string()))
+        })
+        .collect();
+    if packages.is_empty() {
+        return Vec::new();
+    }
+    let names: BTreeSet<&str> = edits.iter().flat_map(edit_names).collect();
+    let mut out: Vec<TestFile> = Vec::new();
+    for (i, f) in repo.files.iter().enumerate() {
+        if !is_test_file(&f.path) {
+            continue;
+        }
+        let imports = repo.imports_of(i);
+        let Some(pkg) = packages
+            .iter()
+            .find(|(j, _)| imports.contains(j))
+            .map(|(_, d)| d)
+        else {
+            continue;
+        };
+        let idx = f.index();
+        let mut reasons = vec![format!("imports the package {pkg}")];
+        let named: Vec<&str> = names
+            .iter()
+            .copied()
+            .filter(|n| idx.idents.contains_key(*n))
+            .take(3)
+            .collect();
+        reasons.extend(named.iter().map(|n| format!("names {n}")));
+        out.push(TestFile {
+            path: f.path.clone(),
+            score: 1.0 + 1.5 * named.len() as f64,
+            reasons,
+            tests: test_ids(&f.path, &idx, &names),
+            named_after: false,
+        });
+    }
+    out.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.path.cmp(&b.path)));
+    out.truncate(cap);
+    out
+}
+
 /// Select for a rebuilt candidate (see [`edits_of`], [`select`]).
 pub fn select_for(repo: &FileIndex, view: &PatchView, cap: usize) -> Vec<TestFile> {
     select(repo, &edits_of(view), cap)
@@ -336,6 +391,33 @@ mod tests {
         assert_eq!(sel[0].score, 3.0 + 1.0 + 2.0 + 1.5);
         assert_eq!(sel[0].tests, vec!["tests/test_utils.py::test_kv"]);
         assert!(sel[0].named_after);
+    }
+
+    #[test]
+    fn a_test_importing_only_the_package_is_the_fallback() {
+        let r = FileIndex::from_pairs(vec![
+            ("requests/__init__.py".into(), "from .sessions import Session\n".into()),
+            ("requests/sessions.py".into(), "class SessionRedirectMixin:\n    def resolve_redirects(self):\n        pass\n".into()),
+            ("test_requests.py".into(), "import requests\n\ndef test_redirect():\n    requests.Session().resolve_redirects()\n\ndef test_other():\n    pass\n".into()),
+            ("tests/test_unrelated.py".into(), "import os\n".into()),
+        ]);
+        let edits = [edit(
+            "requests/sessions.py",
+            "SessionRedirectMixin.resolve_redirects",
+        )];
+        // The rules of `select` find nothing: no file named after sessions.py, none imports it.
+        assert!(select(&r, &edits, 6).is_empty());
+        let sel = select_by_package(&r, &edits, 6);
+        assert_eq!(sel.len(), 1, "{sel:?}");
+        assert_eq!(sel[0].path, "test_requests.py");
+        assert_eq!(sel[0].score, 1.0 + 1.5);
+        assert_eq!(sel[0].tests, ["test_requests.py::test_redirect"]);
+        assert_eq!(
+            sel[0].reasons,
+            ["imports the package requests", "names resolve_redirects"]
+        );
+        // A top-level module has no package: nothing to fall back to.
+        assert!(select_by_package(&r, &[edit("setup.py", "")], 6).is_empty());
     }
 
     #[test]
