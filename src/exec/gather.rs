@@ -244,6 +244,10 @@ pub struct IssueExec {
     /// run printed results, or no file ran.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tests_unread: Option<String>,
+    /// The environment was built at the spec's setup commit, by checking it out (so a build at
+    /// the task's base commit could differ).
+    #[serde(skip)]
+    pub built_at_setup: bool,
 }
 
 /// Tests one agent family wrote, kept because they fail twice at the base commit.
@@ -734,12 +738,63 @@ fn describe(o: &ReproOutcome) -> String {
 
 /// Gather execution evidence for the candidates of one issue. `repo` is the git repository
 /// holding `task.base_commit`; `cands` are (agent, the candidate rebuilt against it), in order.
+///
+/// The environment is built at the spec's setup commit, shared by the tasks of its version;
+/// SWE-bench installs each task's base commit instead. Where the two differ in what the tree
+/// imports (pytest-7168's tree needs `wcwidth`, which the setup commit's install does not
+/// bring), no base test run can import the tree: the environment is then built again at the
+/// task's base commit, and the evidence gathered with it.
 pub fn gather(
     task: &Task,
     repo: &Path,
     files: &FileIndex,
     cands: &[(&str, &PatchView)],
     settings: &ExecSettings,
+) -> IssueExec {
+    let first = gather_at(task, repo, files, cands, settings, false);
+    let Some(why) = first.tests_unread.as_deref().filter(|w| import_failure(w)) else {
+        return first;
+    };
+    if first.env_commit.is_some() || !first.built_at_setup {
+        return first;
+    }
+    let why = why.to_string();
+    let mut again = gather_at(task, repo, files, cands, settings, true);
+    if again.error.is_some() {
+        let mut first = first;
+        first.env_commit = Some(format!(
+            "the tree could not import its tests with the setup commit's environment, and a build at \
+             the base commit failed: {}",
+            again.error.as_deref().unwrap_or_default().lines().next().unwrap_or_default()
+        ));
+        return first;
+    }
+    again.env_commit = Some(format!(
+        "built at the base commit {}: with the setup commit's environment no test could run ({})",
+        task.base_commit.get(..12).unwrap_or(&task.base_commit),
+        why.trim_start_matches("no test result could be read from the base runs; ")
+    ));
+    again.runs += first.runs;
+    again.cached_runs += first.cached_runs;
+    again.run_seconds += first.run_seconds;
+    again.env_seconds += first.env_seconds;
+    again
+}
+
+/// Whether a run's end (`IssueExec::tests_unread`) is the tree failing to import something.
+fn import_failure(why: &str) -> bool {
+    ["ModuleNotFoundError", "ImportError", "No module named"]
+        .iter()
+        .any(|w| why.contains(w))
+}
+
+fn gather_at(
+    task: &Task,
+    repo: &Path,
+    files: &FileIndex,
+    cands: &[(&str, &PatchView)],
+    settings: &ExecSettings,
+    at_base: bool,
 ) -> IssueExec {
     let mut out = IssueExec {
         behaviour: vec![None; cands.len()],
@@ -769,8 +824,10 @@ pub fn gather(
     // A spec of the user's own (`--setup` with no shipped spec) names no setup commit: its
     // install step runs on the repository as the issue has it, at the base commit.
     let at = stand_in.or_else(|| {
-        (spec.setup_commit.is_none() && spec.needs_work_tree()).then_some(task.base_commit.as_str())
+        ((at_base || spec.setup_commit.is_none()) && spec.needs_work_tree())
+            .then_some(task.base_commit.as_str())
     });
+    out.built_at_setup = at.is_none() && spec.setup_commit.is_some() && spec.needs_work_tree();
     let env = match builder.build(&spec, repo, at) {
         Ok(e) => e,
         Err(e) => {
@@ -1381,6 +1438,26 @@ mod tests {
         let long = how_it_ended(&run(Some(2), false, &"x".repeat(500)));
         assert_eq!(long.chars().count(), "exited with status 2: ".len() + 161);
         assert!(long.ends_with('…'));
+    }
+
+    #[test]
+    fn only_a_tree_that_cannot_import_asks_for_an_environment_at_the_base_commit() {
+        let unread =
+            |end: &str| format!("no test result could be read from the base runs; t.py {end}");
+        assert!(import_failure(&unread(
+            "exited with status 1: ImportError: cannot import name 'console_main' from 'pytest'"
+        )));
+        assert!(import_failure(&unread(
+            "exited with status 1: ModuleNotFoundError: No module named 'wcwidth'"
+        )));
+        assert!(import_failure(&unread(
+            "exited with status 1: /venv/bin/python3: No module named pytest"
+        )));
+        // A runner that runs and prints nothing readable is the command's fault, not the tree's.
+        assert!(!import_failure(&unread(
+            "exited with status 0: congratulations :)"
+        )));
+        assert!(!import_failure(&unread("hit the time limit: collecting")));
     }
 
     #[test]
