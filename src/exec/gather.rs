@@ -8,7 +8,7 @@
 //! Every run goes through a [`Backend`] (sandboxed) and is cached on disk by what determines
 //! it (environment, tree, command), so a rerun — or a run resumed after a kill — redoes nothing.
 
-use super::env::{spec_for, EnvBuilder, Overrides};
+use super::env::{spec_for, EnvBuilder, EnvSpec, Overrides};
 use super::llm_repro::{self, ModelTestRecord, TestContext, TestStatus, TestWriter};
 use super::outcome::{
     behaviour_classes, parse_test_output, regression, Regression, ReproOutcome, Signature, Status,
@@ -244,11 +244,10 @@ pub struct IssueExec {
     /// run printed results, or no file ran.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tests_unread: Option<String>,
-    /// The environment was built at the spec's setup commit, by checking it out (so a build at
-    /// the task's base commit could differ).
-    #[serde(skip)]
-    pub built_at_setup: bool,
 }
+
+/// How [`IssueExec::tests_unread`] begins.
+const UNREAD: &str = "no test result could be read from the base runs; ";
 
 /// Tests one agent family wrote, kept because they fail twice at the base commit.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -751,15 +750,28 @@ pub fn gather(
     cands: &[(&str, &PatchView)],
     settings: &ExecSettings,
 ) -> IssueExec {
-    let first = gather_at(task, repo, files, cands, settings, false);
+    let version = task.version.as_deref().unwrap_or("");
+    let spec = match spec_for(&task.repo, version, &settings.overrides) {
+        Ok(s) => s,
+        Err(e) => {
+            return IssueExec {
+                behaviour: vec![None; cands.len()],
+                error: Some(format!("{e:#}")),
+                ..IssueExec::default()
+            }
+        }
+    };
+    let first = gather_at(task, repo, files, cands, settings, &spec, false);
     let Some(why) = first.tests_unread.as_deref().filter(|w| import_failure(w)) else {
         return first;
     };
-    if first.env_commit.is_some() || !first.built_at_setup {
+    // Only an environment built by checking out the setup commit can differ at the base
+    // commit (a stand-in for a missing setup commit, noted in `env_commit`, already is it).
+    if first.env_commit.is_some() || spec.setup_commit.is_none() || !spec.needs_work_tree() {
         return first;
     }
-    let why = why.to_string();
-    let mut again = gather_at(task, repo, files, cands, settings, true);
+    let why = why.trim_start_matches(UNREAD).to_string();
+    let mut again = gather_at(task, repo, files, cands, settings, &spec, true);
     if again.error.is_some() {
         let mut first = first;
         first.env_commit = Some(format!(
@@ -772,7 +784,7 @@ pub fn gather(
     again.env_commit = Some(format!(
         "built at the base commit {}: with the setup commit's environment no test could run ({})",
         task.base_commit.get(..12).unwrap_or(&task.base_commit),
-        why.trim_start_matches("no test result could be read from the base runs; ")
+        why
     ));
     again.runs += first.runs;
     again.cached_runs += first.cached_runs;
@@ -794,19 +806,12 @@ fn gather_at(
     files: &FileIndex,
     cands: &[(&str, &PatchView)],
     settings: &ExecSettings,
+    spec: &EnvSpec,
     at_base: bool,
 ) -> IssueExec {
     let mut out = IssueExec {
         behaviour: vec![None; cands.len()],
         ..IssueExec::default()
-    };
-    let version = task.version.as_deref().unwrap_or("");
-    let spec = match spec_for(&task.repo, version, &settings.overrides) {
-        Ok(s) => s,
-        Err(e) => {
-            out.error = Some(format!("{e:#}"));
-            return out;
-        }
     };
     let builder = EnvBuilder::new(&settings.env_dir);
     // A spec's setup commit can be missing from a clone that lacks the branch it is on (the
@@ -827,8 +832,7 @@ fn gather_at(
         ((at_base || spec.setup_commit.is_none()) && spec.needs_work_tree())
             .then_some(task.base_commit.as_str())
     });
-    out.built_at_setup = at.is_none() && spec.setup_commit.is_some() && spec.needs_work_tree();
-    let env = match builder.build(&spec, repo, at) {
+    let env = match builder.build(spec, repo, at) {
         Ok(e) => e,
         Err(e) => {
             out.error = Some(e.to_string());
@@ -856,41 +860,42 @@ fn gather_at(
     // best-scored files of all of them; each file runs on its own, so runs are shared between
     // candidates, committees and reruns.
     let afters: Vec<Option<Vec<TreeFile>>> = cands.iter().map(|(_, v)| after_files(v)).collect();
-    let mut scored: BTreeMap<String, f64> = BTreeMap::new();
-    let mut ids: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
-    let mut own: Vec<Vec<String>> = Vec::new();
-    let mut named_after: BTreeSet<String> = BTreeSet::new();
-    for ((_, view), after) in cands.iter().zip(&afters) {
-        let mut mine = Vec::new();
-        if after.is_some() {
-            for t in regress::select_for(files, view, regress::MAX_FILES) {
-                if t.named_after {
-                    named_after.insert(t.path.clone());
-                }
-                let e = scored.entry(t.path.clone()).or_insert(0.0);
-                *e = e.max(t.score);
-                ids.entry(t.path.clone()).or_default().extend(t.tests);
-                mine.push(t.path);
-            }
-        }
-        own.push(mine);
-    }
+    // Each candidate that rebuilt picks its files with `pick`.
+    let picks =
+        |pick: &dyn Fn(&PatchView) -> Vec<regress::TestFile>| -> Vec<Vec<regress::TestFile>> {
+            cands
+                .iter()
+                .zip(&afters)
+                .map(|((_, view), after)| after.as_ref().map_or_else(Vec::new, |_| pick(view)))
+                .collect()
+        };
+    let mut chosen = picks(&|v| regress::select_for(files, v, regress::MAX_FILES));
     // No candidate reaches a test file: the tests importing an edited module's package stand
     // in (whole files unless they name an edited definition).
-    if scored.is_empty() {
-        for (((_, view), after), mine) in cands.iter().zip(&afters).zip(own.iter_mut()) {
-            if after.is_none() {
-                continue;
-            }
-            for t in regress::select_by_package(files, &regress::edits_of(view), regress::MAX_FILES)
-            {
-                let e = scored.entry(t.path.clone()).or_insert(0.0);
-                *e = e.max(t.score);
-                ids.entry(t.path.clone()).or_default().extend(t.tests);
-                mine.push(t.path);
-            }
-        }
+    if chosen.iter().all(Vec::is_empty) {
+        chosen = picks(&|v| {
+            regress::select_by_package(files, &regress::edits_of(v), regress::MAX_FILES)
+        });
     }
+    let mut scored: BTreeMap<String, f64> = BTreeMap::new();
+    let mut ids: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    let mut named_after: BTreeSet<String> = BTreeSet::new();
+    let own: Vec<Vec<String>> = chosen
+        .into_iter()
+        .map(|mine| {
+            mine.into_iter()
+                .map(|t| {
+                    if t.named_after {
+                        named_after.insert(t.path.clone());
+                    }
+                    let e = scored.entry(t.path.clone()).or_insert(0.0);
+                    *e = e.max(t.score);
+                    ids.entry(t.path.clone()).or_default().extend(t.tests);
+                    t.path
+                })
+                .collect()
+        })
+        .collect();
     let mut ranked: Vec<(String, f64)> = scored.into_iter().collect();
     ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
     ranked.truncate(MAX_TEST_FILES);
@@ -1133,10 +1138,7 @@ fn gather_at(
     // test command is seen, not mistaken for tests that all fail.
     if !tree_files[0].is_empty() && tree_files[0].iter().all(|k| seen.unread.contains_key(k)) {
         let k = tree_files[0][0];
-        out.tests_unread = Some(format!(
-            "no test result could be read from the base runs; {} {}",
-            out.test_files[k], seen.unread[&k]
-        ));
+        out.tests_unread = Some(format!("{UNREAD}{} {}", out.test_files[k], seen.unread[&k]));
     }
 
     // A reproduction that fails at base on importing a module the repository does not have

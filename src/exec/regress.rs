@@ -130,6 +130,17 @@ fn edit_names(e: &Edit) -> Vec<&str> {
     v
 }
 
+/// The edited definitions (`names`) a test file names, at most 3 of them: each adds to its
+/// score.
+fn named_in<'a>(idx: &PyIndex, names: &BTreeSet<&'a str>) -> Vec<&'a str> {
+    names
+        .iter()
+        .copied()
+        .filter(|n| idx.idents.contains_key(*n))
+        .take(3)
+        .collect()
+}
+
 /// Select the test files that exercise `edits`, best first, at most `cap`.
 ///
 /// Score of a test file: +3 named after an edited module (`test_<stem>.py`, +1 more when it
@@ -192,12 +203,7 @@ pub fn select(repo: &FileIndex, edits: &[Edit], cap: usize) -> Vec<TestFile> {
             }
         }
         let idx = f.index();
-        let mut named: Vec<&str> = names
-            .iter()
-            .copied()
-            .filter(|n| idx.idents.contains_key(*n))
-            .collect();
-        named.truncate(3);
+        let named = named_in(&idx, &names);
         for n in &named {
             score += 1.5;
             reasons.push(format!("names {n}"));
@@ -253,12 +259,7 @@ pub fn select_by_package(repo: &FileIndex, edits: &[Edit], cap: usize) -> Vec<Te
         };
         let idx = f.index();
         let mut reasons = vec![format!("imports the package {pkg}")];
-        let named: Vec<&str> = names
-            .iter()
-            .copied()
-            .filter(|n| idx.idents.contains_key(*n))
-            .take(3)
-            .collect();
+        let named = named_in(&idx, &names);
         reasons.extend(named.iter().map(|n| format!("names {n}")));
         out.push(TestFile {
             path: f.path.clone(),
