@@ -41,6 +41,15 @@ COMMITTEES = {
         "acr-v20240408_acr-val-only",
         "acr-v20240408_acr-val-sbfl",
     ],
+    # Fixed after the three above were measured, without looking at labels: the runs outside
+    # A and the ACR five (devin's 38-instance subset left out), a committee no rule was read off.
+    "B": [
+        "20240609_moatless_gpt4o",
+        "20240617_moatless_gpt4o",
+        "20241117_moatless_claude-3.5-sonnet-20241022",
+        "sweagent-gpt4-0125_cost_2_1",
+        "sweagent-gpt4-0125_cost_2_3",
+    ],
 }
 
 
