@@ -1,6 +1,7 @@
 //! Regression test selection: the repository's existing test files that exercise what a
 //! candidate edits, found at the base commit with the tree-sitter index. A test file counts
-//! when it is named after an edited module (`test_<mod>.py`), imports it, or names the edited
+//! when it is named after an edited module (`test_<mod>.py`, `test_<pkg>_<mod>.py`,
+//! `unittest_<mod>.py`), imports it, or names the edited
 //! definitions; files are ranked and capped, and the test functions that name an edited
 //! definition are listed as pytest node ids. See docs/execution.md.
 
@@ -61,7 +62,8 @@ pub fn edits_of(view: &PatchView) -> Vec<Edit> {
     out
 }
 
-/// A test module: `test_*.py` / `*_test.py`, or any `.py` under a test folder, not `conftest.py`
+/// A test module: `test_*.py` / `*_test.py`, or under a test folder a `.py` whose name starts
+/// with `test` or `unittest_` (pylint's `tests/checkers/unittest_misc.py`), not `conftest.py`
 /// nor `__init__.py`.
 pub fn is_test_file(path: &str) -> bool {
     let base = path.rsplit('/').next().unwrap_or(path);
@@ -70,19 +72,36 @@ pub fn is_test_file(path: &str) -> bool {
     }
     base.starts_with("test_")
         || base.ends_with("_test.py")
-        || (is_test_path(path) && base.starts_with("test"))
+        || (is_test_path(path) && (base.starts_with("test") || base.starts_with("unittest_")))
 }
 
-/// The module stem a test file would be named after: `pkg/mod.py` → `mod`,
-/// `pkg/sub/__init__.py` → `sub`.
-fn module_stem(path: &str) -> &str {
-    let mut parts = path.rsplit('/');
-    let base = parts.next().unwrap_or(path);
-    if base == "__init__.py" {
-        parts.next().unwrap_or("")
-    } else {
-        base.trim_end_matches(".py")
+/// What a test file says it tests: its name less `test_`/`unittest_` before or `_test` after
+/// (`test_ext_viewcode.py` → `ext_viewcode`); empty when it has none of them.
+fn test_stem(path: &str) -> &str {
+    let base = path
+        .rsplit('/')
+        .next()
+        .unwrap_or(path)
+        .trim_end_matches(".py");
+    base.strip_prefix("test_")
+        .or_else(|| base.strip_prefix("unittest_"))
+        .or_else(|| base.strip_suffix("_test"))
+        .unwrap_or("")
+}
+
+/// The names a test file may be named after for a module: its stem, then the stem with its
+/// packages before it, joined by `_` (`sphinx/ext/viewcode.py` → `viewcode`, `ext_viewcode`,
+/// `sphinx_ext_viewcode`, as sphinx names `tests/test_ext_viewcode.py`); a package's
+/// `__init__.py` is named by its folder (`flask/json/__init__.py` → `json`, `flask_json`).
+fn module_names(path: &str) -> Vec<String> {
+    let mut parts: Vec<&str> = path.trim_end_matches(".py").split('/').collect();
+    if parts.last() == Some(&"__init__") {
+        parts.pop();
     }
+    (1..=parts.len())
+        .map(|n| parts[parts.len() - n..].join("_"))
+        .filter(|s| !s.is_empty())
+        .collect()
 }
 
 /// Names too common to say a test exercises a definition.
@@ -143,7 +162,8 @@ fn named_in<'a>(idx: &PyIndex, names: &BTreeSet<&'a str>) -> Vec<&'a str> {
 
 /// Select the test files that exercise `edits`, best first, at most `cap`.
 ///
-/// Score of a test file: +3 named after an edited module (`test_<stem>.py`, +1 more when it
+/// Score of a test file: +3 named after an edited module (`test_<stem>.py`, or the stem with
+/// its packages: `test_ext_viewcode.py`; `unittest_<stem>.py`; see [`module_names`]; +1 more when it
 /// lives in that module's package or a top-level `tests/`/`testing/` folder); +2 imports an
 /// edited module (resolved with the repository's import index); +1.5 for each edited
 /// definition it names (short name, or the method's class; common names such as `get` or
@@ -169,15 +189,9 @@ pub fn select(repo: &FileIndex, edits: &[Edit], cap: usize) -> Vec<TestFile> {
         let mut score = 0.0;
         let mut reasons = Vec::new();
         let mut named_after = false;
-        let base = f.path.rsplit('/').next().unwrap_or("");
-        let test_stem = base
-            .trim_end_matches(".py")
-            .strip_prefix("test_")
-            .or_else(|| base.trim_end_matches(".py").strip_suffix("_test"))
-            .unwrap_or("");
+        let tested = test_stem(&f.path);
         for s in &sources {
-            let stem = module_stem(s);
-            if !stem.is_empty() && stem == test_stem {
+            if !tested.is_empty() && module_names(s).iter().any(|m| m == tested) {
                 score += 3.0;
                 let pkg = s.rsplit_once('/').map_or("", |(d, _)| d);
                 let top = pkg.split('/').next().unwrap_or("");
@@ -395,6 +409,40 @@ mod tests {
     }
 
     #[test]
+    fn test_files_named_with_their_package_or_unittest_prefix() {
+        // sphinx names an extension's tests `test_ext_<mod>.py` and loads the extension by
+        // name in a test root's conf.py, so neither the stem nor an import finds them; pylint
+        // names a checker's `unittest_<mod>.py`.
+        let r = FileIndex::from_pairs(vec![
+            ("sphinx/ext/viewcode.py".into(), "def collect_pages(app):\n    pass\n".into()),
+            ("tests/test_ext_viewcode.py".into(), "import pytest\n\ndef test_viewcode(app):\n    app.builder.build_all()\n".into()),
+            ("tests/test_ext_autodoc.py".into(), "import pytest\n".into()),
+            ("pylint/checkers/misc.py".into(), "class EncodingChecker:\n    def process_tokens(self, tokens):\n        pass\n".into()),
+            ("tests/checkers/unittest_misc.py".into(), "from pylint.testutils import CheckerTestCase\n\nclass TestFixme(CheckerTestCase):\n    def test_fixme(self):\n        pass\n".into()),
+        ]);
+        let sel = select(
+            &r,
+            &[edit("sphinx/ext/viewcode.py", "collect_pages")],
+            MAX_FILES,
+        );
+        let paths: Vec<&str> = sel.iter().map(|t| t.path.as_str()).collect();
+        assert_eq!(paths, ["tests/test_ext_viewcode.py"], "{sel:?}");
+        assert_eq!(sel[0].reasons, ["named after sphinx/ext/viewcode.py"]);
+        assert!(sel[0].named_after);
+        let sel = select(
+            &r,
+            &[edit(
+                "pylint/checkers/misc.py",
+                "EncodingChecker.process_tokens",
+            )],
+            MAX_FILES,
+        );
+        let paths: Vec<&str> = sel.iter().map(|t| t.path.as_str()).collect();
+        assert_eq!(paths, ["tests/checkers/unittest_misc.py"], "{sel:?}");
+        assert!(sel[0].named_after);
+    }
+
+    #[test]
     fn a_test_importing_only_the_package_is_the_fallback() {
         let r = FileIndex::from_pairs(vec![
             ("requests/__init__.py".into(), "from .sessions import Session\n".into()),
@@ -440,8 +488,23 @@ mod tests {
         ] {
             assert!(!is_test_file(p), "{p}");
         }
-        assert_eq!(module_stem("sympy/printing/ccode.py"), "ccode");
-        assert_eq!(module_stem("flask/json/__init__.py"), "json");
+        assert!(is_test_file("tests/checkers/unittest_misc.py"));
+        assert!(
+            !is_test_file("pylint/checkers/unittest_misc.py"),
+            "not in a test folder"
+        );
+        assert_eq!(
+            module_names("sympy/printing/ccode.py"),
+            ["ccode", "printing_ccode", "sympy_printing_ccode"]
+        );
+        assert_eq!(
+            module_names("flask/json/__init__.py"),
+            ["json", "flask_json"]
+        );
+        assert_eq!(test_stem("tests/test_ext_viewcode.py"), "ext_viewcode");
+        assert_eq!(test_stem("tests/checkers/unittest_misc.py"), "misc");
+        assert_eq!(test_stem("x_test.py"), "x");
+        assert_eq!(test_stem("tests/helpers.py"), "");
     }
 
     #[test]
