@@ -140,7 +140,7 @@ pub struct RankArgs {
     pub candidates: Vec<PathBuf>,
     #[command(flatten)]
     pub names: AgentNameArgs,
-    /// Issue id (SWE-bench instance_id) to rank; needs --tasks. Repeat for several issues.
+    /// Issue id (SWE-bench instance_id) to rank; needs --tasks (optional when it holds one task). Repeat for several issues.
     #[arg(long, requires = "tasks")]
     pub issue: Vec<String>,
     /// Rank every issue that has candidates (needs --tasks and --run-dir).

@@ -9,16 +9,34 @@ use std::sync::Arc;
 
 /// The issue named by `--issue ID --tasks FILE` or `--issue-file FILE --commit SHA`; `None`
 /// when neither is complete.
+/// The issue one command works on: `--issue ID --tasks FILE`, a tasks file holding one task
+/// (`--tasks FILE` alone), or `--issue-file FILE --commit SHA`. `Ok(None)`: none was named;
+/// an error when the tasks file cannot be read or holds several tasks (which one?).
 pub fn issue_source(
     id: Option<String>,
     tasks: Option<PathBuf>,
     text: IssueTextArgs,
-) -> Option<IssueSource> {
-    match (id, tasks, text.issue_file, text.commit) {
+) -> anyhow::Result<Option<IssueSource>> {
+    Ok(match (id, tasks, text.issue_file, text.commit) {
         (Some(id), Some(file), None, _) => Some(IssueSource::Tasks { file, id }),
         (None, _, Some(file), Some(commit)) => Some(IssueSource::Text { file, commit }),
+        (None, Some(file), None, _) => {
+            let all = dei::model::task::load_tasks(&file)?;
+            match all.as_slice() {
+                [one] => Some(IssueSource::Tasks {
+                    id: one.instance_id.clone(),
+                    file,
+                }),
+                _ => anyhow::bail!(
+                    "{} holds {} tasks: name one with --issue ID (the first is {}), or rank them all with --all",
+                    file.display(),
+                    all.len(),
+                    all.first().map_or("-", |t| t.instance_id.as_str())
+                ),
+            }
+        }
         _ => None,
-    }
+    })
 }
 
 pub fn generate(args: GenerateArgs) -> anyhow::Result<()> {
@@ -159,8 +177,8 @@ pub fn rank(mut args: RankArgs) -> anyhow::Result<()> {
     if args.all || args.issue.len() > 1 || args.run_dir.is_some() || args.shard.is_some() {
         return rank_many(args);
     }
-    let Some(issue) = issue_source(args.issue.pop(), args.tasks, args.text) else {
-        anyhow::bail!("say which issue to rank: --issue ID --tasks FILE, or --issue-file FILE --repo PATH --commit SHA");
+    let Some(issue) = issue_source(args.issue.pop(), args.tasks, args.text)? else {
+        anyhow::bail!("say which issue to rank: --issue ID --tasks FILE (--tasks alone when it holds one task), or --issue-file FILE --repo PATH --commit SHA");
     };
     let req = RankRequest {
         candidates: args.candidates,
@@ -462,7 +480,7 @@ pub fn merge(args: MergeArgs) -> anyhow::Result<()> {
 
 pub fn locate(a: LocateArgs) -> anyhow::Result<()> {
     check_outputs(&[a.json.as_deref()])?;
-    let Some(issue) = issue_source(a.issue, a.tasks, a.text) else {
+    let Some(issue) = issue_source(a.issue, a.tasks, a.text)? else {
         anyhow::bail!(
             "which issue? pass --tasks FILE --issue ID, or --issue-file FILE --commit SHA --repo PATH"
         );

@@ -73,6 +73,47 @@ fn plain_text_issue_with_repo_and_commit() {
 }
 
 #[test]
+fn a_tasks_file_of_one_task_needs_no_issue_id() {
+    let repo = example_repo();
+    let out = dei(&[
+        "rank",
+        "examples/candidates",
+        "--tasks",
+        "examples/tasks.jsonl",
+        "--repo",
+        path_str(&repo),
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains("example__textkit-1"),
+        "{}",
+        stdout(&out)
+    );
+    // Two tasks: which one? The error says how many and names the first.
+    let dir = tempfile::tempdir().unwrap();
+    let tasks = dir.path().join("t.jsonl");
+    let one = std::fs::read_to_string(root().join("examples/tasks.jsonl")).unwrap();
+    let other = one.replace("example__textkit-1", "example__textkit-2");
+    std::fs::write(&tasks, format!("{}\n{}", one.trim_end(), other)).unwrap();
+    let out = dei(&[
+        "rank",
+        "examples/candidates",
+        "--tasks",
+        path_str(&tasks),
+        "--repo",
+        path_str(&repo),
+    ]);
+    assert!(!out.status.success());
+    let err = stderr(&out);
+    assert!(
+        err.contains("holds 2 tasks")
+            && err.contains("--issue ID")
+            && err.contains("example__textkit-1"),
+        "{err}"
+    );
+}
+
+#[test]
 fn unknown_issue_is_one_clear_error() {
     let out = dei(&[
         "rank",
