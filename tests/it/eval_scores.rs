@@ -258,6 +258,65 @@ fn null_scores_and_the_last_line_of_each_issue() {
 }
 
 #[test]
+fn a_ranking_is_read_in_its_rank_order() {
+    // Over a run, the record ranks a healthy candidate first with a lower score (`a`, 6.0,
+    // rank 1, above `b`, 8.0): eval credits the printed pick. Without ranks the scores decide.
+    let dir = tempfile::tempdir().unwrap();
+    let issue = |id: &str, with_rank: bool| {
+        let entry = |a: &str, score: f64, rank: u64| {
+            let mut e = json!({"agent": a, "score": score, "status": "reviewed"});
+            if with_rank {
+                e["rank"] = json!(rank);
+            }
+            e
+        };
+        json!({"instance_id": id, "result": {"instance_id": id, "status": "ranked",
+               "ranked": [entry("a", 6.0, 1), entry("b", 8.0, 2), entry("c", 8.0, 2)]}})
+    };
+    let labels = dir.path().join("labels.jsonl");
+    let mut text_labels = String::new();
+    for i in 1..=2 {
+        for (a, r) in [("a", true), ("b", false), ("c", false)] {
+            text_labels.push_str(&format!(
+                "{{\"instance_id\": \"i-{i}\", \"agent\": \"{a}\", \"resolved\": {r}}}\n"
+            ));
+        }
+    }
+    std::fs::write(&labels, text_labels).unwrap();
+    for (with_rank, want) in [(true, 100.0), (false, 0.0)] {
+        let journal = dir.path().join(format!("journal-{with_rank}.jsonl"));
+        std::fs::write(
+            &journal,
+            format!("{}\n{}\n", issue("i-1", with_rank), issue("i-2", with_rank)),
+        )
+        .unwrap();
+        let r = eval(&["--labels", s(&labels), "--scores", s(&journal)]);
+        assert!(
+            (n_at_all(&r) - want).abs() < 1e-9,
+            "ranks {with_rank}: {}",
+            n_at_all(&r)
+        );
+        // The same results as `dei rank --json` writes them, one per line.
+        let results = dir.path().join(format!("results-{with_rank}.jsonl"));
+        std::fs::write(
+            &results,
+            format!(
+                "{}\n{}\n",
+                issue("i-1", with_rank)["result"],
+                issue("i-2", with_rank)["result"]
+            ),
+        )
+        .unwrap();
+        let r = eval(&["--labels", s(&labels), "--scores", s(&results)]);
+        assert!(
+            (n_at_all(&r) - want).abs() < 1e-9,
+            "json, ranks {with_rank}: {}",
+            n_at_all(&r)
+        );
+    }
+}
+
+#[test]
 fn a_folder_without_a_journal_is_a_clear_error() {
     let dir = tempfile::tempdir().unwrap();
     let labels = dir.path().join("l.jsonl");

@@ -159,8 +159,25 @@ fn selection_formats_agree() {
     let c = selection::load(&fx("hand/rank_results.jsonl")).unwrap();
     assert_eq!(a.scores.len(), 11);
     assert_eq!(a.scores, b.scores);
-    assert_eq!(a.scores, c.scores);
     assert_eq!(a.scores[&("i-2".to_string(), "B".to_string())], 7.0);
+    // `dei rank` results are read in their rank order (-rank): the same pairs, in the same
+    // order within each issue, ties included.
+    assert_eq!(
+        a.scores.keys().collect::<std::collections::BTreeSet<_>>(),
+        c.scores.keys().collect::<std::collections::BTreeSet<_>>()
+    );
+    for ((i, x), sx) in &a.scores {
+        for ((j, y), sy) in &a.scores {
+            if i == j {
+                let (cx, cy) = (
+                    c.scores[&(i.clone(), x.clone())],
+                    c.scores[&(j.clone(), y.clone())],
+                );
+                assert_eq!(sx.total_cmp(sy), cx.total_cmp(&cy), "{i}: {x} against {y}");
+            }
+        }
+    }
+    assert_eq!(c.scores[&("i-2".to_string(), "B".to_string())], -1.0);
     // One `dei rank --json` result, and a list of them.
     let dir = tempfile::tempdir().unwrap();
     let one = r#"{"instance_id": "q-1", "ranked": [{"agent": "x", "score": 2.5}, {"agent": "y", "score": 1}]}"#;
