@@ -387,8 +387,11 @@ pub fn rank_many(args: RankArgs) -> anyhow::Result<()> {
         req.run_dir.display()
     );
     if let Some(n) = report.record_changed {
+        let order = report.picked_by_record.map_or(String::new(), |k| {
+            format!("; on {k} the pick is the healthy candidate whose agent has the better record, where the scores alone pick otherwise")
+        });
         eprintln!(
-            "execution record (each agent's healthy runs on the run's other issues): {n} issue ranking(s) updated"
+            "execution record (each agent's healthy runs on the run's other issues): {n} issue ranking(s) updated{order}"
         );
     }
     write_summary(&report.summary, args.json.as_deref())?;

@@ -2,7 +2,8 @@
 
 use crate::model::{Review, ReviewStatus};
 
-/// A candidate's place in the ranking. Candidates with equal scores share `rank`.
+/// A candidate's place in the ranking. Candidates with equal scores (and tiers, see
+/// [`rank_in_tiers`]) share `rank`.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct Placed {
     pub rank: usize,
@@ -26,23 +27,40 @@ fn class(r: &Review) -> u8 {
 /// Sort by score, highest first (reviewed, then unscored, then scored by rule); ties keep
 /// input order and share a rank (1-based, "competition" style).
 pub fn rank(reviews: &[Review]) -> Vec<Placed> {
+    rank_in_tiers(reviews, &vec![None; reviews.len()])
+}
+
+/// [`rank`], with the candidates that have a tier (`Some(t)`, one per review) first among
+/// their class, higher `t` first, each tier sorted by score; those with none follow, by
+/// score. Over a run with execution evidence the healthy candidates have a tier: their
+/// agent's record (`rank::run::record`). Ties: the same class, tier and score.
+pub fn rank_in_tiers(reviews: &[Review], tiers: &[Option<f64>]) -> Vec<Placed> {
+    let tier = |i: usize| tiers.get(i).copied().flatten();
+    // Some before None, higher first.
+    let by_tier = |a: Option<f64>, b: Option<f64>| match (a, b) {
+        (Some(x), Some(y)) => y.total_cmp(&x),
+        (Some(_), None) => std::cmp::Ordering::Less,
+        (None, Some(_)) => std::cmp::Ordering::Greater,
+        (None, None) => std::cmp::Ordering::Equal,
+    };
     let mut order: Vec<usize> = (0..reviews.len()).collect();
     order.sort_by(|&a, &b| {
         class(&reviews[a])
             .cmp(&class(&reviews[b]))
+            .then(by_tier(tier(a), tier(b)))
             .then(reviews[b].score.value.total_cmp(&reviews[a].score.value))
             .then(a.cmp(&b))
     });
     let mut out: Vec<Placed> = Vec::with_capacity(order.len());
-    let mut prev_class = None;
+    let mut prev: Option<(u8, Option<f64>)> = None;
     for (pos, &i) in order.iter().enumerate() {
         let score = reviews[i].score.value;
         let c = class(&reviews[i]);
         let rank = match out.last() {
-            Some(prev) if prev.score == score && prev_class == Some(c) => prev.rank,
+            Some(last) if last.score == score && prev == Some((c, tier(i))) => last.rank,
             _ => pos + 1,
         };
-        prev_class = Some(c);
+        prev = Some((c, tier(i)));
         out.push(Placed {
             rank,
             index: i,
@@ -103,5 +121,27 @@ mod tests {
             got,
             vec![(1, 3, 1), (2, 2, 1), (3, 1, 2), (3, 4, 2), (5, 0, 1)]
         );
+    }
+
+    #[test]
+    fn tiers_rank_first_in_their_order_then_by_score() {
+        let reviews = [r(9.0), r(5.0), r(6.0), r(7.0), r(6.0)];
+        // 1, 2 and 4 have tiers (0.1, 0.3, 0.1); 0 and 3 have none.
+        let tiers = [None, Some(0.1), Some(0.3), None, Some(0.1)];
+        let placed = rank_in_tiers(&reviews, &tiers);
+        let got: Vec<(usize, usize, usize)> =
+            placed.iter().map(|p| (p.rank, p.index, p.tied)).collect();
+        // Tier 0.3 first; in tier 0.1 the higher score first; then the rest by score. The
+        // same score in another tier is no tie.
+        assert_eq!(
+            got,
+            vec![(1, 2, 1), (2, 4, 1), (3, 1, 1), (4, 0, 1), (5, 3, 1)]
+        );
+        // Equal tier and score tie.
+        let placed = rank_in_tiers(&[r(5.0), r(5.0)], &[Some(0.2), Some(0.2)]);
+        assert_eq!((placed[0].rank, placed[1].rank, placed[0].tied), (1, 1, 2));
+        // No tiers: as `rank`.
+        let plain = [r(2.0), r(5.0), r(2.0)];
+        assert_eq!(rank_in_tiers(&plain, &[None; 3]), rank(&plain));
     }
 }

@@ -84,4 +84,9 @@ pub trait Committee: Send + Sync {
     fn takes_exec_record(&self) -> bool {
         false
     }
+    /// Whether, over such a run, the candidates that ran healthy rank first, in the order of
+    /// their agents' records (`rank::select::rank_in_tiers`).
+    fn exec_record_orders(&self) -> bool {
+        false
+    }
 }

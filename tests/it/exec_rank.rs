@@ -766,6 +766,11 @@ fn a_run_adds_each_agents_execution_record_over_its_other_issues_once() {
         first.contains("execution record") && first.contains("4 issue ranking(s) updated"),
         "{first}"
     );
+    // The two fixes run healthy everywhere and share a record: the scores pick, not its order.
+    assert!(
+        first.contains("on 0 the pick is the healthy candidate whose agent has the better record"),
+        "{first}"
+    );
     let journal = || std::fs::read_to_string(run_dir.join("journal.jsonl")).unwrap();
     let lines = journal().lines().count();
     assert_eq!(lines, 8, "one line per issue, then one per updated issue");

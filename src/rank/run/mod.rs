@@ -250,6 +250,9 @@ pub struct RunReport {
     /// journal line each); `None` when no record was taken (no `--exec`, stopped early, or a
     /// committee that takes none).
     pub record_changed: Option<usize>,
+    /// With `--exec` and a committee whose record orders the healthy: issues whose pick is
+    /// not the one the scores alone would make.
+    pub picked_by_record: Option<usize>,
 }
 
 fn manifest(req: &RunRequest, committee: &dyn Committee) -> Manifest {
@@ -441,12 +444,14 @@ pub fn run(req: &RunRequest, committee: &dyn Committee) -> anyhow::Result<RunRep
     // With execution evidence, each agent's record over the run's other issues, once every
     // issue is ranked; the issues it moves get a new journal line.
     let mut record_changed = None;
+    let mut picked_by_record = None;
     if req.exec.is_some() && !interrupted && committee.takes_exec_record() {
         let mut journal = journal
             .into_inner()
             .map_err(|_| anyhow::anyhow!("journal lock poisoned"))?;
-        let revised = with_exec_record(&journal, &selected, committee)?;
+        let (revised, by_order) = with_exec_record(&journal, &selected, committee)?;
         record_changed = Some(revised.len());
+        picked_by_record = committee.exec_record_orders().then_some(by_order);
         for o in revised {
             journal.append(&o)?;
             if let Some(slot) = outcomes.iter_mut().find(|s| s.instance_id == o.instance_id) {
@@ -468,16 +473,18 @@ pub fn run(req: &RunRequest, committee: &dyn Committee) -> anyhow::Result<RunRep
         torn_bytes: read.torn_bytes,
         problems: index_problems,
         record_changed,
+        picked_by_record,
     })
 }
 
 /// The selected issues' full outcomes, read back from the journal, with the agents' execution
-/// records added ([`record::apply`]); only the outcomes whose ranking changed are returned.
+/// records added ([`record::apply`]); only the outcomes whose ranking changed are returned,
+/// with the number of issues whose pick the record's order makes.
 fn with_exec_record(
     journal: &Journal,
     selected: &[String],
     committee: &dyn Committee,
-) -> anyhow::Result<Vec<IssueOutcome>> {
+) -> anyhow::Result<(Vec<IssueOutcome>, usize)> {
     let wanted: BTreeSet<&str> = selected.iter().map(String::as_str).collect();
     let mut last: BTreeMap<String, IssueOutcome> = BTreeMap::new();
     for o in journal::read_journal(&journal.path, true)?.outcomes {
@@ -486,8 +493,9 @@ fn with_exec_record(
         }
     }
     let mut all: Vec<IssueOutcome> = last.into_values().collect();
-    let changed = record::apply(&mut all, committee);
-    Ok(changed.into_iter().map(|k| all[k].clone()).collect())
+    let applied = record::apply(&mut all, committee);
+    let changed = applied.changed.iter().map(|&k| all[k].clone()).collect();
+    Ok((changed, applied.picked_by_order))
 }
 
 /// Rank one issue; every failure becomes an error outcome.

@@ -9,6 +9,13 @@
 //! ([`Committee::with_exec_record`]), and the issue is ranked again. Agents seen on fewer than
 //! [`MIN_ISSUES`] other issues get no record.
 //!
+//! Where the committee orders by it ([`Committee::exec_record_orders`], the offline default),
+//! the candidates that ran healthy on the issue rank first, in the order of their agents'
+//! records (an agent without one counts as the mean), each record's candidates by score; the
+//! others follow by score ([`select::rank_in_tiers`]). Text agreement and behaviour agreement
+//! still order the rest and break ties, but among the healthy the agent that keeps running
+//! healthy across the run is trusted over a consensus of agents that do not.
+//!
 //! The pass only reads the journal: it reruns nothing, and it is idempotent (the part is
 //! replaced, never added twice), so a resumed run recomputes it over what it then holds and
 //! appends a line only for an issue whose ranking changed.
@@ -101,13 +108,23 @@ fn records(total: &Tally, mine: &Tally) -> BTreeMap<String, (f64, usize, usize)>
         .collect()
 }
 
+/// What [`apply`] did.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Applied {
+    /// Indices of the outcomes whose ranking changed (scores, order or reasons).
+    pub changed: Vec<usize>,
+    /// Issues whose pick is not the one the scores alone would make: the record's order of
+    /// the healthy ranked it first (over what it holds now, changed or not).
+    pub picked_by_order: usize,
+}
+
 /// Adds each agent's execution record to the rankings of `outcomes` (full results, as the
-/// journal holds them) and ranks each issue again. Returns the indices of the outcomes whose
-/// ranking changed (scores, order or reasons). Nothing changes when the committee takes no
-/// record, or no issue ran anything.
-pub fn apply(outcomes: &mut [IssueOutcome], committee: &dyn Committee) -> Vec<usize> {
+/// journal holds them) and ranks each issue again. Nothing changes when the committee takes
+/// no record, or no issue ran anything.
+pub fn apply(outcomes: &mut [IssueOutcome], committee: &dyn Committee) -> Applied {
+    let mut out = Applied::default();
     if !committee.takes_exec_record() {
-        return Vec::new();
+        return out;
     }
     let tallies: Vec<Tally> = outcomes
         .iter()
@@ -125,63 +142,84 @@ pub fn apply(outcomes: &mut [IssueOutcome], committee: &dyn Committee) -> Vec<us
         }
     }
     if total.is_empty() {
-        return Vec::new();
+        return out;
     }
-    let mut changed = Vec::new();
     for (k, (o, mine)) in outcomes.iter_mut().zip(&tallies).enumerate() {
         if o.result.is_none() || !o.is_ok() {
             continue;
         }
         let recs = records(&total, mine);
         let before = o.result.clone();
-        if rerank(o, &recs, committee) && o.result != before {
-            changed.push(k);
+        let Some(by_order) = rerank(o, &recs, committee) else {
+            continue;
+        };
+        out.picked_by_order += by_order as usize;
+        if o.result != before {
+            out.changed.push(k);
         }
     }
-    changed
+    out
 }
 
-/// One issue ranked again with the records; false when the committee takes none.
+/// One issue ranked again with the records: `Some(true)` when its pick is not what the scores
+/// alone would pick; `None` when it was left as it was (the committee takes no record, or a
+/// review does not read).
 fn rerank(
     o: &mut IssueOutcome,
     recs: &BTreeMap<String, (f64, usize, usize)>,
     committee: &dyn Committee,
-) -> bool {
+) -> Option<bool> {
     let picked = o
         .result
         .as_ref()
         .and_then(|r| r.get("status"))
         .and_then(Value::as_str)
         == Some("ranked");
-    let Some(ranked) = o
+    let ranked = o
         .result
         .as_mut()
         .and_then(|r| r.get_mut("ranked"))
-        .and_then(Value::as_array_mut)
-    else {
-        return false;
-    };
+        .and_then(Value::as_array_mut)?;
     // Every review is read (and rescored) before anything is written: an entry that does not
     // read leaves the issue as it was.
+    let orders = committee.exec_record_orders();
+    let behaviours: Vec<Option<Behaviour>> = ranked
+        .iter()
+        .map(|c| {
+            c.get("behaviour")
+                .and_then(|b| serde_json::from_value::<Behaviour>(b.clone()).ok())
+                .filter(Behaviour::ran)
+        })
+        .collect();
     let mut reviews: Vec<Review> = Vec::with_capacity(ranked.len());
-    for c in ranked.iter() {
-        let Some(mut review) = c
+    let mut tiers: Vec<Option<f64>> = Vec::with_capacity(ranked.len());
+    for (i, c) in ranked.iter().enumerate() {
+        let mut review = c
             .get("review")
-            .and_then(|r| serde_json::from_value::<Review>(r.clone()).ok())
-        else {
-            return false;
-        };
+            .and_then(|r| serde_json::from_value::<Review>(r.clone()).ok())?;
+        let mut tier = None;
         if review.status() == crate::model::ReviewStatus::Reviewed {
             let agent = c.get("agent").and_then(Value::as_str).unwrap_or("");
             let rec = recs.get(agent);
-            let Some(score) = committee.with_exec_record(&review.score, rec.map_or(0.0, |r| r.0))
-            else {
-                return false;
-            };
+            let score = committee.with_exec_record(&review.score, rec.map_or(0.0, |r| r.0))?;
+            let ran_healthy = orders
+                && behaviours[i].as_ref().is_some_and(|me| {
+                    let others: Vec<&Behaviour> = behaviours
+                        .iter()
+                        .enumerate()
+                        .filter(|(j, _)| *j != i)
+                        .filter_map(|(_, b)| b.as_ref())
+                        .collect();
+                    healthy(me, &others) == Some(true)
+                });
+            if ran_healthy {
+                tier = Some(rec.map_or(0.0, |r| r.0));
+            }
             review.score = score;
-            review.reason = with_note(&review.reason, rec);
+            review.reason = with_note(&review.reason, rec, ran_healthy);
         }
         reviews.push(review);
+        tiers.push(tier);
     }
     for (c, review) in ranked.iter_mut().zip(&reviews) {
         if review.status() == crate::model::ReviewStatus::Reviewed {
@@ -193,7 +231,13 @@ fn rerank(
             }
         }
     }
-    let placed = select::rank(&reviews);
+    let placed = select::rank_in_tiers(&reviews, &tiers);
+    let firsts = |ps: &[select::Placed]| -> Vec<usize> {
+        let mut v: Vec<usize> = ps.iter().filter(|p| p.rank == 1).map(|p| p.index).collect();
+        v.sort_unstable();
+        v
+    };
+    let by_order = picked && firsts(&placed) != firsts(&select::rank(&reviews));
     let mut old: Vec<Option<Value>> = ranked.drain(..).map(Some).collect();
     for p in &placed {
         let mut c = old[p.index].take().unwrap_or(Value::Null);
@@ -225,18 +269,30 @@ fn rerank(
         .collect();
     let labelled = ranked.iter().any(|c| c.get("resolved").is_some());
     o.top_resolved = super::top_credit(labelled, &labels);
-    true
+    Some(by_order)
 }
 
-/// `reason` with the record's note (replacing an earlier one).
-fn with_note(reason: &str, rec: Option<&(f64, usize, usize)>) -> String {
+/// `reason` with the record's note (replacing an earlier one); `ordered`: the candidate ran
+/// healthy here and ranks among the healthy by its record.
+fn with_note(reason: &str, rec: Option<&(f64, usize, usize)>, ordered: bool) -> String {
     let mut notes: Vec<String> = reason
         .split("; ")
         .filter(|n| !n.is_empty() && !n.starts_with(NOTE))
         .map(String::from)
         .collect();
-    if let Some(&(_, h, n)) = rec {
-        notes.push(format!("{NOTE} healthy runs on {h} of {n} other issues"));
+    let why = if ordered {
+        " (ran healthy here: the healthy rank first, by their agents' records)"
+    } else {
+        ""
+    };
+    match rec {
+        Some(&(_, h, n)) => notes.push(format!(
+            "{NOTE} healthy runs on {h} of {n} other issues{why}"
+        )),
+        None if ordered => notes.push(format!(
+            "{NOTE} too few other issues, counted as the mean{why}"
+        )),
+        None => {}
     }
     notes.join("; ")
 }
@@ -334,8 +390,10 @@ mod tests {
             .map(|k| issue(&format!("i{k}"), true, false))
             .chain([issue("last", true, true)])
             .collect();
-        let changed = apply(&mut run, &offline);
-        assert!(changed.contains(&3), "{changed:?}");
+        let applied = apply(&mut run, &offline);
+        assert!(applied.changed.contains(&3), "{applied:?}");
+        // The tie is broken by the record's part of the score, not by its order.
+        assert_eq!(applied.picked_by_order, 0);
         let last = &run[3];
         assert_eq!(last.top, vec!["strong".to_string()]);
         assert_eq!(last.top_resolved, Some(1.0));
@@ -354,13 +412,13 @@ mod tests {
             .unwrap()
             .contains("healthy runs on 3 of 3"));
         // Applied again over its own output, nothing changes.
-        assert!(apply(&mut run, &offline).is_empty());
+        assert!(apply(&mut run, &offline).changed.is_empty());
         // A committee that takes no record leaves the run as it is.
         let mut fresh: Vec<IssueOutcome> = (0..4)
             .map(|k| issue(&format!("j{k}"), true, false))
             .collect();
         let llm_like = NoRecord;
-        assert!(apply(&mut fresh, &llm_like).is_empty());
+        assert_eq!(apply(&mut fresh, &llm_like), Applied::default());
     }
 
     struct NoRecord;
@@ -378,12 +436,92 @@ mod tests {
 
     #[test]
     fn the_note_is_replaced_not_repeated() {
-        let once = with_note("applies cleanly", Some(&(0.1, 2, 3)));
-        let twice = with_note(&once, Some(&(0.1, 3, 4)));
+        let once = with_note("applies cleanly", Some(&(0.1, 2, 3)), false);
+        let twice = with_note(&once, Some(&(0.1, 3, 4)), false);
         assert_eq!(
             twice,
             format!("applies cleanly; {NOTE} healthy runs on 3 of 4 other issues")
         );
-        assert_eq!(with_note(&twice, None), "applies cleanly");
+        assert_eq!(with_note(&twice, None, false), "applies cleanly");
+        let ordered = with_note(&twice, Some(&(0.1, 3, 4)), true);
+        assert!(ordered.ends_with("by their agents' records)"), "{ordered}");
+        assert_eq!(ordered.matches(NOTE).count(), 1);
+    }
+
+    /// The last issue of a run where `strong` ran healthy on every other issue and `weak`,
+    /// `weak2` on none: there all three run healthy, and the two weak agents outscore it
+    /// (their agreement part is higher).
+    fn outvoted_run() -> Vec<IssueOutcome> {
+        let mut run: Vec<IssueOutcome> = (0..3)
+            .map(|k| issue(&format!("i{k}"), true, false))
+            .collect();
+        let cand = |agent: &str, agreement: f64| {
+            let score = serde_json::json!({"value": 6.4, "parts": [["applies", 2.0], ["agreement", agreement]]});
+            serde_json::json!({
+                "agent": agent, "score": 6.4, "status": "reviewed", "reason": "applies",
+                "resolved": agent == "strong",
+                "review": {"candidate": format!("{agent}/last"), "committee": "offline",
+                           "score": score, "reason": "applies", "status": "reviewed"},
+                "behaviour": {"broken": [], "tests_run": 2, "class": 0},
+            })
+        };
+        let mut last = issue("last", true, true);
+        last.result = Some(serde_json::json!({
+            "instance_id": "last", "status": "ranked",
+            "ranked": [cand("weak", 4.0), cand("weak2", 4.0), cand("strong", 1.0)],
+        }));
+        // weak2 has the weak record too: it ran (unhealthy) wherever weak did.
+        for o in &mut run[..3] {
+            let r = o.result.as_mut().unwrap();
+            let mut w2 = r["ranked"][0].clone();
+            w2["agent"] = "weak2".into();
+            r["ranked"].as_array_mut().unwrap().push(w2);
+        }
+        run.push(last);
+        run
+    }
+
+    #[test]
+    fn healthy_candidates_rank_by_their_agents_record_over_a_consensus() {
+        let offline = crate::review::offline::Offline::new(Default::default());
+        let mut run = outvoted_run();
+        assert_eq!(apply(&mut run, &offline).picked_by_order, 1);
+        let last = &run[3];
+        assert_eq!(last.top, vec!["strong".to_string()]);
+        let ranked = last.result.as_ref().unwrap()["ranked"].as_array().unwrap();
+        let order: Vec<&str> = ranked
+            .iter()
+            .map(|c| c["agent"].as_str().unwrap())
+            .collect();
+        assert_eq!(order, ["strong", "weak", "weak2"]);
+        // It ranks first with the lower score, and its reason says why.
+        assert!(ranked[0]["score"].as_f64() < ranked[1]["score"].as_f64());
+        assert!(ranked[0]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("the healthy rank first"));
+        // The two weak agents share a record and a score: a tie for second.
+        assert_eq!(
+            (ranked[1]["rank"].as_u64(), ranked[2]["rank"].as_u64()),
+            (Some(2), Some(2))
+        );
+        // Idempotent; the pick is still the order's.
+        let again = apply(&mut run, &offline);
+        assert!(again.changed.is_empty());
+        assert_eq!(again.picked_by_order, 1);
+
+        // With `exec_record_orders` off the record is only a part: the consensus wins.
+        let weights = crate::review::offline::Weights {
+            exec_record_orders: false,
+            ..Default::default()
+        };
+        let part_only = crate::review::offline::Offline::new(weights);
+        let mut run = outvoted_run();
+        assert_eq!(apply(&mut run, &part_only).picked_by_order, 0);
+        let top = &run[3].top;
+        assert!(
+            top.contains(&"weak".to_string()) && !top.contains(&"strong".to_string()),
+            "{top:?}"
+        );
     }
 }

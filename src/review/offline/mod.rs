@@ -23,7 +23,7 @@
 //! | new files | `new_file` when it creates non-test files |
 //! | track record | `prior · agent_prior[agent]`, else `prior · family_prior[family]` (empty maps by default) |
 //! | shape | `large · largeness` + `small · smallness` + `scatter · scatter` ([`shape::shape`]) |
-//! | execution record (`rank --all --exec` only) | `exec_record · (share − mean)`: the agent's share of healthy runs on the run's other issues (`rank::run::record`) |
+//! | execution record (`rank --all --exec` only) | `exec_record · (share − mean)`: the agent's share of healthy runs on the run's other issues (`rank::run::record`); with `exec_record_orders` the candidates that ran healthy also rank first, by that record |
 //! | execution (`--exec` only) | `exec_breaks`, `exec_repro_changed` / `exec_repro_same` (the issue's reproduction, and the model-written test with `--exec-llm-repro`), `exec_agreement` ([`behaviour`]) |
 //!
 //! With execution evidence that splits the candidates into two or more behaviour classes, a
@@ -91,6 +91,10 @@ pub struct Weights {
     /// candidates that ran without anything counted against them on the run's *other* issues,
     /// minus the mean share over agents (see `rank::run::record`).
     pub exec_record: f64,
+    /// Over such a run, also rank the candidates that ran healthy on their issue first, in the
+    /// order of their agents' records (then by score); the others follow by score. Needs
+    /// `exec_record` ≠ 0; `false`: the record is only a part of the score.
+    pub exec_record_orders: bool,
 }
 
 impl Default for Weights {
@@ -119,6 +123,7 @@ impl Default for Weights {
             exec_repro_same: -1.5,
             exec_agreement: 4.0,
             exec_record: EXEC_RECORD,
+            exec_record_orders: true,
         }
     }
 }
@@ -443,6 +448,10 @@ impl Committee for Offline {
 
     fn takes_exec_record(&self) -> bool {
         self.weights.exec_record != 0.0
+    }
+
+    fn exec_record_orders(&self) -> bool {
+        self.takes_exec_record() && self.weights.exec_record_orders
     }
 
     fn review(&self, bundle: &IssueBundle) -> anyhow::Result<Vec<Review>> {
