@@ -31,8 +31,8 @@ def main():
         ranked = r.get("ranked") or []
         if not ranked:
             continue
-        top = ranked[0]["score"]
-        tops = [c for c in ranked if c["score"] == top]
+        # The pick is what ranks first (over a run the record's order can put a lower score there).
+        tops = [c for c in ranked if c.get("rank") == 1] or [c for c in ranked if c["score"] == ranked[0]["score"]]
         hit = sum(labels.get((iid, c["agent"]), False) for c in tops) / len(tops)
         any_r = any(labels.get((iid, c["agent"]), False) for c in ranked)
         if a.only_wrong and (hit == 1.0 or not any_r):

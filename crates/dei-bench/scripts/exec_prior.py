@@ -5,9 +5,11 @@ Over the issues the output folders ranked with --exec, each agent's record is it
 candidates (ran, broke no test that passed twice at base, did not break the reproduction, and did
 not leave it as at base while another candidate changed it) on the *other* issues, minus the mean
 share over the agents seen on at least MIN_ISSUES of them. The score becomes the offline
-committee's raw sum of parts plus `w * record`, squashed as dei squashes it; the top pick is re-read
-(ties as expected value) and scored with the labels. At the shipped weight this gives the picks of
-`dei rank --all --exec` over one run of the same issues.
+committee's raw sum of parts plus `w * record`, squashed as dei squashes it; with the record's
+ordering (dei's default, `exec_record_orders`; --no-order leaves it out) the candidates that ran
+healthy on the issue rank first, by their agent's record (none: the mean), then by that score. The
+top pick is re-read (ties as expected value) and scored with the labels. At the shipped weight this
+gives the picks of `dei rank --all --exec` over one run of the same issues.
 
   python3 crates/dei-bench/scripts/exec_prior.py --out OUT [OUT2 ...] [--weights 0,1,2,4,8]
       [--record-over all|unsettled]
@@ -88,13 +90,22 @@ def rescored(c, extra, scale=4.0):
     return min(max(round(squashed * 100) / 100, 1.01), 10.0)
 
 
-def right(results, labels, iid, prior, w):
+def key(c, ranked, prior, w, order):
+    """Where a candidate ranks (higher first): dei's rank::select::rank_in_tiers over the
+    record pass's tiers."""
+    score = rescored(c, w * prior.get(c["agent"], 0.0))
+    if order and w != 0 and healthy(c, ranked):
+        return (1, prior.get(c["agent"], 0.0), score)
+    return (0, 0.0, score)
+
+
+def right(results, labels, iid, prior, w, order=True):
     ranked = results[iid]["ranked"]
     if not ranked:
         return 0.0
-    scored = [(rescored(c, w * prior.get(c["agent"], 0.0)), c["agent"]) for c in ranked]
+    scored = [(key(c, ranked, prior, w, order), c["agent"]) for c in ranked]
     top = max(s for s, _ in scored)
-    tops = [a for s, a in scored if abs(s - top) < 1e-9]
+    tops = [a for s, a in scored if s == top]
     return sum(labels.get((iid, a), False) for a in tops) / len(tops)
 
 
@@ -106,6 +117,8 @@ def main():
                          "some but not all candidates resolve (a label-chosen sample, to measure its bias)")
     ap.add_argument("--committees", default="all14,A,acr5")
     ap.add_argument("--weights", default="0,1,2,4,8")
+    ap.add_argument("--no-order", action="store_true",
+                    help="the record only as a part of the score (exec_record_orders false)")
     a = ap.parse_args()
     weights = [float(w) for w in a.weights.split(",")]
     table = {}
@@ -123,7 +136,7 @@ def main():
         for w in weights:
             for h in ("tune", "report"):
                 ids = [i for i in iids if half(i) == h]
-                got = sum(right(results, labels, i, loo[i], w) for i in ids)
+                got = sum(right(results, labels, i, loo[i], w, not a.no_order) for i in ids)
                 table[(name, w, h)] = (got, len(ids))
     tune_sum = {w: sum(table[(n, w, "tune")][0] for n in a.committees.split(",")) for w in weights}
     best = min(weights, key=lambda w: (-tune_sum[w], w))
