@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""Measure `dei rank --exec` against the plain offline committee on SWE-bench Lite, for three
-committees of published runs, with no labels and no LLM in the ranking.
+"""Measure `dei rank --exec` against the plain offline committee on SWE-bench Lite, for committees
+of published runs (all14, A, acr5 by default; B with --committees B), with no labels and no LLM in
+the ranking.
 
   python3 crates/dei-bench/scripts/exec_lite.py --dei target/release/dei \
       --data ../shared/data --repos DIR --out OUT [--repos-only psf/requests,pallets/flask]
