@@ -67,17 +67,29 @@ fn behaviours(result: &Value) -> Vec<(String, Behaviour)> {
         .collect()
 }
 
+/// [`healthy`] for each candidate of one issue against all the others (`None`: no behaviour
+/// was recorded for it).
+fn healthy_each(bs: &[Option<&Behaviour>]) -> Vec<Option<bool>> {
+    bs.iter()
+        .enumerate()
+        .map(|(i, me)| {
+            let others: Vec<&Behaviour> = bs
+                .iter()
+                .enumerate()
+                .filter(|(j, _)| *j != i)
+                .filter_map(|(_, b)| *b)
+                .collect();
+            healthy((*me)?, &others)
+        })
+        .collect()
+}
+
 /// Each agent's (healthy, ran) on one issue.
 fn tally(cands: &[(String, Behaviour)]) -> Tally {
     let mut out = Tally::new();
-    for (i, (agent, me)) in cands.iter().enumerate() {
-        let others: Vec<&Behaviour> = cands
-            .iter()
-            .enumerate()
-            .filter(|(j, _)| *j != i)
-            .map(|(_, (_, b))| b)
-            .collect();
-        if let Some(ok) = healthy(me, &others) {
+    let each = healthy_each(&cands.iter().map(|(_, b)| Some(b)).collect::<Vec<_>>());
+    for ((agent, _), ok) in cands.iter().zip(each) {
+        if let Some(ok) = ok {
             let e = out.entry(agent.clone()).or_default();
             e.0 += ok as usize;
             e.1 += 1;
@@ -188,9 +200,13 @@ fn rerank(
         .map(|c| {
             c.get("behaviour")
                 .and_then(|b| serde_json::from_value::<Behaviour>(b.clone()).ok())
-                .filter(Behaviour::ran)
         })
         .collect();
+    let ran_healthy: Vec<bool> =
+        healthy_each(&behaviours.iter().map(Option::as_ref).collect::<Vec<_>>())
+            .into_iter()
+            .map(|h| orders && h == Some(true))
+            .collect();
     let mut reviews: Vec<Review> = Vec::with_capacity(ranked.len());
     let mut tiers: Vec<Option<f64>> = Vec::with_capacity(ranked.len());
     for (i, c) in ranked.iter().enumerate() {
@@ -202,21 +218,11 @@ fn rerank(
             let agent = c.get("agent").and_then(Value::as_str).unwrap_or("");
             let rec = recs.get(agent);
             let score = committee.with_exec_record(&review.score, rec.map_or(0.0, |r| r.0))?;
-            let ran_healthy = orders
-                && behaviours[i].as_ref().is_some_and(|me| {
-                    let others: Vec<&Behaviour> = behaviours
-                        .iter()
-                        .enumerate()
-                        .filter(|(j, _)| *j != i)
-                        .filter_map(|(_, b)| b.as_ref())
-                        .collect();
-                    healthy(me, &others) == Some(true)
-                });
-            if ran_healthy {
+            if ran_healthy[i] {
                 tier = Some(rec.map_or(0.0, |r| r.0));
             }
             review.score = score;
-            review.reason = with_note(&review.reason, rec, ran_healthy);
+            review.reason = with_note(&review.reason, rec, ran_healthy[i]);
         }
         reviews.push(review);
         tiers.push(tier);
