@@ -800,6 +800,20 @@ fn import_failure(why: &str) -> bool {
         .any(|w| why.contains(w))
 }
 
+/// The repository's test files as its pytest settings at `commit` name them (the built-in
+/// names alone when it has none, or it cannot be read).
+fn test_files_of(repo: &Path, commit: &str) -> regress::TestFiles {
+    let Ok(snap) = crate::model::repo::Snapshot::open(repo, commit) else {
+        return regress::TestFiles::default();
+    };
+    let texts: Vec<(&str, String)> = regress::PYTEST_CONFIGS
+        .iter()
+        .filter_map(|name| Some((*name, snap.read(name).ok()??)))
+        .collect();
+    let configs: Vec<(&str, &str)> = texts.iter().map(|(n, t)| (*n, t.as_str())).collect();
+    regress::TestFiles::from_configs(&configs)
+}
+
 fn gather_at(
     task: &Task,
     repo: &Path,
@@ -858,7 +872,9 @@ fn gather_at(
 
     // Which tests: each candidate's own selection (the files its edits reach), within the
     // best-scored files of all of them; each file runs on its own, so runs are shared between
-    // candidates, committees and reruns.
+    // candidates, committees and reruns. Test files as the repository's pytest settings name
+    // them at the base commit.
+    let tests = test_files_of(repo, &task.base_commit);
     let afters: Vec<Option<Vec<TreeFile>>> = cands.iter().map(|(_, v)| after_files(v)).collect();
     // Each candidate that rebuilt picks its files with `pick`.
     let picks =
@@ -869,12 +885,17 @@ fn gather_at(
                 .map(|((_, view), after)| after.as_ref().map_or_else(Vec::new, |_| pick(view)))
                 .collect()
         };
-    let mut chosen = picks(&|v| regress::select_for(files, v, regress::MAX_FILES));
+    let mut chosen = picks(&|v| regress::select_for(files, &tests, v, regress::MAX_FILES));
     // No candidate reaches a test file: the tests importing an edited module's package stand
     // in (whole files unless they name an edited definition).
     if chosen.iter().all(Vec::is_empty) {
         chosen = picks(&|v| {
-            regress::select_by_package(files, &regress::edits_of(v), regress::MAX_FILES)
+            regress::select_by_package(
+                files,
+                &tests,
+                &regress::edits_of(v, &tests),
+                regress::MAX_FILES,
+            )
         });
     }
     let mut scored: BTreeMap<String, f64> = BTreeMap::new();
@@ -1023,7 +1044,7 @@ fn gather_at(
         .filter(|(_, a)| a.is_some())
         .map(|(c, _)| *c)
         .collect();
-    let probes: Vec<WrittenTests> = written::written_tests(&writers)
+    let probes: Vec<WrittenTests> = written::written_tests(&writers, &tests)
         .into_iter()
         .take(MAX_WRITTEN)
         .collect();

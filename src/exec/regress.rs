@@ -42,15 +42,15 @@ pub struct TestFile {
 
 /// The edits of a rebuilt candidate: its edited definitions in Python source files (test
 /// files the candidate itself edits are not sources).
-pub fn edits_of(view: &PatchView) -> Vec<Edit> {
+pub fn edits_of(view: &PatchView, tests: &TestFiles) -> Vec<Edit> {
     let mut out: Vec<Edit> = edited_units(view)
         .into_iter()
-        .filter(|(p, _, _)| is_python(p) && !is_test_file(p))
+        .filter(|(p, _, _)| is_python(p) && !tests.is_test(p))
         .map(|(path, name, _)| Edit { path, name })
         .collect();
     // Files the patch creates or could not read have no units: keep the file itself.
     for f in &view.files {
-        if is_python(&f.path) && !is_test_file(&f.path) && !out.iter().any(|e| e.path == f.path) {
+        if is_python(&f.path) && !tests.is_test(&f.path) && !out.iter().any(|e| e.path == f.path) {
             out.push(Edit {
                 path: f.path.clone(),
                 name: String::new(),
@@ -73,6 +73,132 @@ pub fn is_test_file(path: &str) -> bool {
     base.starts_with("test_")
         || base.ends_with("_test.py")
         || (is_test_path(path) && (base.starts_with("test") || base.starts_with("unittest_")))
+}
+
+/// The files a repository counts as test modules: [`is_test_file`]'s names, and the globs of
+/// its pytest `python_files` setting when it sets one (pytest's own `testing/*/*.py`, where
+/// `testing/python/fixtures.py` tests `src/_pytest/fixtures.py`; Django projects' `tests.py`).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct TestFiles {
+    globs: Vec<String>,
+}
+
+/// Where pytest reads its settings, in the order it looks: the first file holding a pytest
+/// section is the one it uses.
+pub const PYTEST_CONFIGS: [&str; 4] = ["pytest.ini", "pyproject.toml", "tox.ini", "setup.cfg"];
+
+impl TestFiles {
+    /// From the repository's pytest settings: `configs` holds the text of the files of
+    /// [`PYTEST_CONFIGS`] it has, as (name, text). Globs as pytest reads them: an ini value
+    /// split on white space (it may go on over indented lines), a TOML string or list.
+    pub fn from_configs(configs: &[(&str, &str)]) -> TestFiles {
+        for name in PYTEST_CONFIGS {
+            let Some((_, text)) = configs.iter().find(|(n, _)| *n == name) else {
+                continue;
+            };
+            let section = match name {
+                "pytest.ini" => &["[pytest]", "[tool:pytest]"][..],
+                "pyproject.toml" => &["[tool.pytest.ini_options]"][..],
+                "tox.ini" => &["[pytest]"][..],
+                _ => &["[tool:pytest]"][..],
+            };
+            if let Some(body) = ini_section(text, section) {
+                let globs = python_files(&body, name == "pyproject.toml");
+                return TestFiles { globs };
+            }
+        }
+        TestFiles::default()
+    }
+
+    /// A test module of this repository.
+    pub fn is_test(&self, path: &str) -> bool {
+        is_test_file(path)
+            || (path.ends_with(".py")
+                && !path.ends_with("conftest.py")
+                && !path.ends_with("__init__.py")
+                && self.globs.iter().any(|g| glob_matches(g, path)))
+    }
+
+    /// The globs read from the repository (none: only the names [`is_test_file`] knows).
+    pub fn globs(&self) -> &[String] {
+        &self.globs
+    }
+}
+
+/// The lines of the first section headed by one of `headers`, up to the next header.
+fn ini_section(text: &str, headers: &[&str]) -> Option<String> {
+    let mut lines = text.lines();
+    lines.find(|l| headers.contains(&l.trim()))?;
+    Some(
+        lines
+            .take_while(|l| !l.trim_start().starts_with('['))
+            .collect::<Vec<_>>()
+            .join("\n"),
+    )
+}
+
+/// The `python_files` globs of a pytest section (empty when it sets none).
+fn python_files(body: &str, toml: bool) -> Vec<String> {
+    let lines: Vec<&str> = body.lines().collect();
+    let Some(at) = lines.iter().position(|l| {
+        l.split_once('=')
+            .is_some_and(|(k, _)| k.trim() == "python_files")
+    }) else {
+        return Vec::new();
+    };
+    let first = lines[at].split_once('=').map_or("", |(_, v)| v).trim();
+    if toml {
+        // `"a b"`, or a list that may go on over several lines.
+        let mut value = first.to_string();
+        if value.starts_with('[') {
+            for l in &lines[at + 1..] {
+                if value.contains(']') {
+                    break;
+                }
+                value.push(' ');
+                value.push_str(l.trim());
+            }
+        }
+        return value
+            .split(['"', '\''])
+            .skip(1)
+            .step_by(2)
+            .flat_map(str::split_whitespace)
+            .map(String::from)
+            .collect();
+    }
+    let mut value = first.to_string();
+    for l in &lines[at + 1..] {
+        if !l.starts_with([' ', '\t']) || l.trim().is_empty() {
+            break;
+        }
+        value.push(' ');
+        value.push_str(l.trim());
+    }
+    value.split_whitespace().map(String::from).collect()
+}
+
+/// pytest's match of a `python_files` glob: against the file name when the glob has no `/`,
+/// else against the path or any tail of it after a `/` (`*` matches any run of characters,
+/// `/` included, `?` one).
+fn glob_matches(glob: &str, path: &str) -> bool {
+    if !glob.contains('/') {
+        let base = path.rsplit('/').next().unwrap_or(path);
+        return wildcard(glob.as_bytes(), base.as_bytes());
+    }
+    std::iter::once(path)
+        .chain(path.match_indices('/').map(|(i, _)| &path[i + 1..]))
+        .any(|tail| wildcard(glob.as_bytes(), tail.as_bytes()))
+}
+
+fn wildcard(p: &[u8], s: &[u8]) -> bool {
+    match (p.first(), s.first()) {
+        (None, None) => true,
+        (Some(b'*'), _) => wildcard(&p[1..], s) || (!s.is_empty() && wildcard(p, &s[1..])),
+        (Some(b'?'), Some(_)) => wildcard(&p[1..], &s[1..]),
+        (Some(a), Some(b)) if a == b => wildcard(&p[1..], &s[1..]),
+        _ => false,
+    }
 }
 
 /// What a test file says it tests: its name less `test_`/`unittest_` before or `_test` after
@@ -169,7 +295,7 @@ fn named_in<'a>(idx: &PyIndex, names: &BTreeSet<&'a str>) -> Vec<&'a str> {
 /// definition it names (short name, or the method's class; common names such as `get` or
 /// dunders do not count), at most 3 of them. Ties: path order. Only files scoring ≥ 2 are
 /// kept (naming one definition is not enough alone).
-pub fn select(repo: &FileIndex, edits: &[Edit], cap: usize) -> Vec<TestFile> {
+pub fn select(repo: &FileIndex, tests: &TestFiles, edits: &[Edit], cap: usize) -> Vec<TestFile> {
     let sources: BTreeSet<&str> = edits.iter().map(|e| e.path.as_str()).collect();
     let source_idx: BTreeMap<usize, &str> = sources
         .iter()
@@ -183,13 +309,23 @@ pub fn select(repo: &FileIndex, edits: &[Edit], cap: usize) -> Vec<TestFile> {
     let names: BTreeSet<&str> = edits.iter().flat_map(edit_names).collect();
     let mut out: Vec<TestFile> = Vec::new();
     for (i, f) in repo.files.iter().enumerate() {
-        if !is_test_file(&f.path) {
+        if !tests.is_test(&f.path) {
             continue;
         }
         let mut score = 0.0;
         let mut reasons = Vec::new();
         let mut named_after = false;
-        let tested = test_stem(&f.path);
+        // A file only the repository's globs make a test (`testing/python/fixtures.py`) is
+        // named after what its whole name says.
+        let tested = match test_stem(&f.path) {
+            "" if !is_test_file(&f.path) => f
+                .path
+                .rsplit('/')
+                .next()
+                .unwrap_or("")
+                .trim_end_matches(".py"),
+            t => t,
+        };
         for s in &sources {
             if !tested.is_empty() && module_names(s).iter().any(|m| m == tested) {
                 score += 3.0;
@@ -244,7 +380,12 @@ pub fn select(repo: &FileIndex, edits: &[Edit], cap: usize) -> Vec<TestFile> {
 /// package's names. Score 1 each, +1.5 per edited definition named (at most 3); best first,
 /// then path order; at most `cap`. An edit of a package's `__init__.py` counts its own
 /// package.
-pub fn select_by_package(repo: &FileIndex, edits: &[Edit], cap: usize) -> Vec<TestFile> {
+pub fn select_by_package(
+    repo: &FileIndex,
+    tests: &TestFiles,
+    edits: &[Edit],
+    cap: usize,
+) -> Vec<TestFile> {
     let packages: BTreeMap<usize, String> = edits
         .iter()
         .filter_map(|e| {
@@ -260,7 +401,7 @@ pub fn select_by_package(repo: &FileIndex, edits: &[Edit], cap: usize) -> Vec<Te
     let names: BTreeSet<&str> = edits.iter().flat_map(edit_names).collect();
     let mut out: Vec<TestFile> = Vec::new();
     for (i, f) in repo.files.iter().enumerate() {
-        if !is_test_file(&f.path) {
+        if !tests.is_test(&f.path) {
             continue;
         }
         let imports = repo.imports_of(i);
@@ -289,8 +430,13 @@ pub fn select_by_package(repo: &FileIndex, edits: &[Edit], cap: usize) -> Vec<Te
 }
 
 /// Select for a rebuilt candidate (see [`edits_of`], [`select`]).
-pub fn select_for(repo: &FileIndex, view: &PatchView, cap: usize) -> Vec<TestFile> {
-    select(repo, &edits_of(view), cap)
+pub fn select_for(
+    repo: &FileIndex,
+    tests: &TestFiles,
+    view: &PatchView,
+    cap: usize,
+) -> Vec<TestFile> {
+    select(repo, tests, &edits_of(view, tests), cap)
 }
 
 /// pytest node ids of the test functions (top-level `test*` functions and `test*` methods of
@@ -358,6 +504,7 @@ mod tests {
         let r = repo();
         let sel = select(
             &r,
+            &TestFiles::default(),
             &[edit("requests/models.py", "Request.register_hook")],
             MAX_FILES,
         );
@@ -388,6 +535,7 @@ mod tests {
         assert_eq!(
             select(
                 &r,
+                &TestFiles::default(),
                 &[edit("requests/models.py", "Request.register_hook")],
                 1
             )
@@ -395,10 +543,16 @@ mod tests {
             1
         );
         // An edit nobody tests directly.
-        let sel = select(&r, &[edit("requests/api.py", "get")], MAX_FILES);
+        let sel = select(
+            &r,
+            &TestFiles::default(),
+            &[edit("requests/api.py", "get")],
+            MAX_FILES,
+        );
         assert!(sel.is_empty(), "a generic name and no test_api.py: {sel:?}");
         let sel = select(
             &r,
+            &TestFiles::default(),
             &[edit("requests/utils.py", "to_key_val_list")],
             MAX_FILES,
         );
@@ -422,6 +576,7 @@ mod tests {
         ]);
         let sel = select(
             &r,
+            &TestFiles::default(),
             &[edit("sphinx/ext/viewcode.py", "collect_pages")],
             MAX_FILES,
         );
@@ -431,6 +586,7 @@ mod tests {
         assert!(sel[0].named_after);
         let sel = select(
             &r,
+            &TestFiles::default(),
             &[edit(
                 "pylint/checkers/misc.py",
                 "EncodingChecker.process_tokens",
@@ -440,6 +596,79 @@ mod tests {
         let paths: Vec<&str> = sel.iter().map(|t| t.path.as_str()).collect();
         assert_eq!(paths, ["tests/checkers/unittest_misc.py"], "{sel:?}");
         assert!(sel[0].named_after);
+    }
+
+    #[test]
+    fn the_repositorys_pytest_globs_name_its_test_files() {
+        // pytest's own tox.ini: `testing/*/*.py` makes testing/python/fixtures.py a test file.
+        let tox = "[tox]\nenvlist = py37\n\n[pytest]\nminversion = 2.0\npython_files = test_*.py *_test.py testing/*/*.py\npython_classes = Test Acceptance\n";
+        let t = TestFiles::from_configs(&[("tox.ini", tox)]);
+        assert_eq!(t.globs(), ["test_*.py", "*_test.py", "testing/*/*.py"]);
+        assert!(t.is_test("testing/python/fixtures.py"));
+        assert!(!t.is_test("testing/python/conftest.py"));
+        assert!(!t.is_test("src/_pytest/fixtures.py"));
+        assert!(!TestFiles::default().is_test("testing/python/fixtures.py"));
+        // An ini value going on over indented lines; pytest.ini comes first, then pyproject.toml.
+        let ini = "[pytest]\npython_files =\n    tests.py\n    test_*.py\naddopts = -q\n";
+        let toml = "[tool.pytest.ini_options]\npython_files = [\"check_*.py\"]\n";
+        let t = TestFiles::from_configs(&[("pyproject.toml", toml), ("pytest.ini", ini)]);
+        assert_eq!(t.globs(), ["tests.py", "test_*.py"]);
+        assert!(t.is_test("shop/tests.py"));
+        let t = TestFiles::from_configs(&[
+            ("pyproject.toml", toml),
+            ("setup.cfg", "[tool:pytest]\npython_files = x_*.py\n"),
+        ]);
+        assert_eq!(t.globs(), ["check_*.py"]);
+        assert!(t.is_test("pkg/check_io.py") && !t.is_test("pkg/io.py"));
+        // A TOML list over several lines.
+        let toml = "[tool.pytest.ini_options]\npython_files = [\n  \"a_*.py\",\n  'b_*.py',\n]\n";
+        assert_eq!(
+            TestFiles::from_configs(&[("pyproject.toml", toml)]).globs(),
+            ["a_*.py", "b_*.py"]
+        );
+        // No pytest section, or no python_files: the built-in names only.
+        assert!(
+            TestFiles::from_configs(&[("setup.cfg", "[metadata]\nname = x\n")])
+                .globs()
+                .is_empty()
+        );
+        assert!(
+            TestFiles::from_configs(&[("tox.ini", "[pytest]\naddopts = -q\n")])
+                .globs()
+                .is_empty()
+        );
+        // A glob with a folder matches the path or a tail of it, `*` across folders.
+        assert!(glob_matches("testing/*/*.py", "testing/io/test_x.py"));
+        assert!(glob_matches("testing/*/*.py", "repo/testing/io/x.py"));
+        assert!(!glob_matches("testing/*/*.py", "src/testing.py"));
+        assert!(
+            glob_matches("test_?.py", "a/test_1.py") && !glob_matches("test_?.py", "test_12.py")
+        );
+    }
+
+    #[test]
+    fn a_file_only_the_globs_make_a_test_is_named_after_its_whole_name() {
+        let r = FileIndex::from_pairs(vec![
+            (
+                "src/_pytest/fixtures.py".into(),
+                "def getfixturemarker(obj):\n    pass\n".into(),
+            ),
+            (
+                "testing/python/fixtures.py".into(),
+                "import pytest\n\ndef test_scope():\n    pass\n".into(),
+            ),
+        ]);
+        let tests = TestFiles::from_configs(&[(
+            "tox.ini",
+            "[pytest]\npython_files = test_*.py testing/*/*.py\n",
+        )]);
+        let edits = [edit("src/_pytest/fixtures.py", "getfixturemarker")];
+        let sel = select(&r, &tests, &edits, MAX_FILES);
+        assert_eq!(sel.len(), 1, "{sel:?}");
+        assert_eq!(sel[0].path, "testing/python/fixtures.py");
+        assert!(sel[0].named_after);
+        // Without the repository's globs it is not a test file.
+        assert!(select(&r, &TestFiles::default(), &edits, MAX_FILES).is_empty());
     }
 
     #[test]
@@ -455,8 +684,8 @@ mod tests {
             "SessionRedirectMixin.resolve_redirects",
         )];
         // The rules of `select` find nothing: no file named after sessions.py, none imports it.
-        assert!(select(&r, &edits, 6).is_empty());
-        let sel = select_by_package(&r, &edits, 6);
+        assert!(select(&r, &TestFiles::default(), &edits, 6).is_empty());
+        let sel = select_by_package(&r, &TestFiles::default(), &edits, 6);
         assert_eq!(sel.len(), 1, "{sel:?}");
         assert_eq!(sel[0].path, "test_requests.py");
         assert_eq!(sel[0].score, 1.0 + 1.5);
@@ -466,7 +695,9 @@ mod tests {
             ["imports the package requests", "names resolve_redirects"]
         );
         // A top-level module has no package: nothing to fall back to.
-        assert!(select_by_package(&r, &[edit("setup.py", "")], 6).is_empty());
+        assert!(
+            select_by_package(&r, &TestFiles::default(), &[edit("setup.py", "")], 6).is_empty()
+        );
     }
 
     #[test]
@@ -529,9 +760,12 @@ mod tests {
             .collect();
         let view = patch::rebuild(&cand, &base, Mode::Tolerant);
         assert_eq!(
-            edits_of(&view),
+            edits_of(&view, &TestFiles::default()),
             vec![edit("requests/models.py", "Request.register_hook")]
         );
-        assert_eq!(select_for(&r, &view, MAX_FILES)[0].path, "test_requests.py");
+        assert_eq!(
+            select_for(&r, &TestFiles::default(), &view, MAX_FILES)[0].path,
+            "test_requests.py"
+        );
     }
 }

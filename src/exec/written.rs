@@ -4,7 +4,7 @@
 //! fails at the base commit says what its author thinks the fix must do, and running it with
 //! every other candidate asks whether they do it too. See docs/execution.md.
 
-use super::regress::{is_test_file, MAX_IDS};
+use super::regress::{TestFiles, MAX_IDS};
 use super::sandbox::TreeFile;
 use crate::candidates::family_of;
 use crate::model::PatchView;
@@ -26,13 +26,13 @@ pub struct WrittenTests {
 /// The test functions a rebuilt candidate adds or changes: in its after-version of each test
 /// file, every outermost `test*` function or method whose lines the patch touches (at most
 /// [`MAX_IDS`]: a patch that rewrites a whole test file does not make a command of hundreds).
-pub fn written_by(view: &PatchView) -> Vec<(String, String)> {
+pub fn written_by(view: &PatchView, tests: &TestFiles) -> Vec<(String, String)> {
     let mut out = Vec::new();
     for f in &view.files {
         let (Some(after), None) = (&f.after, &f.error) else {
             continue;
         };
-        if !is_test_file(&f.path) || f.changed_after.is_empty() {
+        if !tests.is_test(&f.path) || f.changed_after.is_empty() {
             continue;
         }
         let idx = python::index(after);
@@ -58,7 +58,7 @@ pub fn written_by(view: &PatchView) -> Vec<(String, String)> {
 
 /// The tests the candidates write, at most one set per agent family (its first candidate
 /// that writes any, in the candidates' order), families in order of first appearance.
-pub fn written_tests(cands: &[(&str, &PatchView)]) -> Vec<WrittenTests> {
+pub fn written_tests(cands: &[(&str, &PatchView)], tests: &TestFiles) -> Vec<WrittenTests> {
     let mut families = BTreeSet::new();
     let mut out = Vec::new();
     for (agent, view) in cands {
@@ -66,7 +66,7 @@ pub fn written_tests(cands: &[(&str, &PatchView)]) -> Vec<WrittenTests> {
         if families.contains(&family) {
             continue;
         }
-        let ids = written_by(view);
+        let ids = written_by(view, tests);
         if ids.is_empty() {
             continue;
         }
@@ -149,7 +149,7 @@ mod tests {
         let v = view(&patch);
         assert!(v.error.is_none(), "{:?}", v.error);
         assert_eq!(
-            written_by(&v),
+            written_by(&v, &TestFiles::default()),
             vec![
                 (
                     "tests/test_x.py".to_string(),
@@ -161,7 +161,10 @@ mod tests {
                 ),
             ]
         );
-        let sets = written_tests(&[("20241117_moatless_x", &v), ("20240609_moatless_y", &v)]);
+        let sets = written_tests(
+            &[("20241117_moatless_x", &v), ("20240609_moatless_y", &v)],
+            &TestFiles::default(),
+        );
         // One set per family: the second moatless run adds nothing.
         assert_eq!(sets.len(), 1);
         assert_eq!(sets[0].family, "moatless");
@@ -171,6 +174,6 @@ mod tests {
         let src_only = view(
             "--- a/x.py\n+++ b/x.py\n@@ -1,2 +1,2 @@\n def f():\n-    return 0\n+    return 1\n",
         );
-        assert!(written_by(&src_only).is_empty());
+        assert!(written_by(&src_only, &TestFiles::default()).is_empty());
     }
 }

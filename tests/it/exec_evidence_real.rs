@@ -143,7 +143,12 @@ fn regression_tests_for_candidates_on_bundled_instances() {
             let needed = patch::paths_needed(c);
             let base = snap.read_all(needed.iter().map(String::as_str)).unwrap();
             let view = patch::rebuild(c, &base, Mode::Tolerant);
-            let sel = regress::select_for(&files, &view, regress::MAX_FILES);
+            let sel = regress::select_for(
+                &files,
+                &regress::TestFiles::default(),
+                &view,
+                regress::MAX_FILES,
+            );
             cands += 1;
             *files_hist.entry(sel.len()).or_default() += 1;
             if !sel.is_empty() {
