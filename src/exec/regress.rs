@@ -112,10 +112,11 @@ impl TestFiles {
 
     /// A test module of this repository.
     pub fn is_test(&self, path: &str) -> bool {
+        let base = path.rsplit('/').next().unwrap_or(path);
         is_test_file(path)
-            || (path.ends_with(".py")
-                && !path.ends_with("conftest.py")
-                && !path.ends_with("__init__.py")
+            || (base.ends_with(".py")
+                && base != "conftest.py"
+                && base != "__init__.py"
                 && self.globs.iter().any(|g| glob_matches(g, path)))
     }
 
