@@ -7,8 +7,6 @@ use dei::review::offline::Offline;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-/// The issue named by `--issue ID --tasks FILE` or `--issue-file FILE --commit SHA`; `None`
-/// when neither is complete.
 /// The issue one command works on: `--issue ID --tasks FILE`, a tasks file holding one task
 /// (`--tasks FILE` alone), or `--issue-file FILE --commit SHA`. `Ok(None)`: none was named;
 /// an error when the tasks file cannot be read or holds several tasks (which one?).
