@@ -761,7 +761,13 @@ pub fn gather(
             }
         }
     };
-    let first = gather_at(task, repo, files, cands, settings, &spec, false);
+    let resolved = Resolved {
+        // Test files as the repository's pytest settings name them at the base commit.
+        tests: test_files_of(repo, &task.base_commit),
+        spec,
+    };
+    let spec = &resolved.spec;
+    let first = gather_at(task, repo, files, cands, settings, &resolved, false);
     let Some(why) = first.tests_unread.as_deref().filter(|w| import_failure(w)) else {
         return first;
     };
@@ -771,7 +777,7 @@ pub fn gather(
         return first;
     }
     let why = why.trim_start_matches(UNREAD).to_string();
-    let mut again = gather_at(task, repo, files, cands, settings, &spec, true);
+    let mut again = gather_at(task, repo, files, cands, settings, &resolved, true);
     if again.error.is_some() {
         let mut first = first;
         first.env_commit = Some(format!(
@@ -791,6 +797,12 @@ pub fn gather(
     again.run_seconds += first.run_seconds;
     again.env_seconds += first.env_seconds;
     again
+}
+
+/// What [`gather`] resolves once for an issue, for each try at gathering its evidence.
+struct Resolved {
+    spec: EnvSpec,
+    tests: regress::TestFiles,
 }
 
 /// Whether a run's end (`IssueExec::tests_unread`) is the tree failing to import something.
@@ -820,9 +832,10 @@ fn gather_at(
     files: &FileIndex,
     cands: &[(&str, &PatchView)],
     settings: &ExecSettings,
-    spec: &EnvSpec,
+    resolved: &Resolved,
     at_base: bool,
 ) -> IssueExec {
+    let Resolved { spec, tests } = resolved;
     let mut out = IssueExec {
         behaviour: vec![None; cands.len()],
         ..IssueExec::default()
@@ -872,9 +885,7 @@ fn gather_at(
 
     // Which tests: each candidate's own selection (the files its edits reach), within the
     // best-scored files of all of them; each file runs on its own, so runs are shared between
-    // candidates, committees and reruns. Test files as the repository's pytest settings name
-    // them at the base commit.
-    let tests = test_files_of(repo, &task.base_commit);
+    // candidates, committees and reruns.
     let afters: Vec<Option<Vec<TreeFile>>> = cands.iter().map(|(_, v)| after_files(v)).collect();
     // Each candidate that rebuilt picks its files with `pick`.
     let picks =
@@ -885,15 +896,15 @@ fn gather_at(
                 .map(|((_, view), after)| after.as_ref().map_or_else(Vec::new, |_| pick(view)))
                 .collect()
         };
-    let mut chosen = picks(&|v| regress::select_for(files, &tests, v, regress::MAX_FILES));
+    let mut chosen = picks(&|v| regress::select_for(files, tests, v, regress::MAX_FILES));
     // No candidate reaches a test file: the tests importing an edited module's package stand
     // in (whole files unless they name an edited definition).
     if chosen.iter().all(Vec::is_empty) {
         chosen = picks(&|v| {
             regress::select_by_package(
                 files,
-                &tests,
-                &regress::edits_of(v, &tests),
+                tests,
+                &regress::edits_of(v, tests),
                 regress::MAX_FILES,
             )
         });
@@ -1044,7 +1055,7 @@ fn gather_at(
         .filter(|(_, a)| a.is_some())
         .map(|(c, _)| *c)
         .collect();
-    let probes: Vec<WrittenTests> = written::written_tests(&writers, &tests)
+    let probes: Vec<WrittenTests> = written::written_tests(&writers, tests)
         .into_iter()
         .take(MAX_WRITTEN)
         .collect();
