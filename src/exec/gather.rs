@@ -820,7 +820,7 @@ fn test_files_of(repo: &Path, commit: &str) -> regress::TestFiles {
     };
     let texts: Vec<(&str, String)> = regress::PYTEST_CONFIGS
         .iter()
-        .filter_map(|name| Some((*name, snap.read(name).ok()??)))
+        .filter_map(|(name, _)| Some((*name, snap.read(name).ok()??)))
         .collect();
     let configs: Vec<(&str, &str)> = texts.iter().map(|(n, t)| (*n, t.as_str())).collect();
     regress::TestFiles::from_configs(&configs)

@@ -83,26 +83,25 @@ pub struct TestFiles {
     globs: Vec<String>,
 }
 
-/// Where pytest reads its settings, in the order it looks: the first file holding a pytest
-/// section is the one it uses.
-pub const PYTEST_CONFIGS: [&str; 4] = ["pytest.ini", "pyproject.toml", "tox.ini", "setup.cfg"];
+/// Where pytest reads its settings, in the order it looks, with the headers of its section in
+/// each: the first file holding one is the one it uses.
+pub const PYTEST_CONFIGS: [(&str, &[&str]); 4] = [
+    ("pytest.ini", &["[pytest]", "[tool:pytest]"]),
+    ("pyproject.toml", &["[tool.pytest.ini_options]"]),
+    ("tox.ini", &["[pytest]"]),
+    ("setup.cfg", &["[tool:pytest]"]),
+];
 
 impl TestFiles {
     /// From the repository's pytest settings: `configs` holds the text of the files of
     /// [`PYTEST_CONFIGS`] it has, as (name, text). Globs as pytest reads them: an ini value
     /// split on white space (it may go on over indented lines), a TOML string or list.
     pub fn from_configs(configs: &[(&str, &str)]) -> TestFiles {
-        for name in PYTEST_CONFIGS {
+        for (name, headers) in PYTEST_CONFIGS {
             let Some((_, text)) = configs.iter().find(|(n, _)| *n == name) else {
                 continue;
             };
-            let section = match name {
-                "pytest.ini" => &["[pytest]", "[tool:pytest]"][..],
-                "pyproject.toml" => &["[tool.pytest.ini_options]"][..],
-                "tox.ini" => &["[pytest]"][..],
-                _ => &["[tool:pytest]"][..],
-            };
-            if let Some(body) = ini_section(text, section) {
+            if let Some(body) = ini_section(text, headers) {
                 let globs = python_files(&body, name == "pyproject.toml");
                 return TestFiles { globs };
             }
@@ -127,20 +126,18 @@ impl TestFiles {
 }
 
 /// The lines of the first section headed by one of `headers`, up to the next header.
-fn ini_section(text: &str, headers: &[&str]) -> Option<String> {
+fn ini_section<'a>(text: &'a str, headers: &[&str]) -> Option<Vec<&'a str>> {
     let mut lines = text.lines();
     lines.find(|l| headers.contains(&l.trim()))?;
     Some(
         lines
             .take_while(|l| !l.trim_start().starts_with('['))
-            .collect::<Vec<_>>()
-            .join("\n"),
+            .collect(),
     )
 }
 
-/// The `python_files` globs of a pytest section (empty when it sets none).
-fn python_files(body: &str, toml: bool) -> Vec<String> {
-    let lines: Vec<&str> = body.lines().collect();
+/// The `python_files` globs of a pytest section's lines (empty when it sets none).
+fn python_files(lines: &[&str], toml: bool) -> Vec<String> {
     let Some(at) = lines.iter().position(|l| {
         l.split_once('=')
             .is_some_and(|(k, _)| k.trim() == "python_files")
@@ -202,14 +199,18 @@ fn wildcard(p: &[u8], s: &[u8]) -> bool {
     }
 }
 
+/// A file's name without its folder and `.py`.
+fn file_stem(path: &str) -> &str {
+    path.rsplit('/')
+        .next()
+        .unwrap_or(path)
+        .trim_end_matches(".py")
+}
+
 /// What a test file says it tests: its name less `test_`/`unittest_` before or `_test` after
 /// (`test_ext_viewcode.py` → `ext_viewcode`); empty when it has none of them.
 fn test_stem(path: &str) -> &str {
-    let base = path
-        .rsplit('/')
-        .next()
-        .unwrap_or(path)
-        .trim_end_matches(".py");
+    let base = file_stem(path);
     base.strip_prefix("test_")
         .or_else(|| base.strip_prefix("unittest_"))
         .or_else(|| base.strip_suffix("_test"))
@@ -307,6 +308,9 @@ pub fn select(repo: &FileIndex, tests: &TestFiles, edits: &[Edit], cap: usize) -
                 .map(|i| (i, *p))
         })
         .collect();
+    // What a test file named after each source may be named (once per source, not per file).
+    let source_names: Vec<(&str, Vec<String>)> =
+        sources.iter().map(|s| (*s, module_names(s))).collect();
     let names: BTreeSet<&str> = edits.iter().flat_map(edit_names).collect();
     let mut out: Vec<TestFile> = Vec::new();
     for (i, f) in repo.files.iter().enumerate() {
@@ -319,16 +323,11 @@ pub fn select(repo: &FileIndex, tests: &TestFiles, edits: &[Edit], cap: usize) -
         // A file only the repository's globs make a test (`testing/python/fixtures.py`) is
         // named after what its whole name says.
         let tested = match test_stem(&f.path) {
-            "" if !is_test_file(&f.path) => f
-                .path
-                .rsplit('/')
-                .next()
-                .unwrap_or("")
-                .trim_end_matches(".py"),
+            "" if !is_test_file(&f.path) => file_stem(&f.path),
             t => t,
         };
-        for s in &sources {
-            if !tested.is_empty() && module_names(s).iter().any(|m| m == tested) {
+        for (s, module) in &source_names {
+            if !tested.is_empty() && module.iter().any(|m| m == tested) {
                 score += 3.0;
                 let pkg = s.rsplit_once('/').map_or("", |(d, _)| d);
                 let top = pkg.split('/').next().unwrap_or("");
