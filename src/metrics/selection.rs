@@ -198,22 +198,16 @@ struct JournalRanked {
     rank: Option<u64>,
 }
 
-/// A `dei rank` result is read in its order: when every entry has a rank, a scored entry's
-/// score is `-rank` (ties share a rank), so the pick is what ranked first. That is the
-/// scores' own order wherever they decide it, and stays the printed pick where a run's record
-/// ranks the healthy candidates first (`rank::run::record`). Unscored entries stay unscored.
-fn in_rank_order(entries: Vec<(String, Option<f64>, Option<u64>)>) -> Vec<(String, Option<f64>)> {
-    let by_rank = !entries.is_empty() && entries.iter().all(|e| e.2.is_some());
-    entries
-        .into_iter()
-        .map(|(agent, score, rank)| {
-            let score = match (score, rank) {
-                (Some(_), Some(k)) if by_rank => Some(-(k as f64)),
-                (s, _) => s,
-            };
-            (agent, score)
-        })
-        .collect()
+/// A `dei rank` result is read in its order: when every entry has a rank (`by_rank`), a
+/// scored entry's score is `-rank` (ties share a rank), so the pick is what ranked first. That
+/// is the scores' own order wherever they decide it, and stays the printed pick where a run's
+/// record ranks the healthy candidates first (`rank::run::record`). Unscored entries stay
+/// unscored.
+fn in_rank_order(by_rank: bool, score: Option<f64>, rank: Option<u64>) -> Option<f64> {
+    match (score, rank) {
+        (Some(_), Some(k)) if by_rank => Some(-(k as f64)),
+        (s, _) => s,
+    }
 }
 
 /// Each issue's last journal line: its ranking when ranked, else why there is none.
@@ -242,12 +236,13 @@ fn read_journal(path: &Path, sel: &mut Selection) -> anyhow::Result<()> {
         match serde_json::from_slice::<JournalLine>(&buf) {
             Ok(l) => {
                 let entry = match (l.error_kind, l.result) {
-                    (None, Some(r)) => Ok(in_rank_order(
-                        r.ranked
+                    (None, Some(r)) => {
+                        let by_rank = r.ranked.iter().all(|x| x.rank.is_some());
+                        Ok(r.ranked
                             .into_iter()
-                            .map(|x| (x.agent, x.score, x.rank))
-                            .collect(),
-                    )),
+                            .map(|x| (x.agent, in_rank_order(by_rank, x.score, x.rank)))
+                            .collect())
+                    }
                     // Ranked but not reviewed (`unreviewed`): asked, and nothing was picked.
                     (Some(_), Some(_)) => Ok(vec![]),
                     (kind, None) => Err(kind.unwrap_or_else(|| "ranking not kept".into())),
@@ -403,7 +398,9 @@ fn add_value(path: &Path, v: &Value, at: &str, sel: &mut Selection) -> anyhow::R
                 return Ok(());
             }
         }
-        let mut entries: Vec<(String, String, Option<f64>, Option<u64>)> = Vec::new();
+        let by_rank = ranked
+            .iter()
+            .all(|r| r.get("rank").and_then(Value::as_u64).is_some());
         for (j, r) in ranked.iter().enumerate() {
             let inst = r
                 .get("instance_id")
@@ -431,13 +428,8 @@ fn add_value(path: &Path, v: &Value, at: &str, sel: &mut Selection) -> anyhow::R
             })?;
             sel.ranked.insert(inst.to_string());
             let rank = r.get("rank").and_then(Value::as_u64);
-            entries.push((inst.to_string(), agent.to_string(), score, rank));
-        }
-        let insts: Vec<String> = entries.iter().map(|e| e.0.clone()).collect();
-        let ordered = in_rank_order(entries.into_iter().map(|e| (e.1, e.2, e.3)).collect());
-        for (inst, (agent, score)) in insts.iter().zip(ordered) {
-            if let Some(score) = score {
-                insert(sel, inst, &agent, score);
+            if let Some(score) = in_rank_order(by_rank, score, rank) {
+                insert(sel, inst, agent, score);
             }
         }
         if ranked.is_empty() {
