@@ -415,15 +415,23 @@ fn parsable_statements(code: &str) -> Option<String> {
 
 /// A top-level statement CPython would accept, as far as tree-sitter tells: it starts at
 /// column 0, holds no ERROR or MISSING node and no empty block (tree-sitter accepts `if x:`
-/// with nothing under it), and is not a bare annotation (`Output: bell(oo)` is a label in
-/// prose, not code).
+/// with nothing under it), is not a bare annotation (`Output: bell(oo)` is a label in
+/// prose, not code) nor one whose type starts on the next line (`ccode:` over the lines it
+/// labels), and has no `return`, `yield` or `await` outside a function nor `break` or
+/// `continue` outside a loop (a library's source pasted into the issue: CPython rejects the
+/// whole script for one of those, so no statement of it would run).
 fn sound(n: tree_sitter::Node, code: &str) -> bool {
-    if n.start_position().column != 0 || n.has_error() {
+    if n.start_position().column != 0 || n.has_error() || misplaced(n, false, false) {
         return false;
     }
     if n.kind() == "expression_statement" {
         if let Some(a) = n.named_child(0) {
-            if a.kind() == "assignment" && a.child_by_field_name("right").is_none() {
+            let split_type = a.child_by_field_name("type").is_some_and(|t| {
+                a.child_by_field_name("left")
+                    .is_some_and(|l| t.start_position().row != l.end_position().row)
+            });
+            if a.kind() == "assignment" && (a.child_by_field_name("right").is_none() || split_type)
+            {
                 return false;
             }
         }
@@ -445,6 +453,25 @@ fn sound(n: tree_sitter::Node, code: &str) -> bool {
         stack.extend(x.children(&mut c));
     }
     true
+}
+
+/// A `return`, `yield` or `await` outside a function, or a `break` or `continue` outside a
+/// loop, within `n` (`in_function`, `in_loop`: what encloses it).
+fn misplaced(n: tree_sitter::Node, in_function: bool, in_loop: bool) -> bool {
+    match n.kind() {
+        "return_statement" | "yield" | "await" if !in_function => return true,
+        "break_statement" | "continue_statement" if !in_loop => return true,
+        _ => {}
+    }
+    let (in_function, in_loop) = match n.kind() {
+        "function_definition" | "lambda" => (true, false),
+        "class_definition" => (false, false),
+        "for_statement" | "while_statement" => (in_function, true),
+        _ => (in_function, in_loop),
+    };
+    let mut c = n.walk();
+    let kids: Vec<_> = n.children(&mut c).collect();
+    kids.into_iter().any(|k| misplaced(k, in_function, in_loop))
 }
 
 fn line_start(code: &str, byte: usize) -> usize {
@@ -654,13 +681,14 @@ fn resolve_relative(path: &str, module: &str) -> String {
 }
 
 /// Conventional aliases an issue uses without importing.
-const ALIASES: [(&str, &str); 7] = [
+const ALIASES: [(&str, &str); 8] = [
     ("np", "import numpy as np"),
     ("pd", "import pandas as pd"),
     ("plt", "import matplotlib.pyplot as plt"),
     ("mpl", "import matplotlib as mpl"),
     ("xr", "import xarray as xr"),
     ("sns", "import seaborn as sns"),
+    ("so", "import seaborn.objects as so"),
     ("u", "from astropy import units as u"),
 ];
 
@@ -856,14 +884,20 @@ fn is_builtin(name: &str) -> bool {
         )
 }
 
-/// Names the code uses but never binds (flow-insensitive), in order of first use.
-fn unbound_names(code: &str) -> (Vec<String>, bool) {
+/// Names the code uses but never binds, in order of first use, each with whether a star
+/// import comes before that use. Assignments and definitions bind a name wherever they are
+/// (a function may use a name bound below it); an import binds only the uses after it, so a
+/// name used before the issue imports it (`xr.DataArray` above `import xarray as xr`, two
+/// blocks apart) still counts as unbound.
+fn unbound_names(code: &str) -> Vec<(String, bool)> {
     let Some(tree) = python::parse(code) else {
-        return (Vec::new(), false);
+        return Vec::new();
     };
     let mut bound: BTreeSet<String> = BTreeSet::new();
-    let mut used: Vec<String> = Vec::new();
-    let mut star = false;
+    // Where each name is first imported, and the first star import.
+    let mut imported: BTreeMap<String, usize> = BTreeMap::new();
+    let mut used: Vec<(String, usize)> = Vec::new();
+    let mut star: Option<usize> = None;
     let txt = |n: tree_sitter::Node| code[n.start_byte()..n.end_byte()].to_string();
     let mut stack = vec![(tree.root_node(), false)];
     while let Some((n, in_params)) = stack.pop() {
@@ -925,10 +959,10 @@ fn unbound_names(code: &str) -> (Vec<String>, bool) {
                     } else {
                         txt(x)
                     };
-                    bound.insert(name);
+                    imported.entry(name).or_insert(n.start_byte());
                 }
                 if !any && kind == "import_from_statement" {
-                    star = true;
+                    star.get_or_insert(n.start_byte());
                 }
                 continue;
             }
@@ -942,8 +976,8 @@ fn unbound_names(code: &str) -> (Vec<String>, bool) {
                     bound.insert(txt(n));
                 } else if !skip {
                     let t = txt(n);
-                    if !used.contains(&t) {
-                        used.push(t);
+                    if !used.iter().any(|(u, _)| *u == t) {
+                        used.push((t, n.start_byte()));
                     }
                 }
             }
@@ -955,11 +989,15 @@ fn unbound_names(code: &str) -> (Vec<String>, bool) {
             stack.push((k, params));
         }
     }
-    let out = used
-        .into_iter()
-        .filter(|u| !bound.contains(u) && !is_builtin(u) && !u.starts_with("_dei"))
-        .collect();
-    (out, star)
+    used.into_iter()
+        .filter(|(u, at)| {
+            !bound.contains(u)
+                && imported.get(u).map_or(true, |i| i > at)
+                && !is_builtin(u)
+                && !u.starts_with("_dei")
+        })
+        .map(|(u, at)| (u, star.is_some_and(|s| s < at)))
+        .collect()
 }
 
 fn bind_targets(n: tree_sitter::Node, code: &str, bound: &mut BTreeSet<String>) {
@@ -983,9 +1021,8 @@ fn bind_targets(n: tree_sitter::Node, code: &str, bound: &mut BTreeSet<String>) 
 /// module or standard-library module (`import name`), a conventional alias (`np`, `plt`, …),
 /// a letter from the repository's symbol module (`from sympy.abc import x`).
 pub fn implied_imports(code: &str, names: &RepoNames) -> Vec<String> {
-    let (unbound, star) = unbound_names(code);
     let mut out: Vec<String> = Vec::new();
-    for u in unbound {
+    for (u, star) in unbound_names(code) {
         let line = if names.modules.contains(&u) || STDLIB.contains(&u.as_str()) {
             format!("import {u}")
         } else if let (false, Some(pkg)) = (star, names.exported.get(&u)) {
@@ -1636,6 +1673,37 @@ mod tests {
         };
         assert!(implied_imports("from sympy import *\nexpand(x)\n", &without).is_empty());
         assert!(implied_imports("class A(Base):\n    def m(self):\n        return self.y\nobj.Symbol = 1\ncall(Symbol=2)\n", &n).is_empty());
+        // seaborn's objects interface by its conventional alias.
+        assert_eq!(
+            implied_imports("so.Plot([1], [2]).add(so.Line())\n", &n),
+            vec!["import seaborn.objects as so"]
+        );
+    }
+
+    /// An import binds only what follows it (xarray-4493 uses `xr` in its first block and
+    /// imports it in its second); an assignment or definition binds wherever it is, and a star
+    /// import stops export imports only for the uses after it.
+    #[test]
+    fn a_name_used_before_the_issue_imports_it_is_imported_first() {
+        let n = names();
+        assert_eq!(
+            implied_imports(
+                "foo = xr.DataArray(np.ones(3))\nimport numpy as np\nimport xarray as xr\nxr.Dataset()\n",
+                &n
+            ),
+            vec!["import xarray as xr", "import numpy as np"]
+        );
+        assert!(implied_imports("import xarray as xr\nxr.Dataset()\n", &n).is_empty());
+        assert!(
+            implied_imports("def f():\n    return g()\ndef g():\n    return 1\n", &n).is_empty()
+        );
+        assert_eq!(
+            implied_imports(
+                "x = Symbol('x')\nfrom sympy import *\ny = Rational(1, 2)\n",
+                &n
+            ),
+            vec!["from sympy import Symbol"]
+        );
     }
 
     #[test]
@@ -1697,6 +1765,47 @@ mod tests {
             block_code(&b("a = 1\nb = 2\n`a`\n")).as_deref(),
             Some("a = 1\nb = 2"),
             "Python 2 backticks"
+        );
+    }
+
+    /// A library's source pasted into the issue (sympy-12454, -13177, -24152): CPython
+    /// refuses the whole script for a `return` outside a function or a `break` outside a
+    /// loop, so no statement of the reproduction would run; a label over the lines it names
+    /// reads as an annotation whose type is on the next line (sympy-22840's `ccode:`).
+    #[test]
+    fn statements_that_would_stop_the_script_compiling_are_dropped() {
+        let b = |t: &str| Block {
+            source: Source::Fenced,
+            lang: "python".into(),
+            line: 1,
+            text: t.into(),
+            closed: true,
+        };
+        let kept = |t: &str| block_code(&b(t));
+        assert_eq!(
+            kept("a = f(1)\nif a == b:\n    return S.Zero\nprint(a)\n").as_deref(),
+            Some("a = f(1)\nprint(a)")
+        );
+        assert_eq!(
+            kept("x = [1]\nfor i in x:\n    print(i)\nbreak\nprint(x)\n").as_deref(),
+            Some("x = [1]\nfor i in x:\n    print(i)\nprint(x)")
+        );
+        assert_eq!(
+            kept("s = g(2)\nyield s\nawait s\nprint(s)\n").as_deref(),
+            Some("s = g(2)\nprint(s)")
+        );
+        // Where they belong they stay: in a function, a loop, a lambda; a loop's `break`
+        // inside a function, and a `return` in a loop in a function.
+        let fine = "def f(x):\n    for i in x:\n        if i:\n            break\n        continue\n    return x\ng = lambda: (yield)\nwhile True:\n    break\nasync def h():\n    await f([])\n";
+        assert_eq!(kept(fine).as_deref(), Some(fine.trim_end()));
+        // A class body is not a function's: `return` there is refused.
+        assert_eq!(
+            kept("a = 1\nb = 2\nclass C:\n    return 1\n").as_deref(),
+            Some("a = 1\nb = 2")
+        );
+        assert_eq!(
+            kept("a = h(1)\nccode:\n    x0[0] = a[0]\nx1 = a[1]\n").as_deref(),
+            Some("a = h(1)\nx1 = a[1]")
         );
     }
 
