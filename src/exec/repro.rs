@@ -1105,11 +1105,26 @@ fn code_like(line: &str) -> bool {
         || t.contains('[')
 }
 
-/// Code written inside prose without markup (Trac-exported issues): groups of a code-like line
+/// Code written inside prose without markup (Trac-exported issues), outside fenced blocks: groups of a code-like line
 /// and the more indented lines below it, each kept when it parses on its own (tree-sitter, no
 /// error); `None` when no group does. Returns the code and the first group's line.
 pub fn loose_code(issue: &str) -> Option<(String, usize)> {
-    let lines: Vec<&str> = issue.lines().map(|l| l.trim_end_matches('\r')).collect();
+    // Fenced blocks say what they are (`ini`, `shell`, output): their lines are not prose.
+    let mut fenced = false;
+    let lines: Vec<&str> = issue
+        .lines()
+        .map(|l| l.trim_end_matches('\r'))
+        .map(|l| {
+            let fence = l.trim_start().starts_with("```");
+            let inside = fenced || fence;
+            fenced ^= fence;
+            if inside {
+                ""
+            } else {
+                l
+            }
+        })
+        .collect();
     let indent = |l: &str| {
         let l = l.replace('\t', "    ");
         l.len() - l.trim_start().len()
@@ -1731,6 +1746,17 @@ mod tests {
             "without_ordering = self.ordering_parts.search(sql).group(1)\nsql_oneline = ' '.join(sql.split('\\n'))\ndef render(self, context):\n    url = self.url(context)\n    return url"
         );
         assert_eq!(src, vec![(Source::Loose, 5)]);
+    }
+
+    /// pylint-7080: an `ini` block and a shell block, no Python. The lines of a fenced block
+    /// are not prose, so `[tool.pylint.MASTER]` is not read as a list display.
+    #[test]
+    fn fenced_blocks_of_other_languages_are_not_loose_code() {
+        let issue = "Bug\n\n```ini\n[tool.pylint.MASTER]\nignore_paths = [\"^src/gen/.*$\"]\n```\n\n```shell\npylint --recursive=y src/\n```\nThen run(x) fails.\n";
+        assert_eq!(issue_code(issue).0, "");
+        let outside = format!("{issue}\nresult = compute(3)\n");
+        assert_eq!(issue_code(&outside).0, "result = compute(3)");
+        assert_eq!(issue_code(&outside).1, vec![(Source::Loose, 13)]);
     }
 
     /// What tree-sitter accepts and CPython does not is dropped: an empty block, a label that
