@@ -663,24 +663,44 @@ fn repro_outcome(run: &Run) -> ReproOutcome {
     ReproOutcome::read(exit, &run.output, "", &[])
 }
 
-/// The module a run failed to import, when it ended in `ModuleNotFoundError`/`ImportError`
-/// naming a top-level module that is not one of the repository's own (`No module named
-/// 'numpy'`).
-fn foreign_import(o: &ReproOutcome, names: &RepoNames) -> Option<String> {
+/// Why a run never reached the repository's code, when it ended in `ModuleNotFoundError` /
+/// `ImportError` for a package the environment lacks: a top-level module that is not one of
+/// the repository's own (`No module named 'numpy'`), or an `ImportError` the repository
+/// raises itself to say an optional package is missing (sympy's "LaTeX parsing requires the
+/// antlr4 python package, provided by pip …"). `None` otherwise: an import error of the
+/// repository's own code is what the issue may be about.
+fn missing_package(o: &ReproOutcome, names: &RepoNames) -> Option<String> {
     if !matches!(
         o.exception.as_deref(),
         Some("ModuleNotFoundError" | "ImportError")
     ) {
         return None;
     }
-    let at = o.output.rfind("No module named ")?;
-    let rest = o.output[at + "No module named ".len()..].trim_start_matches(['\'', '"']);
-    let module: String = rest
-        .chars()
-        .take_while(|c| c.is_alphanumeric() || *c == '_' || *c == '.')
-        .collect();
-    let top = module.split('.').next().unwrap_or("");
-    (!top.is_empty() && !names.modules.contains(top)).then(|| top.to_string())
+    if let Some(at) = o.output.rfind("No module named ") {
+        let rest = o.output[at + "No module named ".len()..].trim_start_matches(['\'', '"']);
+        let module: String = rest
+            .chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '_' || *c == '.')
+            .collect();
+        let top = module.split('.').next().unwrap_or("");
+        return (!top.is_empty() && !names.modules.contains(top)).then(|| {
+            format!("it cannot import `{top}`, which is not part of the repository nor installed")
+        });
+    }
+    let at = o.output.rfind("ImportError: ")?;
+    let message = o.output[at + "ImportError: ".len()..]
+        .lines()
+        .next()?
+        .trim();
+    let lower = message.to_ascii_lowercase();
+    let says_missing = lower.contains("requires the")
+        || lower
+            .split(|c: char| !c.is_ascii_alphanumeric())
+            .any(|w| matches!(w, "install" | "installed" | "pip" | "conda"));
+    says_missing.then(|| {
+        let short: String = message.chars().take(100).collect();
+        format!("the environment lacks a package it needs (ImportError: {short})")
+    })
 }
 
 /// Whether an agent's reproduction script, as it ran at base, can stand in for the issue's:
@@ -688,7 +708,7 @@ fn foreign_import(o: &ReproOutcome, names: &RepoNames) -> Option<String> {
 /// base commit cannot satisfy, a syntax error, a missing file, the network the sandbox
 /// withholds).
 fn usable_agent_script(o: &ReproOutcome, names: &RepoNames) -> bool {
-    if o.exit.is_none() || foreign_import(o, names).is_some() {
+    if o.exit.is_none() || missing_package(o, names).is_some() {
         return false;
     }
     let Some(e) = o.exception.as_deref() else {
@@ -887,6 +907,23 @@ fn gather_at(
     // best-scored files of all of them; each file runs on its own, so runs are shared between
     // candidates, committees and reruns.
     let afters: Vec<Option<Vec<TreeFile>>> = cands.iter().map(|(_, v)| after_files(v)).collect();
+    // Files the candidates create at the repository's root are the agents' scratch
+    // (`reproduce.py`, a sample `test.qdp` the issue's code reads, a `.coveragerc`): the
+    // reproductions run without them, so a candidate is not seen changing what the issue's
+    // code does by supplying the input file it was missing.
+    let scratch: BTreeSet<&str> = cands
+        .iter()
+        .flat_map(|(_, v)| &v.files)
+        .filter(|f| f.before.is_none() && f.after.is_some() && !f.path.contains('/'))
+        .map(|f| f.path.as_str())
+        .collect();
+    let without_scratch = |files: &[TreeFile]| -> Vec<TreeFile> {
+        files
+            .iter()
+            .filter(|f| !scratch.contains(f.path.as_str()))
+            .cloned()
+            .collect()
+    };
     // Each candidate that rebuilt picks its files with `pick`.
     let picks =
         |pick: &dyn Fn(&PatchView) -> Vec<regress::TestFile>| -> Vec<Vec<regress::TestFile>> {
@@ -953,7 +990,7 @@ fn gather_at(
     out.reproduction = script.is_some();
     let repro_cmd = format!("python {REPRO_FILE}");
     let with_script = |files: &[TreeFile], script: Option<&str>| -> Vec<TreeFile> {
-        let mut v = files.to_vec();
+        let mut v = without_scratch(files);
         if let Some(s) = script {
             v.push(TreeFile {
                 path: REPRO_FILE.into(),
@@ -975,7 +1012,7 @@ fn gather_at(
         .map(str::to_string);
     let model_cmd = format!("python {}", llm_repro::TEST_FILE);
     let with_model_test = |files: &[TreeFile]| -> Vec<TreeFile> {
-        let mut v = files.to_vec();
+        let mut v = without_scratch(files);
         if let Some(s) = &model_script {
             v.push(TreeFile {
                 path: llm_repro::TEST_FILE.into(),
@@ -1173,15 +1210,14 @@ fn gather_at(
         out.tests_unread = Some(format!("{UNREAD}{} {}", out.test_files[k], seen.unread[&k]));
     }
 
-    // A reproduction that fails at base on importing a module the repository does not have
-    // (the issue's `import numpy` where the environment has no numpy) never reaches the code
-    // the issue is about: what candidates do to it says nothing, so it is not used.
-    if let Some(m) = seen.repros.get(&0).and_then(|b| foreign_import(b, &names)) {
+    // A reproduction that fails at base for a package the environment lacks (the issue's
+    // `import numpy` where the environment has no numpy, an optional parser's runtime) never
+    // reaches the code the issue is about: what candidates do to it says nothing, so it is
+    // not used.
+    if let Some(why) = seen.repros.get(&0).and_then(|b| missing_package(b, &names)) {
         seen.repros.remove(&0);
         out.reproduction = false;
-        out.repro_base = Some(format!(
-            "not used: it cannot import `{m}`, which is not part of the repository nor installed"
-        ));
+        out.repro_base = Some(format!("not used: {why}"));
     }
 
     // No usable reproduction from the issue: the candidates' own reproduction scripts
@@ -1535,7 +1571,7 @@ mod tests {
     }
 
     #[test]
-    fn a_reproduction_that_cannot_import_a_foreign_module_is_not_used() {
+    fn a_reproduction_that_stops_on_a_missing_package_is_not_used() {
         let names = RepoNames {
             modules: ["sympy".to_string()].into_iter().collect(),
             ..RepoNames::default()
@@ -1545,20 +1581,44 @@ mod tests {
             Some("ModuleNotFoundError"),
             "ModuleNotFoundError: No module named 'numpy'",
         );
-        assert_eq!(foreign_import(&numpy, &names).as_deref(), Some("numpy"));
+        assert_eq!(
+            missing_package(&numpy, &names).as_deref(),
+            Some("it cannot import `numpy`, which is not part of the repository nor installed")
+        );
         // The repository's own module missing is what the issue may be about.
         let own = o(
             Some(1),
             Some("ModuleNotFoundError"),
             "ModuleNotFoundError: No module named 'sympy.foo'",
         );
-        assert_eq!(foreign_import(&own, &names), None);
+        assert_eq!(missing_package(&own, &names), None);
         let other = o(
             Some(1),
             Some("TypeError"),
             "TypeError: No module named 'numpy'",
         );
-        assert_eq!(foreign_import(&other, &names), None);
+        assert_eq!(missing_package(&other, &names), None);
+        // sympy-21612: the repository says an optional package is missing.
+        let antlr = o(
+            Some(1),
+            Some("ImportError"),
+            "[dei-repro] statement 2 raised ImportError: LaTeX parsing requires the antlr4 python package, provided by pip (antlr4-python3-runtime) or conda (antlr-python-runtime)\n[dei-repro] first exception: ImportError\n",
+        );
+        assert!(missing_package(&antlr, &names)
+            .is_some_and(|w| w.contains("lacks a package") && w.contains("LaTeX parsing")));
+        let install = o(
+            Some(1),
+            Some("ImportError"),
+            "ImportError: matplotlib is required for plotting; please install it\n",
+        );
+        assert!(missing_package(&install, &names).is_some());
+        // The repository's own import failing (a circular import) is what an issue may be about.
+        let circular = o(
+            Some(1),
+            Some("ImportError"),
+            "ImportError: cannot import name 'Basic' from partially initialized module 'sympy.core.basic'\n",
+        );
+        assert_eq!(missing_package(&circular, &names), None);
     }
 
     #[test]

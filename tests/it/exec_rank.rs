@@ -687,6 +687,56 @@ fn without_code_in_the_issue_an_agents_reproduction_script_stands_in() {
     }
 }
 
+#[test]
+fn a_file_a_candidate_creates_at_the_root_is_not_there_when_the_reproduction_runs() {
+    // The issue's snippet also reads `sample.txt`, which the repository does not have: at base
+    // that statement fails. An agent that changes nothing but adds `sample.txt` at the root
+    // (its scratch input) must not be seen changing what the issue's code does; the fix still
+    // is.
+    let Some((dir, cache, tmp)) = exec_dirs() else {
+        return;
+    };
+    let (repo, tasks) = example_with(dir.path(), &[], |text| {
+        text.replace(
+            ">>> from textkit.words import word_count\n",
+            ">>> from textkit.words import word_count\n>>> print(open('sample.txt').read())\n",
+        )
+    });
+    let cands = dir.path().join("candidates");
+    copy_agents(
+        &cands,
+        &[
+            ("careful-agent", "examples/candidates"),
+            ("noop-agent", "tests/fixtures/exec/candidates"),
+        ],
+    );
+    let noop = std::fs::read_to_string(
+        root().join("tests/fixtures/exec/candidates/noop-agent/example__textkit-1.diff"),
+    )
+    .unwrap();
+    std::fs::create_dir_all(cands.join("data-agent")).unwrap();
+    std::fs::write(
+        cands.join("data-agent").join("example__textkit-1.diff"),
+        format!("{noop}{}", new_file_diff("sample.txt", "two words\n")),
+    )
+    .unwrap();
+    let v = rank_exec_in(&cands, &repo, &tasks, &cache, &tmp);
+    let exec = &v["exec"];
+    assert!(exec["error"].is_null(), "{exec}");
+    assert_eq!(exec["reproduction"], true, "{exec}");
+    for (agent, want) in [
+        ("careful-agent", "changed"),
+        ("noop-agent", "same"),
+        ("data-agent", "same"),
+    ] {
+        assert_eq!(
+            by_agent(&v, agent)["behaviour"]["repro"],
+            want,
+            "{agent}: {exec}"
+        );
+    }
+}
+
 /// The example's issue four times over (`example__textkit-1` … `-4`, one base commit) with the
 /// same agents: a fix, a second fix and one that breaks a test, each with the same diff on
 /// every copy. `dei rank --all --exec --run-dir` ranks them all, then adds each agent's
