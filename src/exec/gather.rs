@@ -201,6 +201,11 @@ pub struct IssueExec {
     pub reproduction: bool,
     /// How the reproduction ended at the base commit (exception type or exit status).
     pub repro_base: Option<String>,
+    /// What the reproduction printed differed between its two runs at the base commit
+    /// (random numbers, an order that follows string hashing), so only how each run ends is
+    /// compared.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub repro_output_unstable: bool,
     /// Where the reproduction came from when not from the issue: an agent's script
     /// (`reproduce_bug.py, written by AGENT`); `None`: the issue's code, or none ran.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -459,6 +464,9 @@ struct Results {
     /// (tree, test file, pass) → the tests' results.
     tests: BTreeMap<(usize, usize, u32), TestRun>,
     repros: BTreeMap<usize, ReproOutcome>,
+    /// The reproduction printed differently in its two base runs: only how a run ends (exit
+    /// status, exception) is kept, its output is dropped.
+    repro_ends_only: bool,
     model: BTreeMap<usize, ModelTest>,
     /// (tree, written tests, pass) → their results.
     written: BTreeMap<(usize, usize, u32), TestRun>,
@@ -547,7 +555,11 @@ fn absorb(
             }
         }
         What::Repro => {
-            seen.repros.insert(t, repro_outcome(&run));
+            let mut o = repro_outcome(&run);
+            if seen.repro_ends_only {
+                o.output.clear();
+            }
+            seen.repros.insert(t, o);
         }
         What::ModelTest => {
             seen.model
@@ -744,6 +756,35 @@ fn repro_change(base: &ReproOutcome, cand: &ReproOutcome) -> ReproChange {
     } else {
         ReproChange::Changed
     }
+}
+
+/// Why a reproduction whose two base runs end differently is not used.
+const UNSTEADY: &str = "it ends differently in two runs at the base commit";
+/// What `repro_base` adds when only how the reproduction ends is compared.
+const UNSTEADY_OUTPUT: &str =
+    "what it prints changes from run to run at the base commit: only how it ends is compared";
+
+/// The reproduction has run twice at base: `first` is the first run, `seen.repros[0]` the
+/// second. Output that differs between them (random numbers, an order that follows string
+/// hashing, a first-run cache message) would make every candidate look as if it changed
+/// what the issue's code does; from then on only how a run ends (exit status, exception) is
+/// kept. Runs that end differently leave nothing to compare: the reproduction is dropped
+/// (`false`).
+fn settle_repro(out: &mut IssueExec, seen: &mut Results, first: &ReproOutcome) -> bool {
+    let Some(second) = seen.repros.get_mut(&0) else {
+        return false;
+    };
+    if second.exit != first.exit || second.exception != first.exception {
+        seen.repros.remove(&0);
+        out.reproduction = false;
+        return false;
+    }
+    if second.output != first.output {
+        second.output.clear();
+        seen.repro_ends_only = true;
+        out.repro_output_unstable = true;
+    }
+    true
 }
 
 fn describe(o: &ReproOutcome) -> String {
@@ -1158,6 +1199,7 @@ fn gather_at(
     if model_script.is_some() {
         base_jobs.push((0, What::ModelTest, 0));
     }
+    let mut first_repro: Option<ReproOutcome> = None;
     for pass in 0..2 {
         let results = run_all(
             &base_jobs,
@@ -1168,6 +1210,7 @@ fn gather_at(
         if pass == 1 {
             break;
         }
+        first_repro = seen.repros.get(&0).cloned();
         // Files tried whole: kept whole when quick and some test passed, else run again
         // narrowed to their tests (that run replaces the whole one).
         let narrow: Vec<usize> = (0..out.test_files.len())
@@ -1201,6 +1244,15 @@ fn gather_at(
             .filter(|&&k| passes_within(&seen, &base_seconds, k, limit))
             .map(|&k| (0, What::Tests(k), 1))
             .collect();
+        // The reproduction runs twice at base too (see `settle_repro`).
+        if script.is_some() {
+            base_jobs.push((0, What::Repro, 1));
+        }
+    }
+    if let Some(first) = &first_repro {
+        if !settle_repro(&mut out, &mut seen, first) {
+            out.repro_base = Some(format!("not used: {UNSTEADY}"));
+        }
     }
 
     // Not one base run printed a test result: say how the first one ended, so that a wrong
@@ -1214,8 +1266,12 @@ fn gather_at(
     // `import numpy` where the environment has no numpy, an optional parser's runtime) never
     // reaches the code the issue is about: what candidates do to it says nothing, so it is
     // not used.
-    if let Some(why) = seen.repros.get(&0).and_then(|b| missing_package(b, &names)) {
+    // (Read on the first base run: the second's output may have been dropped as unsteady.)
+    let base_repro = seen.repros.get(&0).and(first_repro.as_ref());
+    if let Some(why) = base_repro.and_then(|b| missing_package(b, &names)) {
         seen.repros.remove(&0);
+        seen.repro_ends_only = false;
+        out.repro_output_unstable = false;
         out.reproduction = false;
         out.repro_base = Some(format!("not used: {why}"));
     }
@@ -1227,11 +1283,23 @@ fn gather_at(
     if !seen.repros.contains_key(&0) {
         let scripts = repro::agent_scripts(cands, files);
         for s in scripts.iter().take(MAX_AGENT_SCRIPTS) {
+            seen.repro_ends_only = false;
+            out.repro_output_unstable = false;
             let job = (0, What::Repro, 0);
             let r = run_job(&job, &test_cmds, &[], Some(&s.script));
             absorb(&mut out, &mut seen, &[], &job, r);
+            // Usable at base is checked on the first run; a second must end the same way.
+            let steady = match seen.repros.get(&0).cloned() {
+                Some(first) if usable_agent_script(&first, &names) => {
+                    let job = (0, What::Repro, 1);
+                    let r = run_job(&job, &test_cmds, &[], Some(&s.script));
+                    absorb(&mut out, &mut seen, &[], &job, r);
+                    settle_repro(&mut out, &mut seen, &first)
+                }
+                _ => false,
+            };
             match seen.repros.get(&0) {
-                Some(b) if usable_agent_script(b, &names) => {
+                Some(b) if steady && usable_agent_script(b, &names) => {
                     script = Some(s.script.clone());
                     out.reproduction = true;
                     out.repro_from = Some(format!("{}, written by {}", s.path, s.agent));
@@ -1348,6 +1416,7 @@ fn gather_at(
         model,
         written: written_runs,
         unread: _,
+        repro_ends_only: _,
     } = seen;
 
     // Base: tests that passed twice count. A candidate is compared on its own files.
@@ -1375,7 +1444,14 @@ fn gather_at(
     }
     let repro_base = repros.get(&0).cloned();
     if out.reproduction || repro_base.is_some() {
-        out.repro_base = repro_base.as_ref().map(describe);
+        out.repro_base = repro_base.as_ref().map(|b| {
+            let how = describe(b);
+            if out.repro_output_unstable {
+                format!("{how} ({UNSTEADY_OUTPUT})")
+            } else {
+                how
+            }
+        });
     }
     let mut sigs: Vec<Option<Signature>> = Vec::new();
     for (i, t) in tree_of.iter().enumerate() {
@@ -1451,6 +1527,60 @@ mod tests {
             exception: exception.map(str::to_string),
             output: output.into(),
         }
+    }
+
+    /// The reproduction's two base runs: the same → kept whole; printing differently but
+    /// ending alike → only how runs end is kept, for this and every later run; ending
+    /// differently → not used.
+    #[test]
+    fn a_reproduction_that_prints_differently_twice_at_base_is_compared_by_how_it_ends() {
+        let settle = |first: ReproOutcome, second: ReproOutcome| {
+            let mut out = IssueExec {
+                reproduction: true,
+                ..IssueExec::default()
+            };
+            let mut seen = Results::default();
+            seen.repros.insert(0, second);
+            let kept = settle_repro(&mut out, &mut seen, &first);
+            (kept, out, seen)
+        };
+        let (kept, out, seen) = settle(o(Some(0), None, "3\n"), o(Some(0), None, "3\n"));
+        assert!(kept && out.reproduction && !out.repro_output_unstable);
+        assert_eq!(seen.repros[&0].output, "3\n");
+        assert!(!seen.repro_ends_only);
+
+        let (kept, out, mut seen) =
+            settle(o(Some(0), None, "0.3196\n"), o(Some(0), None, "0.8801\n"));
+        assert!(kept && out.reproduction && out.repro_output_unstable);
+        assert_eq!(seen.repros[&0].output, "");
+        assert!(seen.repro_ends_only);
+        // A candidate's run read afterwards keeps only how it ended.
+        let run = Run {
+            code: Some(1),
+            signal: None,
+            timed_out: false,
+            seconds: 1.0,
+            output: "0.5\n[dei-repro] first exception: ValueError\n".into(),
+            missing: Vec::new(),
+        };
+        let mut out2 = IssueExec::default();
+        absorb(
+            &mut out2,
+            &mut seen,
+            &[],
+            &(1, What::Repro, 0),
+            Ok((run, false)),
+        );
+        assert_eq!(seen.repros[&1].output, "");
+        assert_eq!(seen.repros[&1].exception.as_deref(), Some("ValueError"));
+        assert_eq!(
+            repro_change(&seen.repros[&0], &seen.repros[&1]),
+            ReproChange::Broken
+        );
+
+        let (kept, out, seen) = settle(o(Some(0), None, "ok\n"), o(None, None, "ok\n"));
+        assert!(!kept && !out.reproduction);
+        assert!(seen.repros.is_empty());
     }
 
     #[test]

@@ -36,7 +36,7 @@ fn issues(data: &std::path::Path) -> Vec<Issue> {
 fn python3_parses(path: &std::path::Path) -> Option<Result<(), String>> {
     let out = std::process::Command::new("python3")
         .arg("-c")
-        .arg("import ast,sys; ast.parse(open(sys.argv[1]).read())")
+        .arg("import sys; compile(open(sys.argv[1]).read(), sys.argv[1], 'exec')")
         .arg(path)
         .output()
         .ok()?;

@@ -391,9 +391,9 @@ fn a_file_named_after_the_edit_that_is_slow_whole_runs_only_the_tests_naming_it(
     assert!(exec.get("whole_files").is_none(), "{exec}");
     assert_eq!(exec["stable_tests"], 1 + 2, "{exec}");
     assert_eq!(by_agent(&v, "careful-agent")["behaviour"]["tests_run"], 3);
-    // Base: test_cli twice, test_words whole once and narrowed twice, the reproduction; each
-    // of the two trees: both files in one run, and the reproduction.
-    assert_eq!(exec["runs"], 2 + 3 + 1 + 2 * 2, "{exec}");
+    // Base: test_cli twice, test_words whole once and narrowed twice, the reproduction twice;
+    // each of the two trees: both files in one run, and the reproduction.
+    assert_eq!(exec["runs"], 2 + 3 + 2 + 2 * 2, "{exec}");
     // The whole try is the one run stopped at a time limit.
     let timed_out = walk(&cache)
         .iter()
@@ -509,9 +509,9 @@ fn a_tree_runs_all_its_test_files_in_one_sandbox_run() {
         exec["test_files"],
         serde_json::json!(["tests/test_cli.py", "tests/test_words.py"])
     );
-    // Base: each file twice, and the reproduction. Each of the three trees: one run for both
-    // files, and the reproduction (one run per file would make 5 + 3 × 3 = 14).
-    assert_eq!(exec["runs"], 5 + 3 * 2, "{exec}");
+    // Base: each file twice, and the reproduction twice. Each of the three trees: one run for
+    // both files, and the reproduction (one run per file would make 6 + 3 × 3 = 15).
+    assert_eq!(exec["runs"], 6 + 3 * 2, "{exec}");
     // What the one run shows is read for both files.
     let mut b = broken(&v, "breaks-tests-agent");
     b.sort();
@@ -597,8 +597,8 @@ fn a_reproduction_that_cannot_import_a_module_outside_the_repository_is_not_used
             "{exec}"
         );
     }
-    // Base tests twice and the reproduction once; each tree its one test file, no reproduction.
-    assert_eq!(exec["runs"], 2 + 1 + 2, "{exec}");
+    // Base tests and the reproduction twice; each tree its one test file, no reproduction.
+    assert_eq!(exec["runs"], 2 + 2 + 2, "{exec}");
 }
 
 /// A new file at the repository's root, as a diff.
@@ -732,6 +732,47 @@ fn a_file_a_candidate_creates_at_the_root_is_not_there_when_the_reproduction_run
         assert_eq!(
             by_agent(&v, agent)["behaviour"]["repro"],
             want,
+            "{agent}: {exec}"
+        );
+    }
+}
+
+#[test]
+fn a_reproduction_that_prints_a_random_number_is_compared_by_how_it_ends() {
+    // The snippet also prints a random number, so its two base runs print differently:
+    // only how a run ends is compared, and the candidate that changes nothing is not seen
+    // changing what it prints (it would be, on every run, if outputs were compared).
+    let Some((dir, cache, tmp)) = exec_dirs() else {
+        return;
+    };
+    let (repo, tasks) = example_with(dir.path(), &[], |text| {
+        text.replace(
+            ">>> from textkit.words import word_count\n",
+            ">>> from textkit.words import word_count\n>>> import random\n>>> random.random()\n",
+        )
+    });
+    let cands = dir.path().join("candidates");
+    copy_agents(
+        &cands,
+        &[
+            ("careful-agent", "examples/candidates"),
+            ("noop-agent", "tests/fixtures/exec/candidates"),
+        ],
+    );
+    let v = rank_exec_in(&cands, &repo, &tasks, &cache, &tmp);
+    let exec = &v["exec"];
+    assert!(exec["error"].is_null(), "{exec}");
+    assert_eq!(exec["reproduction"], true, "{exec}");
+    assert_eq!(exec["repro_output_unstable"], true, "{exec}");
+    let base = exec["repro_base"].as_str().unwrap_or_default();
+    assert!(
+        base.starts_with("runs without error") && base.contains("only how it ends"),
+        "{exec}"
+    );
+    for agent in ["careful-agent", "noop-agent"] {
+        assert_eq!(
+            by_agent(&v, agent)["behaviour"]["repro"],
+            "same",
             "{agent}: {exec}"
         );
     }
