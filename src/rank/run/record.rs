@@ -12,7 +12,9 @@
 //! Where the committee orders by it ([`Committee::exec_record_orders`], the offline default),
 //! the candidates that ran healthy on the issue rank first, in the order of their agents'
 //! records (an agent without one counts as the mean), each record's candidates by score; the
-//! others follow by score ([`select::rank_in_tiers`]). Text agreement and behaviour agreement
+//! others follow by score ([`select::rank_in_tiers`]). A record is a share over a sample of
+//! issues, so records within one standard error of the best among the healthy
+//! ([`within_noise`]) count as the best: those candidates are ordered by score. Text agreement and behaviour agreement
 //! still order the rest and break ties, but among the healthy the agent that keeps running
 //! healthy across the run is trusted over a consensus of agents that do not.
 //!
@@ -65,6 +67,17 @@ fn behaviours(result: &Value) -> Vec<(String, Behaviour)> {
             b.ran().then_some((agent, b))
         })
         .collect()
+}
+
+/// Whether record `a` (its share, from `(share − mean, healthy, ran)`) is within one standard
+/// error of the best record `best`: `best − a ≤ √(p_b(1−p_b)/n_b + p_a(1−p_a)/n_a)`. Over a
+/// run of ~130 issues with shares near 0.6 that is about 6 points; two agents 0.2 points apart
+/// (CodeR 0.639 and a Moatless run 0.637 over committee A) are not told apart by it.
+pub fn within_noise(best: &(f64, usize, usize), a: &(f64, usize, usize)) -> bool {
+    let share = |r: &(f64, usize, usize)| r.1 as f64 / r.2.max(1) as f64;
+    let (pb, pa) = (share(best), share(a));
+    let var = |p: f64, n: usize| p * (1.0 - p) / n.max(1) as f64;
+    pb - pa <= (var(pb, best.2) + var(pa, a.2)).sqrt() + 1e-12
 }
 
 /// [`healthy`] for each candidate of one issue against all the others (`None`: no behaviour
@@ -207,6 +220,19 @@ fn rerank(
             .into_iter()
             .map(|h| orders && h == Some(true))
             .collect();
+    // The best record among the healthy: records within its noise share its tier.
+    let agent_of = |c: &Value| {
+        c.get("agent")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string()
+    };
+    let best: Option<&(f64, usize, usize)> = ranked
+        .iter()
+        .zip(&ran_healthy)
+        .filter(|(_, &h)| h)
+        .filter_map(|(c, _)| recs.get(&agent_of(c)))
+        .max_by(|x, y| x.0.total_cmp(&y.0));
     let mut reviews: Vec<Review> = Vec::with_capacity(ranked.len());
     let mut tiers: Vec<Option<f64>> = Vec::with_capacity(ranked.len());
     for (i, c) in ranked.iter().enumerate() {
@@ -219,7 +245,11 @@ fn rerank(
             let rec = recs.get(agent);
             let score = committee.with_exec_record(&review.score, rec.map_or(0.0, |r| r.0))?;
             if ran_healthy[i] {
-                tier = Some(rec.map_or(0.0, |r| r.0));
+                tier = Some(match (rec, best) {
+                    (Some(r), Some(b)) if within_noise(b, r) => b.0,
+                    (Some(r), _) => r.0,
+                    (None, _) => 0.0,
+                });
             }
             review.score = score;
             review.reason = with_note(&review.reason, rec, ran_healthy[i]);
@@ -287,7 +317,7 @@ fn with_note(reason: &str, rec: Option<&(f64, usize, usize)>, ordered: bool) -> 
         .map(String::from)
         .collect();
     let why = if ordered {
-        " (ran healthy here: the healthy rank first, by their agents' records)"
+        " (ran healthy here: the healthy rank first, by their agents' records, those within a standard error of the best counting as the best)"
     } else {
         ""
     };
@@ -450,7 +480,10 @@ mod tests {
         );
         assert_eq!(with_note(&twice, None, false), "applies cleanly");
         let ordered = with_note(&twice, Some(&(0.1, 3, 4)), true);
-        assert!(ordered.ends_with("by their agents' records)"), "{ordered}");
+        assert!(
+            ordered.ends_with("within a standard error of the best counting as the best)"),
+            "{ordered}"
+        );
         assert_eq!(ordered.matches(NOTE).count(), 1);
     }
 
@@ -485,6 +518,51 @@ mod tests {
         }
         run.push(last);
         run
+    }
+
+    #[test]
+    fn records_within_a_standard_error_count_as_the_best() {
+        // (share − mean, healthy, ran): 63 of 100 against 62 of 100 is noise; 1.0 against
+        // 0.0 over 3 is not; over 6 issues, 5 against 4 is within one standard error (0.245).
+        assert!(within_noise(&(0.0, 63, 100), &(0.0, 62, 100)));
+        assert!(!within_noise(&(0.0, 3, 3), &(0.0, 0, 3)));
+        assert!(within_noise(&(0.0, 5, 6), &(0.0, 4, 6)));
+        assert!(!within_noise(&(0.0, 90, 100), &(0.0, 60, 100)));
+        assert!(within_noise(&(0.0, 5, 6), &(0.0, 5, 6)));
+
+        // A run where strong ran healthy on 5 of its 6 other issues and weak on 4: on the last
+        // both run healthy and weak outscores strong (more agreement). Their records are
+        // within noise, so the score decides.
+        let offline = crate::review::offline::Offline::new(Default::default());
+        let mut run: Vec<IssueOutcome> = (0..4)
+            .map(|k| issue(&format!("i{k}"), true, true))
+            .chain([issue("i4", true, false), issue("i5", false, false)])
+            .collect();
+        let cand = |agent: &str, agreement: f64| {
+            let score = serde_json::json!({"value": 6.4, "parts": [["applies", 2.0], ["agreement", agreement]]});
+            serde_json::json!({
+                "agent": agent, "score": 6.4, "status": "reviewed", "reason": "applies",
+                "review": {"candidate": format!("{agent}/last"), "committee": "offline",
+                           "score": score, "reason": "applies", "status": "reviewed"},
+                "behaviour": {"broken": [], "tests_run": 2, "class": 0},
+            })
+        };
+        let mut last = issue("last", true, true);
+        last.result = Some(serde_json::json!({
+            "instance_id": "last", "status": "ranked",
+            "ranked": [cand("strong", 1.0), cand("weak", 4.0)],
+        }));
+        run.push(last);
+        apply(&mut run, &offline);
+        assert_eq!(run[6].top, vec!["weak".to_string()]);
+        let ranked = run[6].result.as_ref().unwrap()["ranked"]
+            .as_array()
+            .unwrap();
+        let order: Vec<(&str, u64)> = ranked
+            .iter()
+            .map(|c| (c["agent"].as_str().unwrap(), c["rank"].as_u64().unwrap()))
+            .collect();
+        assert_eq!(order, [("weak", 1), ("strong", 2)]);
     }
 
     #[test]
