@@ -1,5 +1,5 @@
 //! Execution evidence that needs no sandbox, measured on the real data: how many SWE-bench Lite
-//! issues yield a reproduction script that parses as Python (checked with the machine's
+//! issues yield a reproduction script that compiles as Python (checked with the machine's
 //! python3), and how many Lite instances with a bundled repository get regression test files
 //! from the candidates' patches. Skips (saying so) when ../shared/data (or DEI_DATA), python3
 //! or the repositories are absent. The figures are printed (`-- --nocapture`) and recorded in
@@ -31,9 +31,10 @@ fn issues(data: &std::path::Path) -> Vec<Issue> {
         .collect()
 }
 
-/// `Some(Ok)` when python3 parses the file, `Some(Err(last line of its error))` when not,
-/// `None` without python3.
-fn python3_parses(path: &std::path::Path) -> Option<Result<(), String>> {
+/// `Some(Ok)` when python3 compiles the file (which also refuses a `return` outside a
+/// function, unlike a parse), `Some(Err(last line of its error))` when not, `None` without
+/// python3.
+fn python3_compiles(path: &std::path::Path) -> Option<Result<(), String>> {
     let out = std::process::Command::new("python3")
         .arg("-c")
         .arg("import sys; compile(open(sys.argv[1]).read(), sys.argv[1], 'exec')")
@@ -48,19 +49,19 @@ fn python3_parses(path: &std::path::Path) -> Option<Result<(), String>> {
 }
 
 #[test]
-fn reproduction_scripts_from_lite_issues_parse() {
+fn reproduction_scripts_from_lite_issues_compile() {
     let Some(data) = shared_data() else {
         return skip("needs ../shared/data (or DEI_DATA)");
     };
-    if python3_parses(std::path::Path::new("/dev/null")).is_none() {
+    if python3_compiles(std::path::Path::new("/dev/null")).is_none() {
         return skip("needs python3 on PATH");
     }
     let issues = issues(&data);
     assert_eq!(issues.len(), 300);
     let dir = tempfile::tempdir().unwrap();
-    let keep = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("repro-unparsed");
+    let keep = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("repro-uncompiled");
     let _ = std::fs::remove_dir_all(&keep);
-    // repo → (issues, with a script, script parses)
+    // repo → (issues, with a script, script compiles)
     let mut per_repo: BTreeMap<String, (usize, usize, usize)> = BTreeMap::new();
     let mut names_of: BTreeMap<String, repro::RepoNames> = BTreeMap::new();
     let mut bad = Vec::new();
@@ -83,10 +84,10 @@ fn reproduction_scripts_from_lite_issues_parse() {
         e.1 += 1;
         let path = dir.path().join(format!("{k:03}.py"));
         std::fs::write(&path, &r.script).unwrap();
-        match python3_parses(&path) {
+        match python3_compiles(&path) {
             Some(Ok(())) => e.2 += 1,
             Some(Err(why)) => {
-                // Kept for reading: target/tmp/repro-unparsed/<instance>.py.
+                // Kept for reading: target/tmp/repro-uncompiled/<instance>.py.
                 let _ = std::fs::create_dir_all(&keep);
                 let _ = std::fs::write(keep.join(format!("{}.py", t.instance_id)), &r.script);
                 bad.push(format!("{}: {why}", t.instance_id));
@@ -97,7 +98,7 @@ fn reproduction_scripts_from_lite_issues_parse() {
     let (mut n, mut got, mut ok) = (0, 0, 0);
     println!(
         "{:<28} {:>6} {:>7} {:>7}",
-        "repository", "issues", "script", "parses"
+        "repository", "issues", "script", "compiles"
     );
     for (repo, (a, b, c)) in &per_repo {
         println!("{repo:<28} {a:>6} {b:>7} {c:>7}");
@@ -107,14 +108,14 @@ fn reproduction_scripts_from_lite_issues_parse() {
     }
     println!("{:<28} {n:>6} {got:>7} {ok:>7}", "all");
     println!("scripts by first source: {by_source:?}");
-    println!("scripts that do not parse:");
+    println!("scripts that do not compile:");
     for b in &bad {
         println!("  {b}");
     }
     // Floors under the measured figures (see docs/execution.md): most issues show code, and
     // what is extracted is Python.
     assert!(got >= 200, "{got} of 300 issues gave a script");
-    assert!(ok * 100 >= got * 95, "{ok} of {got} scripts parse");
+    assert!(ok * 100 >= got * 95, "{ok} of {got} scripts compile");
 }
 
 #[test]

@@ -7,7 +7,8 @@ not leave it as at base while another candidate changed it) on the *other* issue
 share over the agents seen on at least MIN_ISSUES of them. The score becomes the offline
 committee's raw sum of parts plus `w * record`, squashed as dei squashes it; with the record's
 ordering (dei's default, `exec_record_orders`; --no-order leaves it out) the candidates that ran
-healthy on the issue rank first, by their agent's record (none: the mean), then by that score. The
+healthy on the issue rank first, by their agent's record (none: the mean; records within one
+standard error of the best among them count as the best), then by that score. The
 top pick is re-read (ties as expected value) and scored with the labels. At the shipped weight this
 gives the picks of `dei rank --all --exec` over one run of the same issues.
 
@@ -63,6 +64,12 @@ def tally(ranked):
     return out
 
 
+class Prior(dict):
+    """Each agent's record (share minus the mean), with the counts it rests on in `counts`
+    (agent → (healthy, ran))."""
+    counts = {}
+
+
 def priors(results, iids):
     """Each agent's share of healthy candidates over `iids` minus the mean share over the
     agents seen on at least MIN_ISSUES of them."""
@@ -71,11 +78,22 @@ def priors(results, iids):
         for a, (h, n) in tally(results[i]["ranked"]).items():
             total[a][0] += h
             total[a][1] += n
-    share = {a: h / n for a, (h, n) in total.items() if n >= MIN_ISSUES}
+    out = Prior()
+    out.counts = {a: (h, n) for a, (h, n) in total.items() if n >= MIN_ISSUES}
+    share = {a: h / n for a, (h, n) in out.counts.items()}
     if not share:
-        return {}
+        return out
     mean = sum(share.values()) / len(share)
-    return {a: v - mean for a, v in share.items()}
+    out.update({a: v - mean for a, v in share.items()})
+    return out
+
+
+def within_noise(best, a):
+    """dei's rank::run::record::within_noise over (healthy, ran) counts: `a`'s share is within
+    one standard error of `best`'s."""
+    pb, pa = best[0] / max(best[1], 1), a[0] / max(a[1], 1)
+    var = lambda p, n: p * (1 - p) / max(n, 1)
+    return pb - pa <= math.sqrt(var(pb, best[1]) + var(pa, a[1])) + 1e-12
 
 
 def rescored(c, extra, scale=4.0):
@@ -90,20 +108,31 @@ def rescored(c, extra, scale=4.0):
     return min(max(round(squashed * 100) / 100, 1.01), 10.0)
 
 
-def key(c, ranked, prior, w, order):
+def key(c, ranked, prior, w, order, best=None):
     """Where a candidate ranks (higher first): dei's rank::select::rank_in_tiers over the
-    record pass's tiers."""
+    record pass's tiers; `best`: the agent with the best record among the issue's healthy
+    candidates, whose tier every record within one standard error of it shares."""
     score = rescored(c, w * prior.get(c["agent"], 0.0))
     if order and w != 0 and healthy(c, ranked):
-        return (1, prior.get(c["agent"], 0.0), score)
+        a = c["agent"]
+        if a in prior and best is not None and within_noise(prior.counts[best], prior.counts[a]):
+            return (1, prior[best], score)
+        return (1, prior.get(a, 0.0), score)
     return (0, 0.0, score)
+
+
+def best_healthy(ranked, prior):
+    """The agent with the best record among the candidates that ran healthy (None: none has one)."""
+    agents = [c["agent"] for c in ranked if healthy(c, ranked) and c["agent"] in prior]
+    return max(agents, key=lambda a: prior[a], default=None)
 
 
 def right(results, labels, iid, prior, w, order=True):
     ranked = results[iid]["ranked"]
     if not ranked:
         return 0.0
-    scored = [(key(c, ranked, prior, w, order), c["agent"]) for c in ranked]
+    best = best_healthy(ranked, prior)
+    scored = [(key(c, ranked, prior, w, order, best), c["agent"]) for c in ranked]
     top = max(s for s, _ in scored)
     tops = [a for s, a in scored if s == top]
     return sum(labels.get((iid, a), False) for a in tops) / len(tops)
