@@ -760,9 +760,6 @@ fn repro_change(base: &ReproOutcome, cand: &ReproOutcome) -> ReproChange {
 
 /// Why a reproduction whose two base runs end differently is not used.
 const UNSTEADY: &str = "it ends differently in two runs at the base commit";
-/// What `repro_base` adds when only how the reproduction ends is compared.
-const UNSTEADY_OUTPUT: &str =
-    "what it prints changes from run to run at the base commit: only how it ends is compared";
 
 /// The reproduction has run twice at base: `first` is the first run, `seen.repros[0]` the
 /// second. Output that differs between them (random numbers, an order that follows string
@@ -1444,14 +1441,7 @@ fn gather_at(
     }
     let repro_base = repros.get(&0).cloned();
     if out.reproduction || repro_base.is_some() {
-        out.repro_base = repro_base.as_ref().map(|b| {
-            let how = describe(b);
-            if out.repro_output_unstable {
-                format!("{how} ({UNSTEADY_OUTPUT})")
-            } else {
-                how
-            }
-        });
+        out.repro_base = repro_base.as_ref().map(describe);
     }
     let mut sigs: Vec<Option<Signature>> = Vec::new();
     for (i, t) in tree_of.iter().enumerate() {

@@ -90,11 +90,19 @@ fn exec_line(e: &crate::exec::gather::IssueExec) -> String {
             }
         )
     };
+    let unsteady = if e.repro_output_unstable {
+        ", printing differently each time (only how its runs end is compared)"
+    } else {
+        ""
+    };
     let repro = match (&e.repro_base, &e.repro_from) {
+        (Some(base), _) if base.starts_with("not used: ") => {
+            format!("the issue's code is not used ({})", &base["not used: ".len()..])
+        }
         (Some(base), Some(from)) => format!(
-            "no usable code in the issue; an agent's reproduction script ({from}) {base} at the base commit"
+            "no usable code in the issue; an agent's reproduction script ({from}) {base} at the base commit{unsteady}"
         ),
-        (Some(base), None) => format!("the issue's code {base} at the base commit"),
+        (Some(base), None) => format!("the issue's code {base} at the base commit{unsteady}"),
         (None, _) => "no runnable code in the issue".to_string(),
     };
     let mut line = format!(
@@ -361,6 +369,19 @@ mod tests {
             "{line}"
         );
         assert!(!line.contains("passing twice"), "{line}");
+        e.tests_unread = None;
+        // How the reproduction went: as it ended, printing differently each time, not used.
+        e.repro_base = Some("raises ValueError".into());
+        assert!(exec_line(&e).contains("; the issue's code raises ValueError at the base commit;"));
+        e.repro_output_unstable = true;
+        assert!(exec_line(&e).contains(
+            "; the issue's code raises ValueError at the base commit, printing differently each time (only how its runs end is compared);"
+        ));
+        e.repro_output_unstable = false;
+        e.repro_base = Some("not used: it ends differently in two runs at the base commit".into());
+        assert!(exec_line(&e).contains(
+            "; the issue's code is not used (it ends differently in two runs at the base commit);"
+        ));
         e.error = Some("no environment for x/y 1.0\nmore".into());
         assert_eq!(
             exec_line(&e),
