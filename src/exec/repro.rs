@@ -52,6 +52,19 @@ const PY_LANGS: [&str; 11] = [
 ];
 
 /// Cut `text` into candidate blocks, in order.
+/// The fence a line opens (its run of three or more backticks or tildes), if it opens one.
+fn fence_open(t: &str) -> Option<&str> {
+    let c = t.chars().next().filter(|&c| c == '`' || c == '~')?;
+    let n = t.chars().take_while(|&x| x == c).count();
+    (n >= 3).then(|| &t[..n])
+}
+
+/// Whether `line` closes the fence opened with `mark`: at least that run and nothing else.
+fn fence_closes(line: &str, mark: &str) -> bool {
+    let u = line.trim();
+    u.starts_with(mark) && u.chars().all(|c| mark.starts_with(c))
+}
+
 pub fn blocks(text: &str) -> Vec<Block> {
     let lines: Vec<&str> = text.lines().map(|l| l.trim_end_matches('\r')).collect();
     let mut out = Vec::new();
@@ -60,11 +73,7 @@ pub fn blocks(text: &str) -> Vec<Block> {
         let line = lines[i];
         let t = line.trim_start();
         // Fences.
-        if t.starts_with("```") || t.starts_with("~~~") {
-            let mark: String = t
-                .chars()
-                .take_while(|&c| c == t.as_bytes()[0] as char)
-                .collect();
+        if let Some(mark) = fence_open(t) {
             let lang = t[mark.len()..]
                 .trim()
                 .trim_start_matches('{')
@@ -76,13 +85,7 @@ pub fn blocks(text: &str) -> Vec<Block> {
             let indent = line.len() - t.len();
             let start = i + 1;
             let mut j = start;
-            while j < lines.len() {
-                let u = lines[j].trim();
-                if u.starts_with(mark.as_str())
-                    && u.chars().all(|c| c == mark.as_bytes()[0] as char)
-                {
-                    break;
-                }
+            while j < lines.len() && !fence_closes(lines[j], mark) {
                 j += 1;
             }
             let body: Vec<&str> = lines[start..j.min(lines.len())]
@@ -1110,19 +1113,24 @@ fn code_like(line: &str) -> bool {
 /// error); `None` when no group does. Returns the code and the first group's line.
 pub fn loose_code(issue: &str) -> Option<(String, usize)> {
     // Fenced blocks say what they are (`ini`, `shell`, output): their lines are not prose.
-    let mut fenced = false;
+    let mut open: Option<&str> = None;
     let lines: Vec<&str> = issue
         .lines()
         .map(|l| l.trim_end_matches('\r'))
-        .map(|l| {
-            let fence = l.trim_start().starts_with("```");
-            let inside = fenced || fence;
-            fenced ^= fence;
-            if inside {
+        .map(|l| match open {
+            Some(mark) => {
+                if fence_closes(l, mark) {
+                    open = None;
+                }
                 ""
-            } else {
-                l
             }
+            None => match fence_open(l.trim_start()) {
+                Some(mark) => {
+                    open = Some(mark);
+                    ""
+                }
+                None => l,
+            },
         })
         .collect();
     let indent = |l: &str| {
@@ -1757,6 +1765,9 @@ mod tests {
         let outside = format!("{issue}\nresult = compute(3)\n");
         assert_eq!(issue_code(&outside).0, "result = compute(3)");
         assert_eq!(issue_code(&outside).1, vec![(Source::Loose, 13)]);
+        // A tilde fence, and a backtick line inside it, do not end it early.
+        let tilde = "Bug\n\n~~~toml\n[tool.x]\n```\ny = [1]\n~~~\nz = g(2)\n";
+        assert_eq!(issue_code(tilde).0, "z = g(2)");
     }
 
     /// What tree-sitter accepts and CPython does not is dropped: an empty block, a label that
