@@ -487,6 +487,19 @@ mod tests {
         assert_eq!(ordered.matches(NOTE).count(), 1);
     }
 
+    /// A candidate of the issue `last` that ran healthy, with this agreement part (`strong`
+    /// resolves it).
+    fn healthy_last(agent: &str, agreement: f64) -> Value {
+        let score = serde_json::json!({"value": 6.4, "parts": [["applies", 2.0], ["agreement", agreement]]});
+        serde_json::json!({
+            "agent": agent, "score": 6.4, "status": "reviewed", "reason": "applies",
+            "resolved": agent == "strong",
+            "review": {"candidate": format!("{agent}/last"), "committee": "offline",
+                       "score": score, "reason": "applies", "status": "reviewed"},
+            "behaviour": {"broken": [], "tests_run": 2, "class": 0},
+        })
+    }
+
     /// The last issue of a run where `strong` ran healthy on every other issue and `weak`,
     /// `weak2` on none: there all three run healthy, and the two weak agents outscore it
     /// (their agreement part is higher).
@@ -494,20 +507,10 @@ mod tests {
         let mut run: Vec<IssueOutcome> = (0..3)
             .map(|k| issue(&format!("i{k}"), true, false))
             .collect();
-        let cand = |agent: &str, agreement: f64| {
-            let score = serde_json::json!({"value": 6.4, "parts": [["applies", 2.0], ["agreement", agreement]]});
-            serde_json::json!({
-                "agent": agent, "score": 6.4, "status": "reviewed", "reason": "applies",
-                "resolved": agent == "strong",
-                "review": {"candidate": format!("{agent}/last"), "committee": "offline",
-                           "score": score, "reason": "applies", "status": "reviewed"},
-                "behaviour": {"broken": [], "tests_run": 2, "class": 0},
-            })
-        };
         let mut last = issue("last", true, true);
         last.result = Some(serde_json::json!({
             "instance_id": "last", "status": "ranked",
-            "ranked": [cand("weak", 4.0), cand("weak2", 4.0), cand("strong", 1.0)],
+            "ranked": [healthy_last("weak", 4.0), healthy_last("weak2", 4.0), healthy_last("strong", 1.0)],
         }));
         // weak2 has the weak record too: it ran (unhealthy) wherever weak did.
         for o in &mut run[..3] {
@@ -538,19 +541,10 @@ mod tests {
             .map(|k| issue(&format!("i{k}"), true, true))
             .chain([issue("i4", true, false), issue("i5", false, false)])
             .collect();
-        let cand = |agent: &str, agreement: f64| {
-            let score = serde_json::json!({"value": 6.4, "parts": [["applies", 2.0], ["agreement", agreement]]});
-            serde_json::json!({
-                "agent": agent, "score": 6.4, "status": "reviewed", "reason": "applies",
-                "review": {"candidate": format!("{agent}/last"), "committee": "offline",
-                           "score": score, "reason": "applies", "status": "reviewed"},
-                "behaviour": {"broken": [], "tests_run": 2, "class": 0},
-            })
-        };
         let mut last = issue("last", true, true);
         last.result = Some(serde_json::json!({
             "instance_id": "last", "status": "ranked",
-            "ranked": [cand("strong", 1.0), cand("weak", 4.0)],
+            "ranked": [healthy_last("strong", 1.0), healthy_last("weak", 4.0)],
         }));
         run.push(last);
         apply(&mut run, &offline);
