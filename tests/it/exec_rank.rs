@@ -561,6 +561,20 @@ fn rank_exec_in_with(
     run_exec(&args, cache, tmp).0
 }
 
+/// A candidates folder under `dir` with the example's fix (careful-agent) and the candidate
+/// that changes nothing (noop-agent).
+fn fix_and_noop(dir: &Path) -> PathBuf {
+    let cands = dir.join("candidates");
+    copy_agents(
+        &cands,
+        &[
+            ("careful-agent", "examples/candidates"),
+            ("noop-agent", "tests/fixtures/exec/candidates"),
+        ],
+    );
+    cands
+}
+
 #[test]
 fn a_reproduction_that_cannot_import_a_module_outside_the_repository_is_not_used() {
     // The issue's snippet imports a module the environment does not have: at base it fails on
@@ -574,14 +588,7 @@ fn a_reproduction_that_cannot_import_a_module_outside_the_repository_is_not_used
             ">>> import dei_no_such_module\n>>> from textkit.words import word_count\n",
         )
     });
-    let cands = dir.path().join("candidates");
-    copy_agents(
-        &cands,
-        &[
-            ("careful-agent", "examples/candidates"),
-            ("noop-agent", "tests/fixtures/exec/candidates"),
-        ],
-    );
+    let cands = fix_and_noop(dir.path());
     let v = rank_exec_in(&cands, &repo, &tasks, &cache, &tmp);
     let exec = &v["exec"];
     assert!(exec["error"].is_null(), "{exec}");
@@ -627,14 +634,7 @@ fn without_code_in_the_issue_an_agents_reproduction_script_stands_in() {
     let (repo, tasks) = example_with(dir.path(), &[], |text| {
         text.split("```python").next().unwrap().to_string()
     });
-    let cands = dir.path().join("candidates");
-    copy_agents(
-        &cands,
-        &[
-            ("careful-agent", "examples/candidates"),
-            ("noop-agent", "tests/fixtures/exec/candidates"),
-        ],
-    );
+    let cands = fix_and_noop(dir.path());
     let fix = std::fs::read_to_string(
         root().join("examples/candidates/careful-agent/example__textkit-1.diff"),
     )
@@ -702,14 +702,7 @@ fn a_file_a_candidate_creates_at_the_root_is_not_there_when_the_reproduction_run
             ">>> from textkit.words import word_count\n>>> print(open('sample.txt').read())\n",
         )
     });
-    let cands = dir.path().join("candidates");
-    copy_agents(
-        &cands,
-        &[
-            ("careful-agent", "examples/candidates"),
-            ("noop-agent", "tests/fixtures/exec/candidates"),
-        ],
-    );
+    let cands = fix_and_noop(dir.path());
     let noop = std::fs::read_to_string(
         root().join("tests/fixtures/exec/candidates/noop-agent/example__textkit-1.diff"),
     )
@@ -751,14 +744,7 @@ fn a_reproduction_that_prints_a_random_number_is_compared_by_how_it_ends() {
             ">>> from textkit.words import word_count\n>>> import random\n>>> random.random()\n",
         )
     });
-    let cands = dir.path().join("candidates");
-    copy_agents(
-        &cands,
-        &[
-            ("careful-agent", "examples/candidates"),
-            ("noop-agent", "tests/fixtures/exec/candidates"),
-        ],
-    );
+    let cands = fix_and_noop(dir.path());
     let v = rank_exec_in(&cands, &repo, &tasks, &cache, &tmp);
     let exec = &v["exec"];
     assert!(exec["error"].is_null(), "{exec}");
