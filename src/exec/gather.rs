@@ -1407,6 +1407,39 @@ fn gather_at(
     for (job, r) in jobs.iter().zip(results) {
         absorb(&mut out, &mut seen, &batches, job, r);
     }
+
+    // Phase 3: a test the candidate broke runs once more with it, narrowed to the file's broken
+    // tests (as the base runs twice, to drop flaky tests), and counts as broken only when it
+    // does not pass again: a test that failed by chance, or only after others in the same
+    // process, is not held against the candidate.
+    let mut confirm: Vec<(usize, What, u32)> = Vec::new();
+    for (t, ks) in tree_files.iter().enumerate().skip(1) {
+        for &k in ks {
+            let (Some(a), Some(b), Some(c)) = (
+                seen.tests.get(&(0, k, 0)),
+                seen.tests.get(&(0, k, 1)),
+                seen.tests.get(&(t, k, 0)),
+            ) else {
+                continue;
+            };
+            let broken = regression(a, b, c).broken;
+            if broken.is_empty() {
+                continue;
+            }
+            let ids: Vec<String> = broken.into_iter().take(regress::MAX_IDS).collect();
+            batch_cmds.push(env.test_command_selected(&out.test_files[k], &ids));
+            batches.push(vec![k]);
+            confirm.push((t, What::Batch(batches.len() - 1), 1));
+        }
+    }
+    let results = run_all(
+        &confirm,
+        &|j| run_job(j, &test_cmds, &batch_cmds, script.as_deref()),
+        settings.jobs,
+    );
+    for (job, r) in confirm.iter().zip(results) {
+        absorb(&mut out, &mut seen, &batches, job, r);
+    }
     let Results {
         tests,
         repros,
@@ -1427,7 +1460,12 @@ fn gather_at(
             ) else {
                 continue;
             };
-            let r = regression(a, b, c);
+            let mut r = regression(a, b, c);
+            // A candidate's broken test that passed when run again (phase 3) is not broken.
+            if let Some(again) = tests.get(&(t, k, 1)).filter(|_| t != 0) {
+                r.broken
+                    .retain(|id| again.results.get(id) != Some(&Status::Passed));
+            }
             let acc = total.get_or_insert_with(Regression::default);
             acc.stable += r.stable;
             acc.flaky.extend(r.flaky);

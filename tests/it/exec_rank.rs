@@ -510,8 +510,9 @@ fn a_tree_runs_all_its_test_files_in_one_sandbox_run() {
         serde_json::json!(["tests/test_cli.py", "tests/test_words.py"])
     );
     // Base: each file twice, and the reproduction twice. Each of the three trees: one run for
-    // both files, and the reproduction (one run per file would make 6 + 3 × 3 = 15).
-    assert_eq!(exec["runs"], 6 + 3 * 2, "{exec}");
+    // both files, and the reproduction (one run per file would make 6 + 3 × 3 = 15). The tree
+    // that breaks a test in each file: each file once more, narrowed to its broken test.
+    assert_eq!(exec["runs"], 6 + 3 * 2 + 2, "{exec}");
     // What the one run shows is read for both files.
     let mut b = broken(&v, "breaks-tests-agent");
     b.sort();
@@ -528,6 +529,70 @@ fn a_tree_runs_all_its_test_files_in_one_sandbox_run() {
     assert_eq!(
         by_agent(&v, "careful-agent")["behaviour"]["tests_run"],
         stable
+    );
+}
+
+/// The example's `word_count` failing on its second call in a process: in a run of the whole
+/// test file the second test to call it fails, alone it passes.
+const SECOND_CALL_FAILS: &str = r#"diff --git a/textkit/words.py b/textkit/words.py
+--- a/textkit/words.py
++++ b/textkit/words.py
+@@ -1,8 +1,13 @@
+ """Counting and reshaping words."""
+ 
++_calls = []
++
+ 
+ def word_count(text):
+     """Return the number of words in ``text``."""
++    _calls.append(text)
++    if len(_calls) == 2:
++        raise RuntimeError("fails on its second call in a process")
+     if not text:
+         return 0
+     return len(text.split(" "))
+"#;
+
+#[test]
+fn a_test_broken_once_runs_again_and_counts_only_when_it_fails_again() {
+    // One agent's word_count fails on its second call in a process. tests/test_words.py runs
+    // whole with it, and its second test calling word_count fails; run again alone (a runner
+    // called `pytest` takes the node id) it passes, so the candidate broke nothing. The agent
+    // whose change breaks a test breaks it again, and it stays broken.
+    let Some((dir, cache, tmp)) = exec_dirs() else {
+        return;
+    };
+    let (repo, tasks) = example_with(dir.path(), &[], str::to_string);
+    let cands = fix_and_noop(dir.path());
+    copy_agents(
+        &cands,
+        &[("breaks-tests-agent", "tests/fixtures/exec/candidates")],
+    );
+    std::fs::create_dir_all(cands.join("order-agent")).unwrap();
+    std::fs::write(
+        cands.join("order-agent").join("example__textkit-1.diff"),
+        SECOND_CALL_FAILS,
+    )
+    .unwrap();
+    let bin = dir.path().join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    std::fs::copy(minitest(), bin.join("pytest")).unwrap();
+    let test_cmd = format!("python {}", path_str(&bin.join("pytest")));
+    let v = rank_exec_in_with(&cands, &repo, &tasks, &test_cmd, &cache, &tmp);
+    let exec = &v["exec"];
+    assert!(exec["error"].is_null(), "{exec}");
+    assert_eq!(
+        exec["whole_files"],
+        serde_json::json!(["tests/test_words.py"]),
+        "{exec}"
+    );
+    let order = by_agent(&v, "order-agent");
+    assert_eq!(order["behaviour"]["tests_run"], 3, "{exec}");
+    assert!(broken(&v, "order-agent").is_empty(), "{exec}");
+    assert_eq!(
+        broken(&v, "breaks-tests-agent"),
+        ["tests/test_words.py::test_capitalize_words"],
+        "{exec}"
     );
 }
 
