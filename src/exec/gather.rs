@@ -464,9 +464,6 @@ struct Results {
     /// (tree, test file, pass) → the tests' results.
     tests: BTreeMap<(usize, usize, u32), TestRun>,
     repros: BTreeMap<usize, ReproOutcome>,
-    /// The reproduction printed differently in its two base runs: only how a run ends (exit
-    /// status, exception) is kept, its output is dropped.
-    repro_ends_only: bool,
     model: BTreeMap<usize, ModelTest>,
     /// (tree, written tests, pass) → their results.
     written: BTreeMap<(usize, usize, u32), TestRun>,
@@ -555,8 +552,9 @@ fn absorb(
             }
         }
         What::Repro => {
+            // Printed differently in its two base runs: only how a run ends is kept.
             let mut o = repro_outcome(&run);
-            if seen.repro_ends_only {
+            if out.repro_output_unstable {
                 o.output.clear();
             }
             seen.repros.insert(t, o);
@@ -778,7 +776,6 @@ fn settle_repro(out: &mut IssueExec, seen: &mut Results, first: &ReproOutcome) -
     }
     if second.output != first.output {
         second.output.clear();
-        seen.repro_ends_only = true;
         out.repro_output_unstable = true;
     }
     true
@@ -1267,7 +1264,6 @@ fn gather_at(
     let base_repro = seen.repros.get(&0).and(first_repro.as_ref());
     if let Some(why) = base_repro.and_then(|b| missing_package(b, &names)) {
         seen.repros.remove(&0);
-        seen.repro_ends_only = false;
         out.repro_output_unstable = false;
         out.reproduction = false;
         out.repro_base = Some(format!("not used: {why}"));
@@ -1280,7 +1276,6 @@ fn gather_at(
     if !seen.repros.contains_key(&0) {
         let scripts = repro::agent_scripts(cands, files);
         for s in scripts.iter().take(MAX_AGENT_SCRIPTS) {
-            seen.repro_ends_only = false;
             out.repro_output_unstable = false;
             let job = (0, What::Repro, 0);
             let r = run_job(&job, &test_cmds, &[], Some(&s.script));
@@ -1446,7 +1441,6 @@ fn gather_at(
         model,
         written: written_runs,
         unread: _,
-        repro_ends_only: _,
     } = seen;
 
     // Base: tests that passed twice count. A candidate is compared on its own files.
@@ -1575,13 +1569,11 @@ mod tests {
         let (kept, out, seen) = settle(o(Some(0), None, "3\n"), o(Some(0), None, "3\n"));
         assert!(kept && out.reproduction && !out.repro_output_unstable);
         assert_eq!(seen.repros[&0].output, "3\n");
-        assert!(!seen.repro_ends_only);
 
-        let (kept, out, mut seen) =
+        let (kept, mut out, mut seen) =
             settle(o(Some(0), None, "0.3196\n"), o(Some(0), None, "0.8801\n"));
         assert!(kept && out.reproduction && out.repro_output_unstable);
         assert_eq!(seen.repros[&0].output, "");
-        assert!(seen.repro_ends_only);
         // A candidate's run read afterwards keeps only how it ended.
         let run = Run {
             code: Some(1),
@@ -1591,9 +1583,8 @@ mod tests {
             output: "0.5\n[dei-repro] first exception: ValueError\n".into(),
             missing: Vec::new(),
         };
-        let mut out2 = IssueExec::default();
         absorb(
-            &mut out2,
+            &mut out,
             &mut seen,
             &[],
             &(1, What::Repro, 0),
