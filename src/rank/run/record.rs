@@ -14,9 +14,10 @@
 //! records (an agent without one counts as the mean), each record's candidates by score; the
 //! others follow by score ([`select::rank_in_tiers`]). A record is a share over a sample of
 //! issues, so records within one standard error of the best among the healthy
-//! ([`within_noise`]) count as the best: those candidates are ordered by score. Text agreement and behaviour agreement
-//! still order the rest and break ties, but among the healthy the agent that keeps running
-//! healthy across the run is trusted over a consensus of agents that do not.
+//! ([`within_noise`]) count as the best: those candidates are ordered by score. Text
+//! agreement and behaviour agreement still order the rest and break ties, but among the
+//! healthy the agent that keeps running healthy across the run is trusted over a consensus of
+//! agents that do not.
 //!
 //! The pass only reads the journal: it reruns nothing, and it is idempotent (the part is
 //! replaced, never added twice), so a resumed run recomputes it over what it then holds and
@@ -221,17 +222,11 @@ fn rerank(
             .map(|h| orders && h == Some(true))
             .collect();
     // The best record among the healthy: records within its noise share its tier.
-    let agent_of = |c: &Value| {
-        c.get("agent")
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .to_string()
-    };
     let best: Option<&(f64, usize, usize)> = ranked
         .iter()
         .zip(&ran_healthy)
         .filter(|(_, &h)| h)
-        .filter_map(|(c, _)| recs.get(&agent_of(c)))
+        .filter_map(|(c, _)| recs.get(agent_of(c)))
         .max_by(|x, y| x.0.total_cmp(&y.0));
     let mut reviews: Vec<Review> = Vec::with_capacity(ranked.len());
     let mut tiers: Vec<Option<f64>> = Vec::with_capacity(ranked.len());
@@ -241,8 +236,7 @@ fn rerank(
             .and_then(|r| serde_json::from_value::<Review>(r.clone()).ok())?;
         let mut tier = None;
         if review.status() == crate::model::ReviewStatus::Reviewed {
-            let agent = c.get("agent").and_then(Value::as_str).unwrap_or("");
-            let rec = recs.get(agent);
+            let rec = recs.get(agent_of(c));
             let score = committee.with_exec_record(&review.score, rec.map_or(0.0, |r| r.0))?;
             if ran_healthy[i] {
                 tier = Some(match (rec, best) {
@@ -306,6 +300,11 @@ fn rerank(
     let labelled = ranked.iter().any(|c| c.get("resolved").is_some());
     o.top_resolved = super::top_credit(labelled, &labels);
     Some(by_order)
+}
+
+/// A journal entry's agent (empty when it has none).
+fn agent_of(c: &Value) -> &str {
+    c.get("agent").and_then(Value::as_str).unwrap_or("")
 }
 
 /// `reason` with the record's note (replacing an earlier one); `ordered`: the candidate ran
