@@ -473,8 +473,10 @@ fn misplaced(n: tree_sitter::Node, in_function: bool, in_loop: bool) -> bool {
         _ => (in_function, in_loop),
     };
     let mut c = n.walk();
-    let kids: Vec<_> = n.children(&mut c).collect();
-    kids.into_iter().any(|k| misplaced(k, in_function, in_loop))
+    let any = n
+        .children(&mut c)
+        .any(|k| misplaced(k, in_function, in_loop));
+    any
 }
 
 fn line_start(code: &str, byte: usize) -> usize {
