@@ -11,8 +11,8 @@
 use super::env::{spec_for, EnvBuilder, EnvSpec, Overrides};
 use super::llm_repro::{self, ModelTestRecord, TestContext, TestStatus, TestWriter};
 use super::outcome::{
-    behaviour_classes, parse_test_output, regression, Regression, ReproOutcome, Signature, Status,
-    TestRun,
+    behaviour_classes, parse_test_output, print_prefixes, regression, Regression, ReproOutcome,
+    Signature, Status, TestRun,
 };
 use super::regress;
 use super::repro::{self, RepoNames};
@@ -326,6 +326,34 @@ fn after_files(view: &PatchView) -> Option<Vec<TreeFile>> {
     }
     out.sort_by(|a, b| a.path.cmp(&b.path));
     Some(out)
+}
+
+/// What the `print` calls a candidate adds to the repository's code start their output with
+/// ([`print_prefixes`]): lines it adds to Python files inside a package, tests left out (a
+/// root-level file is an agent's scratch and never runs with the reproduction).
+fn own_prints(view: &PatchView) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for f in &view.files {
+        let Some(after) = f.after.as_deref() else {
+            continue;
+        };
+        if !f.path.ends_with(".py") || !f.path.contains('/') || regress::is_test_file(&f.path) {
+            continue;
+        }
+        let lines: Vec<&str> = after.lines().collect();
+        let added = f
+            .changed_after
+            .iter()
+            .flat_map(|r| lines.get(r.start.saturating_sub(1)..r.end.min(lines.len())))
+            .flatten()
+            .copied();
+        for p in print_prefixes(added) {
+            if !out.contains(&p) {
+                out.push(p);
+            }
+        }
+    }
+    out
 }
 
 fn tree_key(files: &[TreeFile]) -> String {
@@ -1482,7 +1510,11 @@ fn gather_at(
             continue;
         };
         let reg = regression_of(t, &own[i]);
-        let rep = repros.get(&t).cloned();
+        // The candidate's own debug output is not a change in behaviour.
+        let rep = repros.get(&t).cloned().map(|o| match &repro_base {
+            Some(b) => o.without_own_prints(&own_prints(cands[i].1), b),
+            None => o,
+        });
         let change = match (&rep, &repro_base) {
             (Some(c), Some(b)) => Some(repro_change(b, c)),
             _ => None,

@@ -439,7 +439,8 @@ pub fn regression(base1: &TestRun, base2: &TestRun, cand: &TestRun) -> Regressio
 /// Replace what differs between two runs of the same behaviour: the given roots (the sandbox
 /// folder) → `<root>`, other temp paths (`/tmp/…`, `/var/folders/…`) → `<tmp>`, hexadecimal
 /// addresses (`0x7f3a…`) → `0x?`, timings (`0.12s`, `1.5 seconds`, `12ms`) → `<time>`, numbers
-/// after `id=`/`pid ` → `?`; trailing spaces and `\r` dropped.
+/// after `id=`/`pid ` → `?`, line numbers in a traceback's `File "…", line 12` and a warning's
+/// `x.py:12:` → `?`; trailing spaces and `\r` dropped.
 pub fn normalize_output(text: &str, roots: &[&str]) -> String {
     let mut s = text.replace("\r\n", "\n");
     for r in roots {
@@ -488,6 +489,24 @@ fn normalize_line(line: &str) -> String {
             out.push_str("0x?");
             i = j;
             continue;
+        }
+        // Line numbers of source files: a traceback's `File "…", line 12` and a warning's
+        // `…/x.py:12:`. A candidate that edits a file moves the lines below its edit, so the
+        // same warning or traceback would read as a change in behaviour.
+        if let Some(key) = ["\", line ", ".py:"]
+            .into_iter()
+            .find(|k| rest.starts_with(k) && b.get(i + k.len()).is_some_and(|c| c.is_ascii_digit()))
+        {
+            let mut j = i + key.len();
+            while j < b.len() && b[j].is_ascii_digit() {
+                j += 1;
+            }
+            if key.starts_with('"') || b.get(j) == Some(&':') {
+                out.push_str(key);
+                out.push('?');
+                i = j;
+                continue;
+            }
         }
         // id=123 / pid 123
         if let Some(key) = ["id=", "pid ", "pid="].into_iter().find(|k| {
@@ -538,6 +557,42 @@ fn normalize_line(line: &str) -> String {
         }
         out.push(b[i]);
         i += 1;
+    }
+    out
+}
+
+/// What each `print(…)` call among `lines` starts its output with: the text of its first
+/// argument when that is a string literal (plain, raw or f-string), up to its first
+/// placeholder (`{`, `%`) or its end, kept when it holds at least three characters other than
+/// spaces. `print("res1:", res1)` → `res1:`; `print(f"Debug: p = {p}")` → `Debug: p =`;
+/// `print(x)` → nothing.
+pub fn print_prefixes<'a>(lines: impl IntoIterator<Item = &'a str>) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for line in lines {
+        let Some(rest) = line.trim_start().strip_prefix("print(") else {
+            continue;
+        };
+        let rest = rest.trim_start();
+        let letters = rest
+            .find(|c: char| !c.is_ascii_alphabetic())
+            .unwrap_or(rest.len());
+        let (flags, rest) = rest.split_at(letters);
+        if flags.len() > 2 || !flags.chars().all(|c| "fFrRuU".contains(c)) {
+            continue;
+        }
+        let Some(quote) = rest.chars().next().filter(|c| *c == '"' || *c == '\'') else {
+            continue;
+        };
+        let body = &rest[1..];
+        let end = body
+            .find(|c: char| c == quote || c == '{' || c == '%' || c == '\\')
+            .unwrap_or(body.len());
+        let prefix = body[..end].trim_end();
+        if prefix.chars().filter(|c| !c.is_whitespace()).count() >= 3
+            && !out.iter().any(|p| p == prefix)
+        {
+            out.push(prefix.to_string());
+        }
     }
     out
 }
@@ -608,6 +663,30 @@ impl ReproOutcome {
             exception: final_exception(&all),
             output: normalize_output(&all, roots),
         }
+    }
+
+    /// Drop the lines a candidate's own `print` calls wrote: those starting with one of
+    /// `prefixes` ([`print_prefixes`] of its added lines) that the base run never printed.
+    /// Debug output left in the library (`print("res1:", res1)`) is not a change in what the
+    /// issue's code does, and would otherwise make every candidate that left the reproduction
+    /// as at base look as if it missed the change.
+    pub fn without_own_prints(mut self, prefixes: &[String], base: &ReproOutcome) -> ReproOutcome {
+        let own: Vec<&String> = prefixes
+            .iter()
+            .filter(|p| !base.output.lines().any(|l| l.starts_with(p.as_str())))
+            .collect();
+        if own.is_empty() || self.output.is_empty() {
+            return self;
+        }
+        let mut kept = String::with_capacity(self.output.len());
+        for line in self.output.lines() {
+            if !own.iter().any(|p| line.starts_with(p.as_str())) {
+                kept.push_str(line);
+                kept.push('\n');
+            }
+        }
+        self.output = kept;
+        self
     }
 
     /// The candidate changed what the issue reported (any difference from the base run).
@@ -1022,7 +1101,7 @@ FAILED (errors=1)
         let na = normalize_output(a, &[]);
         assert_eq!(na, normalize_output(b, &[]));
         assert!(na.contains("object at 0x?>"), "{na}");
-        assert!(na.contains("File \"<tmp>\", line 3"), "{na}");
+        assert!(na.contains("File \"<tmp>\", line ?"), "{na}");
         assert!(na.contains("ran in <time> (<time>, <time>)"), "{na}");
         assert!(na.contains("keep 42 and 3 apples and v1.2\n"), "{na}");
         let rooted = normalize_output("/srv/sbx/repo/a.py failed", &["/srv/sbx/repo"]);
@@ -1031,6 +1110,64 @@ FAILED (errors=1)
             normalize_output("x = 1", &[]),
             normalize_output("x = 2", &[])
         );
+    }
+
+    #[test]
+    fn line_numbers_of_tracebacks_and_warnings_are_hidden() {
+        // A candidate that edits `core.py` above the warning moves its line.
+        let base = "<root>/sympy/core.py:120: SymPyDeprecationWarning: old\n  File \"<root>/a.py\", line 7, in f\n";
+        let cand = "<root>/sympy/core.py:131: SymPyDeprecationWarning: old\n  File \"<root>/a.py\", line 19, in f\n";
+        assert_eq!(normalize_output(base, &[]), normalize_output(cand, &[]));
+        assert!(normalize_output(base, &[]).starts_with("<root>/sympy/core.py:?: SymPyDeprecationWarning"));
+        // Numbers elsewhere still count: a value printed after `.py:` without a colon, a
+        // ratio, a result.
+        assert_ne!(
+            normalize_output("see a.py:12 and 3", &[]),
+            normalize_output("see a.py:12 and 4", &[])
+        );
+        assert_ne!(
+            normalize_output("x.py:3 ok", &[]),
+            normalize_output("x.py:4 ok", &[])
+        );
+    }
+
+    #[test]
+    fn a_candidates_own_prints() {
+        let added = [
+            "        print(\"res1:\", res1, \"cond1:\", cond1)",
+            "    print(f\"Debug: p = {p}, i = {i}\")",
+            "print(rf'Before substitution: {c}')",
+            "print(x)",
+            "print(f\"{x}\")",
+            "print('a: %s' % a)",
+            "    fprint(\"not a print\")",
+            "print(\"res1:\", res1)",
+        ];
+        assert_eq!(
+            print_prefixes(added),
+            vec!["res1:", "Debug: p =", "Before substitution:"]
+        );
+        let base = ReproOutcome {
+            exit: Some(0),
+            exception: None,
+            output: "res1: kept, the base printed it\n[(1,)]\n".into(),
+        };
+        let cand = ReproOutcome {
+            output: "res1: kept, the base printed it\nDebug: p = 2, i = 1\n[(1,)]\nDebug: p = 3, i = 2\n"
+                .into(),
+            ..base.clone()
+        };
+        let own = print_prefixes(added);
+        let dropped = cand.clone().without_own_prints(&own, &base);
+        assert!(!dropped.changed_from(&base), "{}", dropped.output);
+        // What the fix changes still shows.
+        let fixed = ReproOutcome {
+            output: "Debug: p = 2, i = 1\n[(1, 2)]\n".into(),
+            ..base.clone()
+        };
+        assert!(fixed.without_own_prints(&own, &base).changed_from(&base));
+        // Without its own prints the same output is a change.
+        assert!(cand.without_own_prints(&[], &base).changed_from(&base));
     }
 
     #[test]
