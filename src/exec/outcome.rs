@@ -1118,7 +1118,8 @@ FAILED (errors=1)
         let base = "<root>/sympy/core.py:120: SymPyDeprecationWarning: old\n  File \"<root>/a.py\", line 7, in f\n";
         let cand = "<root>/sympy/core.py:131: SymPyDeprecationWarning: old\n  File \"<root>/a.py\", line 19, in f\n";
         assert_eq!(normalize_output(base, &[]), normalize_output(cand, &[]));
-        assert!(normalize_output(base, &[]).starts_with("<root>/sympy/core.py:?: SymPyDeprecationWarning"));
+        assert!(normalize_output(base, &[])
+            .starts_with("<root>/sympy/core.py:?: SymPyDeprecationWarning"));
         // Numbers elsewhere still count: a value printed after `.py:` without a colon, a
         // ratio, a result.
         assert_ne!(

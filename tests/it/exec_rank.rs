@@ -796,6 +796,47 @@ fn a_file_a_candidate_creates_at_the_root_is_not_there_when_the_reproduction_run
 }
 
 #[test]
+fn a_candidates_own_debug_print_is_not_a_change_in_the_reproduction() {
+    // An agent that only leaves a `print` in the library: the reproduction prints one more
+    // line with it, which is its own output, not a change in what the issue's code does. The
+    // fix still changes it.
+    let Some((dir, cache, tmp)) = exec_dirs() else {
+        return;
+    };
+    let (repo, tasks) = example_with(dir.path(), &[], |text| text.to_string());
+    let cands = fix_and_noop(dir.path());
+    let debug = "diff --git a/textkit/words.py b/textkit/words.py\n--- a/textkit/words.py\n+++ b/textkit/words.py\n@@ -4,5 +4,6 @@\n def word_count(text):\n     \"\"\"Return the number of words in ``text``.\"\"\"\n+    print(f\"word_count got: {text!r}\")\n     if not text:\n         return 0\n     return len(text.split(\" \"))\n";
+    std::fs::create_dir_all(cands.join("debug-agent")).unwrap();
+    std::fs::write(
+        cands.join("debug-agent").join("example__textkit-1.diff"),
+        debug,
+    )
+    .unwrap();
+    let v = rank_exec_in(&cands, &repo, &tasks, &cache, &tmp);
+    let exec = &v["exec"];
+    assert!(exec["error"].is_null(), "{exec}");
+    assert_eq!(exec["reproduction"], true, "{exec}");
+    assert_eq!(by_agent(&v, "debug-agent")["applies"], "clean", "{exec}");
+    for (agent, want) in [
+        ("careful-agent", "changed"),
+        ("noop-agent", "same"),
+        ("debug-agent", "same"),
+    ] {
+        assert_eq!(
+            by_agent(&v, agent)["behaviour"]["repro"],
+            want,
+            "{agent}: {exec}"
+        );
+    }
+    // Behaving alike, the two are one class.
+    assert_eq!(
+        by_agent(&v, "debug-agent")["behaviour"]["class"],
+        by_agent(&v, "noop-agent")["behaviour"]["class"],
+        "{exec}"
+    );
+}
+
+#[test]
 fn a_reproduction_that_prints_a_random_number_is_compared_by_how_it_ends() {
     // The snippet also prints a random number, so its two base runs print differently:
     // only how a run ends is compared, and the candidate that changes nothing is not seen
