@@ -597,6 +597,15 @@ pub fn print_prefixes<'a>(lines: impl IntoIterator<Item = &'a str>) -> Vec<Strin
     out
 }
 
+/// `[dei-repro] statement 4 raised ValueError: bad` → `[dei-repro] statement 4 raised ValueError`:
+/// which statement raised what, without the message.
+fn raised_head(line: &str) -> Option<&str> {
+    let rest = line.strip_prefix(REPRO_MARK)?.strip_prefix(" statement ")?;
+    let at = rest.find(" raised ")? + " raised ".len();
+    let colon = rest[at..].find(':')?;
+    Some(&line[..line.len() - rest.len() + at + colon])
+}
+
 /// Marker lines the reproduction script prints (see [`super::repro`]).
 pub const REPRO_MARK: &str = "[dei-repro]";
 
@@ -689,9 +698,23 @@ impl ReproOutcome {
         self
     }
 
-    /// The candidate changed what the issue reported (any difference from the base run).
+    /// The candidate changed what the issue reported: any difference from the base run, except
+    /// a statement that raises the same exception with other words (`[dei-repro] statement 4
+    /// raised NotImplementedError: …`, only the message differing). Rewording an error message
+    /// leaves the behaviour the issue reports as it was.
     pub fn changed_from(&self, base: &ReproOutcome) -> bool {
-        self != base
+        if self == base {
+            return false;
+        }
+        if self.exit != base.exit || self.exception != base.exception {
+            return true;
+        }
+        let (a, b): (Vec<&str>, Vec<&str>) =
+            (self.output.lines().collect(), base.output.lines().collect());
+        a.len() != b.len()
+            || a.iter().zip(&b).any(|(x, y)| {
+                x != y && !matches!((raised_head(x), raised_head(y)), (Some(p), Some(q)) if p == q)
+            })
     }
 }
 
@@ -1130,6 +1153,49 @@ FAILED (errors=1)
             normalize_output("x.py:3 ok", &[]),
             normalize_output("x.py:4 ok", &[])
         );
+    }
+
+    #[test]
+    fn an_error_reworded_is_no_change() {
+        let o = |exit, exc: Option<&str>, out: &str| ReproOutcome {
+            exit,
+            exception: exc.map(str::to_string),
+            output: out.to_string(),
+        };
+        let base = o(
+            Some(1),
+            Some("ValueError"),
+            "[dei-repro] statement 2 raised ValueError: not enough values to unpack\n",
+        );
+        let reworded = o(
+            Some(1),
+            Some("ValueError"),
+            "[dei-repro] statement 2 raised ValueError: an empty array has no shape.\n",
+        );
+        assert!(!reworded.changed_from(&base));
+        // Another statement, another type, another value printed, or no longer raising: changed.
+        for other in [
+            o(
+                Some(1),
+                Some("ValueError"),
+                "[dei-repro] statement 3 raised ValueError: x\n",
+            ),
+            o(
+                Some(1),
+                Some("ValueError"),
+                "[dei-repro] statement 2 raised TypeError: x\n",
+            ),
+            o(
+                Some(1),
+                Some("ValueError"),
+                "[dei-repro] statement 2 raised ValueError: x\n[]\n",
+            ),
+            o(Some(0), None, "[]\n"),
+        ] {
+            assert!(other.changed_from(&base), "{other:?}");
+        }
+        // Other lines that differ only after a colon still count.
+        assert!(o(Some(0), None, "Result: 5\n").changed_from(&o(Some(0), None, "Result: 6\n")));
     }
 
     #[test]
