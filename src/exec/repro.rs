@@ -1065,6 +1065,12 @@ pub struct Reproduction {
 /// repeated blocks once. Only when none is found: lines of code inside the prose
 /// ([`loose_code`]), then the statements of tracebacks.
 pub fn issue_code(issue: &str) -> (String, Vec<(Source, usize)>) {
+    let (parts, sources) = issue_parts(issue);
+    (parts.join("\n"), sources)
+}
+
+/// [`issue_code`]'s parts, one per block (or the loose code), with where each came from.
+fn issue_parts(issue: &str) -> (Vec<String>, Vec<(Source, usize)>) {
     let all = blocks(issue);
     let mut parts: Vec<String> = Vec::new();
     let mut sources = Vec::new();
@@ -1093,7 +1099,7 @@ pub fn issue_code(issue: &str) -> (String, Vec<(Source, usize)>) {
             break;
         }
     }
-    (parts.join("\n"), sources)
+    (parts, sources)
 }
 
 /// A line that reads as code rather than prose: it calls, assigns, indexes or starts with a
@@ -1183,7 +1189,15 @@ pub fn loose_code(issue: &str) -> Option<(String, usize)> {
 
 /// Build the reproduction script for an issue; `None` when the issue shows no Python code.
 pub fn reproduction(issue: &str, names: &RepoNames) -> Option<Reproduction> {
-    let (code, sources) = issue_code(issue);
+    let (parts, sources) = issue_parts(issue);
+    // Tests shown in two blocks are two test files (`test_module_1.py`, `test_module_2.py`):
+    // joined into one module they would share its globals, which may be what the issue is
+    // about; such code runs as a script, as before.
+    let test_files = parts
+        .iter()
+        .filter(|p| python::parse(p).is_some_and(|t| defines_tests(t.root_node(), p)))
+        .count();
+    let code = parts.join("\n");
     if code.trim().is_empty() {
         return None;
     }
@@ -1193,7 +1207,8 @@ pub fn reproduction(issue: &str, names: &RepoNames) -> Option<Reproduction> {
     } else {
         format!("{}\n{code}", imports.join("\n"))
     };
-    let (script, statements) = wrap(&code)?;
+    let flags = pytest_flags(issue);
+    let (script, statements) = wrap(&code, (test_files <= 1).then_some(&flags[..]))?;
     Some(Reproduction {
         script,
         code,
@@ -1239,7 +1254,7 @@ pub fn agent_scripts(
             {
                 continue;
             }
-            let Some((script, _)) = wrap(code) else {
+            let Some((script, _)) = wrap(code, Some(&[])) else {
                 continue;
             };
             found.push((
@@ -1289,9 +1304,17 @@ _dei_sys.excepthook = _dei_hook
 /// unwrapped (indenting it would change the string); an exception there ends the script
 /// through the excepthook, which still prints the summary line. `from __future__` imports go
 /// first.
-fn wrap(code: &str) -> Option<(String, usize)> {
+///
+/// Code that defines tests (a top-level `test*` function or `Test*` class, as a pytest issue
+/// shows its `test_foo.py`) defines them and runs nothing: run as a script it would end the
+/// same with every candidate. With `pytest` given, such a script then runs its own tests with
+/// pytest, when the environment has it, with those flags (the issue's own, [`pytest_flags`])
+/// and without the repository's pytest settings, as the issue's reporter ran them; it ends as
+/// pytest does.
+fn wrap(code: &str, pytest: Option<&[String]>) -> Option<(String, usize)> {
     let tree = python::parse(code)?;
     let root = tree.root_node();
+    let flags = pytest.filter(|_| defines_tests(root, code));
     let mut head = String::new();
     let mut body = String::new();
     let mut n = 0;
@@ -1346,14 +1369,119 @@ fn wrap(code: &str) -> Option<(String, usize)> {
     if n == 0 {
         return None;
     }
-    let tail = format!(
-        "print(\"{REPRO_MARK} first exception: %s\" % _dei_first[0] if _dei_first else \"{REPRO_MARK} no exception\")\n_dei_sys.exit(1 if _dei_first else 0)\n"
+    let summary = format!(
+        "print(\"{REPRO_MARK} first exception: %s\" % _dei_first[0] if _dei_first else \"{REPRO_MARK} no exception\")"
     );
+    let tail = if let Some(flags) = flags {
+        // Under pytest the module is imported again: the statements run once more, this
+        // block does not.
+        let args: Vec<String> = PYTEST_ARGS
+            .iter()
+            .map(|a| a.to_string())
+            .chain(flags.iter().cloned())
+            .map(|a| format!("{a:?}"))
+            .collect();
+        format!(
+            "if __name__ == \"__main__\":\n    {summary}\n    try:\n        import pytest as _dei_pytest\n    except ImportError:\n        _dei_sys.exit(1 if _dei_first else 0)\n    _dei_sys.stdout.flush()\n    _dei_sys.exit(int(_dei_pytest.main([__file__, \"--rootdir\", _dei_os.getcwd(), {}])))\n",
+            args.join(", ")
+        )
+    } else {
+        format!("{summary}\n_dei_sys.exit(1 if _dei_first else 0)\n")
+    };
     let script = format!(
         "{head}{}\n{body}{tail}",
         PRELUDE.replace("@MARK@", REPRO_MARK)
     );
     Some((script, n))
+}
+
+/// What a reproduction that defines tests passes pytest, after `--rootdir` (the working
+/// folder: with no settings file pytest 8 would take `/dev`) and before the issue's own
+/// flags: no settings file (`-c /dev/null`: the repository's `addopts`, `filterwarnings =
+/// error` or `xfail_strict` are not the reporter's), no cache written, and a summary line for
+/// each test that did not pass (`-r` with letters every pytest since 3 knows).
+const PYTEST_ARGS: [&str; 5] = ["-c", "/dev/null", "-p", "no:cacheprovider", "-rfEsxX"];
+
+/// The code defines a test at its top level: a function named `test…` or a class named
+/// `Test…`, decorated or not.
+fn defines_tests(root: tree_sitter::Node, code: &str) -> bool {
+    let mut c = root.walk();
+    let found = root.named_children(&mut c).any(|n| {
+        let def = if n.kind() == "decorated_definition" {
+            n.child_by_field_name("definition")
+        } else {
+            Some(n)
+        };
+        def.and_then(|d| {
+            let name = d.child_by_field_name("name")?;
+            let name = &code[name.start_byte()..name.end_byte()];
+            Some(match d.kind() {
+                "function_definition" => name.starts_with("test"),
+                "class_definition" => name.starts_with("Test"),
+                _ => false,
+            })
+        })
+        .unwrap_or(false)
+    });
+    found
+}
+
+/// The pytest options the issue runs its tests with that change what a run shows
+/// (`pytest -rs --runxfail test_foo.py` → `--runxfail`), from every line that calls pytest
+/// (`pytest`, `py.test`, `python -m pytest`), in order, each once. Options that would wait for
+/// a terminal (`--pdb`), need a plugin (`-n`), or read or write other files are left out.
+pub fn pytest_flags(issue: &str) -> Vec<String> {
+    const SHORT: &str = "vqsxl";
+    const LONG: [&str; 16] = [
+        "--runxfail",
+        "--exitfirst",
+        "--showlocals",
+        "--verbose",
+        "--quiet",
+        "--setup-show",
+        "--setup-only",
+        "--setup-plan",
+        "--collect-only",
+        "--co",
+        "--fixtures",
+        "--fixtures-per-test",
+        "--strict-markers",
+        "--strict",
+        "--disable-warnings",
+        "--doctest-modules",
+    ];
+    const VALUED: [&str; 6] = [
+        "--tb=",
+        "--capture=",
+        "--import-mode=",
+        "--assert=",
+        "--log-level=",
+        "--log-cli-level=",
+    ];
+    let mut out: Vec<String> = Vec::new();
+    for line in issue.lines() {
+        let words: Vec<&str> = line.split_whitespace().collect();
+        let Some(at) = words
+            .iter()
+            .position(|w| matches!(w.trim_start_matches('`'), "pytest" | "py.test"))
+        else {
+            continue;
+        };
+        for w in words[at + 1..].iter().map(|w| w.trim_end_matches('`')) {
+            if matches!(w, "|" | "&&" | ";" | "#" | ">" | "2>&1") {
+                break;
+            }
+            let keep = if let Some(letters) = w.strip_prefix('-').filter(|l| !l.starts_with('-')) {
+                !letters.is_empty() && letters.chars().all(|c| SHORT.contains(c))
+            } else {
+                LONG.contains(&w) || VALUED.iter().any(|v| w.starts_with(v) && w.len() > v.len())
+            };
+            if keep && !out.iter().any(|o| o == w) {
+                out.push(w.to_string());
+            }
+        }
+    }
+    out
 }
 
 fn has_multiline_string(node: tree_sitter::Node) -> bool {
@@ -1486,6 +1614,64 @@ fn cut(s: &str, max: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_issues_pytest_flags_that_change_what_a_run_shows() {
+        let issue = "Run it:\n```\n$ pytest -rs --runxfail test_it.py\n$ python -m pytest -sv --tb=short --pdb -n 4 x.py | tee log\n```\nWith `pytest --runxfail` the location is wrong. pytest 5.4 prints --fixtures.\n";
+        assert_eq!(
+            pytest_flags(issue),
+            vec!["--runxfail", "-sv", "--tb=short"],
+            "-rs is asked anyway; --pdb, -n and what follows a pipe are not kept; a word after \"pytest\" in prose is no flag"
+        );
+        assert!(pytest_flags("no command here --runxfail").is_empty());
+    }
+
+    #[test]
+    fn an_issues_test_file_runs_with_pytest_and_two_test_files_do_not() {
+        let one = "```python\nimport pytest\n\n@pytest.mark.skip\ndef test_a():\n    assert 0\n```\nThen `pytest -rs --runxfail` shows the wrong location.\n";
+        let r = reproduction(one, &names()).unwrap();
+        assert!(
+            r.script.contains("\"-rfEsxX\", \"--runxfail\"])"),
+            "{}",
+            r.script
+        );
+        // Two test files sharing a global's name: one module would merge them.
+        let two = "test_1.py:\n```python\nskip = True\ndef test_a():\n    assert 0\n```\ntest_2.py:\n```python\nskip = False\ndef test_b():\n    assert 0\n```\n";
+        let r = reproduction(two, &names()).unwrap();
+        assert!(!r.script.contains("pytest"), "{}", r.script);
+    }
+
+    #[test]
+    fn code_that_defines_tests_runs_them_with_pytest() {
+        let test = "import pytest\n\n@pytest.mark.skip\ndef test_skip_location():\n    assert 0\n";
+        let (script, n) = wrap(test, Some(&["--runxfail".to_string()])).unwrap();
+        assert_eq!(n, 2);
+        assert!(script.contains("if __name__ == \"__main__\":"), "{script}");
+        assert!(
+            script.contains("_dei_pytest.main([__file__, \"--rootdir\", _dei_os.getcwd(), \"-c\", \"/dev/null\", \"-p\", \"no:cacheprovider\", \"-rfEsxX\", \"--runxfail\"])"),
+            "{script}"
+        );
+        for code in [
+            "class TestIt:\n    def test_a(self):\n        pass\n",
+            "async def test_a():\n    pass\n",
+        ] {
+            let (script, _) = wrap(code, Some(&[])).unwrap();
+            assert!(script.contains("_dei_pytest.main"), "{code}");
+        }
+        // Code that defines no test, or only calls one, runs as a script.
+        for code in [
+            "def helper():\n    pass\nhelper()\n",
+            "test_it()\n",
+            "testing = 1\n",
+        ] {
+            let (script, _) = wrap(code, Some(&[])).unwrap();
+            assert!(!script.contains("pytest"), "{code}");
+            assert!(
+                script.ends_with("_dei_sys.exit(1 if _dei_first else 0)\n"),
+                "{script}"
+            );
+        }
+    }
 
     fn names() -> RepoNames {
         let files = FileIndex::from_pairs(vec![

@@ -66,6 +66,8 @@ fn reproduction_scripts_from_lite_issues_compile() {
     let mut names_of: BTreeMap<String, repro::RepoNames> = BTreeMap::new();
     let mut bad = Vec::new();
     let mut by_source: BTreeMap<String, usize> = BTreeMap::new();
+    // Scripts whose code defines tests, which they run with pytest.
+    let mut with_pytest: Vec<String> = Vec::new();
     for (k, t) in issues.iter().enumerate() {
         let names = names_of.entry(t.repo.clone()).or_insert_with(|| {
             real_repo(&t.repo)
@@ -81,6 +83,9 @@ fn reproduction_scripts_from_lite_issues_compile() {
         };
         let kind = format!("{:?}", r.sources.first().map(|s| s.0));
         *by_source.entry(kind).or_default() += 1;
+        if r.script.contains("_dei_pytest.main(") {
+            with_pytest.push(t.instance_id.clone());
+        }
         e.1 += 1;
         let path = dir.path().join(format!("{k:03}.py"));
         std::fs::write(&path, &r.script).unwrap();
@@ -108,6 +113,10 @@ fn reproduction_scripts_from_lite_issues_compile() {
     }
     println!("{:<28} {n:>6} {got:>7} {ok:>7}", "all");
     println!("scripts by first source: {by_source:?}");
+    println!(
+        "scripts running the tests they define with pytest: {} {with_pytest:?}",
+        with_pytest.len()
+    );
     println!("scripts that do not compile:");
     for b in &bad {
         println!("  {b}");

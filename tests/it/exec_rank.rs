@@ -836,6 +836,62 @@ fn a_candidates_own_debug_print_is_not_a_change_in_the_reproduction() {
     );
 }
 
+/// A stand-in for pytest at the example's root (the machine's python3 may have none): its
+/// `main` runs the `test*` functions of the file it is given and ends 1 when one fails.
+const PYTEST_STAND_IN: &str = r#"import importlib.util
+
+
+def main(args):
+    print("stand-in pytest:", " ".join(args[1:]))
+    spec = importlib.util.spec_from_file_location("issue_tests", args[0])
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    failed = 0
+    for name in sorted(vars(module)):
+        if name.startswith("test"):
+            try:
+                getattr(module, name)()
+                print(name, "PASSED")
+            except AssertionError:
+                failed += 1
+                print(name, "FAILED")
+    return 1 if failed else 0
+"#;
+
+#[test]
+fn an_issue_that_shows_a_test_has_it_run_by_pytest() {
+    // The issue shows a test file and the pytest command that fails on it. Run as a script,
+    // that code only defines the test and ends the same with every candidate; the
+    // reproduction runs it with pytest (here a stand-in), so the fix is seen changing it and
+    // the candidate that changes nothing is not.
+    let Some((dir, cache, tmp)) = exec_dirs() else {
+        return;
+    };
+    let (repo, tasks) = example_with(dir.path(), &[("pytest.py", PYTEST_STAND_IN)], |text| {
+        let at = text
+            .find("```python")
+            .expect("the example's issue has a block");
+        format!(
+            "{}```python\nfrom textkit.words import word_count\n\n\ndef test_repeated_spaces():\n    assert word_count(\"a  b\") == 2\n```\n\n```\n$ pytest -x test_issue.py\n```\n",
+            &text[..at]
+        )
+    });
+    let cands = fix_and_noop(dir.path());
+    let v = rank_exec_in(&cands, &repo, &tasks, &cache, &tmp);
+    let exec = &v["exec"];
+    assert!(exec["error"].is_null(), "{exec}");
+    assert_eq!(exec["reproduction"], true, "{exec}");
+    // The test fails at base: pytest's exit status, not the script's.
+    assert_eq!(exec["repro_base"], "exits with status 1", "{exec}");
+    for (agent, want) in [("careful-agent", "changed"), ("noop-agent", "same")] {
+        assert_eq!(
+            by_agent(&v, agent)["behaviour"]["repro"],
+            want,
+            "{agent}: {exec}"
+        );
+    }
+}
+
 #[test]
 fn a_reproduction_that_prints_a_random_number_is_compared_by_how_it_ends() {
     // The issue's snippet also prints a random number, so its two base runs print differently:
