@@ -585,7 +585,7 @@ pub fn print_prefixes<'a>(lines: impl IntoIterator<Item = &'a str>) -> Vec<Strin
         };
         let body = &rest[1..];
         let end = body
-            .find(|c: char| c == quote || c == '{' || c == '%' || c == '\\')
+            .find([quote, '{', '%', '\\'])
             .unwrap_or(body.len());
         let prefix = body[..end].trim_end();
         if prefix.chars().filter(|c| !c.is_whitespace()).count() >= 3
