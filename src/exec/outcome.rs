@@ -584,9 +584,7 @@ pub fn print_prefixes<'a>(lines: impl IntoIterator<Item = &'a str>) -> Vec<Strin
             continue;
         };
         let body = &rest[1..];
-        let end = body
-            .find([quote, '{', '%', '\\'])
-            .unwrap_or(body.len());
+        let end = body.find([quote, '{', '%', '\\']).unwrap_or(body.len());
         let prefix = body[..end].trim_end();
         if prefix.chars().filter(|c| !c.is_whitespace()).count() >= 3
             && !out.iter().any(|p| p == prefix)

@@ -1234,8 +1234,9 @@ const SCRIPT_WORDS: [&str; 4] = ["reproduc", "replicat", "bug", "issue"];
 
 /// The reproduction scripts the candidates write: Python files a patch creates at the
 /// repository's root (absent at the base commit) whose names say they reproduce something.
-/// In order: scripts before `test_*` files (those define tests and run nothing as a script),
-/// then by agent and path; a script several candidates write comes once, under the first.
+/// In order: scripts before `test_*` files (those define tests, which run only where the
+/// environment has pytest), then by agent and path; a script several candidates write comes
+/// once, under the first.
 pub fn agent_scripts(
     cands: &[(&str, &crate::model::PatchView)],
     repo: &FileIndex,
