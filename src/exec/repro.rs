@@ -1187,8 +1187,194 @@ pub fn loose_code(issue: &str) -> Option<(String, usize)> {
     block_code(&b).map(|c| (c, b.line))
 }
 
+/// A file name an issue gives a block: `example.py`, `docs/index.rst`, `_templates/x.rst`
+/// (relative, no `..`, a `.py`, `.rst` or `.txt` name), from a short line that ends with it
+/// (at most three words: `# in conf.py`, ``Simple `index.rst` ``), maybe marked as a comment
+/// (`# conf.py`, `.. index.rst`), as code or bold, with a colon after.
+fn file_name_line(line: &str) -> Option<&str> {
+    let t = line.trim();
+    let t = t
+        .strip_prefix('#')
+        .or_else(|| t.strip_prefix(".."))
+        .unwrap_or(t)
+        .trim()
+        .trim_end_matches(':');
+    let words: Vec<&str> = t.split_whitespace().collect();
+    if words.is_empty() || words.len() > 3 {
+        return None;
+    }
+    let t = words[words.len() - 1]
+        .trim_end_matches(':')
+        .trim_matches(|c| c == '`' || c == '*')
+        .trim_end_matches(':');
+    let ok = [".py", ".rst", ".txt"].iter().any(|e| t.ends_with(e))
+        && !t.starts_with('/')
+        && !t.split('/').any(|p| p.is_empty() || p == "..")
+        && t.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "._-/".contains(c));
+    ok.then_some(t)
+}
+
+/// The Sphinx project an issue shows: its fenced blocks that name their file, by a first line
+/// (`# example.py`, `.. index.rst`) or by the line before the fence (`docs/index.rst:`), as
+/// (path, text), in order, a path once. `None` unless it has an `index.rst`, the project's
+/// root document.
+pub fn sphinx_project(issue: &str) -> Option<Vec<(String, String)>> {
+    let lines: Vec<&str> = issue.lines().collect();
+    let mut files: Vec<(String, String)> = Vec::new();
+    for b in blocks(issue)
+        .into_iter()
+        .filter(|b| b.source == Source::Fenced)
+    {
+        let first = b.text.lines().next().unwrap_or("");
+        let named = file_name_line(first)
+            .filter(|_| first.trim_start().starts_with(['#', '.']))
+            .map(|n| {
+                let rest: Vec<&str> = b.text.lines().skip(1).collect();
+                (n.to_string(), rest.join("\n"))
+            })
+            .or_else(|| {
+                // `line` is the block's first line (1-based): the fence is the line before it.
+                let before = lines[..b.line.saturating_sub(2).min(lines.len())]
+                    .iter()
+                    .rev()
+                    .find(|l| !l.trim().is_empty())?;
+                file_name_line(before).map(|n| (n.to_string(), b.text.clone()))
+            });
+        if let Some((name, text)) = named {
+            if !files.iter().any(|(n, _)| *n == name) {
+                files.push((name, format!("{}\n", text.trim_end())));
+            }
+        }
+    }
+    let index = files
+        .iter()
+        .any(|(n, _)| n == "index.rst" || n.ends_with("/index.rst"));
+    index.then_some(files)
+}
+
+/// The script that writes the project of [`sphinx_project`] into `dei_project/` (the folder of
+/// its `index.rst`), with a `conf.py` that puts the folder on `sys.path`, loads the
+/// `sphinx.ext.*` extensions the issue names (autodoc and autosummary also when its documents
+/// use their directives) and names `index` the root document, followed by the issue's own
+/// `conf.py`, if it gives one; builds it with the text builder and prints every page built.
+fn sphinx_script(issue: &str, files: &[(String, String)]) -> String {
+    let index = files
+        .iter()
+        .find(|(n, _)| n == "index.rst" || n.ends_with("/index.rst"))
+        .map(|(n, _)| n.trim_end_matches("index.rst").to_string())
+        .unwrap_or_default();
+    let mut exts: Vec<String> = Vec::new();
+    let mut add = |e: String| {
+        if !exts.contains(&e) {
+            exts.push(e);
+        }
+    };
+    let mut rest = issue;
+    while let Some(at) = rest.find("sphinx.ext.") {
+        let name: String = rest[at + "sphinx.ext.".len()..]
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+            .collect();
+        if !name.is_empty() {
+            add(format!("sphinx.ext.{name}"));
+        }
+        rest = &rest[at + "sphinx.ext.".len()..];
+    }
+    let docs: String = files
+        .iter()
+        .filter(|(n, _)| n.ends_with(".rst"))
+        .map(|(_, t)| t.as_str())
+        .collect();
+    if docs.contains(".. auto") {
+        add("sphinx.ext.autodoc".into());
+    }
+    if docs.contains(".. autosummary::") {
+        add("sphinx.ext.autosummary".into());
+    }
+    let own_conf = files
+        .iter()
+        .find(|(n, _)| *n == format!("{index}conf.py"))
+        .map_or("", |(_, t)| t.as_str());
+    let conf = format!(
+        "import os, sys\nsys.path.insert(0, os.path.abspath('.'))\nextensions = {exts:?}\nmaster_doc = 'index'\n{own_conf}"
+    );
+    let mut all: Vec<(String, String)> = files
+        .iter()
+        .filter(|(n, _)| *n != format!("{index}conf.py"))
+        .cloned()
+        .collect();
+    all.push((format!("{index}conf.py"), conf));
+    let literal = |s: &str| serde_json::to_string(s).unwrap_or_else(|_| "\"\"".into());
+    let dict: Vec<String> = all
+        .iter()
+        .map(|(n, t)| format!("    {}: {},\n", literal(n), literal(t)))
+        .collect();
+    format!(
+        r#"# Reproduction written by dei from the issue text: the Sphinx project it shows, built with
+# the text builder; every page built is printed.
+import os as _dei_os, sys as _dei_sys
+_dei_dir = _dei_os.path.join(_dei_os.getcwd(), "dei_project")
+_dei_files = {{
+{}}}
+for _dei_name, _dei_text in sorted(_dei_files.items()):
+    _dei_path = _dei_os.path.join(_dei_dir, _dei_name)
+    if not _dei_os.path.isdir(_dei_os.path.dirname(_dei_path)):
+        _dei_os.makedirs(_dei_os.path.dirname(_dei_path))
+    with open(_dei_path, "w") as _dei_f:
+        _dei_f.write(_dei_text)
+_dei_src = _dei_os.path.join(_dei_dir, {})
+_dei_out = _dei_os.path.join(_dei_dir, "_build")
+_dei_sys.path.insert(0, _dei_src)
+_dei_code = 1
+try:
+    from sphinx.cmd.build import main as _dei_build
+    _dei_code = _dei_build(["-b", "text", "-q", "-E", _dei_src, _dei_out])
+    print("{REPRO_MARK} no exception")
+except Exception as _dei_e:
+    _dei_msg = str(_dei_e).strip().splitlines()
+    print("{REPRO_MARK} statement 1 raised %s: %s" % (type(_dei_e).__name__, _dei_msg[0] if _dei_msg else ""))
+    print("{REPRO_MARK} first exception: %s" % type(_dei_e).__name__)
+for _dei_root, _dei_dirs, _dei_names in sorted(_dei_os.walk(_dei_out)):
+    _dei_dirs.sort()
+    for _dei_name in sorted(_dei_names):
+        if _dei_name.endswith(".txt"):
+            _dei_page = _dei_os.path.join(_dei_root, _dei_name)
+            print("==== " + _dei_os.path.relpath(_dei_page, _dei_out))
+            with open(_dei_page) as _dei_f:
+                print(_dei_f.read())
+_dei_sys.exit(_dei_code)
+"#,
+        dict.concat(),
+        literal(&index),
+    )
+}
+
 /// Build the reproduction script for an issue; `None` when the issue shows no Python code.
+/// In a Sphinx repository, an issue that shows a project (named files with an `index.rst`)
+/// is reproduced by building it ([`sphinx_project`]).
 pub fn reproduction(issue: &str, names: &RepoNames) -> Option<Reproduction> {
+    if names.modules.contains("sphinx") {
+        if let Some(files) = sphinx_project(issue) {
+            let script = sphinx_script(issue, &files);
+            let code = files
+                .iter()
+                .map(|(n, t)| format!("# {n}\n{t}"))
+                .collect::<Vec<_>>()
+                .join("\n");
+            let line = issue
+                .lines()
+                .position(|l| l.contains(files[0].0.as_str()))
+                .map_or(1, |i| i + 1);
+            return Some(Reproduction {
+                script,
+                code,
+                statements: files.len(),
+                sources: vec![(Source::Fenced, line)],
+                imports_added: Vec::new(),
+            });
+        }
+    }
     let (parts, sources) = issue_parts(issue);
     // Tests shown in two blocks are two test files (`test_module_1.py`, `test_module_2.py`):
     // joined into one module they would share its globals, which may be what the issue is
@@ -1615,6 +1801,65 @@ fn cut(s: &str, max: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    const SPHINX_ISSUE: &str = "**To Reproduce**\n\n```\n# example.py\nvar: String\n```\n```\n# index.rst\n.. automodule:: example\n   :members:\n```\nand in\n\n**docs/../conf.py**:\n```\nautodoc_type_aliases = {'String': 'example.MyString'}\n```\n`conf.py`:\n```python\nautodoc_type_aliases = {'String': 'example.MyString'}\n```\n- Sphinx extensions: sphinx.ext.autodoc, sphinx.ext.napoleon\n";
+
+    #[test]
+    fn an_issues_sphinx_project_is_its_named_blocks() {
+        let files = sphinx_project(SPHINX_ISSUE).unwrap();
+        let names: Vec<&str> = files.iter().map(|(n, _)| n.as_str()).collect();
+        // Named by a first line or by the line before the fence; `..` is no file name.
+        assert_eq!(names, ["example.py", "index.rst", "conf.py"]);
+        assert_eq!(files[0].1, "var: String\n");
+        assert_eq!(
+            files[2].1,
+            "autodoc_type_aliases = {'String': 'example.MyString'}\n"
+        );
+        // No root document, no project.
+        assert!(sphinx_project("```\n# example.py\nx = 1\n```\n").is_none());
+        for (line, want) in [
+            ("# conf.py", Some("conf.py")),
+            (".. index.rst", Some("index.rst")),
+            ("**docs/index.rst**:", Some("docs/index.rst")),
+            (
+                "`_templates/autosummary/module.rst`:",
+                Some("_templates/autosummary/module.rst"),
+            ),
+            ("# in conf.py", Some("conf.py")),
+            ("Simple `helloworld.py`", Some("helloworld.py")),
+            ("# Set up the project", None),
+            ("/etc/conf.py", None),
+            ("then run it as python3 example.py", None),
+            ("example.py is", None),
+        ] {
+            assert_eq!(file_name_line(line), want, "{line}");
+        }
+    }
+
+    #[test]
+    fn in_a_sphinx_repository_the_project_is_built() {
+        let mut names = names();
+        assert!(
+            reproduction(SPHINX_ISSUE, &names).is_some_and(|r| !r.script.contains("_dei_build"))
+        );
+        names.modules.insert("sphinx".into());
+        let r = reproduction(SPHINX_ISSUE, &names).unwrap();
+        assert_eq!(r.statements, 3);
+        // The conf.py dei writes loads the extensions the issue names, then holds the issue's.
+        assert!(
+            r.script.contains("extensions = [\\\"sphinx.ext.autodoc\\\", \\\"sphinx.ext.napoleon\\\"]\\nmaster_doc = 'index'\\nautodoc_type_aliases"),
+            "{}",
+            r.script
+        );
+        assert!(
+            r.script.contains("_dei_build([\"-b\", \"text\""),
+            "{}",
+            r.script
+        );
+        assert!(r
+            .script
+            .contains("\"index.rst\": \".. automodule:: example\\n   :members:\\n\""));
+    }
 
     #[test]
     fn the_issues_pytest_flags_that_change_what_a_run_shows() {

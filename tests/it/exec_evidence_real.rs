@@ -68,13 +68,23 @@ fn reproduction_scripts_from_lite_issues_compile() {
     let mut by_source: BTreeMap<String, usize> = BTreeMap::new();
     // Scripts whose code defines tests, which they run with pytest.
     let mut with_pytest: Vec<String> = Vec::new();
+    // Scripts that build the Sphinx project the issue shows.
+    let mut sphinx_builds: Vec<String> = Vec::new();
     for (k, t) in issues.iter().enumerate() {
         let names = names_of.entry(t.repo.clone()).or_insert_with(|| {
             real_repo(&t.repo)
                 .and_then(|r| Snapshot::open(&r, &t.base_commit).ok())
                 .and_then(|s| FileIndex::from_snapshot(&s).ok())
                 .map(|f| repro::RepoNames::from_repo(&f))
-                .unwrap_or_default()
+                .unwrap_or_else(|| {
+                    // Without the repository at hand, Sphinx's own package is still known, so
+                    // its issues' projects are built as they are in a ranking.
+                    let mut n = repro::RepoNames::default();
+                    if t.repo == "sphinx-doc/sphinx" {
+                        n.modules.insert("sphinx".into());
+                    }
+                    n
+                })
         });
         let e = per_repo.entry(t.repo.clone()).or_default();
         e.0 += 1;
@@ -85,6 +95,9 @@ fn reproduction_scripts_from_lite_issues_compile() {
         *by_source.entry(kind).or_default() += 1;
         if r.script.contains("_dei_pytest.main(") {
             with_pytest.push(t.instance_id.clone());
+        }
+        if r.script.contains("_dei_build(") {
+            sphinx_builds.push(t.instance_id.clone());
         }
         e.1 += 1;
         let path = dir.path().join(format!("{k:03}.py"));
@@ -116,6 +129,10 @@ fn reproduction_scripts_from_lite_issues_compile() {
     println!(
         "scripts running the tests they define with pytest: {} {with_pytest:?}",
         with_pytest.len()
+    );
+    println!(
+        "scripts building the issue's Sphinx project: {} {sphinx_builds:?}",
+        sphinx_builds.len()
     );
     println!("scripts that do not compile:");
     for b in &bad {
