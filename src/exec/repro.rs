@@ -1187,8 +1187,11 @@ pub fn loose_code(issue: &str) -> Option<(String, usize)> {
     block_code(&b).map(|c| (c, b.line))
 }
 
-/// A file name an issue gives a block: `example.py`, `docs/index.rst`, `_templates/x.rst`
-/// (relative, no `..`, a `.py`, `.rst` or `.txt` name), from a short line that ends with it
+/// What the name of a file an issue shows ends with: code, documents, settings.
+const FILE_ENDINGS: [&str; 7] = [".py", ".rst", ".txt", ".toml", ".cfg", ".ini", "pylintrc"];
+
+/// A file name an issue gives a block: `example.py`, `docs/index.rst`, `.pylintrc` (relative,
+/// no `..`, ending as one of [`FILE_ENDINGS`]), from a short line that ends with it
 /// (at most three words: `# in conf.py`, ``Simple `index.rst` ``), maybe marked as a comment
 /// (`# conf.py`, `.. index.rst`), as code or bold, with a colon after.
 fn file_name_line(line: &str) -> Option<&str> {
@@ -1207,7 +1210,7 @@ fn file_name_line(line: &str) -> Option<&str> {
         .trim_end_matches(':')
         .trim_matches(|c| c == '`' || c == '*')
         .trim_end_matches(':');
-    let ok = [".py", ".rst", ".txt"].iter().any(|e| t.ends_with(e))
+    let ok = FILE_ENDINGS.iter().any(|e| t.ends_with(e))
         && !t.starts_with('/')
         && !t.split('/').any(|p| p.is_empty() || p == "..")
         && t.chars()
@@ -1215,11 +1218,20 @@ fn file_name_line(line: &str) -> Option<&str> {
     ok.then_some(t)
 }
 
-/// The Sphinx project an issue shows: its fenced blocks that name their file, by a first line
-/// (`# example.py`, `.. index.rst`) or by the line before the fence (`docs/index.rst:`), as
-/// (path, text), in order, a path once. `None` unless it has an `index.rst`, the project's
-/// root document.
+/// The Sphinx project an issue shows: its [`named_blocks`]. `None` unless it has an
+/// `index.rst`, the project's root document.
 pub fn sphinx_project(issue: &str) -> Option<Vec<(String, String)>> {
+    let files = named_blocks(issue);
+    let index = files
+        .iter()
+        .any(|(n, _)| n == "index.rst" || n.ends_with("/index.rst"));
+    index.then_some(files)
+}
+
+/// The fenced blocks of an issue that name their file, by a first line (`# example.py`,
+/// `.. index.rst`) or by the line before the fence (`docs/index.rst:`, `.pylintrc:`), as
+/// (path, text), in order, a path once.
+fn named_blocks(issue: &str) -> Vec<(String, String)> {
     let lines: Vec<&str> = issue.lines().collect();
     let mut files: Vec<(String, String)> = Vec::new();
     for b in blocks(issue)
@@ -1247,10 +1259,7 @@ pub fn sphinx_project(issue: &str) -> Option<Vec<(String, String)>> {
             }
         }
     }
-    let index = files
-        .iter()
-        .any(|(n, _)| n == "index.rst" || n.ends_with("/index.rst"));
-    index.then_some(files)
+    files
 }
 
 /// The script that writes the project of [`sphinx_project`] into `dei_project/` (the folder of
@@ -1350,10 +1359,168 @@ _dei_sys.exit(_dei_code)
     )
 }
 
+/// Words of a shell command line as a POSIX shell splits them: single quotes keep everything,
+/// double quotes keep all but `\"` and `\\`; `None` for an unclosed quote.
+fn shell_words(line: &str) -> Option<Vec<String>> {
+    let mut out = Vec::new();
+    let mut word: Option<String> = None;
+    let mut chars = line.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            c if c.is_whitespace() => {
+                if let Some(w) = word.take() {
+                    out.push(w);
+                }
+            }
+            '\'' => {
+                let w = word.get_or_insert_with(String::new);
+                loop {
+                    match chars.next()? {
+                        '\'' => break,
+                        c => w.push(c),
+                    }
+                }
+            }
+            '"' => {
+                let w = word.get_or_insert_with(String::new);
+                loop {
+                    match chars.next()? {
+                        '"' => break,
+                        '\\' => match chars.next()? {
+                            c @ ('"' | '\\') => w.push(c),
+                            c => {
+                                w.push('\\');
+                                w.push(c);
+                            }
+                        },
+                        c => w.push(c),
+                    }
+                }
+            }
+            c => word.get_or_insert_with(String::new).push(c),
+        }
+    }
+    out.extend(word);
+    Some(out)
+}
+
+/// The pylint command an issue runs: the first line (in a block or in code inside prose) that
+/// calls `pylint`, its arguments as the shell splits them. A line that pipes, redirects or
+/// chains another command is not taken.
+pub fn pylint_command(issue: &str) -> Option<Vec<String>> {
+    // A line, or the code spans inside it (`` `pylint test.py` will return… ``).
+    let commands = issue.lines().flat_map(|line| {
+        let mut v: Vec<&str> = line.split('`').skip(1).step_by(2).collect();
+        v.push(line);
+        v
+    });
+    commands.into_iter().find_map(|c| {
+        let t = c.trim();
+        let t = t.strip_prefix("$ ").unwrap_or(t).trim_start();
+        let rest = t.strip_prefix("pylint")?;
+        if !(rest.is_empty() || rest.starts_with(' '))
+            || ["|", ">", "&&", ";", "<"].iter().any(|m| rest.contains(m))
+        {
+            return None;
+        }
+        let words = shell_words(rest)?;
+        // `pylint 2.12.2`: a version line, not a command.
+        let version = words
+            .first()
+            .is_some_and(|w| w.chars().all(|c| c.is_ascii_digit() || c == '.'));
+        (!version).then_some(words)
+    })
+}
+
+/// The script that runs pylint in `dei_project/` as the issue runs it (`args`), over the files
+/// the issue shows: its named blocks, and for a `.py` argument that no block names, the issue's
+/// first Python block that names no file. pylint is imported first (the tree's copy), then run
+/// in the folder; the script ends with pylint's exit status, or reports the exception that
+/// escaped it.
+fn pylint_script(issue: &str, args: &[String]) -> (String, Vec<(String, String)>) {
+    let mut files = named_blocks(issue);
+    let unnamed = blocks(issue).into_iter().find(|b| {
+        b.source == Source::Fenced
+            && PY_LANGS.contains(&b.lang.as_str())
+            && !files.iter().any(|(_, t)| t.trim_end() == b.text.trim_end())
+    });
+    if let (Some(b), Some(arg)) = (
+        unnamed,
+        args.iter().find(|a| {
+            a.ends_with(".py") && file_name_line(a).is_some() && !files.iter().any(|(n, _)| n == *a)
+        }),
+    ) {
+        files.push((arg.clone(), format!("{}\n", b.text.trim_end())));
+    }
+    let literal = |s: &str| serde_json::to_string(s).unwrap_or_else(|_| "\"\"".into());
+    let dict: String = files
+        .iter()
+        .map(|(n, t)| format!("    {}: {},\n", literal(n), literal(t)))
+        .collect();
+    let argv: Vec<String> = args.iter().map(|a| literal(a)).collect();
+    let script = format!(
+        r#"# Reproduction written by dei from the issue text: pylint run as the issue runs it, over the
+# files it shows.
+import os as _dei_os, sys as _dei_sys
+_dei_dir = _dei_os.path.join(_dei_os.getcwd(), "dei_project")
+_dei_files = {{
+{dict}}}
+if not _dei_os.path.isdir(_dei_dir):
+    _dei_os.makedirs(_dei_dir)
+for _dei_name, _dei_text in sorted(_dei_files.items()):
+    _dei_path = _dei_os.path.join(_dei_dir, _dei_name)
+    if not _dei_os.path.isdir(_dei_os.path.dirname(_dei_path)):
+        _dei_os.makedirs(_dei_os.path.dirname(_dei_path))
+    with open(_dei_path, "w") as _dei_f:
+        _dei_f.write(_dei_text)
+_dei_code = 1
+_dei_first = None
+try:
+    from pylint.lint import Run as _dei_run
+    _dei_os.chdir(_dei_dir)
+    _dei_run([{}])
+    _dei_code = 0
+except SystemExit as _dei_e:
+    _dei_code = _dei_e.code if isinstance(_dei_e.code, int) else (0 if _dei_e.code is None else 1)
+except Exception as _dei_e:
+    _dei_msg = str(_dei_e).strip().splitlines()
+    _dei_first = type(_dei_e).__name__
+    print("{REPRO_MARK} statement 1 raised %s: %s" % (_dei_first, _dei_msg[0] if _dei_msg else ""))
+_dei_sys.stdout.flush()
+print("{REPRO_MARK} first exception: %s" % _dei_first if _dei_first else "{REPRO_MARK} no exception")
+_dei_sys.exit(_dei_code)
+"#,
+        argv.join(", ")
+    );
+    (script, files)
+}
+
 /// Build the reproduction script for an issue; `None` when the issue shows no Python code.
 /// In a Sphinx repository, an issue that shows a project (named files with an `index.rst`)
 /// is reproduced by building it ([`sphinx_project`]).
 pub fn reproduction(issue: &str, names: &RepoNames) -> Option<Reproduction> {
+    if names.modules.contains("pylint") {
+        if let Some(args) = pylint_command(issue) {
+            let (script, files) = pylint_script(issue, &args);
+            let code = files
+                .iter()
+                .map(|(n, t)| format!("# {n}\n{t}"))
+                .chain(std::iter::once(format!("# pylint {}", args.join(" "))))
+                .collect::<Vec<_>>()
+                .join("\n");
+            let line = issue
+                .lines()
+                .position(|l| l.contains("pylint"))
+                .map_or(1, |i| i + 1);
+            return Some(Reproduction {
+                script,
+                code,
+                statements: 1,
+                sources: vec![(Source::Fenced, line)],
+                imports_added: Vec::new(),
+            });
+        }
+    }
     if names.modules.contains("sphinx") {
         if let Some(files) = sphinx_project(issue) {
             let script = sphinx_script(issue, &files);
@@ -1859,6 +2026,54 @@ mod tests {
         assert!(r
             .script
             .contains("\"index.rst\": \".. automodule:: example\\n   :members:\\n\""));
+    }
+
+    #[test]
+    fn the_pylint_command_an_issue_runs_over_the_files_it_shows() {
+        let issue = "pylint 2.12.2 is installed.\n```python\n# YES: yes\n# ???: no\n```\n`pylint test.py --notes=\"YES,???\"` will return a warning.\n.pylintrc:\n```ini\n[MASTER]\nnotes=YES\n```\n";
+        let args = pylint_command(issue).unwrap();
+        assert_eq!(
+            args,
+            ["test.py", "--notes=YES,???"],
+            "the version line is no command"
+        );
+        let (script, files) = pylint_script(issue, &args);
+        assert_eq!(
+            files,
+            [
+                (".pylintrc".to_string(), "[MASTER]\nnotes=YES\n".to_string()),
+                ("test.py".to_string(), "# YES: yes\n# ???: no\n".to_string()),
+            ]
+        );
+        assert!(
+            script.contains("_dei_run([\"test.py\", \"--notes=YES,???\"])"),
+            "{script}"
+        );
+        // A command that pipes into another is not run; nor is a line only naming pylint.
+        assert!(pylint_command("$ pylint a.py | grep W0511\nabout pylint itself\n").is_none());
+        assert_eq!(pylint_command("```\n$ pylint -Q\n```").unwrap(), ["-Q"]);
+        let mut names = names();
+        assert!(reproduction(issue, &names).is_none_or(|r| !r.script.contains("_dei_run")));
+        names.modules.insert("pylint".into());
+        assert!(reproduction(issue, &names).is_some_and(|r| r.script.contains("_dei_run")));
+    }
+
+    #[test]
+    fn shell_words_as_a_shell_splits_them() {
+        assert_eq!(
+            shell_words(
+                r#"test.py --msg-template='{{ "Category": "{category}" }}' -x "a \"b\" \c" d"#
+            )
+            .unwrap(),
+            [
+                "test.py",
+                r#"--msg-template={{ "Category": "{category}" }}"#,
+                "-x",
+                r#"a "b" \c"#,
+                "d"
+            ]
+        );
+        assert!(shell_words("unclosed 'quote").is_none());
     }
 
     #[test]

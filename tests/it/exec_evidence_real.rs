@@ -70,6 +70,8 @@ fn reproduction_scripts_from_lite_issues_compile() {
     let mut with_pytest: Vec<String> = Vec::new();
     // Scripts that build the Sphinx project the issue shows.
     let mut sphinx_builds: Vec<String> = Vec::new();
+    // Scripts that run pylint as the issue does.
+    let mut pylint_runs: Vec<String> = Vec::new();
     for (k, t) in issues.iter().enumerate() {
         let names = names_of.entry(t.repo.clone()).or_insert_with(|| {
             real_repo(&t.repo)
@@ -77,11 +79,17 @@ fn reproduction_scripts_from_lite_issues_compile() {
                 .and_then(|s| FileIndex::from_snapshot(&s).ok())
                 .map(|f| repro::RepoNames::from_repo(&f))
                 .unwrap_or_else(|| {
-                    // Without the repository at hand, Sphinx's own package is still known, so
-                    // its issues' projects are built as they are in a ranking.
+                    // Without the repository at hand, Sphinx's and pylint's own packages are
+                    // still known, so their issues' projects and commands run as they do in a
+                    // ranking.
                     let mut n = repro::RepoNames::default();
-                    if t.repo == "sphinx-doc/sphinx" {
-                        n.modules.insert("sphinx".into());
+                    for (repo, module) in [
+                        ("sphinx-doc/sphinx", "sphinx"),
+                        ("pylint-dev/pylint", "pylint"),
+                    ] {
+                        if t.repo == repo {
+                            n.modules.insert(module.into());
+                        }
                     }
                     n
                 })
@@ -98,6 +106,9 @@ fn reproduction_scripts_from_lite_issues_compile() {
         }
         if r.script.contains("_dei_build(") {
             sphinx_builds.push(t.instance_id.clone());
+        }
+        if r.script.contains("_dei_run(") {
+            pylint_runs.push(t.instance_id.clone());
         }
         e.1 += 1;
         let path = dir.path().join(format!("{k:03}.py"));
@@ -133,6 +144,10 @@ fn reproduction_scripts_from_lite_issues_compile() {
     println!(
         "scripts building the issue's Sphinx project: {} {sphinx_builds:?}",
         sphinx_builds.len()
+    );
+    println!(
+        "scripts running the issue's pylint command: {} {pylint_runs:?}",
+        pylint_runs.len()
     );
     println!("scripts that do not compile:");
     for b in &bad {
