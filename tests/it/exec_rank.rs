@@ -420,7 +420,9 @@ fn example_with(
         std::fs::copy(&entry, &to).unwrap();
     }
     for (path, text) in extra {
-        std::fs::write(repo.join(path), text).unwrap();
+        let to = repo.join(path);
+        std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+        std::fs::write(to, text).unwrap();
     }
     let git = |args: &[&str]| {
         let out = std::process::Command::new("git")
@@ -883,6 +885,57 @@ fn an_issue_that_shows_a_test_has_it_run_by_pytest() {
     assert_eq!(exec["reproduction"], true, "{exec}");
     // The test fails at base: pytest's exit status, not the script's.
     assert_eq!(exec["repro_base"], "exits with status 1", "{exec}");
+    for (agent, want) in [("careful-agent", "changed"), ("noop-agent", "same")] {
+        assert_eq!(
+            by_agent(&v, agent)["behaviour"]["repro"],
+            want,
+            "{agent}: {exec}"
+        );
+    }
+}
+
+/// A stand-in for pylint inside the example's repository: `pylint.lint.Run` counts the words
+/// of the file it is given with the repository's `word_count`, and exits.
+const PYLINT_STAND_IN: &str = r#"import sys
+
+from textkit.words import word_count
+
+
+def Run(args):
+    with open(args[0]) as f:
+        print("words:", word_count(f.read()))
+    sys.exit(0)
+"#;
+
+#[test]
+fn a_pylint_issue_runs_its_command_over_the_file_it_shows() {
+    // In a repository whose package is `pylint`, the issue's command runs over the file it
+    // shows, as the reporter ran it: the fix changes what it prints, the no-op does not.
+    let Some((dir, cache, tmp)) = exec_dirs() else {
+        return;
+    };
+    let (repo, tasks) = example_with(
+        dir.path(),
+        &[
+            ("pylint/__init__.py", ""),
+            ("pylint/lint.py", PYLINT_STAND_IN),
+        ],
+        |text| {
+            let at = text
+                .find("```python")
+                .expect("the example's issue has a block");
+            format!(
+                "{}```python\nsome  words\n```\n\n`pylint words.py` counts them wrong.\n",
+                &text[..at]
+            )
+        },
+    );
+    let cands = fix_and_noop(dir.path());
+    let v = rank_exec_in(&cands, &repo, &tasks, &cache, &tmp);
+    let exec = &v["exec"];
+    assert!(exec["error"].is_null(), "{exec}");
+    assert_eq!(exec["reproduction"], true, "{exec}");
+    assert_eq!(exec["repro_base"], "runs without error", "{exec}");
     for (agent, want) in [("careful-agent", "changed"), ("noop-agent", "same")] {
         assert_eq!(
             by_agent(&v, agent)["behaviour"]["repro"],
