@@ -945,6 +945,66 @@ fn a_pylint_issue_runs_its_command_over_the_file_it_shows() {
     }
 }
 
+/// A stand-in for Sphinx inside the example's repository: `sphinx.cmd.build.main` "builds" the
+/// project's `index.rst` into `_build/index.txt`, counting its words with the repository's
+/// `word_count`, after running the project's `conf.py`.
+const SPHINX_STAND_IN: &str = r#"import os
+
+from textkit.words import word_count
+
+
+def main(argv):
+    src, out = argv[-2], argv[-1]
+    conf = {}
+    with open(os.path.join(src, "conf.py")) as f:
+        exec(f.read(), conf)
+    os.makedirs(out)
+    with open(os.path.join(src, "index.rst")) as f:
+        text = f.read()
+    with open(os.path.join(out, "index.txt"), "w") as f:
+        f.write("%s: %d words\n" % (conf.get("project"), word_count(text)))
+    return 0
+"#;
+
+#[test]
+fn a_sphinx_issue_builds_the_project_it_shows() {
+    // In a repository whose package is `sphinx`, the project the issue shows is built and its
+    // pages printed: the fix changes the page, the no-op does not.
+    let Some((dir, cache, tmp)) = exec_dirs() else {
+        return;
+    };
+    let (repo, tasks) = example_with(
+        dir.path(),
+        &[
+            ("sphinx/__init__.py", ""),
+            ("sphinx/cmd/__init__.py", ""),
+            ("sphinx/cmd/build.py", SPHINX_STAND_IN),
+        ],
+        |text| {
+            let at = text
+                .find("```python")
+                .expect("the example's issue has a block");
+            format!(
+                "{}```\n# index.rst\nTwo  words\n```\n```\n# in conf.py\nproject = 'demo'\n```\n",
+                &text[..at]
+            )
+        },
+    );
+    let cands = fix_and_noop(dir.path());
+    let v = rank_exec_in(&cands, &repo, &tasks, &cache, &tmp);
+    let exec = &v["exec"];
+    assert!(exec["error"].is_null(), "{exec}");
+    assert_eq!(exec["reproduction"], true, "{exec}");
+    assert_eq!(exec["repro_base"], "runs without error", "{exec}");
+    for (agent, want) in [("careful-agent", "changed"), ("noop-agent", "same")] {
+        assert_eq!(
+            by_agent(&v, agent)["behaviour"]["repro"],
+            want,
+            "{agent}: {exec}"
+        );
+    }
+}
+
 #[test]
 fn a_reproduction_that_prints_a_random_number_is_compared_by_how_it_ends() {
     // The issue's snippet also prints a random number, so its two base runs print differently:
