@@ -1053,7 +1053,8 @@ pub struct Reproduction {
     pub script: String,
     /// The issue's code as extracted, before wrapping (imports added first).
     pub code: String,
-    /// Top-level statements the script runs.
+    /// Top-level statements the script runs (1 for a tool run over the issue's project: a
+    /// Sphinx build, a pylint command).
     pub statements: usize,
     /// Where the code came from (kind, issue line), in order.
     pub sources: Vec<(Source, usize)>,
@@ -1314,25 +1315,8 @@ fn sphinx_script(issue: &str, files: &[(String, String)]) -> String {
         .cloned()
         .collect();
     all.push((format!("{index}conf.py"), conf));
-    let literal = |s: &str| serde_json::to_string(s).unwrap_or_else(|_| "\"\"".into());
-    let dict: Vec<String> = all
-        .iter()
-        .map(|(n, t)| format!("    {}: {},\n", literal(n), literal(t)))
-        .collect();
     format!(
-        r#"# Reproduction written by dei from the issue text: the Sphinx project it shows, built with
-# the text builder; every page built is printed.
-import os as _dei_os, sys as _dei_sys
-_dei_dir = _dei_os.path.join(_dei_os.getcwd(), "dei_project")
-_dei_files = {{
-{}}}
-for _dei_name, _dei_text in sorted(_dei_files.items()):
-    _dei_path = _dei_os.path.join(_dei_dir, _dei_name)
-    if not _dei_os.path.isdir(_dei_os.path.dirname(_dei_path)):
-        _dei_os.makedirs(_dei_os.path.dirname(_dei_path))
-    with open(_dei_path, "w") as _dei_f:
-        _dei_f.write(_dei_text)
-_dei_src = _dei_os.path.join(_dei_dir, {})
+        r#"{}_dei_src = _dei_os.path.join(_dei_dir, {})
 _dei_out = _dei_os.path.join(_dei_dir, "_build")
 _dei_sys.path.insert(0, _dei_src)
 _dei_code = 1
@@ -1354,8 +1338,42 @@ for _dei_root, _dei_dirs, _dei_names in sorted(_dei_os.walk(_dei_out)):
                 print(_dei_f.read())
 _dei_sys.exit(_dei_code)
 "#,
-        dict.concat(),
-        literal(&index),
+        project_prologue(
+            "the Sphinx project it shows, built with the text builder; every page built is printed",
+            &all
+        ),
+        py_literal(&index),
+    )
+}
+
+/// A Python string literal holding `s` (a JSON string is one).
+fn py_literal(s: &str) -> String {
+    serde_json::to_string(s).unwrap_or_else(|_| "\"\"".into())
+}
+
+/// The start of a script that works on a project of the issue's files: a comment saying what
+/// it does, then `files` (path, text) written under `dei_project/` in the working folder
+/// (`_dei_dir`, made even when there is no file), folders as needed.
+fn project_prologue(what: &str, files: &[(String, String)]) -> String {
+    let dict: String = files
+        .iter()
+        .map(|(n, t)| format!("    {}: {},\n", py_literal(n), py_literal(t)))
+        .collect();
+    format!(
+        r#"# Reproduction written by dei from the issue text: {what}.
+import os as _dei_os, sys as _dei_sys
+_dei_dir = _dei_os.path.join(_dei_os.getcwd(), "dei_project")
+_dei_files = {{
+{dict}}}
+if not _dei_os.path.isdir(_dei_dir):
+    _dei_os.makedirs(_dei_dir)
+for _dei_name, _dei_text in sorted(_dei_files.items()):
+    _dei_path = _dei_os.path.join(_dei_dir, _dei_name)
+    if not _dei_os.path.isdir(_dei_os.path.dirname(_dei_path)):
+        _dei_os.makedirs(_dei_os.path.dirname(_dei_path))
+    with open(_dei_path, "w") as _dei_f:
+        _dei_f.write(_dei_text)
+"#
     )
 }
 
@@ -1452,28 +1470,9 @@ fn pylint_script(issue: &str, args: &[String]) -> (String, Vec<(String, String)>
     ) {
         files.push((arg.clone(), format!("{}\n", b.text.trim_end())));
     }
-    let literal = |s: &str| serde_json::to_string(s).unwrap_or_else(|_| "\"\"".into());
-    let dict: String = files
-        .iter()
-        .map(|(n, t)| format!("    {}: {},\n", literal(n), literal(t)))
-        .collect();
-    let argv: Vec<String> = args.iter().map(|a| literal(a)).collect();
+    let argv: Vec<String> = args.iter().map(|a| py_literal(a)).collect();
     let script = format!(
-        r#"# Reproduction written by dei from the issue text: pylint run as the issue runs it, over the
-# files it shows.
-import os as _dei_os, sys as _dei_sys
-_dei_dir = _dei_os.path.join(_dei_os.getcwd(), "dei_project")
-_dei_files = {{
-{dict}}}
-if not _dei_os.path.isdir(_dei_dir):
-    _dei_os.makedirs(_dei_dir)
-for _dei_name, _dei_text in sorted(_dei_files.items()):
-    _dei_path = _dei_os.path.join(_dei_dir, _dei_name)
-    if not _dei_os.path.isdir(_dei_os.path.dirname(_dei_path)):
-        _dei_os.makedirs(_dei_os.path.dirname(_dei_path))
-    with open(_dei_path, "w") as _dei_f:
-        _dei_f.write(_dei_text)
-_dei_code = 1
+        r#"{}_dei_code = 1
 _dei_first = None
 try:
     from pylint.lint import Run as _dei_run
@@ -1490,6 +1489,10 @@ _dei_sys.stdout.flush()
 print("{REPRO_MARK} first exception: %s" % _dei_first if _dei_first else "{REPRO_MARK} no exception")
 _dei_sys.exit(_dei_code)
 "#,
+        project_prologue(
+            "pylint run as the issue runs it, over the files it shows",
+            &files
+        ),
         argv.join(", ")
     );
     (script, files)
@@ -1499,47 +1502,38 @@ _dei_sys.exit(_dei_code)
 /// In a Sphinx repository, an issue that shows a project (named files with an `index.rst`)
 /// is reproduced by building it ([`sphinx_project`]).
 pub fn reproduction(issue: &str, names: &RepoNames) -> Option<Reproduction> {
-    if names.modules.contains("pylint") {
-        if let Some(args) = pylint_command(issue) {
-            let (script, files) = pylint_script(issue, &args);
+    // The repository's own tool run over the project the issue shows: `code` lists its files
+    // (and the command), `first` is what the issue's first line of it holds.
+    let project =
+        |script: String, files: &[(String, String)], command: Option<String>, first: &str| {
             let code = files
                 .iter()
                 .map(|(n, t)| format!("# {n}\n{t}"))
-                .chain(std::iter::once(format!("# pylint {}", args.join(" "))))
+                .chain(command)
                 .collect::<Vec<_>>()
                 .join("\n");
             let line = issue
                 .lines()
-                .position(|l| l.contains("pylint"))
+                .position(|l| l.contains(first))
                 .map_or(1, |i| i + 1);
-            return Some(Reproduction {
+            Some(Reproduction {
                 script,
                 code,
                 statements: 1,
                 sources: vec![(Source::Fenced, line)],
                 imports_added: Vec::new(),
-            });
+            })
+        };
+    if names.modules.contains("pylint") {
+        if let Some(args) = pylint_command(issue) {
+            let (script, files) = pylint_script(issue, &args);
+            let command = format!("# pylint {}", args.join(" "));
+            return project(script, &files, Some(command), "pylint");
         }
     }
     if names.modules.contains("sphinx") {
         if let Some(files) = sphinx_project(issue) {
-            let script = sphinx_script(issue, &files);
-            let code = files
-                .iter()
-                .map(|(n, t)| format!("# {n}\n{t}"))
-                .collect::<Vec<_>>()
-                .join("\n");
-            let line = issue
-                .lines()
-                .position(|l| l.contains(files[0].0.as_str()))
-                .map_or(1, |i| i + 1);
-            return Some(Reproduction {
-                script,
-                code,
-                statements: files.len(),
-                sources: vec![(Source::Fenced, line)],
-                imports_added: Vec::new(),
-            });
+            return project(sphinx_script(issue, &files), &files, None, &files[0].0);
         }
     }
     let (parts, sources) = issue_parts(issue);
@@ -2011,7 +2005,12 @@ mod tests {
         );
         names.modules.insert("sphinx".into());
         let r = reproduction(SPHINX_ISSUE, &names).unwrap();
-        assert_eq!(r.statements, 3);
+        assert_eq!(r.statements, 1);
+        assert!(
+            r.code.starts_with("# example.py\nvar: String\n"),
+            "{}",
+            r.code
+        );
         // The conf.py dei writes loads the extensions the issue names, then holds the issue's.
         assert!(
             r.script.contains("extensions = [\\\"sphinx.ext.autodoc\\\", \\\"sphinx.ext.napoleon\\\"]\\nmaster_doc = 'index'\\nautodoc_type_aliases"),
