@@ -838,6 +838,42 @@ fn a_candidates_own_debug_print_is_not_a_change_in_the_reproduction() {
     );
 }
 
+/// The example (with `extra` files) whose issue shows `shown` in place of its Python session,
+/// ranked with `--exec` with the fix and the candidate that changes nothing; the run must have
+/// a reproduction.
+fn rank_issue_showing(
+    dir: &Path,
+    extra: &[(&str, &str)],
+    shown: &str,
+    cache: &Path,
+    tmp: &Path,
+) -> Value {
+    let (repo, tasks) = example_with(dir, extra, |text| {
+        let at = text
+            .find("```python")
+            .expect("the example's issue has a block");
+        format!("{}{shown}", &text[..at])
+    });
+    let cands = fix_and_noop(dir);
+    let v = rank_exec_in(&cands, &repo, &tasks, cache, tmp);
+    let exec = &v["exec"];
+    assert!(exec["error"].is_null(), "{exec}");
+    assert_eq!(exec["reproduction"], true, "{exec}");
+    v
+}
+
+/// The fix changes what the reproduction shows; the candidate that changes nothing does not.
+fn fix_changes_it_and_noop_does_not(v: &Value) {
+    for (agent, want) in [("careful-agent", "changed"), ("noop-agent", "same")] {
+        assert_eq!(
+            by_agent(v, agent)["behaviour"]["repro"],
+            want,
+            "{agent}: {}",
+            v["exec"]
+        );
+    }
+}
+
 /// A stand-in for pytest at the example's root (the machine's python3 may have none): its
 /// `main` runs the `test*` functions of the file it is given and ends 1 when one fails.
 const PYTEST_STAND_IN: &str = r#"import importlib.util
@@ -869,29 +905,17 @@ fn an_issue_that_shows_a_test_has_it_run_by_pytest() {
     let Some((dir, cache, tmp)) = exec_dirs() else {
         return;
     };
-    let (repo, tasks) = example_with(dir.path(), &[("pytest.py", PYTEST_STAND_IN)], |text| {
-        let at = text
-            .find("```python")
-            .expect("the example's issue has a block");
-        format!(
-            "{}```python\nfrom textkit.words import word_count\n\n\ndef test_repeated_spaces():\n    assert word_count(\"a  b\") == 2\n```\n\n```\n$ pytest -x test_issue.py\n```\n",
-            &text[..at]
-        )
-    });
-    let cands = fix_and_noop(dir.path());
-    let v = rank_exec_in(&cands, &repo, &tasks, &cache, &tmp);
+    let v = rank_issue_showing(
+        dir.path(),
+        &[("pytest.py", PYTEST_STAND_IN)],
+        "```python\nfrom textkit.words import word_count\n\n\ndef test_repeated_spaces():\n    assert word_count(\"a  b\") == 2\n```\n\n```\n$ pytest -x test_issue.py\n```\n",
+        &cache,
+        &tmp,
+    );
     let exec = &v["exec"];
-    assert!(exec["error"].is_null(), "{exec}");
-    assert_eq!(exec["reproduction"], true, "{exec}");
     // The test fails at base: pytest's exit status, not the script's.
     assert_eq!(exec["repro_base"], "exits with status 1", "{exec}");
-    for (agent, want) in [("careful-agent", "changed"), ("noop-agent", "same")] {
-        assert_eq!(
-            by_agent(&v, agent)["behaviour"]["repro"],
-            want,
-            "{agent}: {exec}"
-        );
-    }
+    fix_changes_it_and_noop_does_not(&v);
 }
 
 /// A stand-in for pylint inside the example's repository: `pylint.lint.Run` counts the words
@@ -914,35 +938,19 @@ fn a_pylint_issue_runs_its_command_over_the_file_it_shows() {
     let Some((dir, cache, tmp)) = exec_dirs() else {
         return;
     };
-    let (repo, tasks) = example_with(
+    let v = rank_issue_showing(
         dir.path(),
         &[
             ("pylint/__init__.py", ""),
             ("pylint/lint.py", PYLINT_STAND_IN),
         ],
-        |text| {
-            let at = text
-                .find("```python")
-                .expect("the example's issue has a block");
-            format!(
-                "{}```python\nsome  words\n```\n\n`pylint words.py` counts them wrong.\n",
-                &text[..at]
-            )
-        },
+        "```python\nsome  words\n```\n\n`pylint words.py` counts them wrong.\n",
+        &cache,
+        &tmp,
     );
-    let cands = fix_and_noop(dir.path());
-    let v = rank_exec_in(&cands, &repo, &tasks, &cache, &tmp);
     let exec = &v["exec"];
-    assert!(exec["error"].is_null(), "{exec}");
-    assert_eq!(exec["reproduction"], true, "{exec}");
     assert_eq!(exec["repro_base"], "runs without error", "{exec}");
-    for (agent, want) in [("careful-agent", "changed"), ("noop-agent", "same")] {
-        assert_eq!(
-            by_agent(&v, agent)["behaviour"]["repro"],
-            want,
-            "{agent}: {exec}"
-        );
-    }
+    fix_changes_it_and_noop_does_not(&v);
 }
 
 /// A stand-in for Sphinx inside the example's repository: `sphinx.cmd.build.main` "builds" the
@@ -973,36 +981,20 @@ fn a_sphinx_issue_builds_the_project_it_shows() {
     let Some((dir, cache, tmp)) = exec_dirs() else {
         return;
     };
-    let (repo, tasks) = example_with(
+    let v = rank_issue_showing(
         dir.path(),
         &[
             ("sphinx/__init__.py", ""),
             ("sphinx/cmd/__init__.py", ""),
             ("sphinx/cmd/build.py", SPHINX_STAND_IN),
         ],
-        |text| {
-            let at = text
-                .find("```python")
-                .expect("the example's issue has a block");
-            format!(
-                "{}```\n# index.rst\nTwo  words\n```\n```\n# in conf.py\nproject = 'demo'\n```\n",
-                &text[..at]
-            )
-        },
+        "```\n# index.rst\nTwo  words\n```\n```\n# in conf.py\nproject = 'demo'\n```\n",
+        &cache,
+        &tmp,
     );
-    let cands = fix_and_noop(dir.path());
-    let v = rank_exec_in(&cands, &repo, &tasks, &cache, &tmp);
     let exec = &v["exec"];
-    assert!(exec["error"].is_null(), "{exec}");
-    assert_eq!(exec["reproduction"], true, "{exec}");
     assert_eq!(exec["repro_base"], "runs without error", "{exec}");
-    for (agent, want) in [("careful-agent", "changed"), ("noop-agent", "same")] {
-        assert_eq!(
-            by_agent(&v, agent)["behaviour"]["repro"],
-            want,
-            "{agent}: {exec}"
-        );
-    }
+    fix_changes_it_and_noop_does_not(&v);
 }
 
 #[test]
