@@ -918,6 +918,32 @@ fn an_issue_that_shows_a_test_has_it_run_by_pytest() {
     fix_changes_it_and_noop_does_not(&v);
 }
 
+#[test]
+fn without_pytest_an_issues_test_ends_as_a_script_does() {
+    // The same issue where the environment has no pytest (the example's venv has none, and no
+    // stand-in is in the tree): the script defines the test, cannot run it, and ends as a
+    // script does, the same with every candidate.
+    let Some((dir, cache, tmp)) = exec_dirs() else {
+        return;
+    };
+    let v = rank_issue_showing(
+        dir.path(),
+        &[],
+        "```python\nfrom textkit.words import word_count\n\n\ndef test_repeated_spaces():\n    assert word_count(\"a  b\") == 2\n```\n",
+        &cache,
+        &tmp,
+    );
+    let exec = &v["exec"];
+    assert_eq!(exec["repro_base"], "runs without error", "{exec}");
+    for agent in ["careful-agent", "noop-agent"] {
+        assert_eq!(
+            by_agent(&v, agent)["behaviour"]["repro"],
+            "same",
+            "{agent}: {exec}"
+        );
+    }
+}
+
 /// A stand-in for pylint inside the example's repository: `pylint.lint.Run` counts the words
 /// of the file it is given with the repository's `word_count`, and exits.
 const PYLINT_STAND_IN: &str = r#"import sys
