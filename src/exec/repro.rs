@@ -29,6 +29,8 @@ pub enum Source {
     Traceback,
     /// Lines of code inside prose (issues exported from Trac carry no markup).
     Loose,
+    /// Expressions written as inline code in the prose (`` `0**-oo` produces `0` ``).
+    Inline,
 }
 
 /// A block of the issue text, before it is known to be Python.
@@ -1498,6 +1500,72 @@ _dei_sys.exit(_dei_code)
     (script, files)
 }
 
+/// The expressions an issue writes as inline code outside its fenced blocks, with their line
+/// (1-based): a span between single backticks that parses as one expression that computes
+/// something (a call, an operator, a comparison, a subscript), not a bare name, attribute or
+/// literal. `` `0**-oo` `` and `` `Symbol('x').is_zero` ``… but not `` `coth` `` nor `` `r.text` ``.
+fn inline_expressions(issue: &str) -> Vec<(String, usize)> {
+    let mut out: Vec<(String, usize)> = Vec::new();
+    let mut fence: Option<&str> = None;
+    for (k, line) in issue.lines().enumerate() {
+        let t = line.trim_start();
+        match fence {
+            Some(mark) => {
+                if fence_closes(line, mark) {
+                    fence = None;
+                }
+                continue;
+            }
+            None => {
+                if let Some(mark) = fence_open(t) {
+                    fence = Some(mark);
+                    continue;
+                }
+            }
+        }
+        for span in line.split('`').skip(1).step_by(2) {
+            let span = span.trim();
+            if span.is_empty() || out.iter().any(|(c, _)| c == span) || !computes(span) {
+                continue;
+            }
+            out.push((span.to_string(), k + 1));
+        }
+    }
+    out
+}
+
+/// `code` is one expression statement, without syntax errors, that computes something.
+fn computes(code: &str) -> bool {
+    let Some(tree) = python::parse(code) else {
+        return false;
+    };
+    let root = tree.root_node();
+    if root.has_error() || root.named_child_count() != 1 {
+        return false;
+    }
+    let Some(stmt) = root
+        .named_child(0)
+        .filter(|n| n.kind() == "expression_statement")
+    else {
+        return false;
+    };
+    let Some(expr) = stmt
+        .named_child(0)
+        .filter(|_| stmt.named_child_count() == 1)
+    else {
+        return false;
+    };
+    matches!(
+        expr.kind(),
+        "call"
+            | "binary_operator"
+            | "unary_operator"
+            | "comparison_operator"
+            | "subscript"
+            | "boolean_operator"
+    )
+}
+
 /// Build the reproduction script for an issue; `None` when the issue shows no Python code.
 /// In a Sphinx repository, an issue that shows a project (named files with an `index.rst`)
 /// is reproduced by building it ([`sphinx_project`]).
@@ -1536,7 +1604,22 @@ pub fn reproduction(issue: &str, names: &RepoNames) -> Option<Reproduction> {
             return project(sphinx_script(issue, &files), &files, None, &files[0].0);
         }
     }
-    let (parts, sources) = issue_parts(issue);
+    let (mut parts, mut sources) = issue_parts(issue);
+    // Only when the issue shows no code at all: the expressions it writes inline whose every
+    // name the repository or Python binds (`0**-oo` with sympy's `oo`); one that names what the
+    // issue never shows (`r.iter_content(…)`) would only raise `NameError` everywhere.
+    if parts.is_empty() {
+        for (expr, line) in inline_expressions(issue) {
+            let imports = implied_imports(&expr, names);
+            let whole = format!("{}\n{expr}", imports.join("\n"));
+            if unbound_names(&whole).is_empty() {
+                if sources.is_empty() {
+                    sources.push((Source::Inline, line));
+                }
+                parts.push(expr);
+            }
+        }
+    }
     // Tests shown in two blocks are two test files (`test_module_1.py`, `test_module_2.py`):
     // joined into one module they would share its globals, which may be what the issue is
     // about; such code runs as a script, as before.
@@ -1964,6 +2047,25 @@ mod tests {
     use super::*;
 
     const SPHINX_ISSUE: &str = "**To Reproduce**\n\n```\n# example.py\nvar: String\n```\n```\n# index.rst\n.. automodule:: example\n   :members:\n```\nand in\n\n**docs/../conf.py**:\n```\nautodoc_type_aliases = {'String': 'example.MyString'}\n```\n`conf.py`:\n```python\nautodoc_type_aliases = {'String': 'example.MyString'}\n```\n- Sphinx extensions: sphinx.ext.autodoc, sphinx.ext.napoleon\n";
+
+    #[test]
+    fn without_code_the_expressions_an_issue_writes_inline() {
+        let issue = "Using SymPy 1.5.1, evaluate `0**-oo` produces `0`, and `r.text` or\n`next(resp.iter_content(16*1024))` fail; `Symbol` is fine.\n```\n`Rational(1, 2)` inside a fence\n```\n";
+        let found: Vec<String> = inline_expressions(issue).into_iter().map(|e| e.0).collect();
+        assert_eq!(found, ["0**-oo", "next(resp.iter_content(16*1024))"]);
+        let mut names = names();
+        names.exported.insert("oo".into(), "sympy".into());
+        let r = reproduction(issue, &names).unwrap();
+        // `resp` is bound nowhere: that expression is left out.
+        assert_eq!(r.code, "from sympy import oo\n0**-oo");
+        assert_eq!(r.sources, vec![(Source::Inline, 1)]);
+        // With code in the issue, inline expressions are not read.
+        let with_block = format!("{issue}```python\nx = 1\n```\n");
+        assert!(!reproduction(&with_block, &names)
+            .unwrap()
+            .code
+            .contains("oo"));
+    }
 
     #[test]
     fn an_issues_sphinx_project_is_its_named_blocks() {
