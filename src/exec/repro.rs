@@ -1503,7 +1503,7 @@ _dei_sys.exit(_dei_code)
 /// The expressions an issue writes as inline code outside its fenced blocks, with their line
 /// (1-based): a span between single backticks that parses as one expression that computes
 /// something (a call, an operator, a comparison, a subscript), not a bare name, attribute or
-/// literal. `` `0**-oo` `` and `` `Symbol('x').is_zero` ``… but not `` `coth` `` nor `` `r.text` ``.
+/// literal: `` `0**-oo` `` and `` `latex(acsc(x))` ``, not `` `coth` `` nor `` `r.text` ``.
 fn inline_expressions(issue: &str) -> Vec<(String, usize)> {
     let mut out: Vec<(String, usize)> = Vec::new();
     let mut fence: Option<&str> = None;
