@@ -698,8 +698,9 @@ fn without_code_in_the_issue_an_agents_reproduction_script_stands_in() {
     let Some((dir, cache, tmp)) = exec_dirs() else {
         return;
     };
+    // No code at all: neither the session block nor the inline calls of its prose.
     let (repo, tasks) = example_with(dir.path(), &[], |text| {
-        text.split("```python").next().unwrap().to_string()
+        text.split("```python").next().unwrap().replace('`', "")
     });
     let cands = fix_and_noop(dir.path());
     let fix = std::fs::read_to_string(
@@ -915,6 +916,22 @@ fn an_issue_that_shows_a_test_has_it_run_by_pytest() {
     let exec = &v["exec"];
     // The test fails at base: pytest's exit status, not the script's.
     assert_eq!(exec["repro_base"], "exits with status 1", "{exec}");
+    fix_changes_it_and_noop_does_not(&v);
+}
+
+#[test]
+fn an_issue_without_code_runs_the_calls_its_prose_writes_inline() {
+    // The example's issue without its session block: its prose still writes
+    // `textkit.words.word_count("a  b")` and `word_count("one\ntwo")` inline. Those run.
+    let Some((dir, cache, tmp)) = exec_dirs() else {
+        return;
+    };
+    let v = rank_issue_showing(dir.path(), &[], "", &cache, &tmp);
+    assert_eq!(
+        v["exec"]["repro_base"], "runs without error",
+        "{}",
+        v["exec"]
+    );
     fix_changes_it_and_noop_does_not(&v);
 }
 
