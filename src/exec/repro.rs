@@ -1123,27 +1123,7 @@ fn code_like(line: &str) -> bool {
 /// and the more indented lines below it, each kept when it parses on its own (tree-sitter, no
 /// error); `None` when no group does. Returns the code and the first group's line.
 pub fn loose_code(issue: &str) -> Option<(String, usize)> {
-    // Fenced blocks say what they are (`ini`, `shell`, output): their lines are not prose.
-    let mut open: Option<&str> = None;
-    let lines: Vec<&str> = issue
-        .lines()
-        .map(|l| l.trim_end_matches('\r'))
-        .map(|l| match open {
-            Some(mark) => {
-                if fence_closes(l, mark) {
-                    open = None;
-                }
-                ""
-            }
-            None => match fence_open(l.trim_start()) {
-                Some(mark) => {
-                    open = Some(mark);
-                    ""
-                }
-                None => l,
-            },
-        })
-        .collect();
+    let lines = prose_lines(issue);
     let indent = |l: &str| {
         let l = l.replace('\t', "    ");
         l.len() - l.trim_start().len()
@@ -1500,29 +1480,39 @@ _dei_sys.exit(_dei_code)
     (script, files)
 }
 
+/// The issue's lines, one per line of the issue, with the lines of fenced blocks (their fences
+/// included) blank: fenced blocks say what they are (`ini`, `shell`, output), so their lines are
+/// not prose.
+fn prose_lines(issue: &str) -> Vec<&str> {
+    let mut open: Option<&str> = None;
+    issue
+        .lines()
+        .map(|l| l.trim_end_matches('\r'))
+        .map(|l| match open {
+            Some(mark) => {
+                if fence_closes(l, mark) {
+                    open = None;
+                }
+                ""
+            }
+            None => match fence_open(l.trim_start()) {
+                Some(mark) => {
+                    open = Some(mark);
+                    ""
+                }
+                None => l,
+            },
+        })
+        .collect()
+}
+
 /// The expressions an issue writes as inline code outside its fenced blocks, with their line
 /// (1-based): a span between single backticks that parses as one expression that computes
 /// something (a call, an operator, a comparison, a subscript), not a bare name, attribute or
 /// literal: `` `0**-oo` `` and `` `latex(acsc(x))` ``, not `` `coth` `` nor `` `r.text` ``.
 fn inline_expressions(issue: &str) -> Vec<(String, usize)> {
     let mut out: Vec<(String, usize)> = Vec::new();
-    let mut fence: Option<&str> = None;
-    for (k, line) in issue.lines().enumerate() {
-        let t = line.trim_start();
-        match fence {
-            Some(mark) => {
-                if fence_closes(line, mark) {
-                    fence = None;
-                }
-                continue;
-            }
-            None => {
-                if let Some(mark) = fence_open(t) {
-                    fence = Some(mark);
-                    continue;
-                }
-            }
-        }
+    for (k, line) in prose_lines(issue).into_iter().enumerate() {
         for span in line.split('`').skip(1).step_by(2) {
             let span = span.trim();
             if span.is_empty() || out.iter().any(|(c, _)| c == span) || !computes(span) {
