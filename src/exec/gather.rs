@@ -773,6 +773,20 @@ fn usable_agent_script(o: &ReproOutcome, names: &RepoNames) -> bool {
     .any(|w| lower.contains(w))
 }
 
+/// The runs a regression compares for tree `t` and test file `k`: the file's two runs at the
+/// base commit and its first run with the tree.
+fn compared_runs(
+    tests: &BTreeMap<(usize, usize, u32), TestRun>,
+    t: usize,
+    k: usize,
+) -> Option<(&TestRun, &TestRun, &TestRun)> {
+    Some((
+        tests.get(&(0, k, 0))?,
+        tests.get(&(0, k, 1))?,
+        tests.get(&(t, k, 0))?,
+    ))
+}
+
 /// How a candidate's reproduction run compares with the base commit's.
 fn repro_change(base: &ReproOutcome, cand: &ReproOutcome) -> ReproChange {
     if !cand.changed_from(base) {
@@ -1438,11 +1452,7 @@ fn gather_at(
     let mut confirm: Vec<(usize, What, u32)> = Vec::new();
     for (t, ks) in tree_files.iter().enumerate().skip(1) {
         for &k in ks {
-            let (Some(a), Some(b), Some(c)) = (
-                seen.tests.get(&(0, k, 0)),
-                seen.tests.get(&(0, k, 1)),
-                seen.tests.get(&(t, k, 0)),
-            ) else {
+            let Some((a, b, c)) = compared_runs(&seen.tests, t, k) else {
                 continue;
             };
             let broken = regression(a, b, c).broken;
@@ -1475,11 +1485,7 @@ fn gather_at(
     let regression_of = |t: usize, ks: &[usize]| -> Option<Regression> {
         let mut total: Option<Regression> = None;
         for &k in ks {
-            let (Some(a), Some(b), Some(c)) = (
-                tests.get(&(0, k, 0)),
-                tests.get(&(0, k, 1)),
-                tests.get(&(t, k, 0)),
-            ) else {
+            let Some((a, b, c)) = compared_runs(&tests, t, k) else {
                 continue;
             };
             let mut r = regression(a, b, c);
