@@ -1205,10 +1205,16 @@ fn file_name_line(line: &str) -> Option<&str> {
 /// `index.rst`, the project's root document.
 pub fn sphinx_project(issue: &str) -> Option<Vec<(String, String)>> {
     let files = named_blocks(issue);
-    let index = files
+    root_doc_folder(&files).is_some().then_some(files)
+}
+
+/// The folder of the project's root document among `files` (`""` for `index.rst`, `docs/` for
+/// `docs/index.rst`), if it has one.
+fn root_doc_folder(files: &[(String, String)]) -> Option<String> {
+    files
         .iter()
-        .any(|(n, _)| n == "index.rst" || n.ends_with("/index.rst"));
-    index.then_some(files)
+        .find(|(n, _)| n == "index.rst" || n.ends_with("/index.rst"))
+        .map(|(n, _)| n.trim_end_matches("index.rst").to_string())
 }
 
 /// The fenced blocks of an issue that name their file, by a first line (`# example.py`,
@@ -1251,11 +1257,7 @@ fn named_blocks(issue: &str) -> Vec<(String, String)> {
 /// use their directives) and names `index` the root document, followed by the issue's own
 /// `conf.py`, if it gives one; builds it with the text builder and prints every page built.
 fn sphinx_script(issue: &str, files: &[(String, String)]) -> String {
-    let index = files
-        .iter()
-        .find(|(n, _)| n == "index.rst" || n.ends_with("/index.rst"))
-        .map(|(n, _)| n.trim_end_matches("index.rst").to_string())
-        .unwrap_or_default();
+    let index = root_doc_folder(files).unwrap_or_default();
     let mut exts: Vec<String> = Vec::new();
     let mut add = |e: String| {
         if !exts.contains(&e) {
