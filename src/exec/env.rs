@@ -70,6 +70,59 @@ pub struct EnvSpec {
     pub verified_build_seconds: Option<f64>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
+    /// Packages installed last, for an issue's own code rather than the repository's tests
+    /// (its reproduction stopped on `import numpy`): PyPI names from [`extra_for`]. Left out of
+    /// the spec's JSON when empty, so an environment without them keeps its hash.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub extras: Vec<String>,
+}
+
+/// A package an issue's code may import that a repository's environment need not have, and
+/// what PyPI calls it. Only these are ever installed for an issue (never a name read from its
+/// text): well-known distributions, so a typo or a look-alike name in an issue installs nothing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Extra {
+    /// The top-level module an import names (`numpy`, `PIL`).
+    pub module: &'static str,
+    /// The distribution on PyPI (`numpy`, `Pillow`).
+    pub dist: &'static str,
+    /// Compiled: taken only as a wheel (no source build), so a cutoff that predates the
+    /// interpreter's wheels fails at once and the build tries again without it.
+    pub binary: bool,
+}
+
+const EXTRAS: &[Extra] = &[
+    extra("numpy", "numpy", true),
+    extra("scipy", "scipy", true),
+    extra("pandas", "pandas", true),
+    extra("matplotlib", "matplotlib", true),
+    extra("PIL", "Pillow", true),
+    extra("lxml", "lxml", true),
+    extra("Cython", "Cython", true),
+    extra("antlr4", "antlr4-python3-runtime", false),
+    extra("yaml", "PyYAML", true),
+    extra("networkx", "networkx", false),
+];
+
+const fn extra(module: &'static str, dist: &'static str, binary: bool) -> Extra {
+    Extra {
+        module,
+        dist,
+        binary,
+    }
+}
+
+/// The known package for a top-level module name, if it is one of [`EXTRAS`].
+pub fn extra_for(module: &str) -> Option<Extra> {
+    EXTRAS.iter().copied().find(|e| e.module == module)
+}
+
+/// The known package whose module a message names as a word (sympy's "LaTeX parsing requires
+/// the antlr4 python package, provided by pip …").
+pub fn extra_named_in(message: &str) -> Option<Extra> {
+    message
+        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .find_map(extra_for)
 }
 
 fn dot() -> Vec<String> {
@@ -155,6 +208,7 @@ pub fn spec_for(repo: &str, version: &str, overrides: &Overrides) -> anyhow::Res
                 setup_commit: None,
                 verified_build_seconds: None,
                 notes: vec![],
+                extras: vec![],
             }
         }
     };
@@ -558,8 +612,10 @@ impl EnvBuilder {
         let venv = dir.join("venv");
         let vpy = venv.join("bin").join("python");
         let uv = find_python("uv");
-        let needs_pip =
-            !spec.requirements.is_empty() || spec.install.is_some() || !spec.pre_install.is_empty();
+        let needs_pip = !spec.requirements.is_empty()
+            || spec.install.is_some()
+            || !spec.pre_install.is_empty()
+            || !spec.extras.is_empty();
         let q = |p: &Path| shell_quote(&p.to_string_lossy());
         let venv_cmd = match &uv {
             Some(uv) => format!(
@@ -578,14 +634,20 @@ impl EnvBuilder {
                 Some(p) => format!("{}:{}", bin.display(), p.to_string_lossy()),
                 None => bin.display().to_string(),
             };
-            let mut e = vec![
+            // The user's own pip and uv settings (an index of their own, find-links) and
+            // proxy, which the sandbox's clean environment would otherwise drop; what the
+            // build sets itself comes after them and wins.
+            let mut e: Vec<(String, String)> = std::env::vars()
+                .filter(|(k, _)| passes_to_builds(k))
+                .collect();
+            e.extend([
                 ("PATH".to_string(), path),
                 ("VIRTUAL_ENV".to_string(), venv.display().to_string()),
                 ("PIP_DISABLE_PIP_VERSION_CHECK".to_string(), "1".to_string()),
                 ("PIP_NO_INPUT".to_string(), "1".to_string()),
                 // pip compiles what it installs (tests run with bytecode writing off).
                 ("PYTHONDONTWRITEBYTECODE".to_string(), String::new()),
-            ];
+            ]);
             e.extend(spec.env.iter().map(|(k, v)| (k.clone(), v.clone())));
             e
         };
@@ -684,6 +746,59 @@ impl EnvBuilder {
                 steps.push(("generated files".into(), t.elapsed().as_secs_f64()));
             }
         }
+        if !spec.extras.is_empty() {
+            let binary: Vec<&str> = EXTRAS
+                .iter()
+                .filter(|e| e.binary && spec.extras.iter().any(|d| d == e.dist))
+                .map(|e| e.dist)
+                .collect();
+            let only = if binary.is_empty() {
+                String::new()
+            } else {
+                format!(" --only-binary {}", binary.join(","))
+            };
+            let names: Vec<String> = spec.extras.iter().map(|d| shell_quote(d)).collect();
+            let cmd = match &uv {
+                Some(uv) => format!(
+                    "{} pip install -q --python {}{only} {}",
+                    q(uv),
+                    q(&vpy),
+                    names.join(" ")
+                ),
+                None => format!("python -m pip install -q{only} {}", names.join(" ")),
+            };
+            // The packages as they were when the environment's commit was made (a spec's own
+            // cutoff already binds them): an old tree with today's numpy may not import. When
+            // no wheel for the interpreter is that old (numpy of 2019 for Python 3.9), or the
+            // index gives no upload times, they come as they are today.
+            let as_of = if spec.cutoff.is_some() {
+                None
+            } else {
+                commit_time(repo, commit)
+            };
+            let dated = as_of.filter(|_| {
+                uv.is_some()
+                    || self
+                        .step(
+                            "pip for the cutoff",
+                            "python -m pip install -q 'pip>=26'",
+                            dir,
+                            &base_env,
+                            steps,
+                        )
+                        .is_ok()
+            });
+            let done = dated.is_some_and(|t| {
+                let mut env = base_env.clone();
+                env.push(("PIP_UPLOADED_PRIOR_TO".to_string(), t.clone()));
+                env.push(("UV_EXCLUDE_NEWER".to_string(), t));
+                self.step("extras (as of the commit)", &cmd, dir, &env, steps)
+                    .is_ok()
+            });
+            if !done {
+                self.step("extras", &cmd, dir, &base_env, steps)?;
+            }
+        }
         Ok(())
     }
 
@@ -740,6 +855,46 @@ impl EnvBuilder {
         }
         Ok(())
     }
+}
+
+/// Whether a variable of the user's environment reaches the build steps: pip's and uv's
+/// settings and the proxy.
+fn passes_to_builds(name: &str) -> bool {
+    name.starts_with("PIP_")
+        || name.starts_with("UV_")
+        || matches!(
+            name.to_ascii_lowercase().as_str(),
+            "http_proxy" | "https_proxy" | "no_proxy" | "all_proxy"
+        )
+}
+
+/// When `commit` was made, as `YYYY-MM-DDTHH:MM:SSZ` (UTC), or `None` when the repository
+/// cannot say.
+fn commit_time(repo: &Path, commit: &str) -> Option<String> {
+    let r = git2::Repository::open(repo).ok()?;
+    let c = r.find_commit(git2::Oid::from_str(commit).ok()?).ok()?;
+    Some(utc_timestamp(c.time().seconds()))
+}
+
+/// Seconds since the Unix epoch as `YYYY-MM-DDTHH:MM:SSZ`.
+fn utc_timestamp(secs: i64) -> String {
+    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
+    // Days to a civil date (proleptic Gregorian), counted in 400-year eras from 0000-03-01.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
 }
 
 fn generated_match(patterns: &[String], path: &str) -> bool {
@@ -808,6 +963,81 @@ mod tests {
         // astropy 1.3's build writes the ERFA wrapper every tree needs to import astropy.
         let s = spec_for("astropy/astropy", "1.3", &Overrides::default()).unwrap();
         assert!(s.generated.contains(&"astropy/_erfa/core.py".to_string()));
+    }
+
+    #[test]
+    fn extras_key_a_new_environment_and_leave_the_others_their_hash() {
+        let s = spec_for("sympy/sympy", "1.5", &Overrides::default()).unwrap();
+        // Without extras the spec's JSON has no such field: environments built before keep
+        // their hash, and their cached runs.
+        let json = serde_json::to_string(&s).unwrap();
+        assert!(!json.contains("extras"), "{json}");
+        let mut with = s.clone();
+        with.extras.push("numpy".into());
+        assert_ne!(s.hash("abc"), with.hash("abc"));
+        let back: EnvSpec = serde_json::from_str(&serde_json::to_string(&with).unwrap()).unwrap();
+        assert_eq!(back, with);
+    }
+
+    #[test]
+    fn only_known_packages_are_extras() {
+        assert_eq!(extra_for("numpy").map(|e| e.dist), Some("numpy"));
+        assert_eq!(extra_for("PIL").map(|e| e.dist), Some("Pillow"));
+        // Not a well-known package, or not its import name: nothing to install.
+        assert_eq!(extra_for("nox"), None);
+        assert_eq!(extra_for("pillow"), None);
+        assert_eq!(extra_for("numpy.linalg"), None);
+        let sympy = "LaTeX parsing requires the antlr4 python package, provided by pip \
+                     (antlr4-python2-runtime or antlr4-python3-runtime) or conda \
+                     (antlr-python-runtime)";
+        assert_eq!(
+            extra_named_in(sympy).map(|e| e.dist),
+            Some("antlr4-python3-runtime")
+        );
+        assert_eq!(extra_named_in("this needs a package: pip install it"), None);
+    }
+
+    #[test]
+    fn commit_times_are_written_in_utc() {
+        assert_eq!(utc_timestamp(0), "1970-01-01T00:00:00Z");
+        // sympy-17022's base commit, and a leap day.
+        assert_eq!(utc_timestamp(1_560_376_497), "2019-06-12T21:54:57Z");
+        assert_eq!(utc_timestamp(951_782_400), "2000-02-29T00:00:00Z");
+        assert_eq!(utc_timestamp(1_709_251_199), "2024-02-29T23:59:59Z");
+        // A commit's own time, read from the repository; an unknown commit has none.
+        let dir = tempfile::tempdir().unwrap();
+        let r = git2::Repository::init_bare(dir.path()).unwrap();
+        let tree = r.treebuilder(None).unwrap().write().unwrap();
+        let who = git2::Signature::new("t", "t@example.org", &git2::Time::new(1_560_376_497, 120))
+            .unwrap();
+        let tree = r.find_tree(tree).unwrap();
+        let c = r.commit(None, &who, &who, "base", &tree, &[]).unwrap();
+        assert_eq!(
+            commit_time(dir.path(), &c.to_string()).as_deref(),
+            Some("2019-06-12T21:54:57Z")
+        );
+        assert_eq!(commit_time(dir.path(), &"0".repeat(40)), None);
+    }
+
+    #[test]
+    fn builds_get_the_users_pip_settings_and_proxy() {
+        for k in [
+            "PIP_INDEX_URL",
+            "PIP_FIND_LINKS",
+            "UV_INDEX_URL",
+            "HTTPS_PROXY",
+            "no_proxy",
+        ] {
+            assert!(passes_to_builds(k), "{k}");
+        }
+        for k in [
+            "HOME",
+            "PYTHONPATH",
+            "AWS_SECRET_ACCESS_KEY",
+            "OPENAI_API_KEY",
+        ] {
+            assert!(!passes_to_builds(k), "{k}");
+        }
     }
 
     #[test]

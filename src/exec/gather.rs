@@ -8,7 +8,7 @@
 //! Every run goes through a [`Backend`] (sandboxed) and is cached on disk by what determines
 //! it (environment, tree, command), so a rerun — or a run resumed after a kill — redoes nothing.
 
-use super::env::{spec_for, EnvBuilder, EnvSpec, Overrides};
+use super::env::{extra_for, extra_named_in, spec_for, EnvBuilder, EnvSpec, Extra, Overrides};
 use super::llm_repro::{self, ModelTestRecord, TestContext, TestStatus, TestWriter};
 use super::outcome::{
     behaviour_classes, parse_test_output, print_prefixes, regression, Regression, ReproOutcome,
@@ -57,6 +57,10 @@ pub struct ExecSettings {
     pub jobs: usize,
     /// Asks a model for a reproduction test per issue (`--exec-llm-repro`); `None`: no model test.
     pub model_test: Option<Arc<TestWriter>>,
+    /// When the issue's code stops at base on a well-known package the environment lacks
+    /// (numpy, …; see [`crate::exec::env::extra_for`]), install it and gather again (on by
+    /// default; `--exec-no-extras` turns it off).
+    pub install_extras: bool,
     /// Counts the sandboxes running now (see [`ExecSettings::jobs`]).
     running: Arc<(std::sync::Mutex<usize>, std::sync::Condvar)>,
     /// Sandbox runs finished so far: fresh, and read from the cache.
@@ -105,6 +109,9 @@ impl ExecSettings {
         }
         if let Some(w) = &self.model_test {
             s.push_str(&format!(", model test {}", w.settings()));
+        }
+        if !self.install_extras {
+            s.push_str(", no extras");
         }
         s
     }
@@ -180,6 +187,7 @@ impl ExecSettings {
             repro_timeout: std::time::Duration::from_secs(60),
             jobs: 1,
             model_test: None,
+            install_extras: true,
             running: Arc::default(),
             counts: Arc::default(),
         }
@@ -249,6 +257,18 @@ pub struct IssueExec {
     /// run printed results, or no file ran.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tests_unread: Option<String>,
+    /// Packages installed for the issue's own code (PyPI names): at the base commit its
+    /// reproduction stopped on importing them (`import numpy` where the repository's tests need
+    /// no numpy), so the evidence was gathered again in an environment with them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub extras: Vec<String>,
+    /// Why installing such a package failed (the evidence is then the one gathered without it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub extras_failed: Option<String>,
+    /// The known package the reproduction stopped on at base, for [`gather`] to install; not
+    /// recorded.
+    #[serde(skip)]
+    pub missing_extra: Option<String>,
 }
 
 /// How [`IssueExec::tests_unread`] begins.
@@ -714,22 +734,12 @@ fn missing_package(o: &ReproOutcome, names: &RepoNames) -> Option<String> {
     ) {
         return None;
     }
-    if let Some(at) = o.output.rfind("No module named ") {
-        let rest = o.output[at + "No module named ".len()..].trim_start_matches(['\'', '"']);
-        let module: String = rest
-            .chars()
-            .take_while(|c| c.is_alphanumeric() || *c == '_' || *c == '.')
-            .collect();
-        let top = module.split('.').next().unwrap_or("");
+    if let Some(top) = unimported_module(&o.output) {
         return (!top.is_empty() && !names.modules.contains(top)).then(|| {
             format!("it cannot import `{top}`, which is not part of the repository nor installed")
         });
     }
-    let at = o.output.rfind("ImportError: ")?;
-    let message = o.output[at + "ImportError: ".len()..]
-        .lines()
-        .next()?
-        .trim();
+    let message = import_error_message(&o.output)?;
     let lower = message.to_ascii_lowercase();
     let says_missing = lower.contains("requires the")
         || lower
@@ -739,6 +749,33 @@ fn missing_package(o: &ReproOutcome, names: &RepoNames) -> Option<String> {
         let short: String = message.chars().take(100).collect();
         format!("the environment lacks a package it needs (ImportError: {short})")
     })
+}
+
+/// The top-level module of the last `No module named 'x.y'` in `output` (`x`).
+fn unimported_module(output: &str) -> Option<&str> {
+    let at = output.rfind("No module named ")?;
+    let rest = output[at + "No module named ".len()..].trim_start_matches(['\'', '"']);
+    let end = rest
+        .find(|c: char| !(c.is_alphanumeric() || c == '_' || c == '.'))
+        .unwrap_or(rest.len());
+    rest[..end].split('.').next()
+}
+
+/// The first line of the last `ImportError: …` in `output`.
+fn import_error_message(output: &str) -> Option<&str> {
+    let at = output.rfind("ImportError: ")?;
+    Some(output[at + "ImportError: ".len()..].lines().next()?.trim())
+}
+
+/// The known package ([`crate::exec::env::extra_for`]) whose absence stopped a run: the
+/// module it could not import, or the one an optional import's message names. `None` when the
+/// run did not stop on a missing package, or that package is not a known one.
+fn missing_extra(o: &ReproOutcome, names: &RepoNames) -> Option<Extra> {
+    missing_package(o, names)?;
+    match unimported_module(&o.output) {
+        Some(top) => extra_for(top),
+        None => extra_named_in(import_error_message(&o.output)?),
+    }
 }
 
 /// Whether an agent's reproduction script, as it ran at base, can stand in for the issue's:
@@ -858,13 +895,63 @@ pub fn gather(
             }
         }
     };
-    let resolved = Resolved {
+    let mut resolved = Resolved {
         // Test files as the repository's pytest settings name them at the base commit.
         tests: test_files_of(repo, &task.base_commit),
         spec,
     };
+    let mut out = gather_in(task, repo, files, cands, settings, &resolved);
+    // The issue's code stopped at base on a well-known package the environment lacks (a
+    // `lambdify` issue's `import numpy` where sympy's tests need none): the whole issue is
+    // gathered again in an environment with it, the repository's tests included (those that
+    // skip without it then run). Each package is tried once, a few at most (numpy, then what
+    // the code imports next).
+    while settings.install_extras && resolved.spec.extras.len() < MAX_EXTRAS {
+        let Some(dist) = out.missing_extra.take() else {
+            break;
+        };
+        if resolved.spec.extras.contains(&dist) {
+            break;
+        }
+        resolved.spec.extras.push(dist.clone());
+        let mut again = gather_in(task, repo, files, cands, settings, &resolved);
+        if let Some(e) = &again.error {
+            out.extras_failed = Some(format!(
+                "installing {dist} for the issue's code failed: {}",
+                e.lines().next().unwrap_or_default()
+            ));
+            break;
+        }
+        again.extras = resolved.spec.extras.clone();
+        add_costs(&mut again, &out);
+        out = again;
+    }
+    out
+}
+
+/// Packages installed for one issue's code at most (see [`gather`]).
+const MAX_EXTRAS: usize = 3;
+
+/// What the earlier tries at an issue cost, added to the try that stands.
+fn add_costs(to: &mut IssueExec, earlier: &IssueExec) {
+    to.runs += earlier.runs;
+    to.cached_runs += earlier.cached_runs;
+    to.run_seconds += earlier.run_seconds;
+    to.env_seconds += earlier.env_seconds;
+}
+
+/// [`gather`] in the environment `resolved` names: built at its spec's setup commit, and
+/// again at the task's base commit when no base test run could import the tree.
+fn gather_in(
+    task: &Task,
+    repo: &Path,
+    files: &FileIndex,
+    cands: &[(&str, &PatchView)],
+    settings: &ExecSettings,
+    resolved: &Resolved,
+) -> IssueExec {
     let spec = &resolved.spec;
-    let first = gather_at(task, repo, files, cands, settings, &resolved, false);
+    let first = gather_at(task, repo, files, cands, settings, resolved, false);
     let Some(why) = first.tests_unread.as_deref().filter(|w| import_failure(w)) else {
         return first;
     };
@@ -874,7 +961,7 @@ pub fn gather(
         return first;
     }
     let why = why.trim_start_matches(UNREAD).to_string();
-    let mut again = gather_at(task, repo, files, cands, settings, &resolved, true);
+    let mut again = gather_at(task, repo, files, cands, settings, resolved, true);
     if again.error.is_some() {
         let mut first = first;
         first.env_commit = Some(format!(
@@ -889,10 +976,7 @@ pub fn gather(
         task.base_commit.get(..12).unwrap_or(&task.base_commit),
         why
     ));
-    again.runs += first.runs;
-    again.cached_runs += first.cached_runs;
-    again.run_seconds += first.run_seconds;
-    again.env_seconds += first.env_seconds;
+    add_costs(&mut again, &first);
     again
 }
 
@@ -1305,6 +1389,9 @@ fn gather_at(
     // (Read on the first base run: the second's output may have been dropped as unsteady.)
     let base_repro = seen.repros.get(&0).and(first_repro.as_ref());
     if let Some(why) = base_repro.and_then(|b| missing_package(b, &names)) {
+        out.missing_extra = base_repro
+            .and_then(|b| missing_extra(b, &names))
+            .map(|e| e.dist.to_string());
         seen.repros.remove(&0);
         out.repro_output_unstable = false;
         out.reproduction = false;
@@ -1806,6 +1893,46 @@ mod tests {
             "ImportError: cannot import name 'Basic' from partially initialized module 'sympy.core.basic'\n",
         );
         assert_eq!(missing_package(&circular, &names), None);
+    }
+
+    #[test]
+    fn only_a_known_package_a_run_stopped_on_is_one_to_install() {
+        let names = RepoNames {
+            modules: ["sympy".to_string()].into_iter().collect(),
+            ..RepoNames::default()
+        };
+        let dist = |exception: &str, output: &str| {
+            missing_extra(&o(Some(1), Some(exception), output), &names).map(|e| e.dist)
+        };
+        assert_eq!(
+            dist(
+                "ModuleNotFoundError",
+                "ModuleNotFoundError: No module named 'numpy.linalg'"
+            ),
+            Some("numpy")
+        );
+        assert_eq!(
+            dist(
+                "ImportError",
+                "[dei-repro] statement 2 raised ImportError: LaTeX parsing requires the antlr4 python package, provided by pip (antlr4-python3-runtime)\n"
+            ),
+            Some("antlr4-python3-runtime")
+        );
+        // A package dei does not know (pytest-7220's `nox`), a module of the repository's own,
+        // and an import error that is not a missing package: nothing to install.
+        assert_eq!(dist("ModuleNotFoundError", "No module named 'nox'"), None);
+        assert_eq!(
+            dist("ModuleNotFoundError", "No module named 'sympy.numpy'"),
+            None
+        );
+        assert_eq!(dist("TypeError", "No module named 'numpy'"), None);
+        assert_eq!(
+            dist(
+                "ImportError",
+                "ImportError: cannot import name 'array' from 'numpy'"
+            ),
+            None
+        );
     }
 
     #[test]

@@ -116,6 +116,16 @@ fn exec_line(e: &crate::exec::gather::IssueExec) -> String {
     if let Some(note) = &e.env_commit {
         line.push_str(&format!("environment: {note}\n"));
     }
+    if !e.extras.is_empty() {
+        line.push_str(&format!(
+            "environment: with {} installed for the issue's code (at the base commit it stopped on importing {})\n",
+            e.extras.join(", "),
+            if e.extras.len() == 1 { "it" } else { "them" }
+        ));
+    }
+    if let Some(why) = &e.extras_failed {
+        line.push_str(&format!("environment: {why}\n"));
+    }
     if let Some(m) = &e.model_test {
         line.push_str(&model_test_line(m, &e.behaviour));
     }
@@ -381,6 +391,17 @@ mod tests {
         e.repro_base = Some("not used: it ends differently in two runs at the base commit".into());
         assert!(exec_line(&e).contains(
             "; the issue's code is not used (it ends differently in two runs at the base commit);"
+        ));
+        // Packages installed for the issue's code, or why that failed.
+        e.extras = vec!["numpy".into()];
+        assert!(exec_line(&e).contains(
+            "\nenvironment: with numpy installed for the issue's code (at the base commit it stopped on importing it)\n"
+        ));
+        e.extras.clear();
+        e.extras_failed =
+            Some("installing numpy for the issue's code failed: step `extras`".into());
+        assert!(exec_line(&e).contains(
+            "\nenvironment: installing numpy for the issue's code failed: step `extras`\n"
         ));
         e.error = Some("no environment for x/y 1.0\nmore".into());
         assert_eq!(

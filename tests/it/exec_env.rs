@@ -35,6 +35,7 @@ fn spec(name: &str) -> EnvSpec {
         setup_commit: Some(BASE.into()),
         verified_build_seconds: None,
         notes: vec![],
+        extras: vec![],
     }
 }
 

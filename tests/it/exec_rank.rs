@@ -58,10 +58,21 @@ fn exec_flags(test_cmd: &str) -> [&str; 11] {
 
 /// Run `dei ARGS` with this cache and temp folder; it must succeed. Its JSON and stderr.
 fn run_exec<S: AsRef<std::ffi::OsStr>>(args: &[S], cache: &Path, tmp: &Path) -> (Value, String) {
+    run_exec_env(args, cache, tmp, &[])
+}
+
+/// [`run_exec`] with these variables set for `dei`.
+fn run_exec_env<S: AsRef<std::ffi::OsStr>>(
+    args: &[S],
+    cache: &Path,
+    tmp: &Path,
+    vars: &[(&str, &std::ffi::OsStr)],
+) -> (Value, String) {
     let out = dei_command()
         .args(args)
         .env("DEI_CACHE_DIR", cache)
         .env("TMPDIR", tmp)
+        .envs(vars.iter().copied())
         .output()
         .expect("dei runs");
     assert!(out.status.success(), "{}", stderr(&out));
@@ -673,6 +684,87 @@ fn a_reproduction_that_cannot_import_a_module_outside_the_repository_is_not_used
     }
     // Base tests and the reproduction twice; each tree its one test file, no reproduction.
     assert_eq!(exec["runs"], 2 + 2 + 2, "{exec}");
+}
+
+/// A wheel of a stand-in `numpy` (version 1.0, pure Python) in `dir`, written with python3's
+/// zipfile: what a package index would serve, without one.
+fn stand_in_numpy_wheel(dir: &Path) {
+    std::fs::create_dir_all(dir).unwrap();
+    let script = r#"import sys, zipfile
+with zipfile.ZipFile(sys.argv[1] + "/numpy-1.0-py3-none-any.whl", "w") as z:
+    z.writestr("numpy/__init__.py", "def ones(n):\n    return [1.0] * n\n")
+    z.writestr("numpy-1.0.dist-info/METADATA", "Metadata-Version: 2.1\nName: numpy\nVersion: 1.0\n")
+    z.writestr("numpy-1.0.dist-info/WHEEL", "Wheel-Version: 1.0\nGenerator: dei-test\nRoot-Is-Purelib: true\nTag: py3-none-any\n")
+    z.writestr("numpy-1.0.dist-info/RECORD", "")
+"#;
+    let out = std::process::Command::new("python3")
+        .args(["-c", script, path_str(dir)])
+        .output()
+        .expect("python3 runs");
+    assert!(out.status.success(), "{}", stderr(&out));
+}
+
+#[test]
+fn a_reproduction_that_stops_on_a_known_package_gets_it_installed() {
+    // The issue's session begins with `import numpy`; the example's environment has none. At
+    // base the reproduction stops on that import, so dei installs numpy (here a stand-in wheel
+    // from a local folder: PIP_NO_INDEX and PIP_FIND_LINKS reach the build) and gathers the
+    // issue again: the reproduction then runs, the fix changes it and the candidate that
+    // changes nothing does not. With --exec-no-extras it is not used.
+    let Some((dir, cache, tmp)) = exec_dirs() else {
+        return;
+    };
+    let wheels = dir.path().join("wheels");
+    stand_in_numpy_wheel(&wheels);
+    let (repo, tasks) = example_with(dir.path(), &[], |text| {
+        text.replace(
+            ">>> from textkit.words import word_count\n",
+            ">>> import numpy\n>>> numpy.ones(2)\n[1.0, 1.0]\n>>> from textkit.words import word_count\n",
+        )
+    });
+    let cands = fix_and_noop(dir.path());
+    let test_cmd = format!("python {}", path_str(&minitest()));
+    let rank = |extra: &[&str]| {
+        let mut args = vec![
+            "rank",
+            path_str(&cands),
+            "--tasks",
+            path_str(&tasks),
+            "--issue",
+            "example__textkit-1",
+            "--repo",
+            path_str(&repo),
+        ];
+        args.extend(exec_flags(&test_cmd));
+        args.extend(extra);
+        run_exec_env(
+            &args,
+            &cache,
+            &tmp,
+            &[
+                ("PIP_NO_INDEX", "1".as_ref()),
+                ("PIP_FIND_LINKS", wheels.as_os_str()),
+            ],
+        )
+    };
+    let (v, _) = rank(&[]);
+    let exec = &v["exec"];
+    assert!(exec["error"].is_null(), "{exec}");
+    assert_eq!(exec["extras"], serde_json::json!(["numpy"]), "{exec}");
+    assert!(exec["extras_failed"].is_null(), "{exec}");
+    assert_eq!(exec["reproduction"], true, "{exec}");
+    fix_changes_it_and_noop_does_not(&v);
+
+    let (v, _) = rank(&["--exec-no-extras"]);
+    let exec = &v["exec"];
+    assert!(exec["extras"].is_null(), "{exec}");
+    assert_eq!(exec["reproduction"], false, "{exec}");
+    assert!(
+        exec["repro_base"]
+            .as_str()
+            .is_some_and(|b| b.contains("not used") && b.contains("numpy")),
+        "{exec}"
+    );
 }
 
 /// A new file at the repository's root, as a diff.
