@@ -1455,14 +1455,29 @@ fn pylint_script(issue: &str, args: &[String]) -> (String, Vec<(String, String)>
         files.push((arg.clone(), format!("{}\n", b.text.trim_end())));
     }
     let argv: Vec<String> = args.iter().map(|a| py_literal(a)).collect();
-    let script = format!(
-        r#"{}_dei_code = 1
+    let script = tool_script(
+        project_prologue(
+            "pylint run as the issue runs it, over the files it shows",
+            &files,
+        ),
+        "from pylint.lint import Run as _dei_run",
+        &format!("_dei_run([{}])\n    _dei_code = 0", argv.join(", ")),
+    );
+    (script, files)
+}
+
+/// A script that runs a tool in the issue's project: `prologue` writes the project
+/// ([`project_prologue`]); then, from `dei_project/`, `import` imports the tool (the tree's
+/// copy) and `run` runs it, setting `_dei_code` when it returns. The script ends with the
+/// tool's exit status, or reports the exception that escaped it.
+fn tool_script(prologue: String, import: &str, run: &str) -> String {
+    format!(
+        r#"{prologue}_dei_code = 1
 _dei_first = None
 try:
-    from pylint.lint import Run as _dei_run
+    {import}
     _dei_os.chdir(_dei_dir)
-    _dei_run([{}])
-    _dei_code = 0
+    {run}
 except SystemExit as _dei_e:
     _dei_code = _dei_e.code if isinstance(_dei_e.code, int) else (0 if _dei_e.code is None else 1)
 except Exception as _dei_e:
@@ -1472,14 +1487,63 @@ except Exception as _dei_e:
 _dei_sys.stdout.flush()
 print("{REPRO_MARK} first exception: %s" % _dei_first if _dei_first else "{REPRO_MARK} no exception")
 _dei_sys.exit(_dei_code)
-"#,
-        project_prologue(
-            "pylint run as the issue runs it, over the files it shows",
-            &files
-        ),
-        argv.join(", ")
+"#
+    )
+}
+
+/// Whether a file name is a test module pytest collects by default (`test_x.py`, `x_test.py`).
+fn is_test_file_name(path: &str) -> bool {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    name.ends_with(".py") && (name.starts_with("test_") || name.ends_with("_test.py"))
+}
+
+/// Settings files pytest reads, as an issue may show one.
+const PYTEST_INI: [&str; 4] = ["pytest.ini", "tox.ini", "setup.cfg", "pyproject.toml"];
+
+/// The pytest project an issue shows: two or more [`named_blocks`], at least one of them a test
+/// module (pytest-7373's `test_module_1.py` and `test_module_2.py`, whose separate globals the
+/// issue is about; pytest-7220's `test_path_error.py` beside the `noxfile.py` that ran it).
+/// The files, and the test modules among them in the order shown. One named test file alone
+/// runs as the issue's code does (see [`wrap`]).
+pub fn pytest_project(issue: &str) -> Option<(Vec<(String, String)>, Vec<String>)> {
+    let files = named_blocks(issue);
+    let tests: Vec<String> = files
+        .iter()
+        .map(|(n, _)| n)
+        .filter(|n| is_test_file_name(n))
+        .cloned()
+        .collect();
+    (files.len() >= 2 && !tests.is_empty()).then_some((files, tests))
+}
+
+/// The script that runs pytest in `dei_project/` over the test modules of [`pytest_project`],
+/// with the issue's settings file if it shows one at the project's top (else none, as for an
+/// issue's single test file: [`PYTEST_ARGS`]), the project as root folder, and the issue's own
+/// flags ([`pytest_flags`]).
+fn pytest_script(issue: &str, files: &[(String, String)], tests: &[String]) -> String {
+    let ini = files
+        .iter()
+        .map(|(n, _)| n.as_str())
+        .find(|n| PYTEST_INI.contains(n))
+        .unwrap_or("/dev/null");
+    let mut argv: Vec<String> = tests.iter().map(|t| py_literal(t)).collect();
+    argv.extend(["\"--rootdir\"".to_string(), "_dei_dir".to_string()]);
+    let settings = ["-c", ini];
+    argv.extend(
+        settings
+            .iter()
+            .chain(&PYTEST_ARGS[2..])
+            .map(|a| py_literal(a))
+            .chain(pytest_flags(issue).iter().map(|f| py_literal(f))),
     );
-    (script, files)
+    tool_script(
+        project_prologue("pytest run over the test files it shows", files),
+        "import pytest as _dei_pytest",
+        &format!(
+            "_dei_sys.stdout.flush()\n    _dei_code = int(_dei_pytest.main([{}]))",
+            argv.join(", ")
+        ),
+    )
 }
 
 /// The issue's lines, one per line of the issue, with the lines of fenced blocks (their fences
@@ -1595,6 +1659,15 @@ pub fn reproduction(issue: &str, names: &RepoNames) -> Option<Reproduction> {
         if let Some(files) = sphinx_project(issue) {
             return project(sphinx_script(issue, &files), &files, None, &files[0].0);
         }
+    }
+    if let Some((files, tests)) = pytest_project(issue) {
+        let command = format!("# pytest {}", tests.join(" "));
+        return project(
+            pytest_script(issue, &files, &tests),
+            &files,
+            Some(command),
+            &files[0].0,
+        );
     }
     let (mut parts, mut sources) = issue_parts(issue);
     // Only when the issue shows no code at all: the expressions it writes inline whose every
@@ -2181,7 +2254,7 @@ mod tests {
     }
 
     #[test]
-    fn an_issues_test_file_runs_with_pytest_and_two_test_files_do_not() {
+    fn an_issues_test_file_runs_with_pytest_and_two_named_ones_as_a_project() {
         let one = "```python\nimport pytest\n\n@pytest.mark.skip\ndef test_a():\n    assert 0\n```\nThen `pytest -rs --runxfail` shows the wrong location.\n";
         let r = reproduction(one, &names()).unwrap();
         assert!(
@@ -2189,10 +2262,46 @@ mod tests {
             "{}",
             r.script
         );
-        // Two test files sharing a global's name: one module would merge them.
-        let two = "test_1.py:\n```python\nskip = True\ndef test_a():\n    assert 0\n```\ntest_2.py:\n```python\nskip = False\ndef test_b():\n    assert 0\n```\n";
+        // Two test files sharing a global's name: one module would merge them. Named, they are
+        // written as two files and pytest runs both, in the order shown, with the issue's flags.
+        let two = "test_1.py:\n```python\nskip = True\ndef test_a():\n    assert 0\n```\ntest_2.py:\n```python\nskip = False\ndef test_b():\n    assert 0\n```\nRun `pytest --runxfail test_1.py test_2.py`.\n";
         let r = reproduction(two, &names()).unwrap();
-        assert!(!r.script.contains("pytest"), "{}", r.script);
+        assert!(
+            r.script
+                .contains("\"test_2.py\": \"skip = False\\ndef test_b():\\n    assert 0\\n\","),
+            "{}",
+            r.script
+        );
+        assert!(
+            r.script.contains("_dei_pytest.main([\"test_1.py\", \"test_2.py\", \"--rootdir\", _dei_dir, \"-c\", \"/dev/null\", \"-p\", \"no:cacheprovider\", \"-rfEsxX\", \"--runxfail\"])"),
+            "{}",
+            r.script
+        );
+        assert_eq!(r.statements, 1);
+        // A settings file the issue shows is the one pytest reads.
+        let ini = format!("{two}pytest.ini:\n```ini\n[pytest]\nxfail_strict = true\n```\n");
+        let r = reproduction(&ini, &names()).unwrap();
+        assert!(
+            r.script.contains("\"-c\", \"pytest.ini\", \"-p\""),
+            "{}",
+            r.script
+        );
+        // Unnamed, they still run as one script that runs no test.
+        let unnamed = two.replace("test_1.py:\n", "").replace("test_2.py:\n", "");
+        let r = reproduction(&unnamed, &names()).unwrap();
+        assert!(!r.script.contains("_dei_pytest"), "{}", r.script);
+        // A named test file beside a file it does not run (pytest-7220's noxfile.py).
+        let (files, tests) = pytest_project(
+            "test_x.py:\n```python\ndef test_a():\n    pass\n```\nnoxfile.py:\n```python\nimport nox\n```\n",
+        )
+        .unwrap();
+        assert_eq!((files.len(), tests), (2, vec!["test_x.py".to_string()]));
+        // One named test file alone, or named files none of which is a test: no project.
+        assert!(pytest_project("test_x.py:\n```python\ndef test_a():\n    pass\n```\n").is_none());
+        assert!(
+            pytest_project("a.py:\n```python\nx = 1\n```\nb.py:\n```python\ny = 2\n```\n")
+                .is_none()
+        );
     }
 
     #[test]

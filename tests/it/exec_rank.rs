@@ -968,24 +968,26 @@ fn fix_changes_it_and_noop_does_not(v: &Value) {
 }
 
 /// A stand-in for pytest at the example's root (the machine's python3 may have none): its
-/// `main` runs the `test*` functions of the file it is given and ends 1 when one fails.
+/// `main` runs the `test*` functions of the files it is given (its `.py` arguments, each a
+/// module of its own) and ends 1 when one fails.
 const PYTEST_STAND_IN: &str = r#"import importlib.util
 
 
 def main(args):
-    print("stand-in pytest:", " ".join(args[1:]))
-    spec = importlib.util.spec_from_file_location("issue_tests", args[0])
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    print("stand-in pytest:", " ".join(a for a in args if not a.endswith(".py")))
     failed = 0
-    for name in sorted(vars(module)):
-        if name.startswith("test"):
-            try:
-                getattr(module, name)()
-                print(name, "PASSED")
-            except AssertionError:
-                failed += 1
-                print(name, "FAILED")
+    for n, path in enumerate(a for a in args if a.endswith(".py")):
+        spec = importlib.util.spec_from_file_location("issue_tests_%d" % n, path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        for name in sorted(vars(module)):
+            if name.startswith("test"):
+                try:
+                    getattr(module, name)()
+                    print(name, "PASSED")
+                except AssertionError:
+                    failed += 1
+                    print(name, "FAILED")
     return 1 if failed else 0
 "#;
 
@@ -1024,6 +1026,27 @@ fn an_issue_without_code_runs_the_calls_its_prose_writes_inline() {
         "{}",
         v["exec"]
     );
+    fix_changes_it_and_noop_does_not(&v);
+}
+
+#[test]
+fn an_issue_that_shows_named_test_files_has_pytest_run_them_as_a_project() {
+    // The issue shows two files by name: a test module and the `noxfile.py` that ran it, which
+    // imports `nox` (not installed). Joined into one script they would stop on that import and
+    // not be used; written as a project, pytest (here a stand-in) runs the test module only, so
+    // the fix is seen changing it and the candidate that changes nothing is not.
+    let Some((dir, cache, tmp)) = exec_dirs() else {
+        return;
+    };
+    let v = rank_issue_showing(
+        dir.path(),
+        &[("pytest.py", PYTEST_STAND_IN)],
+        "test_spaces.py:\n```python\nfrom textkit.words import word_count\n\n\ndef test_repeated_spaces():\n    assert word_count(\"a  b\") == 2\n```\n\nnoxfile.py:\n```python\nimport nox\n\n\n@nox.session\ndef test(session):\n    session.run(\"pytest\")\n```\n",
+        &cache,
+        &tmp,
+    );
+    let exec = &v["exec"];
+    assert_eq!(exec["repro_base"], "exits with status 1", "{exec}");
     fix_changes_it_and_noop_does_not(&v);
 }
 
