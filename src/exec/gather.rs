@@ -269,6 +269,10 @@ pub struct IssueExec {
     /// recorded.
     #[serde(skip)]
     pub missing_extra: Option<String>,
+    /// A module the reproduction stopped on at base that the issue's code does not import
+    /// itself (the tree does), for [`gather`] to build at the base commit; not recorded.
+    #[serde(skip)]
+    pub tree_lacks: Option<String>,
 }
 
 /// How [`IssueExec::tests_unread`] begins.
@@ -761,6 +765,24 @@ fn unimported_module(output: &str) -> Option<&str> {
     rest[..end].split('.').next()
 }
 
+/// Whether Python `code` has a line importing `module` (`import numpy as np`,
+/// `from numpy.linalg import norm`), at any indentation.
+fn imports_module(code: &str, module: &str) -> bool {
+    let names = |r: &str| {
+        r.trim_start()
+            .strip_prefix(module)
+            .is_some_and(|r| !r.starts_with(|c: char| c.is_alphanumeric() || c == '_'))
+    };
+    code.lines().any(|l| {
+        let t = l.trim_start();
+        match (t.strip_prefix("import "), t.strip_prefix("from ")) {
+            (Some(list), _) => list.split(',').any(names),
+            (None, Some(from)) => names(from),
+            (None, None) => false,
+        }
+    })
+}
+
 /// The first line of the last `ImportError: …` in `output`.
 fn import_error_message(output: &str) -> Option<&str> {
     let at = output.rfind("ImportError: ")?;
@@ -952,29 +974,36 @@ fn gather_in(
 ) -> IssueExec {
     let spec = &resolved.spec;
     let first = gather_at(task, repo, files, cands, settings, resolved, false);
-    let Some(why) = first.tests_unread.as_deref().filter(|w| import_failure(w)) else {
-        return first;
+    // What the setup commit's environment lacks that the base commit's tree needs: no test
+    // could import the tree, or the issue's code stopped on a module the tree imports (not the
+    // issue's own import, nor a package dei installs for it): pytest-7220's tree imports
+    // `wcwidth`, which its base commit's setup.py requires and the setup commit's does not.
+    let unread = first.tests_unread.as_deref().filter(|w| import_failure(w));
+    let why = match (unread, &first.tree_lacks) {
+        (Some(w), _) => format!("no test could run ({})", w.trim_start_matches(UNREAD)),
+        (None, Some(m)) => {
+            format!("the issue's code stopped on importing `{m}`, which the tree imports")
+        }
+        (None, None) => return first,
     };
     // Only an environment built by checking out the setup commit can differ at the base
     // commit (a stand-in for a missing setup commit, noted in `env_commit`, already is it).
     if first.env_commit.is_some() || spec.setup_commit.is_none() || !spec.needs_work_tree() {
         return first;
     }
-    let why = why.trim_start_matches(UNREAD).to_string();
     let mut again = gather_at(task, repo, files, cands, settings, resolved, true);
     if again.error.is_some() {
         let mut first = first;
-        first.env_commit = Some(format!(
-            "the tree could not import its tests with the setup commit's environment, and a build at \
-             the base commit failed: {}",
+        first.env_commit =
+            Some(format!(
+            "with the setup commit's environment {why}, and a build at the base commit failed: {}",
             again.error.as_deref().unwrap_or_default().lines().next().unwrap_or_default()
         ));
         return first;
     }
     again.env_commit = Some(format!(
-        "built at the base commit {}: with the setup commit's environment no test could run ({})",
+        "built at the base commit {}: with the setup commit's environment {why}",
         task.base_commit.get(..12).unwrap_or(&task.base_commit),
-        why
     ));
     add_costs(&mut again, &first);
     again
@@ -1392,6 +1421,11 @@ fn gather_at(
         out.missing_extra = base_repro
             .and_then(|b| missing_extra(b, &names))
             .map(|e| e.dist.to_string());
+        out.tree_lacks = base_repro
+            .and_then(|b| unimported_module(&b.output))
+            .filter(|m| out.missing_extra.is_none() && !m.is_empty())
+            .filter(|m| !script.as_deref().is_some_and(|s| imports_module(s, m)))
+            .map(str::to_string);
         seen.repros.remove(&0);
         out.repro_output_unstable = false;
         out.reproduction = false;
@@ -1893,6 +1927,19 @@ mod tests {
             "ImportError: cannot import name 'Basic' from partially initialized module 'sympy.core.basic'\n",
         );
         assert_eq!(missing_package(&circular, &names), None);
+    }
+
+    #[test]
+    fn an_import_of_the_issues_own_code_is_told_from_the_trees() {
+        let code = "try:\n    import os, numpy as np\nexcept Exception:\n    pass\nfrom scipy.linalg import norm\nimport numpyx\n";
+        assert!(imports_module(code, "numpy"));
+        assert!(imports_module(code, "scipy"));
+        assert!(imports_module(code, "os"));
+        // A longer name, a name in a string, a name imported from: not an import of it.
+        assert!(!imports_module(code, "numpyx2"));
+        assert!(!imports_module("x = 'import wcwidth'\n", "wcwidth"));
+        assert!(!imports_module("from pytest import wcwidth\n", "wcwidth"));
+        assert!(!imports_module(code, "wcwidth"));
     }
 
     #[test]
