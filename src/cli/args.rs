@@ -217,12 +217,12 @@ pub struct ExecArgs {
     /// cache folder); share one between runs that rank other committees of the same issues.
     #[arg(long, value_name = "DIR", requires = "exec")]
     pub exec_cache: Option<PathBuf>,
-    /// Never install a package for the issue's own code. By default, when the issue's code
-    /// stops at the base commit on importing a well-known package the environment lacks
-    /// (numpy, scipy, pandas, matplotlib, Pillow, lxml, Cython, antlr4, PyYAML, networkx), the
-    /// issue's evidence is gathered again in an environment with it.
+    /// When the issue's code stops at the base commit on importing a well-known package the
+    /// environment lacks (numpy, scipy, pandas, matplotlib, Pillow, lxml, Cython, antlr4,
+    /// PyYAML, networkx), install it and gather the issue's evidence again in that environment.
+    /// Off by default: measured on the Lite committees it lost tune picks (docs/execution.md).
     #[arg(long, requires = "exec")]
-    pub exec_no_extras: bool,
+    pub exec_extras: bool,
     /// Also have a model write a reproduction test from the issue (Agentless-style), kept only
     /// when it prints `Issue reproduced` at the base commit, then run with each candidate. One
     /// call per issue, with --llm's model, or PROVIDER:MODEL given here (without --llm the
@@ -273,7 +273,7 @@ impl ExecArgs {
             test_cmd: self.test_cmd.clone(),
         };
         s.model_test = model_test;
-        s.install_extras = !self.exec_no_extras;
+        s.install_extras = self.exec_extras;
         Some(std::sync::Arc::new(s))
     }
 }

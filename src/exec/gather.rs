@@ -58,8 +58,8 @@ pub struct ExecSettings {
     /// Asks a model for a reproduction test per issue (`--exec-llm-repro`); `None`: no model test.
     pub model_test: Option<Arc<TestWriter>>,
     /// When the issue's code stops at base on a well-known package the environment lacks
-    /// (numpy, …; see [`crate::exec::env::extra_for`]), install it and gather again (on by
-    /// default; `--exec-no-extras` turns it off).
+    /// (numpy, …; see [`crate::exec::env::extra_for`]), install it and gather again
+    /// (`--exec-extras`; off by default).
     pub install_extras: bool,
     /// Counts the sandboxes running now (see [`ExecSettings::jobs`]).
     running: Arc<(std::sync::Mutex<usize>, std::sync::Condvar)>,
@@ -110,8 +110,8 @@ impl ExecSettings {
         if let Some(w) = &self.model_test {
             s.push_str(&format!(", model test {}", w.settings()));
         }
-        if !self.install_extras {
-            s.push_str(", no extras");
+        if self.install_extras {
+            s.push_str(", extras");
         }
         s
     }
@@ -187,7 +187,7 @@ impl ExecSettings {
             repro_timeout: std::time::Duration::from_secs(60),
             jobs: 1,
             model_test: None,
-            install_extras: true,
+            install_extras: false,
             running: Arc::default(),
             counts: Arc::default(),
         }

@@ -707,10 +707,10 @@ with zipfile.ZipFile(sys.argv[1] + "/numpy-1.0-py3-none-any.whl", "w") as z:
 #[test]
 fn a_reproduction_that_stops_on_a_known_package_gets_it_installed() {
     // The issue's session begins with `import numpy`; the example's environment has none. At
-    // base the reproduction stops on that import, so dei installs numpy (here a stand-in wheel
-    // from a local folder: PIP_NO_INDEX and PIP_FIND_LINKS reach the build) and gathers the
-    // issue again: the reproduction then runs, the fix changes it and the candidate that
-    // changes nothing does not. With --exec-no-extras it is not used.
+    // base the reproduction stops on that import; with --exec-extras dei installs numpy (here
+    // a stand-in wheel from a local folder: PIP_NO_INDEX and PIP_FIND_LINKS reach the build)
+    // and gathers the issue again: the reproduction then runs, the fix changes it and the
+    // candidate that changes nothing does not. Without the flag it is not used.
     let Some((dir, cache, tmp)) = exec_dirs() else {
         return;
     };
@@ -747,7 +747,7 @@ fn a_reproduction_that_stops_on_a_known_package_gets_it_installed() {
             ],
         )
     };
-    let (v, _) = rank(&[]);
+    let (v, _) = rank(&["--exec-extras"]);
     let exec = &v["exec"];
     assert!(exec["error"].is_null(), "{exec}");
     assert_eq!(exec["extras"], serde_json::json!(["numpy"]), "{exec}");
@@ -755,7 +755,7 @@ fn a_reproduction_that_stops_on_a_known_package_gets_it_installed() {
     assert_eq!(exec["reproduction"], true, "{exec}");
     fix_changes_it_and_noop_does_not(&v);
 
-    let (v, _) = rank(&["--exec-no-extras"]);
+    let (v, _) = rank(&[]);
     let exec = &v["exec"];
     assert!(exec["extras"].is_null(), "{exec}");
     assert_eq!(exec["reproduction"], false, "{exec}");
