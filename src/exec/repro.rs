@@ -1251,83 +1251,6 @@ fn named_blocks(issue: &str) -> Vec<(String, String)> {
     files
 }
 
-/// Tree-drawing characters of a directory listing (`tree`'s `├── `, `└── `, `│`, and the
-/// ASCII `|-- `, `` `-- ``).
-const TREE_GLYPHS: [char; 8] = ['├', '└', '│', '─', '|', '`', '-', '+'];
-
-/// The files a directory tree drawn in a fenced block lists (pylint-7114's `a/a.py` and
-/// `a/b.py` under `.` and `` `-- a/``), as paths: entries ending as one of [`FILE_ENDINGS`]
-/// with no entry under them, their folders from the entries drawn above them at a smaller
-/// indent. A block counts only when every line is part of the drawing and some line draws a
-/// branch.
-fn tree_files(issue: &str) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
-    for b in blocks(issue)
-        .into_iter()
-        .filter(|b| b.source == Source::Fenced)
-    {
-        // (column where the name starts, name) per drawn line.
-        let mut entries: Vec<(usize, &str)> = Vec::new();
-        let mut branches = 0;
-        let drawn = b.text.lines().filter(|l| !l.trim().is_empty()).all(|l| {
-            let prefix = l
-                .find(|c: char| !(c.is_whitespace() || TREE_GLYPHS.contains(&c)))
-                .unwrap_or(l.len());
-            let name = l[prefix..].trim_end();
-            if l[..prefix].contains(['├', '└', '|', '`', '+']) {
-                branches += 1;
-            }
-            let plain = !name.is_empty()
-                && !name.contains(char::is_whitespace)
-                && name
-                    .chars()
-                    .all(|c| c.is_ascii_alphanumeric() || "._-/".contains(c));
-            entries.push((l[..prefix].chars().count(), name));
-            plain
-        });
-        if !drawn || branches == 0 {
-            continue;
-        }
-        let mut stack: Vec<(usize, &str)> = Vec::new();
-        for (k, &(col, name)) in entries.iter().enumerate() {
-            while stack.last().is_some_and(|&(c, _)| c >= col) {
-                stack.pop();
-            }
-            let leaf = entries.get(k + 1).is_none_or(|&(next, _)| next <= col);
-            let name = name.trim_end_matches('/');
-            if leaf
-                && FILE_ENDINGS.iter().any(|e| name.ends_with(e))
-                && file_name_line(name).is_some()
-            {
-                let mut path: Vec<&str> = stack
-                    .iter()
-                    .map(|&(_, n)| n)
-                    .filter(|n| *n != ".")
-                    .collect();
-                path.push(name);
-                let path = path.join("/");
-                if !out.contains(&path) {
-                    out.push(path);
-                }
-            }
-            stack.push((col, name));
-        }
-    }
-    out
-}
-
-/// The files of the project an issue shows: its [`named_blocks`], then the files of the
-/// directory trees it draws ([`tree_files`]) that no block gives, empty.
-fn project_files(issue: &str) -> Vec<(String, String)> {
-    let mut files = named_blocks(issue);
-    for path in tree_files(issue) {
-        if !files.iter().any(|(n, _)| *n == path) {
-            files.push((path, String::new()));
-        }
-    }
-    files
-}
-
 /// The script that writes the project of [`sphinx_project`] into `dei_project/` (the folder of
 /// its `index.rst`), with a `conf.py` that puts the folder on `sys.path`, loads the
 /// `sphinx.ext.*` extensions the issue names (autodoc and autosummary also when its documents
@@ -1413,11 +1336,8 @@ fn py_literal(s: &str) -> String {
 }
 
 /// The start of a script that works on a project of the issue's files: a comment saying what
-/// it does, then `files` (path, text) written under `dei_project/` in the home folder, outside
-/// the repository's tree (`_dei_dir`, made even when there is no file), folders as needed. The
-/// sandbox gives each run a home of its own; without `HOME`, the working folder. Inside the
-/// tree, whose root is on `sys.path`, the project would be a namespace package of it: pylint
-/// resolves `pylint a` there as `dei_project.a` and pylint-7114's error never shows.
+/// it does, then `files` (path, text) written under `dei_project/` in the working folder
+/// (`_dei_dir`, made even when there is no file), folders as needed.
 fn project_prologue(what: &str, files: &[(String, String)]) -> String {
     let dict: String = files
         .iter()
@@ -1426,7 +1346,7 @@ fn project_prologue(what: &str, files: &[(String, String)]) -> String {
     format!(
         r#"# Reproduction written by dei from the issue text: {what}.
 import os as _dei_os, sys as _dei_sys
-_dei_dir = _dei_os.path.join(_dei_os.environ.get("HOME") or _dei_os.getcwd(), "dei_project")
+_dei_dir = _dei_os.path.join(_dei_os.getcwd(), "dei_project")
 _dei_files = {{
 {dict}}}
 if not _dei_os.path.isdir(_dei_dir):
@@ -1520,7 +1440,7 @@ pub fn pylint_command(issue: &str) -> Option<Vec<String>> {
 /// in the folder; the script ends with pylint's exit status, or reports the exception that
 /// escaped it.
 fn pylint_script(issue: &str, args: &[String]) -> (String, Vec<(String, String)>) {
-    let mut files = project_files(issue);
+    let mut files = named_blocks(issue);
     let unnamed = blocks(issue).into_iter().find(|b| {
         b.source == Source::Fenced
             && PY_LANGS.contains(&b.lang.as_str())
@@ -2331,41 +2251,6 @@ mod tests {
             "-rs is asked anyway; --pdb, -n and what follows a pipe are not kept; a word after \"pytest\" in prose is no flag"
         );
         assert!(pytest_flags("no command here --runxfail").is_empty());
-    }
-
-    #[test]
-    fn a_directory_tree_drawn_in_a_block_gives_its_files() {
-        // pylint-7114: the same tree drawn twice, the second with one more file.
-        let issue = "Given multiple files:\n```\n.\n`-- a/\n    |-- a.py\n    `-- b.py\n```\nand later\n```\n.\n|-- a\n|   |-- a.py\n|   `-- b.py\n`-- r.py\n```\n";
-        assert_eq!(tree_files(issue), vec!["a/a.py", "a/b.py", "r.py"]);
-        // `tree`'s own drawing; a folder with a file's ending that holds entries is a folder.
-        let unicode = "```\nproj/\n├── pkg.py\n│   └── mod.py\n├── docs\n│   └── index.rst\n└── setup.cfg\n```\n";
-        assert_eq!(
-            tree_files(unicode),
-            vec![
-                "proj/pkg.py/mod.py",
-                "proj/docs/index.rst",
-                "proj/setup.cfg"
-            ]
-        );
-        // Not drawings: a list, a diff, a traceback.
-        for text in [
-            "```\n- a.py\n- b.py\n```\n",
-            "```diff\n--- a/x.py\n+++ b/x.py\n@@ -1 +1 @@\n-a\n+b\n```\n",
-            "```\nTraceback (most recent call last):\n  File \"x.py\", line 1\n```\n",
-        ] {
-            assert!(tree_files(text).is_empty(), "{text}");
-        }
-        // A file a block names keeps its text; the drawn ones are written empty.
-        let named = format!("{issue}a/b.py:\n```python\nimport os\n```\n");
-        assert_eq!(
-            project_files(&named),
-            vec![
-                ("a/b.py".to_string(), "import os\n".to_string()),
-                ("a/a.py".to_string(), String::new()),
-                ("r.py".to_string(), String::new()),
-            ]
-        );
     }
 
     #[test]

@@ -1090,43 +1090,6 @@ def Run(args):
 "#;
 
 #[test]
-fn an_issues_project_is_written_in_the_home_folder_outside_the_tree() {
-    // The files a pylint issue draws as a tree are written, empty, under the run's home folder:
-    // inside the tree, whose root is on sys.path, they would be a namespace package of it.
-    if !python3_with_venv() {
-        return skip("python3 with the venv module is not on PATH");
-    }
-    let issue =
-        "Given\n```\n.\n`-- a/\n    |-- a.py\n    `-- b.py\n```\nrunning `pylint a` fails.\n";
-    let names = dei::exec::repro::RepoNames {
-        modules: ["pylint".to_string()].into_iter().collect(),
-        ..Default::default()
-    };
-    let r = dei::exec::repro::reproduction(issue, &names).expect("a reproduction");
-    let dir = tempfile::tempdir().unwrap();
-    let (tree, home) = (dir.path().join("tree"), dir.path().join("home"));
-    std::fs::create_dir_all(&tree).unwrap();
-    std::fs::create_dir_all(&home).unwrap();
-    std::fs::write(tree.join("repro.py"), &r.script).unwrap();
-    let out = std::process::Command::new("python3")
-        .arg("repro.py")
-        .current_dir(&tree)
-        .env("HOME", &home)
-        .output()
-        .expect("python3 runs");
-    // No pylint here: the run reports that, after writing the project.
-    assert!(
-        stdout(&out).contains("[dei-repro] statement 1 raised"),
-        "{}",
-        stdout(&out)
-    );
-    for f in ["a/a.py", "a/b.py"] {
-        assert!(home.join("dei_project").join(f).is_file(), "{f}");
-    }
-    assert!(!tree.join("dei_project").exists());
-}
-
-#[test]
 fn a_pylint_issue_runs_its_command_over_the_file_it_shows() {
     // In a repository whose package is `pylint`, the issue's command runs over the file it
     // shows, as the reporter ran it: the fix changes what it prints, the no-op does not.
