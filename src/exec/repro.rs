@@ -1491,6 +1491,9 @@ _dei_sys.exit(_dei_code)
     )
 }
 
+/// The files of a project an issue shows: (path, text), in the order shown.
+pub type ProjectFiles = Vec<(String, String)>;
+
 /// Whether a file name is a test module pytest collects by default (`test_x.py`, `x_test.py`).
 fn is_test_file_name(path: &str) -> bool {
     let name = path.rsplit('/').next().unwrap_or(path);
@@ -1505,7 +1508,7 @@ const PYTEST_INI: [&str; 4] = ["pytest.ini", "tox.ini", "setup.cfg", "pyproject.
 /// issue is about; pytest-7220's `test_path_error.py` beside the `noxfile.py` that ran it).
 /// The files, and the test modules among them in the order shown. One named test file alone
 /// runs as the issue's code does (see [`wrap`]).
-pub fn pytest_project(issue: &str) -> Option<(Vec<(String, String)>, Vec<String>)> {
+pub fn pytest_project(issue: &str) -> Option<(ProjectFiles, Vec<String>)> {
     let files = named_blocks(issue);
     let tests: Vec<String> = files
         .iter()
