@@ -165,6 +165,9 @@ pub fn parse_test_output(text: &str) -> TestRun {
     let mut ran: Option<usize> = None;
     // sympy's own runner (`bin/test --verbose`): the file being run, from its `path.py[N]` line.
     let mut sympy_file: Option<String> = None;
+    // A sympy test whose name line holds something else than its status (what the test, or
+    // the code it runs, printed): its status comes on a line of its own later.
+    let mut sympy_pending: Option<String> = None;
     let lines: Vec<&str> = text.lines().map(|l| l.trim_end_matches('\r')).collect();
     for (n, raw) in lines.iter().enumerate() {
         let line = raw.trim_end();
@@ -181,22 +184,27 @@ pub fn parse_test_output(text: &str) -> TestRun {
         }
         if let Some(file) = sympy_file_line(line) {
             sympy_file = Some(file);
+            sympy_pending = None;
             continue;
         }
         if let Some(file) = &sympy_file {
             let words: Vec<&str> = line.split_whitespace().collect();
-            if words.len() >= 2 && words[0].starts_with("test") && !words[0].contains(".py") {
-                let status = match words[1] {
-                    "ok" => Some(Status::Passed),
-                    "F" => Some(Status::Failed),
-                    "E" => Some(Status::Error),
-                    "f" => Some(Status::XFail),
-                    "X" => Some(Status::XPass),
-                    "s" | "w" | "T" => Some(Status::Skipped),
-                    _ => None,
-                };
-                if let Some(status) = status {
+            if words
+                .first()
+                .is_some_and(|w| w.starts_with("test") && !w.contains(".py"))
+            {
+                if let Some(status) = words.get(1).and_then(|w| sympy_status(w)) {
                     run.record(&format!("{file}::{}", words[0]), status);
+                    sympy_pending = None;
+                    continue;
+                }
+                sympy_pending = Some(words[0].to_string());
+            } else if let Some(name) = &sympy_pending {
+                // `ok` alone, or `f` followed by the file's `[OK]`/`[FAIL]`.
+                let bare = words.get(1).is_none_or(|w| w.starts_with('['));
+                if let Some(status) = words.first().and_then(|w| sympy_status(w)).filter(|_| bare) {
+                    run.record(&format!("{file}::{name}"), status);
+                    sympy_pending = None;
                     continue;
                 }
             }
@@ -264,6 +272,19 @@ pub fn parse_test_output(text: &str) -> TestRun {
         }
     }
     run
+}
+
+/// A status letter or word of sympy's verbose runner.
+fn sympy_status(word: &str) -> Option<Status> {
+    match word {
+        "ok" => Some(Status::Passed),
+        "F" => Some(Status::Failed),
+        "E" => Some(Status::Error),
+        "f" => Some(Status::XFail),
+        "X" => Some(Status::XPass),
+        "s" | "w" | "T" => Some(Status::Skipped),
+        _ => None,
+    }
 }
 
 /// sympy's `path/test_x.py[27]` (the count of tests the file holds), the header of its tests.
@@ -864,6 +885,25 @@ DO *NOT* COMMIT!
         let c = run.counts.clone().expect("counts");
         assert_eq!((c.passed, c.failed, c.errors, c.xfailed), (1, 1, 1, 1));
         assert!(run.finished());
+    }
+
+    #[test]
+    fn a_sympy_test_that_prints_is_read_from_its_status_line() {
+        // What a test prints goes after its name; its status then comes on a line of its own
+        // (sympy-21612's tests with antlr4's version warning).
+        let out = "sympy/parsing/tests/test_latex.py[4] \ntest_import ok\ntest_parseable ANTLR runtime and generated code versions disagree\nANTLR runtime and generated code versions disagree\nok\ntest_not_parseable warning\nE\ntest_failing warning\nok then\nf                                                [OK]\n";
+        let run = parse_test_output(out);
+        let get = |t: &str| {
+            run.results
+                .get(&format!("sympy/parsing/tests/test_latex.py::{t}"))
+                .copied()
+        };
+        assert_eq!(get("test_import"), Some(Status::Passed));
+        assert_eq!(get("test_parseable"), Some(Status::Passed));
+        assert_eq!(get("test_not_parseable"), Some(Status::Error));
+        // A printed line that starts with a status word is not the status.
+        assert_eq!(get("test_failing"), Some(Status::XFail));
+        assert_eq!(run.results.len(), 4, "{:?}", run.results);
     }
 
     /// `pytest -rA` output (pytest 7/8 layout), with a teardown error and a collection error.
