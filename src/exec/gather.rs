@@ -897,8 +897,10 @@ fn describe(o: &ReproOutcome) -> String {
 /// The environment is built at the spec's setup commit, shared by the tasks of its version;
 /// SWE-bench installs each task's base commit instead. Where the two differ in what the tree
 /// imports (pytest-7168's tree needs `wcwidth`, which the setup commit's install does not
-/// bring), no base test run can import the tree: the environment is then built again at the
-/// task's base commit, and the evidence gathered with it.
+/// bring), no base test run can import the tree, or the issue's code stops on a module the
+/// tree imports (pytest-7220's `wcwidth`): the environment is then built again at the task's
+/// base commit, and the evidence gathered with it. With [`ExecSettings::install_extras`], a
+/// well-known package the issue's code stops on is installed and the issue gathered again.
 pub fn gather(
     task: &Task,
     repo: &Path,
@@ -963,7 +965,8 @@ fn add_costs(to: &mut IssueExec, earlier: &IssueExec) {
 }
 
 /// [`gather`] in the environment `resolved` names: built at its spec's setup commit, and
-/// again at the task's base commit when no base test run could import the tree.
+/// again at the task's base commit when no base test run could import the tree, or the
+/// issue's code stopped on a module the tree imports.
 fn gather_in(
     task: &Task,
     repo: &Path,
@@ -992,12 +995,11 @@ fn gather_in(
         return first;
     }
     let mut again = gather_at(task, repo, files, cands, settings, resolved, true);
-    if again.error.is_some() {
+    if let Some(e) = &again.error {
+        let failed = e.lines().next().unwrap_or_default();
         let mut first = first;
-        first.env_commit =
-            Some(format!(
-            "with the setup commit's environment {why}, and a build at the base commit failed: {}",
-            again.error.as_deref().unwrap_or_default().lines().next().unwrap_or_default()
+        first.env_commit = Some(format!(
+            "with the setup commit's environment {why}, and a build at the base commit failed: {failed}"
         ));
         return first;
     }

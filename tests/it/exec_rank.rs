@@ -625,6 +625,17 @@ fn rank_exec_in_with(
     cache: &Path,
     tmp: &Path,
 ) -> Value {
+    run_exec(&example_exec_args(cands, repo, tasks, test_cmd), cache, tmp).0
+}
+
+/// The arguments of `dei rank --exec` on the example issue of `tasks` over `repo` with the
+/// candidates in `cands` and this test command (see [`exec_flags`]).
+fn example_exec_args<'a>(
+    cands: &'a Path,
+    repo: &'a Path,
+    tasks: &'a Path,
+    test_cmd: &'a str,
+) -> Vec<&'a str> {
     let mut args = vec![
         "rank",
         path_str(cands),
@@ -636,7 +647,7 @@ fn rank_exec_in_with(
         path_str(repo),
     ];
     args.extend(exec_flags(test_cmd));
-    run_exec(&args, cache, tmp).0
+    args
 }
 
 /// A candidates folder under `dir` with the example's fix (careful-agent) and the candidate
@@ -725,17 +736,7 @@ fn a_reproduction_that_stops_on_a_known_package_gets_it_installed() {
     let cands = fix_and_noop(dir.path());
     let test_cmd = format!("python {}", path_str(&minitest()));
     let rank = |extra: &[&str]| {
-        let mut args = vec![
-            "rank",
-            path_str(&cands),
-            "--tasks",
-            path_str(&tasks),
-            "--issue",
-            "example__textkit-1",
-            "--repo",
-            path_str(&repo),
-        ];
-        args.extend(exec_flags(&test_cmd));
+        let mut args = example_exec_args(&cands, &repo, &tasks, &test_cmd);
         args.extend(extra);
         run_exec_env(
             &args,
