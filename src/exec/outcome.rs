@@ -168,6 +168,8 @@ pub fn parse_test_output(text: &str) -> TestRun {
     // A sympy test whose name line holds something else than its status (what the test, or
     // the code it runs, printed): its status comes on a line of its own later.
     let mut sympy_pending: Option<String> = None;
+    // Likewise a unittest test whose ` ... ` is followed by what it printed.
+    let mut unittest_pending: Option<String> = None;
     let lines: Vec<&str> = text.lines().map(|l| l.trim_end_matches('\r')).collect();
     for (n, raw) in lines.iter().enumerate() {
         let line = raw.trim_end();
@@ -245,6 +247,21 @@ pub fn parse_test_output(text: &str) -> TestRun {
                 if let Some(id) = unittest_id(head) {
                     run.record(&id, status);
                 }
+                unittest_pending = None;
+                continue;
+            }
+            // What the test printed follows ` ... `: its status comes on a line of its own.
+            unittest_pending = unittest_id(head);
+        } else if let Some(id) = &unittest_pending {
+            let t = line.trim();
+            let word = if t.starts_with("skipped") {
+                "skipped"
+            } else {
+                t
+            };
+            if let Some(status) = Status::from_word(word) {
+                run.record(id, status);
+                unittest_pending = None;
                 continue;
             }
         }
@@ -885,6 +902,20 @@ DO *NOT* COMMIT!
         let c = run.counts.clone().expect("counts");
         assert_eq!((c.passed, c.failed, c.errors, c.xfailed), (1, 1, 1, 1));
         assert!(run.finished());
+    }
+
+    #[test]
+    fn a_unittest_test_that_prints_is_read_from_its_status_line() {
+        let out = "test_a (pkg.tests.T) ... hello\nworld\nok\ntest_b (pkg.tests.T) ... FAIL\ntest_c (pkg.tests.T) ... note: ok\nskipped 'no network'\n\nRan 3 tests in 0.001s\n\nFAILED (failures=1, skipped=1)\n";
+        let run = parse_test_output(out);
+        assert_eq!(run.results.get("pkg.tests.T.test_a"), Some(&Status::Passed));
+        assert_eq!(run.results.get("pkg.tests.T.test_b"), Some(&Status::Failed));
+        // `note: ok` is what it printed, not its status.
+        assert_eq!(
+            run.results.get("pkg.tests.T.test_c"),
+            Some(&Status::Skipped)
+        );
+        assert_eq!(run.results.len(), 3, "{:?}", run.results);
     }
 
     #[test]
