@@ -657,6 +657,11 @@ impl EnvBuilder {
             } else {
                 (vec![], spec.requirements.iter().collect())
             };
+        // `pip install -q ARGS` into the venv: uv's when it is on `PATH`, else the venv's pip.
+        let pip_install = |args: &str| match &uv {
+            Some(uv) => format!("{} pip install -q --python {} {args}", q(uv), q(&vpy)),
+            None => format!("python -m pip install -q {args}"),
+        };
         let install = |name: &str,
                        reqs: &[&String],
                        env: &[(String, String)],
@@ -673,16 +678,13 @@ impl EnvBuilder {
                     String::new(),
                 )
             })?;
-            let cmd = match &uv {
-                Some(uv) => format!(
-                    "{} pip install -q --python {} -r {}",
-                    q(uv),
-                    q(&vpy),
-                    q(&file)
-                ),
-                None => format!("python -m pip install -q -r {}", q(&file)),
-            };
-            self.step(name, &cmd, dir, env, steps)
+            self.step(
+                name,
+                &pip_install(&format!("-r {}", q(&file))),
+                dir,
+                env,
+                steps,
+            )
         };
         // The exact pins go in without the cutoff (some post-date it).
         install("requirements (pins)", &pins, &base_env, steps)?;
@@ -692,15 +694,8 @@ impl EnvBuilder {
         // `PIP_UPLOADED_PRIOR_TO` from version 26 on, uv reads `UV_EXCLUDE_NEWER`.
         if let Some(c) = &spec.cutoff {
             if !rest.is_empty() || spec.install.is_some() || !spec.pre_install.is_empty() {
-                self.step(
-                    "pip for the cutoff",
-                    "python -m pip install -q 'pip>=26'",
-                    dir,
-                    &base_env,
-                    steps,
-                )?;
-                base_env.push(("PIP_UPLOADED_PRIOR_TO".to_string(), c.clone()));
-                base_env.push(("UV_EXCLUDE_NEWER".to_string(), c.clone()));
+                self.step("pip for the cutoff", PIP_FOR_CUTOFF, dir, &base_env, steps)?;
+                base_env.extend(cutoff_vars(c));
             }
         }
         install("requirements", &rest, &base_env, steps)?;
@@ -752,21 +747,12 @@ impl EnvBuilder {
                 .filter(|e| e.binary && spec.extras.iter().any(|d| d == e.dist))
                 .map(|e| e.dist)
                 .collect();
-            let only = if binary.is_empty() {
-                String::new()
-            } else {
-                format!(" --only-binary {}", binary.join(","))
-            };
-            let names: Vec<String> = spec.extras.iter().map(|d| shell_quote(d)).collect();
-            let cmd = match &uv {
-                Some(uv) => format!(
-                    "{} pip install -q --python {}{only} {}",
-                    q(uv),
-                    q(&vpy),
-                    names.join(" ")
-                ),
-                None => format!("python -m pip install -q{only} {}", names.join(" ")),
-            };
+            let mut args: Vec<String> = Vec::new();
+            if !binary.is_empty() {
+                args.extend(["--only-binary".to_string(), binary.join(",")]);
+            }
+            args.extend(spec.extras.iter().map(|d| shell_quote(d)));
+            let cmd = pip_install(&args.join(" "));
             // The packages as they were when the environment's commit was made (a spec's own
             // cutoff already binds them): an old tree with today's numpy may not import. When
             // no wheel for the interpreter is that old (numpy of 2019 for Python 3.9), or the
@@ -779,19 +765,12 @@ impl EnvBuilder {
             let dated = as_of.filter(|_| {
                 uv.is_some()
                     || self
-                        .step(
-                            "pip for the cutoff",
-                            "python -m pip install -q 'pip>=26'",
-                            dir,
-                            &base_env,
-                            steps,
-                        )
+                        .step("pip for the cutoff", PIP_FOR_CUTOFF, dir, &base_env, steps)
                         .is_ok()
             });
             let done = dated.is_some_and(|t| {
                 let mut env = base_env.clone();
-                env.push(("PIP_UPLOADED_PRIOR_TO".to_string(), t.clone()));
-                env.push(("UV_EXCLUDE_NEWER".to_string(), t));
+                env.extend(cutoff_vars(&t));
                 self.step("extras (as of the commit)", &cmd, dir, &env, steps)
                     .is_ok()
             });
@@ -855,6 +834,17 @@ impl EnvBuilder {
         }
         Ok(())
     }
+}
+
+/// Brings the venv's pip to a version that reads a resolver cutoff.
+const PIP_FOR_CUTOFF: &str = "python -m pip install -q 'pip>=26'";
+
+/// The variables that make pip (≥ 26) and uv resolve as of `time`.
+fn cutoff_vars(time: &str) -> [(String, String); 2] {
+    [
+        ("PIP_UPLOADED_PRIOR_TO".to_string(), time.to_string()),
+        ("UV_EXCLUDE_NEWER".to_string(), time.to_string()),
+    ]
 }
 
 /// Whether a variable of the user's environment reaches the build steps: pip's and uv's
