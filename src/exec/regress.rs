@@ -70,9 +70,13 @@ pub fn is_test_file(path: &str) -> bool {
     if !base.ends_with(".py") || base == "conftest.py" || base == "__init__.py" {
         return false;
     }
-    base.starts_with("test_")
-        || base.ends_with("_test.py")
+    pytest_collects(base)
         || (is_test_path(path) && (base.starts_with("test") || base.starts_with("unittest_")))
+}
+
+/// A file name pytest collects by default (its `python_files`: `test_*.py`, `*_test.py`).
+pub fn pytest_collects(base: &str) -> bool {
+    base.ends_with(".py") && (base.starts_with("test_") || base.ends_with("_test.py"))
 }
 
 /// The files a repository counts as test modules: [`is_test_file`]'s names, and the globs of

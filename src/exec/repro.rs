@@ -9,6 +9,7 @@
 //! `[dei-repro] first exception: T` or `[dei-repro] no exception`. See docs/execution.md.
 
 use super::outcome::REPRO_MARK;
+use super::regress;
 use crate::localize::search::FileIndex;
 use crate::syntax::python;
 use std::collections::{BTreeMap, BTreeSet};
@@ -1494,15 +1495,6 @@ _dei_sys.exit(_dei_code)
 /// The files of a project an issue shows: (path, text), in the order shown.
 pub type ProjectFiles = Vec<(String, String)>;
 
-/// Whether a file name is a test module pytest collects by default (`test_x.py`, `x_test.py`).
-fn is_test_file_name(path: &str) -> bool {
-    let name = path.rsplit('/').next().unwrap_or(path);
-    name.ends_with(".py") && (name.starts_with("test_") || name.ends_with("_test.py"))
-}
-
-/// Settings files pytest reads, as an issue may show one.
-const PYTEST_INI: [&str; 4] = ["pytest.ini", "tox.ini", "setup.cfg", "pyproject.toml"];
-
 /// The pytest project an issue shows: two or more [`named_blocks`], at least one of them a test
 /// module (pytest-7373's `test_module_1.py` and `test_module_2.py`, whose separate globals the
 /// issue is about; pytest-7220's `test_path_error.py` beside the `noxfile.py` that ran it).
@@ -1513,32 +1505,25 @@ pub fn pytest_project(issue: &str) -> Option<(ProjectFiles, Vec<String>)> {
     let tests: Vec<String> = files
         .iter()
         .map(|(n, _)| n)
-        .filter(|n| is_test_file_name(n))
+        .filter(|n| regress::pytest_collects(n.rsplit('/').next().unwrap_or(n)))
         .cloned()
         .collect();
     (files.len() >= 2 && !tests.is_empty()).then_some((files, tests))
 }
 
 /// The script that runs pytest in `dei_project/` over the test modules of [`pytest_project`],
-/// with the issue's settings file if it shows one at the project's top (else none, as for an
-/// issue's single test file: [`PYTEST_ARGS`]), the project as root folder, and the issue's own
-/// flags ([`pytest_flags`]).
+/// with the first settings file the issue shows at the project's top (one of pytest's
+/// [`regress::PYTEST_CONFIGS`]; else none, as for an issue's single test file), the project as
+/// root folder, and the issue's own flags ([`pytest_args`]).
 fn pytest_script(issue: &str, files: &[(String, String)], tests: &[String]) -> String {
     let ini = files
         .iter()
         .map(|(n, _)| n.as_str())
-        .find(|n| PYTEST_INI.contains(n))
+        .find(|n| regress::PYTEST_CONFIGS.iter().any(|(c, _)| c == n))
         .unwrap_or("/dev/null");
     let mut argv: Vec<String> = tests.iter().map(|t| py_literal(t)).collect();
     argv.extend(["\"--rootdir\"".to_string(), "_dei_dir".to_string()]);
-    let settings = ["-c", ini];
-    argv.extend(
-        settings
-            .iter()
-            .chain(&PYTEST_ARGS[2..])
-            .map(|a| py_literal(a))
-            .chain(pytest_flags(issue).iter().map(|f| py_literal(f))),
-    );
+    argv.extend(pytest_args(ini, &pytest_flags(issue)));
     tool_script(
         project_prologue("pytest run over the test files it shows", files),
         "import pytest as _dei_pytest",
@@ -1874,12 +1859,7 @@ fn wrap(code: &str, pytest: Option<&[String]>) -> Option<(String, usize)> {
     let tail = if let Some(flags) = flags {
         // Under pytest the module is imported again: the statements run once more, this
         // block does not.
-        let args: Vec<String> = PYTEST_ARGS
-            .iter()
-            .map(|a| a.to_string())
-            .chain(flags.iter().cloned())
-            .map(|a| format!("{a:?}"))
-            .collect();
+        let args = pytest_args("/dev/null", flags);
         format!(
             "if __name__ == \"__main__\":\n    {summary}\n    try:\n        import pytest as _dei_pytest\n    except ImportError:\n        _dei_sys.exit(1 if _dei_first else 0)\n    _dei_sys.stdout.flush()\n    _dei_sys.exit(int(_dei_pytest.main([__file__, \"--rootdir\", _dei_os.getcwd(), {}])))\n",
             args.join(", ")
@@ -1894,12 +1874,18 @@ fn wrap(code: &str, pytest: Option<&[String]>) -> Option<(String, usize)> {
     Some((script, n))
 }
 
-/// What a reproduction that defines tests passes pytest, after `--rootdir` (the working
-/// folder: with no settings file pytest 8 would take `/dev`) and before the issue's own
-/// flags: no settings file (`-c /dev/null`: the repository's `addopts`, `filterwarnings =
-/// error` or `xfail_strict` are not the reporter's), no cache written, and a summary line for
-/// each test that did not pass (`-r` with letters every pytest since 3 knows).
-const PYTEST_ARGS: [&str; 5] = ["-c", "/dev/null", "-p", "no:cacheprovider", "-rfEsxX"];
+/// What a reproduction passes pytest after `--rootdir` (the working folder or the project:
+/// with no settings file pytest 8 would take `/dev`), as Python string literals: the settings
+/// file (`/dev/null` for none: the repository's `addopts`, `filterwarnings = error` or
+/// `xfail_strict` are not the reporter's), no cache written, a summary line for each test that
+/// did not pass (`-r` with letters every pytest since 3 knows), then the issue's own `flags`.
+fn pytest_args(settings: &str, flags: &[String]) -> Vec<String> {
+    ["-c", settings, "-p", "no:cacheprovider", "-rfEsxX"]
+        .into_iter()
+        .chain(flags.iter().map(String::as_str))
+        .map(py_literal)
+        .collect()
+}
 
 /// The code defines a test at its top level: a function named `test…` or a class named
 /// `Test…`, decorated or not.
