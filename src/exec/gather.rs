@@ -920,11 +920,16 @@ pub fn gather(
         }
     };
     let mut resolved = Resolved {
+        task,
+        repo,
+        files,
+        cands,
+        settings,
         // Test files as the repository's pytest settings name them at the base commit.
         tests: test_files_of(repo, &task.base_commit),
         spec,
     };
-    let mut out = gather_in(task, repo, files, cands, settings, &resolved);
+    let mut out = gather_in(&resolved);
     // The issue's code stopped at base on a well-known package the environment lacks (a
     // `lambdify` issue's `import numpy` where sympy's tests need none): the whole issue is
     // gathered again in an environment with it, the repository's tests included (those that
@@ -938,7 +943,7 @@ pub fn gather(
             break;
         }
         resolved.spec.extras.push(dist.clone());
-        let mut again = gather_in(task, repo, files, cands, settings, &resolved);
+        let mut again = gather_in(&resolved);
         if let Some(e) = &again.error {
             out.extras_failed = Some(format!(
                 "installing {dist} for the issue's code failed: {}",
@@ -967,16 +972,9 @@ fn add_costs(to: &mut IssueExec, earlier: &IssueExec) {
 /// [`gather`] in the environment `resolved` names: built at its spec's setup commit, and
 /// again at the task's base commit when no base test run could import the tree, or the
 /// issue's code stopped on a module the tree imports.
-fn gather_in(
-    task: &Task,
-    repo: &Path,
-    files: &FileIndex,
-    cands: &[(&str, &PatchView)],
-    settings: &ExecSettings,
-    resolved: &Resolved,
-) -> IssueExec {
-    let spec = &resolved.spec;
-    let first = gather_at(task, repo, files, cands, settings, resolved, false);
+fn gather_in(resolved: &Resolved) -> IssueExec {
+    let Resolved { task, spec, .. } = resolved;
+    let first = gather_at(resolved, false);
     // What the setup commit's environment lacks that the base commit's tree needs: no test
     // could import the tree, or the issue's code stopped on a module the tree imports (not the
     // issue's own import, nor a package dei installs for it): pytest-7220's tree imports
@@ -994,7 +992,7 @@ fn gather_in(
     if first.env_commit.is_some() || spec.setup_commit.is_none() || !spec.needs_work_tree() {
         return first;
     }
-    let mut again = gather_at(task, repo, files, cands, settings, resolved, true);
+    let mut again = gather_at(resolved, true);
     if let Some(e) = &again.error {
         let failed = e.lines().next().unwrap_or_default();
         let mut first = first;
@@ -1011,8 +1009,15 @@ fn gather_in(
     again
 }
 
-/// What [`gather`] resolves once for an issue, for each try at gathering its evidence.
-struct Resolved {
+/// What each try at gathering an issue's evidence works from: [`gather`]'s inputs, and what it
+/// resolves once for the issue (the spec, which a try may extend with packages, and the test
+/// files).
+struct Resolved<'a> {
+    task: &'a Task,
+    repo: &'a Path,
+    files: &'a FileIndex,
+    cands: &'a [(&'a str, &'a PatchView)],
+    settings: &'a ExecSettings,
     spec: EnvSpec,
     tests: regress::TestFiles,
 }
@@ -1038,16 +1043,16 @@ fn test_files_of(repo: &Path, commit: &str) -> regress::TestFiles {
     regress::TestFiles::from_configs(&configs)
 }
 
-fn gather_at(
-    task: &Task,
-    repo: &Path,
-    files: &FileIndex,
-    cands: &[(&str, &PatchView)],
-    settings: &ExecSettings,
-    resolved: &Resolved,
-    at_base: bool,
-) -> IssueExec {
-    let Resolved { spec, tests } = resolved;
+fn gather_at(resolved: &Resolved, at_base: bool) -> IssueExec {
+    let Resolved {
+        task,
+        repo,
+        files,
+        cands,
+        settings,
+        spec,
+        tests,
+    } = resolved;
     let mut out = IssueExec {
         behaviour: vec![None; cands.len()],
         ..IssueExec::default()

@@ -1287,19 +1287,20 @@ fn sphinx_script(issue: &str, files: &[(String, String)]) -> String {
     if docs.contains(".. autosummary::") {
         add("sphinx.ext.autosummary".into());
     }
+    let conf_name = format!("{index}conf.py");
     let own_conf = files
         .iter()
-        .find(|(n, _)| *n == format!("{index}conf.py"))
+        .find(|(n, _)| *n == conf_name)
         .map_or("", |(_, t)| t.as_str());
     let conf = format!(
         "import os, sys\nsys.path.insert(0, os.path.abspath('.'))\nextensions = {exts:?}\nmaster_doc = 'index'\n{own_conf}"
     );
     let mut all: Vec<(String, String)> = files
         .iter()
-        .filter(|(n, _)| *n != format!("{index}conf.py"))
+        .filter(|(n, _)| *n != conf_name)
         .cloned()
         .collect();
-    all.push((format!("{index}conf.py"), conf));
+    all.push((conf_name, conf));
     format!(
         r#"{}_dei_src = _dei_os.path.join(_dei_dir, {})
 _dei_out = _dei_os.path.join(_dei_dir, "_build")
