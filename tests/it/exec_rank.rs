@@ -992,26 +992,33 @@ def main(args):
     return 1 if failed else 0
 "#;
 
-#[test]
-fn an_issue_that_shows_a_test_has_it_run_by_pytest() {
-    // The issue shows a test file and the pytest command that fails on it. Run as a script,
-    // that code only defines the test and ends the same with every candidate; the
-    // reproduction runs it with pytest (here a stand-in), so the fix is seen changing it and
-    // the candidate that changes nothing is not.
+/// The example's issue showing `shown`, ranked with the stand-in pytest in its repository: the
+/// test fails at base (pytest's exit status, not the script's), the fix changes what it shows
+/// and the candidate that changes nothing does not.
+fn stand_in_pytest_tells_the_fix(shown: &str) {
     let Some((dir, cache, tmp)) = exec_dirs() else {
         return;
     };
     let v = rank_issue_showing(
         dir.path(),
         &[("pytest.py", PYTEST_STAND_IN)],
-        "```python\nfrom textkit.words import word_count\n\n\ndef test_repeated_spaces():\n    assert word_count(\"a  b\") == 2\n```\n\n```\n$ pytest -x test_issue.py\n```\n",
+        shown,
         &cache,
         &tmp,
     );
     let exec = &v["exec"];
-    // The test fails at base: pytest's exit status, not the script's.
     assert_eq!(exec["repro_base"], "exits with status 1", "{exec}");
     fix_changes_it_and_noop_does_not(&v);
+}
+
+#[test]
+fn an_issue_that_shows_a_test_has_it_run_by_pytest() {
+    // The issue shows a test file and the pytest command that fails on it. Run as a script,
+    // that code only defines the test and ends the same with every candidate; the
+    // reproduction runs it with pytest (here a stand-in).
+    stand_in_pytest_tells_the_fix(
+        "```python\nfrom textkit.words import word_count\n\n\ndef test_repeated_spaces():\n    assert word_count(\"a  b\") == 2\n```\n\n```\n$ pytest -x test_issue.py\n```\n",
+    );
 }
 
 #[test]
@@ -1034,21 +1041,10 @@ fn an_issue_without_code_runs_the_calls_its_prose_writes_inline() {
 fn an_issue_that_shows_named_test_files_has_pytest_run_them_as_a_project() {
     // The issue shows two files by name: a test module and the `noxfile.py` that ran it, which
     // imports `nox` (not installed). Joined into one script they would stop on that import and
-    // not be used; written as a project, pytest (here a stand-in) runs the test module only, so
-    // the fix is seen changing it and the candidate that changes nothing is not.
-    let Some((dir, cache, tmp)) = exec_dirs() else {
-        return;
-    };
-    let v = rank_issue_showing(
-        dir.path(),
-        &[("pytest.py", PYTEST_STAND_IN)],
+    // not be used; written as a project, pytest (here a stand-in) runs the test module only.
+    stand_in_pytest_tells_the_fix(
         "test_spaces.py:\n```python\nfrom textkit.words import word_count\n\n\ndef test_repeated_spaces():\n    assert word_count(\"a  b\") == 2\n```\n\nnoxfile.py:\n```python\nimport nox\n\n\n@nox.session\ndef test(session):\n    session.run(\"pytest\")\n```\n",
-        &cache,
-        &tmp,
     );
-    let exec = &v["exec"];
-    assert_eq!(exec["repro_base"], "exits with status 1", "{exec}");
-    fix_changes_it_and_noop_does_not(&v);
 }
 
 #[test]
