@@ -11,8 +11,8 @@
 use super::env::{extra_for, extra_named_in, spec_for, EnvBuilder, EnvSpec, Extra, Overrides};
 use super::llm_repro::{self, ModelTestRecord, TestContext, TestStatus, TestWriter};
 use super::outcome::{
-    behaviour_classes, parse_test_output, print_prefixes, regression, Regression, ReproOutcome,
-    Signature, Status, TestRun,
+    behaviour_classes, first_failing_statement, parse_test_output, print_prefixes, regression,
+    Regression, ReproOutcome, Signature, Status, TestRun,
 };
 use super::regress;
 use super::repro::{self, RepoNames};
@@ -846,15 +846,42 @@ fn compared_runs(
     ))
 }
 
-/// How a candidate's reproduction run compares with the base commit's.
-fn repro_change(base: &ReproOutcome, cand: &ReproOutcome) -> ReproChange {
+/// How a candidate's reproduction run compares with the base commit's. A run that first fails
+/// at the statement where the base run first failed, with another exception the issue never
+/// names, still fails ([`ReproChange::StillFails`]): sympy-17655's `Point2D` sum raises
+/// `AttributeError` instead of `GeometryError` there. An exception the issue names (it asks for
+/// a `ValueError`), or a first failure at a later statement (the reported one now passes), is a
+/// change.
+fn repro_change(base: &ReproOutcome, cand: &ReproOutcome, issue: &str) -> ReproChange {
     if !cand.changed_from(base) {
-        ReproChange::Same
-    } else if cand.exit.is_none() || (cand.exception.is_some() && base.exception.is_none()) {
-        ReproChange::Broken
+        return ReproChange::Same;
+    }
+    if cand.exit.is_none() || (cand.exception.is_some() && base.exception.is_none()) {
+        return ReproChange::Broken;
+    }
+    let still_fails = match (&base.exception, &cand.exception) {
+        (Some(was), Some(now)) => {
+            was != now
+                && first_failing_statement(&base.output).is_some()
+                && first_failing_statement(&base.output) == first_failing_statement(&cand.output)
+                && !names_word(issue, now)
+        }
+        _ => false,
+    };
+    if still_fails {
+        ReproChange::StillFails
     } else {
         ReproChange::Changed
     }
+}
+
+/// Whether `text` holds `word` as a whole identifier (`ValueError`, not `MyValueErrors`).
+fn names_word(text: &str, word: &str) -> bool {
+    let ident = |c: char| c.is_alphanumeric() || c == '_';
+    text.match_indices(word).any(|(at, _)| {
+        !text[..at].chars().next_back().is_some_and(ident)
+            && !text[at + word.len()..].chars().next().is_some_and(ident)
+    })
 }
 
 /// Why a reproduction whose two base runs end differently is not used.
@@ -1650,7 +1677,7 @@ fn gather_at(resolved: &Resolved, at_base: bool) -> IssueExec {
             None => o,
         });
         let change = match (&rep, &repro_base) {
-            (Some(c), Some(b)) => Some(repro_change(b, c)),
+            (Some(c), Some(b)) => Some(repro_change(b, c, &task.problem_statement)),
             _ => None,
         };
         let reg = reg.filter(|r| r.stable > 0);
@@ -1759,7 +1786,7 @@ mod tests {
         assert_eq!(seen.repros[&1].output, "");
         assert_eq!(seen.repros[&1].exception.as_deref(), Some("ValueError"));
         assert_eq!(
-            repro_change(&seen.repros[&0], &seen.repros[&1]),
+            repro_change(&seen.repros[&0], &seen.repros[&1], ""),
             ReproChange::Broken
         );
 
@@ -1992,23 +2019,64 @@ mod tests {
     #[test]
     fn a_new_failure_is_broken_not_changed() {
         let ran = o(Some(0), None, "3\n");
-        assert_eq!(repro_change(&ran, &ran.clone()), ReproChange::Same);
+        assert_eq!(repro_change(&ran, &ran.clone(), ""), ReproChange::Same);
         assert_eq!(
-            repro_change(&ran, &o(Some(0), None, "2\n")),
+            repro_change(&ran, &o(Some(0), None, "2\n"), ""),
             ReproChange::Changed
         );
         // The candidate's module does not import any more, or it hangs: broken.
         assert_eq!(
-            repro_change(&ran, &o(Some(1), Some("ImportError"), "")),
+            repro_change(&ran, &o(Some(1), Some("ImportError"), ""), ""),
             ReproChange::Broken
         );
-        assert_eq!(repro_change(&ran, &o(None, None, "")), ReproChange::Broken);
-        // The issue's own exception goes away, or turns into another: changed.
-        let raised = o(Some(1), Some("TypeError"), "");
-        assert_eq!(repro_change(&raised, &ran), ReproChange::Changed);
         assert_eq!(
-            repro_change(&raised, &o(Some(1), Some("ValueError"), "")),
+            repro_change(&ran, &o(None, None, ""), ""),
+            ReproChange::Broken
+        );
+        // The issue's own exception goes away, or turns into another where no statement is
+        // reported (a traceback ends the script): changed.
+        let raised = o(Some(1), Some("TypeError"), "");
+        assert_eq!(repro_change(&raised, &ran, ""), ReproChange::Changed);
+        assert_eq!(
+            repro_change(&raised, &o(Some(1), Some("ValueError"), ""), ""),
             ReproChange::Changed
         );
+    }
+
+    #[test]
+    fn another_exception_at_the_same_statement_still_fails() {
+        let at = |n: usize, e: &str| {
+            o(
+                Some(1),
+                Some(e),
+                &format!(
+                    "[dei-repro] statement {n} raised {e}\n[dei-repro] first exception: {e}\n"
+                ),
+            )
+        };
+        let base = at(6, "GeometryError");
+        let issue = "Adding `2.0 * Point(1, 1)` raises GeometryError.";
+        assert_eq!(
+            repro_change(&base, &at(6, "AttributeError"), issue),
+            ReproChange::StillFails
+        );
+        // The reported statement passes now, and a later one stops: a change.
+        assert_eq!(
+            repro_change(&base, &at(7, "NameError"), issue),
+            ReproChange::Changed
+        );
+        // The issue asks for the new exception: a change.
+        let asks = "This should raise a ValueError, not a GeometryError.";
+        assert_eq!(
+            repro_change(&base, &at(6, "ValueError"), asks),
+            ReproChange::Changed
+        );
+        // A word that only contains the name does not name it.
+        assert_eq!(
+            repro_change(&base, &at(6, "ValueError"), "see MyValueErrors"),
+            ReproChange::StillFails
+        );
+        // The same exception at the same statement, reworded: the same.
+        assert_eq!(repro_change(&base, &base.clone(), issue), ReproChange::Same);
     }
 }

@@ -642,6 +642,17 @@ fn raised_head(line: &str) -> Option<&str> {
     Some(&line[..line.len() - rest.len() + at + colon])
 }
 
+/// The statement the reproduction script first reports raising (`[dei-repro] statement 4
+/// raised ValueError: bad` → 4). `None` for a run that reported none: it raised nothing, or it
+/// ended in a traceback the script does not wrap.
+pub fn first_failing_statement(output: &str) -> Option<usize> {
+    output.lines().find_map(|l| {
+        let rest = l.strip_prefix(REPRO_MARK)?.strip_prefix(" statement ")?;
+        let (n, _) = rest.split_once(" raised ")?;
+        n.parse().ok()
+    })
+}
+
 /// Marker lines the reproduction script prints (see [`super::repro`]).
 pub const REPRO_MARK: &str = "[dei-repro]";
 
@@ -1316,6 +1327,23 @@ FAILED (errors=1)
         let marked = "[dei-repro] statement 2 raised TypeError: bad\n[dei-repro] first exception: TypeError\n";
         assert_eq!(final_exception(marked).as_deref(), Some("TypeError"));
         assert_eq!(final_exception("[dei-repro] no exception\n"), None);
+    }
+
+    #[test]
+    fn the_first_failing_statement_survives_normalizing() {
+        let out = "1\n[dei-repro] statement 4 raised ValueError: bad 0x7f3a\n\
+                   [dei-repro] statement 9 raised KeyError: 'a'\n[dei-repro] first exception: ValueError\n";
+        let run = ReproOutcome::read(Some(1), out, "", &["/tmp/dei-sandbox-x"]);
+        assert_eq!(first_failing_statement(&run.output), Some(4));
+        assert_eq!(
+            first_failing_statement("[dei-repro] statement 12 raised E\n"),
+            Some(12)
+        );
+        assert_eq!(first_failing_statement("[dei-repro] no exception\n"), None);
+        assert_eq!(
+            first_failing_statement("Traceback (most recent call last):\nValueError: x\n"),
+            None
+        );
     }
 
     #[test]

@@ -17,6 +17,18 @@ pub enum ReproChange {
     /// It now fails where the base commit did not (an exception the base run did not end with,
     /// or killed at the time limit): changed, but by breaking, not by fixing.
     Broken,
+    /// It still fails at the statement where the base commit's run first failed, with another
+    /// exception, one the issue never names: the failure the issue reports is not gone, it
+    /// only reads differently. Counted as [`ReproChange::Same`] by every rule.
+    StillFails,
+}
+
+impl ReproChange {
+    /// Whether the behaviour the issue reports is still there: the same outcome, or the same
+    /// failing statement with another exception.
+    pub fn unchanged(self) -> bool {
+        matches!(self, ReproChange::Same | ReproChange::StillFails)
+    }
 }
 
 /// What the model-written reproduction test printed with a candidate (`--exec-llm-repro`). The

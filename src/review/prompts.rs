@@ -136,6 +136,7 @@ pub fn exec_views(bundle: &IssueBundle) -> Vec<Option<ExecView>> {
                     ReproChange::Changed => "changed",
                     ReproChange::Same => "same",
                     ReproChange::Broken => "broken",
+                    ReproChange::StillFails => "still_fails",
                 }),
                 repro_by_agent: bundle.repro_by_agent,
                 model_test: b.model_test.map(crate::model::ModelTest::word),

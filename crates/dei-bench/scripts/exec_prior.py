@@ -51,7 +51,7 @@ def healthy(c, ranked):
         return False
     others_change = any(ran(o.get("behaviour")) and o["behaviour"].get("repro") == "changed"
                         for o in ranked if o is not c)
-    return not (b.get("repro") == "same" and others_change)
+    return not (b.get("repro") in ("same", "still_fails") and others_change)
 
 
 def tally(ranked):

@@ -48,7 +48,7 @@ pub fn healthy(me: &Behaviour, others: &[&Behaviour]) -> Option<bool> {
     Some(
         me.broken.is_empty()
             && me.repro != Some(ReproChange::Broken)
-            && !(me.repro == Some(ReproChange::Same) && other_changes),
+            && !(me.repro.is_some_and(ReproChange::unchanged) && other_changes),
     )
 }
 
@@ -365,6 +365,12 @@ mod tests {
         );
         let none = Behaviour::default();
         assert_eq!(healthy(&none, &[&changed]), None);
+        // Another exception at the statement that failed at base: still unchanged, and no
+        // change for the others.
+        let still = b(&[], Some(ReproChange::StillFails));
+        assert_eq!(healthy(&still, &[&changed]), Some(false));
+        assert_eq!(healthy(&still, &[&same]), Some(true));
+        assert_eq!(healthy(&same, &[&still]), Some(true));
     }
 
     #[test]

@@ -179,7 +179,12 @@ pub fn parts(members: &[Member], i: usize, w: &ExecWeights) -> Vec<Part> {
                 value: w.repro_same,
                 note: "the reproduction behaves as at the base commit".into(),
             }),
-            ReproChange::Same => {}
+            ReproChange::StillFails if other_changes => out.push(Part {
+                name: "reported behaviour unchanged",
+                value: w.repro_same,
+                note: "the reproduction still fails at the statement the base commit failed at, with another exception".into(),
+            }),
+            ReproChange::Same | ReproChange::StillFails => {}
             ReproChange::Broken => out.push(Part {
                 name: "breaks the issue's code",
                 value: w.repro_same,
@@ -284,7 +289,7 @@ pub fn parts(members: &[Member], i: usize, w: &ExecWeights) -> Vec<Part> {
             let broken = me.repro == Some(ReproChange::Broken)
                 || matches!(me.model_test, Some(ModelTest::Other | ModelTest::Timeout));
             let idle = broken
-                || (me.repro == Some(ReproChange::Same) && other_changes)
+                || (me.repro.is_some_and(ReproChange::unchanged) && other_changes)
                 || (me.model_test == Some(ModelTest::Reproduced) && other_resolves)
                 || (failed > 0 && passed == 0);
             // A committee of one family (an agent's runs only): its runs are the voters.
@@ -462,6 +467,25 @@ mod tests {
         ];
         let ms = members(&["x", "y"], &same);
         assert!(parts(&ms, 0, &W).is_empty());
+        // Another exception at the failing statement is no change: it counts against like the
+        // same outcome when another candidate changes it, and it changes nothing for the others.
+        let still = vec![
+            b(&[], Some(ReproChange::StillFails), 0),
+            b(&[], Some(ReproChange::Changed), 1),
+            b(&[], Some(ReproChange::Same), 2),
+        ];
+        let ms = members(&["x", "y", "z"], &still);
+        assert_eq!(
+            value(&parts(&ms, 0, &W), "reported behaviour unchanged"),
+            -1.0
+        );
+        let alone = vec![
+            b(&[], Some(ReproChange::StillFails), 0),
+            b(&[], Some(ReproChange::Same), 1),
+        ];
+        let ms = members(&["x", "y"], &alone);
+        assert!(parts(&ms, 0, &W).is_empty());
+        assert!(parts(&ms, 1, &W).is_empty());
     }
 
     fn w(passes: &[(&str, bool)], class: usize) -> Behaviour {
