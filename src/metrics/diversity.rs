@@ -50,6 +50,25 @@ pub struct Gaps {
     pub unsolved: usize,
     /// Instances exactly one agent resolves.
     pub solved_by_one: usize,
+    /// The selection's pick from the whole committee against its best member; only with a
+    /// selection (`--scores`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pick: Option<PickGap>,
+}
+
+/// n@K of the selection, and how far it is from the best single member, instance by instance
+/// (a paired difference: both come from the same bootstrap draws of instances).
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct PickGap {
+    pub top_n: usize,
+    /// n@K, ties as expected value.
+    pub n_at_k: Figure,
+    /// n@K − the best single member's resolve rate.
+    pub minus_best: Figure,
+    /// Percent of the oracle gap (Union − best single) that n@K closes; negative when it picks
+    /// worse than the best member. `None` when the oracle gap is 0.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gap_closed: Option<f64>,
 }
 
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -63,7 +82,7 @@ pub struct Diversity {
     pub gaps: Gaps,
 }
 
-fn fig(values: &[f64], ci: Option<(f64, f64)>) -> Figure {
+pub(super) fn fig(values: &[f64], ci: Option<(f64, f64)>) -> Figure {
     let n = values.len().max(1) as f64;
     Figure {
         value: 100.0 * values.iter().sum::<f64>() / n,
@@ -163,6 +182,7 @@ pub fn diversity(t: &Table, boot: &Bootstrap) -> Diversity {
         union_minus_intersect: fig(&series[k + 5], ci(k + 5)),
         unsolved,
         solved_by_one: unique.len(),
+        pick: None,
     };
     Diversity {
         agents,

@@ -2,7 +2,7 @@
 //! order, plus the diversity study, from candidates, labels and an optional selection.
 
 use super::bootstrap::{intervals, Bootstrap};
-use super::diversity::{diversity, Diversity};
+use super::diversity::{diversity, fig, Diversity, PickGap};
 use super::labels;
 use super::orders::{natural_order, random_orders, OrderKind};
 use super::selection;
@@ -289,9 +289,40 @@ pub fn evaluate(t: &Table, opts: &Options) -> EvalReport {
         top_n: opts.top_n,
         bootstrap: (opts.bootstrap.resamples > 0).then_some(opts.bootstrap),
         notes: t.notes.clone(),
-        diversity: diversity(t, &opts.bootstrap),
+        diversity: {
+            let mut d = diversity(t, &opts.bootstrap);
+            d.gaps.pick = pick_gap(t, &d, opts);
+            d
+        },
         curves: orders.into_iter().map(|o| curve(t, o, opts)).collect(),
     }
+}
+
+/// The selection's n@K against the committee's best member, per instance: does picking beat
+/// trusting the best agent, and by how much of the oracle gap. `None` without a selection.
+fn pick_gap(t: &Table, d: &Diversity, opts: &Options) -> Option<PickGap> {
+    let k = t.agents.len();
+    if !t.has_selection || k == 0 {
+        return None;
+    }
+    let best = t.agents.iter().position(|a| *a == d.gaps.best_single)?;
+    let s = series(t, &(0..k).collect::<Vec<_>>(), opts.top_n);
+    let pick = s.n_at_k[k - 1].clone();
+    let minus: Vec<f64> = pick
+        .iter()
+        .zip(&t.resolved)
+        .map(|(p, row)| p - row[best] as u8 as f64)
+        .collect();
+    let cis = intervals(&[pick.clone(), minus.clone()], &opts.bootstrap);
+    let ci = |j: usize| cis.as_ref().map(|c| c[j]);
+    let minus_best = fig(&minus, ci(1));
+    let oracle = d.gaps.oracle_gap.value;
+    Some(PickGap {
+        top_n: opts.top_n,
+        n_at_k: fig(&pick, ci(0)),
+        minus_best,
+        gap_closed: (oracle > 0.0).then(|| 100.0 * minus_best.value / oracle),
+    })
 }
 
 /// Load the inputs of a request into a table.

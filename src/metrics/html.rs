@@ -280,7 +280,7 @@ pub fn report(r: &EvalReport) -> String {
 
     let g = &r.diversity.gaps;
     o.push_str("<h2>Committee of all agents</h2>\n<table><tr><th>figure</th><th>%</th><th>interval</th></tr>\n");
-    for (name, f) in [
+    let mut rows = vec![
         (format!("Union@{}", g.k), &g.union),
         (format!("Intersect@{}", g.k), &g.intersect),
         (format!("Average@{}", g.k), &g.average),
@@ -288,9 +288,14 @@ pub fn report(r: &EvalReport) -> String {
             "oracle gap (Union − best single)".to_string(),
             &g.oracle_gap,
         ),
-        ("Union − Average".to_string(), &g.union_minus_average),
-        ("Union − Intersect".to_string(), &g.union_minus_intersect),
-    ] {
+    ];
+    if let Some(p) = &g.pick {
+        rows.push((format!("{}@{} (the selection)", p.top_n, g.k), &p.n_at_k));
+        rows.push((format!("{}@{} − best single", p.top_n, g.k), &p.minus_best));
+    }
+    rows.push(("Union − Average".to_string(), &g.union_minus_average));
+    rows.push(("Union − Intersect".to_string(), &g.union_minus_intersect));
+    for (name, f) in rows {
         let _ = writeln!(
             o,
             "<tr><td>{}</td><td>{:.1}</td><td>{}</td></tr>",

@@ -100,6 +100,23 @@ pub fn table(r: &EvalReport) -> String {
         "  oracle gap (Union − best single)  {}",
         f(&g.oracle_gap)
     );
+    if let Some(p) = &g.pick {
+        let _ = writeln!(
+            o,
+            "  {:<32}  {}",
+            format!("{}@{} (the selection)", p.top_n, g.k),
+            f(&p.n_at_k)
+        );
+        let _ = writeln!(
+            o,
+            "  {:<32}  {}",
+            format!("{}@{} − best single", p.top_n, g.k),
+            f(&p.minus_best)
+        );
+        if let Some(c) = p.gap_closed {
+            let _ = writeln!(o, "  {:<32}  {c:5.1}%", "share of the oracle gap closed");
+        }
+    }
     let _ = writeln!(
         o,
         "  Union − Average                   {}",

@@ -122,6 +122,8 @@ fn hand_table_curves_without_selection() {
         60.0
     ));
     assert_eq!(g["unsolved"], 1);
+    // No selection: no pick to set against the best member.
+    assert!(g.get("pick").is_none(), "{g}");
     // Intervals bracket the point estimate.
     let ci = g["union"]["ci"].as_array().unwrap();
     let (lo, hi) = (ci[0].as_f64().unwrap(), ci[1].as_f64().unwrap());
@@ -149,7 +151,42 @@ fn hand_table_n_at_k_with_ties_in_every_selection_format() {
             &[60.0, 80.0, 80.0],
             "union",
         );
+        // The pick from all three against the best member (A, 60%), instance by instance:
+        // 10 points below it, half of the oracle gap (Union 80 − 60) lost.
+        let p = &v["diversity"]["gaps"]["pick"];
+        assert_eq!(p["top_n"], 1, "{p}");
+        assert!(close(p["n_at_k"]["value"].as_f64().unwrap(), 50.0), "{p}");
+        let d = p["minus_best"]["value"].as_f64().unwrap();
+        assert!(close(d, -10.0), "{p}");
+        assert!(close(p["gap_closed"].as_f64().unwrap(), -50.0), "{p}");
+        let ci = p["minus_best"]["ci"].as_array().unwrap();
+        let (lo, hi) = (ci[0].as_f64().unwrap(), ci[1].as_f64().unwrap());
+        assert!(lo <= d && d <= hi && lo < hi, "{lo} {hi}");
     }
+    // The text report says it beside the oracle gap.
+    let f = fx("hand/scores.jsonl");
+    let (c, t) = (fx("hand/cands.jsonl"), fx("hand/tasks.txt"));
+    let out = dei(&[
+        "eval",
+        &c,
+        "--tasks",
+        &t,
+        "--agents",
+        "A,B,C",
+        "--scores",
+        &f,
+        "--bootstrap",
+        "0",
+    ]);
+    let text = stdout(&out);
+    assert!(
+        text.contains("1@3 − best single") && text.contains("-10.0"),
+        "{text}"
+    );
+    assert!(
+        text.contains("share of the oracle gap closed") && text.contains("-50.0%"),
+        "{text}"
+    );
 }
 
 #[test]
