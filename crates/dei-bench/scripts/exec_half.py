@@ -11,7 +11,8 @@ Several output folders (runs of other repositories, with --skip-settled) are sco
 of instances: their task records, labelled candidates and scores are joined.
 
 Prints, per committee: instances, k, 1@k plain and with --exec, Average@k, best single member,
-Union@k. Rankings are per issue, so this equals running exec_lite.py with --split on that half.
+Union@k, and 1@k with --exec minus the best single member, paired per instance, with its 95%
+bootstrap interval (`dei eval`'s, 1000 resamples over the half's instances, seed 42). Rankings are per issue, so this equals running exec_lite.py with --split on that half.
 """
 import argparse
 import json
@@ -67,11 +68,17 @@ def main():
                     for m in found:
                         f.write(open(m).read())
             subprocess.run([a.dei, "eval", labelled, "--tasks", tasks_file, "--scores",
-                            scores, "--bootstrap", "0", "--json", ev],
+                            scores, "--bootstrap", "1000" if mode == "exec" else "0",
+                            "--json", ev],
                            check=True, stdout=subprocess.DEVNULL)
             row[mode] = last_point(ev)
         p, e = row["plain"], row["exec"]
         rows[name] = summary(p, {"1@k plain": p["n_at_k"], "1@k exec": e["n_at_k"]})
+        mb = e.get("minus_best")
+        if mb and mb.get("ci"):
+            lo, hi = mb["ci"]
+            rows[name]["1@k exec - best single [95% CI, paired]"] = (
+                f'{mb["value"]:+.1f} [{lo:+.1f}, {hi:+.1f}]')
     print(json.dumps(rows, indent=1))
 
 

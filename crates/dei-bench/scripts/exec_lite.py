@@ -199,6 +199,8 @@ def last_point(ev):
         "best_single": gaps["best_single"],
         "best_single_rate": gaps["best_single_rate"],
         "instances": d["instances"],
+        # n@K - best single, paired per instance, with its bootstrap interval when one was drawn
+        "minus_best": (gaps.get("pick") or {}).get("minus_best"),
     }
 
 
