@@ -1238,7 +1238,7 @@ FAILED (errors=1)
         // `…/sympy/matrices/matrices.py:2090: DeprecationWarning` at base, `:2092:` with a
         // candidate that adds two lines above it).
         let at = |dir: &str, n: u32| {
-            format!("/tmp/dei-sandbox-{dir}/home/sympy/matrices/matrices.py:{n}: DeprecationWarning: abc\n")
+            format!("/tmp/dei-sandbox-{dir}/tree/sympy/matrices/matrices.py:{n}: DeprecationWarning: abc\n")
         };
         assert_eq!(
             normalize_output(&at("edAHZL", 2090), &[]),

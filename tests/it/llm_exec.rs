@@ -173,6 +173,22 @@ fn without_behaviour_the_prompts_are_what_they_were_and_with_it_they_say_what_ra
         "no model-written test, no line about one"
     );
 
+    // Another exception at the statement that failed at base: the prompt says the reported
+    // failure is still there.
+    let was = b.behaviour[1].clone();
+    if let Some(x) = b.behaviour[1].as_mut() {
+        x.repro = Some(ReproChange::StillFails);
+    }
+    let still = render(&prompts, &b);
+    let want = "The issue's reproduction still fails at the statement where it failed at the base commit, with another exception: the reported failure is still there.";
+    assert!(
+        still[1].contains(want),
+        "missing {want:?} in:\n{}",
+        still[1]
+    );
+    assert!(!still[1].contains("behaves exactly as at the base commit"));
+    b.behaviour[1] = was;
+
     // An agent's reproduction script stood in for the code: the prompt says so,
     // without naming the agent.
     b.repro_by_agent = true;
