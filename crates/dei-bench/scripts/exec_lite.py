@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Measure `dei rank --exec` against the plain offline committee on SWE-bench Lite, for committees
-of published runs (all14, A, acr5 by default; B with --committees B), with no labels and no LLM in
+of published runs (all14, A, acr5 by default; B and C with --committees), with no labels and no LLM in
 the ranking.
 
   python3 crates/dei-bench/scripts/exec_lite.py --dei target/release/dei \
@@ -51,7 +51,19 @@ COMMITTEES = {
         "sweagent-gpt4-0125_cost_2_1",
         "sweagent-gpt4-0125_cost_2_3",
     ],
+    # Fixed later still, without labels: every run but the best single one, as a user who does
+    # not know which agent is best would combine them (a list of runs to leave out).
+    "C": {"without": ["20241117_moatless_claude-3.5-sonnet-20241022"]},
 }
+
+
+def in_committee(members, run):
+    """Whether a run belongs to a committee of COMMITTEES (None: every run)."""
+    if members is None:
+        return True
+    if isinstance(members, dict):
+        return run not in members["without"]
+    return run in members
 
 
 def half(instance_id):
@@ -118,7 +130,7 @@ def main():
     results = {}
     for name in a.committees.split(","):
         members = COMMITTEES[name]
-        mine = [c for c in cands if members is None or c["run"] in members]
+        mine = [c for c in cands if in_committee(members, c["run"])]
         labelled = os.path.join(a.out, f"{name}-labelled.jsonl")
         blind = os.path.join(a.out, f"{name}-candidates.jsonl")
         with open(labelled, "w") as f, open(blind, "w") as g:
