@@ -861,9 +861,10 @@ fn repro_change(base: &ReproOutcome, cand: &ReproOutcome, issue: &str) -> ReproC
     }
     let still_fails = match (&base.exception, &cand.exception) {
         (Some(was), Some(now)) => {
+            let at = first_failing_statement(&base.output);
             was != now
-                && first_failing_statement(&base.output).is_some()
-                && first_failing_statement(&base.output) == first_failing_statement(&cand.output)
+                && at.is_some()
+                && at == first_failing_statement(&cand.output)
                 && !names_word(issue, now)
         }
         _ => false,
