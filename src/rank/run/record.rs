@@ -13,7 +13,7 @@
 //! the candidates that ran healthy on the issue rank first, in the order of their agents'
 //! records (an agent without one counts as the mean), each record's candidates by score; the
 //! others follow by score ([`select::rank_in_tiers`]). A record is a share over a sample of
-//! issues, so records within one standard error of the best among the healthy
+//! issues, so records within half a standard error of the best among the healthy
 //! ([`within_noise`]) count as the best: those candidates are ordered by score. Text
 //! agreement and behaviour agreement still order the rest and break ties, but among the
 //! healthy the agent that keeps running healthy across the run is trusted over a consensus of
@@ -70,15 +70,21 @@ fn behaviours(result: &Value) -> Vec<(String, Behaviour)> {
         .collect()
 }
 
-/// Whether record `a` (its share, from `(share − mean, healthy, ran)`) is within one standard
-/// error of the best record `best`: `best − a ≤ √(p_b(1−p_b)/n_b + p_a(1−p_a)/n_a)`. Over a
-/// run of ~130 issues with shares near 0.6 that is about 6 points; two agents 0.2 points apart
-/// (CodeR 0.639 and a Moatless run 0.637 over committee A) are not told apart by it.
+/// How many standard errors of the difference between two records count as noise. Chosen on
+/// the tune half from 0, ½, 1, 1½ and 2: ½ and 1 tie on all-14, A, ACR and B, and ½ picks
+/// 1.5 more right candidates on committee C (docs/execution-log.md).
+pub const NOISE_SE: f64 = 0.5;
+
+/// Whether record `a` (its share, from `(share − mean, healthy, ran)`) is within
+/// [`NOISE_SE`] standard errors of the best record `best`:
+/// `best − a ≤ ½·√(p_b(1−p_b)/n_b + p_a(1−p_a)/n_a)`. Over a run of ~130 issues with shares
+/// near 0.6 that is about 3 points; two agents 0.2 points apart (CodeR 0.639 and a Moatless
+/// run 0.637 over committee A) are not told apart by it.
 pub fn within_noise(best: &(f64, usize, usize), a: &(f64, usize, usize)) -> bool {
     let share = |r: &(f64, usize, usize)| r.1 as f64 / r.2.max(1) as f64;
     let (pb, pa) = (share(best), share(a));
     let var = |p: f64, n: usize| p * (1.0 - p) / n.max(1) as f64;
-    pb - pa <= (var(pb, best.2) + var(pa, a.2)).sqrt() + 1e-12
+    pb - pa <= NOISE_SE * (var(pb, best.2) + var(pa, a.2)).sqrt() + 1e-12
 }
 
 /// [`healthy`] for each candidate of one issue against all the others (`None`: no behaviour
@@ -316,7 +322,7 @@ fn with_note(reason: &str, rec: Option<&(f64, usize, usize)>, ordered: bool) -> 
         .map(String::from)
         .collect();
     let why = if ordered {
-        " (ran healthy here: the healthy rank first, by their agents' records, those within a standard error of the best counting as the best)"
+        " (ran healthy here: the healthy rank first, by their agents' records, those within half a standard error of the best counting as the best)"
     } else {
         ""
     };
@@ -486,7 +492,7 @@ mod tests {
         assert_eq!(with_note(&twice, None, false), "applies cleanly");
         let ordered = with_note(&twice, Some(&(0.1, 3, 4)), true);
         assert!(
-            ordered.ends_with("within a standard error of the best counting as the best)"),
+            ordered.ends_with("within half a standard error of the best counting as the best)"),
             "{ordered}"
         );
         assert_eq!(ordered.matches(NOTE).count(), 1);
@@ -529,22 +535,25 @@ mod tests {
     }
 
     #[test]
-    fn records_within_a_standard_error_count_as_the_best() {
+    fn records_within_half_a_standard_error_count_as_the_best() {
         // (share − mean, healthy, ran): 63 of 100 against 62 of 100 is noise; 1.0 against
-        // 0.0 over 3 is not; over 6 issues, 5 against 4 is within one standard error (0.245).
+        // 0.0 over 3 is not; over 24 issues, 20 against 19 is within half a standard error
+        // (0.056); over 6, 5 against 4 is not (0.167 against 0.122).
         assert!(within_noise(&(0.0, 63, 100), &(0.0, 62, 100)));
         assert!(!within_noise(&(0.0, 3, 3), &(0.0, 0, 3)));
-        assert!(within_noise(&(0.0, 5, 6), &(0.0, 4, 6)));
+        assert!(within_noise(&(0.0, 20, 24), &(0.0, 19, 24)));
+        assert!(!within_noise(&(0.0, 5, 6), &(0.0, 4, 6)));
         assert!(!within_noise(&(0.0, 90, 100), &(0.0, 60, 100)));
         assert!(within_noise(&(0.0, 5, 6), &(0.0, 5, 6)));
 
-        // A run where strong ran healthy on 5 of its 6 other issues and weak on 4: on the last
-        // both run healthy and weak outscores strong (more agreement). Their records are
+        // A run where strong ran healthy on 20 of its 24 other issues and weak on 19: on the
+        // last both run healthy and weak outscores strong (more agreement). Their records are
         // within noise, so the score decides.
         let offline = crate::review::offline::Offline::new(Default::default());
-        let mut run: Vec<IssueOutcome> = (0..4)
+        let mut run: Vec<IssueOutcome> = (0..19)
             .map(|k| issue(&format!("i{k}"), true, true))
-            .chain([issue("i4", true, false), issue("i5", false, false)])
+            .chain([issue("i19", true, false)])
+            .chain((20..24).map(|k| issue(&format!("i{k}"), false, false)))
             .collect();
         let mut last = issue("last", true, true);
         last.result = Some(serde_json::json!({
@@ -553,8 +562,8 @@ mod tests {
         }));
         run.push(last);
         apply(&mut run, &offline);
-        assert_eq!(run[6].top, vec!["weak".to_string()]);
-        let ranked = run[6].result.as_ref().unwrap()["ranked"]
+        assert_eq!(run[24].top, vec!["weak".to_string()]);
+        let ranked = run[24].result.as_ref().unwrap()["ranked"]
             .as_array()
             .unwrap();
         let order: Vec<(&str, u64)> = ranked
