@@ -7,17 +7,17 @@ not leave it as at base while another candidate changed it) on the *other* issue
 share over the agents seen on at least MIN_ISSUES of them. The score becomes the offline
 committee's raw sum of parts plus `w * record`, squashed as dei squashes it; with the record's
 ordering (dei's default, `exec_record_orders`; --no-order leaves it out) the candidates that ran
-healthy on the issue rank first, by their agent's record (none: the mean; records within one
-standard error of the best among them count as the best), then by that score. The
+healthy on the issue rank first, by their agent's record (none: the mean; records within --noise
+standard errors of the best among them count as the best, ½ as shipped), then by that score. The
 top pick is re-read (ties as expected value) and scored with the labels. At the shipped weight this
 gives the picks of `dei rank --all --exec` over one run of the same issues.
 
   python3 crates/dei-bench/scripts/exec_prior.py --out OUT [OUT2 ...] [--weights 0,1,2,4,8]
-      [--record-over all|unsettled]
+      [--noise 0,0.5,1,1.5,2] [--record-over all|unsettled] [--committees all14,A,acr5,B,C]
 
-Prints, per committee and weight, right picks over the ranked issues of each half of the shared
-split. The weight is chosen on the tune half (most right picks summed over the committees, ties to
-the smallest weight); the report half is for reporting only. Run exec_lite.py without
+Prints, per committee, weight and noise margin, right picks over the ranked issues of each half of
+the shared split. They are chosen on the tune half (most right picks summed over the committees,
+ties to the smallest); the report half is for reporting only. Run exec_lite.py without
 --skip-settled so that records come from every issue; --record-over unsettled reads them from the
 label-chosen issues only, to measure that sample's bias.
 """
@@ -88,12 +88,15 @@ def priors(results, iids):
     return out
 
 
-def within_noise(best, a):
+NOISE_SE = 0.5  # as dei's rank::run::record::NOISE_SE
+
+
+def within_noise(best, a, z=NOISE_SE):
     """dei's rank::run::record::within_noise over (healthy, ran) counts: `a`'s share is within
-    one standard error of `best`'s."""
+    `z` standard errors of `best`'s (0: only an equal share)."""
     pb, pa = best[0] / max(best[1], 1), a[0] / max(a[1], 1)
     var = lambda p, n: p * (1 - p) / max(n, 1)
-    return pb - pa <= math.sqrt(var(pb, best[1]) + var(pa, a[1])) + 1e-12
+    return pb - pa <= z * math.sqrt(var(pb, best[1]) + var(pa, a[1])) + 1e-12
 
 
 def rescored(c, extra, scale=4.0):
@@ -108,14 +111,14 @@ def rescored(c, extra, scale=4.0):
     return min(max(round(squashed * 100) / 100, 1.01), 10.0)
 
 
-def key(c, ranked, prior, w, order, best=None):
+def key(c, ranked, prior, w, order, best=None, z=NOISE_SE):
     """Where a candidate ranks (higher first): dei's rank::select::rank_in_tiers over the
     record pass's tiers; `best`: the agent with the best record among the issue's healthy
-    candidates, whose tier every record within one standard error of it shares."""
+    candidates, whose tier every record within `z` standard errors of it shares."""
     score = rescored(c, w * prior.get(c["agent"], 0.0))
     if order and w != 0 and healthy(c, ranked):
         a = c["agent"]
-        if a in prior and best is not None and within_noise(prior.counts[best], prior.counts[a]):
+        if a in prior and best is not None and within_noise(prior.counts[best], prior.counts[a], z):
             return (1, prior[best], score)
         return (1, prior.get(a, 0.0), score)
     return (0, 0.0, score)
@@ -127,12 +130,12 @@ def best_healthy(ranked, prior):
     return max(agents, key=lambda a: prior[a], default=None)
 
 
-def right(results, labels, iid, prior, w, order=True):
+def right(results, labels, iid, prior, w, order=True, z=NOISE_SE):
     ranked = results[iid]["ranked"]
     if not ranked:
         return 0.0
     best = best_healthy(ranked, prior)
-    scored = [(key(c, ranked, prior, w, order, best), c["agent"]) for c in ranked]
+    scored = [(key(c, ranked, prior, w, order, best, z), c["agent"]) for c in ranked]
     top = max(s for s, _ in scored)
     tops = [a for s, a in scored if s == top]
     return sum(labels.get((iid, a), False) for a in tops) / len(tops)
@@ -146,10 +149,12 @@ def main():
                          "some but not all candidates resolve (a label-chosen sample, to measure its bias)")
     ap.add_argument("--committees", default="all14,A,acr5")
     ap.add_argument("--weights", default="0,1,2,4,8")
+    ap.add_argument("--noise", default=str(NOISE_SE),
+                    help="standard errors within which records count as the best (comma-separated)")
     ap.add_argument("--no-order", action="store_true",
                     help="the record only as a part of the score (exec_record_orders false)")
     a = ap.parse_args()
-    weights = [float(w) for w in a.weights.split(",")]
+    weights = [(float(w), float(z)) for w in a.weights.split(",") for z in a.noise.split(",")]
     table = {}
     for name in a.committees.split(","):
         labels, results = {}, {}
@@ -165,15 +170,16 @@ def main():
         for w in weights:
             for h in ("tune", "report"):
                 ids = [i for i in iids if half(i) == h]
-                got = sum(right(results, labels, i, loo[i], w, not a.no_order) for i in ids)
+                got = sum(right(results, labels, i, loo[i], w[0], not a.no_order, w[1]) for i in ids)
                 table[(name, w, h)] = (got, len(ids))
     tune_sum = {w: sum(table[(n, w, "tune")][0] for n in a.committees.split(",")) for w in weights}
     best = min(weights, key=lambda w: (-tune_sum[w], w))
     for name in a.committees.split(","):
         for w in weights:
             t, r = table[(name, w, "tune")], table[(name, w, "report")]
-            print(f"{name:6} w={w:g}  tune {t[0]:.2f}/{t[1]}  report {r[0]:.2f}/{r[1]}")
-    print("tune-half sums:", {f"{w:g}": round(v, 2) for w, v in tune_sum.items()}, "chosen w:", best)
+            print(f"{name:6} w={w[0]:g} noise={w[1]:g}  tune {t[0]:.2f}/{t[1]}  report {r[0]:.2f}/{r[1]}")
+    print("tune-half sums:", {f"w={w[0]:g} noise={w[1]:g}": round(v, 2) for w, v in tune_sum.items()},
+          "chosen:", best)
 
 
 if __name__ == "__main__":
