@@ -18,6 +18,7 @@ use super::regress;
 use super::repro::{self, RepoNames};
 use super::sandbox::{Backend, Job, Limits, Outcome, Tree, TreeFile};
 use super::written::{self, WrittenTests};
+use crate::localize::issue::names_on_boundary;
 use crate::localize::search::FileIndex;
 use crate::model::{Applies, Behaviour, ModelTest, PatchView, ReproChange, Task};
 use serde::{Deserialize, Serialize};
@@ -865,7 +866,7 @@ fn repro_change(base: &ReproOutcome, cand: &ReproOutcome, issue: &str) -> ReproC
             was != now
                 && at.is_some()
                 && at == first_failing_statement(&cand.output)
-                && !names_word(issue, now)
+                && !names_on_boundary(issue, now)
         }
         _ => false,
     };
@@ -874,15 +875,6 @@ fn repro_change(base: &ReproOutcome, cand: &ReproOutcome, issue: &str) -> ReproC
     } else {
         ReproChange::Changed
     }
-}
-
-/// Whether `text` holds `word` as a whole identifier (`ValueError`, not `MyValueErrors`).
-fn names_word(text: &str, word: &str) -> bool {
-    let ident = |c: char| c.is_alphanumeric() || c == '_';
-    text.match_indices(word).any(|(at, _)| {
-        !text[..at].chars().next_back().is_some_and(ident)
-            && !text[at + word.len()..].chars().next().is_some_and(ident)
-    })
 }
 
 /// Why a reproduction whose two base runs end differently is not used.

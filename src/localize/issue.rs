@@ -41,6 +41,16 @@ fn is_ident_char(c: char) -> bool {
     c.is_alphanumeric() || c == '_'
 }
 
+/// Whether `name` occurs in `text` with no identifier character right before or after it
+/// (`ValueError` in "raise a ValueError", not in "MyValueErrors").
+pub fn names_on_boundary(text: &str, name: &str) -> bool {
+    text.match_indices(name).any(|(pos, _)| {
+        let before = text[..pos].chars().next_back();
+        let after = text[pos + name.len()..].chars().next();
+        !before.is_some_and(is_ident_char) && !after.is_some_and(is_ident_char)
+    })
+}
+
 /// Identifiers the issue text names (words with `_`, CamelCase, dotted parts, and call-like `name(`).
 pub fn mentions(text: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
@@ -354,11 +364,7 @@ impl IssueRefs {
 
     /// `name` occurs in the text with no identifier character right before or after it.
     fn names_on_boundary(&self, name: &str) -> bool {
-        self.text.match_indices(name).any(|(pos, _)| {
-            let before = self.text[..pos].chars().next_back();
-            let after = self.text[pos + name.len()..].chars().next();
-            !before.is_some_and(is_ident_char) && !after.is_some_and(is_ident_char)
-        })
+        names_on_boundary(&self.text, name)
     }
 
     /// The definition is named: the last part of `path::Class.method` is one of the issue's
