@@ -852,7 +852,9 @@ fn compared_runs(
 /// names, still fails ([`ReproChange::StillFails`]): sympy-17655's `Point2D` sum raises
 /// `AttributeError` instead of `GeometryError` there. An exception the issue names (it asks for
 /// a `ValueError`), or a first failure at a later statement (the reported one now passes), is a
-/// change.
+/// change. A first failure at an earlier statement, which ran at the base commit, is broken
+/// (sympy-21379's candidates whose module no longer imports, sympy-24066's whose earlier
+/// `assert` now fails), unless the issue names the exception it raises there.
 fn repro_change(base: &ReproOutcome, cand: &ReproOutcome, issue: &str) -> ReproChange {
     if !cand.changed_from(base) {
         return ReproChange::Same;
@@ -860,20 +862,18 @@ fn repro_change(base: &ReproOutcome, cand: &ReproOutcome, issue: &str) -> ReproC
     if cand.exit.is_none() || (cand.exception.is_some() && base.exception.is_none()) {
         return ReproChange::Broken;
     }
-    let still_fails = match (&base.exception, &cand.exception) {
-        (Some(was), Some(now)) => {
-            let at = first_failing_statement(&base.output);
-            was != now
-                && at.is_some()
-                && at == first_failing_statement(&cand.output)
-                && !names_on_boundary(issue, now)
-        }
-        _ => false,
+    let (Some(was), Some(now)) = (&base.exception, &cand.exception) else {
+        return ReproChange::Changed;
     };
-    if still_fails {
-        ReproChange::StillFails
-    } else {
-        ReproChange::Changed
+    let (base_at, cand_at) = (
+        first_failing_statement(&base.output),
+        first_failing_statement(&cand.output),
+    );
+    let named = names_on_boundary(issue, now);
+    match (base_at, cand_at) {
+        (Some(b), Some(c)) if c < b && !named => ReproChange::Broken,
+        (Some(b), Some(c)) if c == b && was != now && !named => ReproChange::StillFails,
+        _ => ReproChange::Changed,
     }
 }
 
@@ -2071,5 +2071,40 @@ mod tests {
         );
         // The same exception at the same statement, reworded: the same.
         assert_eq!(repro_change(&base, &base.clone(), issue), ReproChange::Same);
+    }
+
+    #[test]
+    fn a_first_failure_before_the_reported_one_is_broken() {
+        let at = |n: usize, e: &str| {
+            o(
+                Some(1),
+                Some(e),
+                &format!(
+                    "[dei-repro] statement {n} raised {e}\n[dei-repro] first exception: {e}\n"
+                ),
+            )
+        };
+        let base = at(8, "ValueError");
+        let issue = "`Add(expr, 1)` raises ValueError: Dimension of exp(second/(farad*ohm)) ...";
+        // Statement 6 ran at the base commit; with the candidate it raises.
+        assert_eq!(
+            repro_change(&base, &at(6, "AssertionError"), issue),
+            ReproChange::Broken
+        );
+        assert_eq!(
+            repro_change(&base, &at(1, "SyntaxError"), issue),
+            ReproChange::Broken
+        );
+        // The same exception, raised earlier: broken too.
+        assert_eq!(
+            repro_change(&base, &at(3, "NameError"), "x"),
+            ReproChange::Broken
+        );
+        // The issue asks for the exception the earlier statement now raises: a change.
+        let asks = "`Unit(-1)` should raise a TypeError instead of passing silently.";
+        assert_eq!(
+            repro_change(&base, &at(6, "TypeError"), asks),
+            ReproChange::Changed
+        );
     }
 }
