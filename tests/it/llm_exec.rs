@@ -187,6 +187,19 @@ fn without_behaviour_the_prompts_are_what_they_were_and_with_it_they_say_what_ra
         still[1]
     );
     assert!(!still[1].contains("behaves exactly as at the base commit"));
+
+    // The reproduction now fails in code that ran at base (an earlier statement raises, or
+    // it no longer ends): the prompt says so, whatever the base run did after it.
+    if let Some(x) = b.behaviour[1].as_mut() {
+        x.repro = Some(ReproChange::Broken);
+    }
+    let broken = render(&prompts, &b);
+    let want = "The issue's reproduction now fails (an exception, or the time limit) in code the base commit ran without an error.";
+    assert!(
+        broken[1].contains(want),
+        "missing {want:?} in:\n{}",
+        broken[1]
+    );
     b.behaviour[1] = was;
 
     // An agent's reproduction script stood in for the code: the prompt says so,
