@@ -236,6 +236,17 @@ pub struct ExecArgs {
         requires = "exec"
     )]
     pub exec_llm_repro: Option<String>,
+    /// Tests the model writes per issue for --exec-llm-repro: the first at temperature 0, the
+    /// others at 0.8. Each is kept only if it prints `Issue reproduced` at the base commit, and
+    /// a candidate gets the verdict most kept tests print (a tie: the earliest sample's).
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = 1,
+        value_parser = clap::value_parser!(u32).range(1..=dei::exec::llm_repro::MAX_SAMPLES as i64),
+        requires = "exec_llm_repro"
+    )]
+    pub exec_llm_repro_samples: u32,
 }
 
 impl ExecArgs {

@@ -157,7 +157,8 @@ pub fn test_writer(
             (Arc::clone(&e), Some(e))
         }
     };
-    let writer = dei::exec::llm_repro::TestWriter::new(engine, llm.prompt_dir.as_deref())?;
+    let writer = dei::exec::llm_repro::TestWriter::new(engine, llm.prompt_dir.as_deref())?
+        .with_samples(exec.exec_llm_repro_samples);
     Ok((Some(Arc::new(writer)), own))
 }
 

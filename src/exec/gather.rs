@@ -237,9 +237,14 @@ pub struct IssueExec {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub whole_files: Vec<String>,
     /// The model-written reproduction test (`--exec-llm-repro`): whether one was written, kept
-    /// or discarded, and why; `None` when none was asked for.
+    /// or discarded, and why; `None` when none was asked for. With several samples, the first
+    /// kept one (else the first).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model_test: Option<ModelTestRecord>,
+    /// Every sample of the model-written test, in order, when more than one was asked for
+    /// (`--exec-llm-repro-samples`); the candidates carry the verdict most kept ones print.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub model_test_samples: Vec<ModelTestRecord>,
     /// Tests the candidates wrote that fail at the base commit and ran with every candidate,
     /// one entry per agent family.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -484,7 +489,8 @@ enum What {
     Tests(usize),
     Batch(usize),
     Repro,
-    ModelTest,
+    /// One sample of the model-written test.
+    ModelTest(usize),
     /// The tests one agent family wrote (by index into the issue's written tests).
     Written(usize),
 }
@@ -517,7 +523,8 @@ struct Results {
     /// (tree, test file, pass) → the tests' results.
     tests: BTreeMap<(usize, usize, u32), TestRun>,
     repros: BTreeMap<usize, ReproOutcome>,
-    model: BTreeMap<usize, ModelTest>,
+    /// (tree, sample) → what the model-written test printed.
+    model: BTreeMap<(usize, usize), ModelTest>,
     /// (tree, written tests, pass) → their results.
     written: BTreeMap<(usize, usize, u32), TestRun>,
     /// Test file → how its latest base run ended, when it printed no result dei could read.
@@ -612,9 +619,9 @@ fn absorb(
             }
             seen.repros.insert(t, o);
         }
-        What::ModelTest => {
+        What::ModelTest(s) => {
             seen.model
-                .insert(t, llm_repro::read_output(&run.output, run.timed_out));
+                .insert((t, s), llm_repro::read_output(&run.output, run.timed_out));
         }
         What::Written(p) => {
             seen.written
@@ -1220,20 +1227,22 @@ fn gather_at(resolved: &Resolved, at_base: bool) -> IssueExec {
         v
     };
 
-    // The model's reproduction test: asked once per issue (the response cache answers reruns).
-    out.model_test = settings
+    // The model's reproduction tests: each sample asked once per issue (the response cache
+    // answers reruns). Settled into `out.model_test` (and `model_test_samples`) after the base
+    // runs.
+    let mut model_records: Vec<ModelTestRecord> = settings
         .model_test
         .as_ref()
-        .map(|w| w.write(task, &test_context(task, files, &names)));
-    let model_script: Option<String> = out
-        .model_test
-        .as_ref()
-        .and_then(|r| r.runnable())
-        .map(str::to_string);
+        .map(|w| w.write_all(task, &test_context(task, files, &names)))
+        .unwrap_or_default();
+    let model_scripts: Vec<Option<String>> = model_records
+        .iter()
+        .map(|r| r.runnable().map(str::to_string))
+        .collect();
     let model_cmd = format!("python {}", llm_repro::TEST_FILE);
-    let with_model_test = |files: &[TreeFile]| -> Vec<TreeFile> {
+    let with_model_test = |files: &[TreeFile], sample: usize| -> Vec<TreeFile> {
         let mut v = without_scratch(files);
-        if let Some(s) = &model_script {
+        if let Some(s) = model_scripts.get(sample).and_then(Option::as_ref) {
             v.push(TreeFile {
                 path: llm_repro::TEST_FILE.into(),
                 contents: Some(s.as_bytes().to_vec()),
@@ -1353,8 +1362,8 @@ fn gather_at(resolved: &Resolved, at_base: bool) -> IssueExec {
             settings.repro_timeout,
             pass,
         ),
-        What::ModelTest => runner.run(
-            &with_model_test(&trees[t]),
+        What::ModelTest(sample) => runner.run(
+            &with_model_test(&trees[t], sample),
             &model_cmd,
             settings.repro_timeout,
             pass,
@@ -1375,8 +1384,10 @@ fn gather_at(resolved: &Resolved, at_base: bool) -> IssueExec {
     if script.is_some() {
         base_jobs.push((0, What::Repro, 0));
     }
-    if model_script.is_some() {
-        base_jobs.push((0, What::ModelTest, 0));
+    for (sample, script) in model_scripts.iter().enumerate() {
+        if script.is_some() {
+            base_jobs.push((0, What::ModelTest(sample), 0));
+        }
     }
     let mut first_repro: Option<ReproOutcome> = None;
     for pass in 0..2 {
@@ -1497,8 +1508,22 @@ fn gather_at(resolved: &Resolved, at_base: bool) -> IssueExec {
         }
     }
 
-    // The model's test is kept only when it shows the issue at the base commit.
-    let model_kept = keep_model_test(out.model_test.as_mut(), seen.model.get(&0).copied());
+    // The model's tests are kept only when they show the issue at the base commit.
+    let model_kept: Vec<usize> = model_records
+        .iter_mut()
+        .enumerate()
+        .filter_map(|(sample, r)| {
+            keep_model_test(Some(r), seen.model.get(&(0, sample)).copied()).then_some(sample)
+        })
+        .collect();
+    out.model_test = model_kept
+        .first()
+        .or(Some(&0))
+        .and_then(|&sample| model_records.get(sample))
+        .cloned();
+    if model_records.len() > 1 {
+        out.model_test_samples = model_records;
+    }
 
     // The candidates' own tests, twice at base: kept are the tests that fail (or err) in both
     // runs; a set with none left (it passes at base, or its file does not even collect there)
@@ -1576,8 +1601,8 @@ fn gather_at(resolved: &Resolved, at_base: bool) -> IssueExec {
         if seen.repros.contains_key(&0) {
             jobs.push((t, What::Repro, 0));
         }
-        if model_kept {
-            jobs.push((t, What::ModelTest, 0));
+        for &sample in &model_kept {
+            jobs.push((t, What::ModelTest(sample), 0));
         }
         for (p, _) in &written_kept {
             jobs.push((t, What::Written(*p), 0));
@@ -1677,7 +1702,11 @@ fn gather_at(resolved: &Resolved, at_base: bool) -> IssueExec {
             _ => None,
         };
         let reg = reg.filter(|r| r.stable > 0);
-        let model_test = model_kept.then(|| model.get(&t).copied()).flatten();
+        let verdicts: Vec<ModelTest> = model_kept
+            .iter()
+            .filter_map(|&sample| model.get(&(t, sample)).copied())
+            .collect();
+        let model_test = llm_repro::combine(&verdicts);
         // Each kept written test set: passed when every one of its kept tests passes.
         let passes: Vec<bool> = written_kept
             .iter()

@@ -30,6 +30,11 @@ pub const OTHER: &str = "Other issues";
 pub const CONTEXT_FILES: usize = 5;
 /// Top-level modules named in the prompt.
 pub const CONTEXT_MODULES: usize = 20;
+/// The temperature of every sample after the first (Agentless samples its tests at 0.8); the
+/// first is asked at 0.
+pub const SAMPLE_TEMPERATURE: f64 = 0.8;
+/// The most samples `--exec-llm-repro-samples` asks for.
+pub const MAX_SAMPLES: u32 = 10;
 
 /// What became of the model-written test for one issue.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -55,6 +60,9 @@ pub struct ModelTestRecord {
     /// What it printed at the base commit.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub base: Option<ModelTest>,
+    /// Which sample it is (0: the first, asked at temperature 0).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub sample: u32,
     /// The script, when one was extracted from the reply.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub script: Option<String>,
@@ -62,6 +70,10 @@ pub struct ModelTestRecord {
     pub model: String,
     /// The call's tokens and cost (zero when answered from the cache).
     pub usage: Usage,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 impl ModelTestRecord {
@@ -77,12 +89,19 @@ pub struct TestWriter {
     prompts: Prompts,
     /// `protocol:model`, for the records.
     pub model: String,
+    /// Tests asked per issue (1 unless [`TestWriter::with_samples`] says more).
+    pub samples: u32,
 }
 
 impl TestWriter {
-    /// What changes the tests it writes: the model and the prompts' digest.
+    /// What changes the tests it writes: the model, the prompts' digest and, when more than
+    /// one, the samples asked.
     pub fn settings(&self) -> String {
-        format!("{} prompts {}", self.model, self.prompts.digest)
+        let mut s = format!("{} prompts {}", self.model, self.prompts.digest);
+        if self.samples > 1 {
+            s.push_str(&format!(" samples {}", self.samples));
+        }
+        s
     }
 }
 
@@ -118,7 +137,15 @@ impl TestWriter {
             engine,
             prompts,
             model,
+            samples: 1,
         })
+    }
+
+    /// Ask for `n` tests per issue (at least 1, at most [`MAX_SAMPLES`]): the first at
+    /// temperature 0, the others at [`SAMPLE_TEMPERATURE`].
+    pub fn with_samples(mut self, n: u32) -> TestWriter {
+        self.samples = n.clamp(1, MAX_SAMPLES);
+        self
     }
 
     /// SHA-256 of the templates (two writers with the same digest ask the same prompts).
@@ -146,11 +173,20 @@ impl TestWriter {
         )
     }
 
-    /// Ask the model for the test of `task` (one call at temperature 0, from the cache when
-    /// asked before). The record says why there is no script when there is none.
-    pub fn write(&self, task: &Task, ctx: &TestContext) -> ModelTestRecord {
+    /// Ask the model for every sample of `task`'s test, in order ([`TestWriter::write`]).
+    pub fn write_all(&self, task: &Task, ctx: &TestContext) -> Vec<ModelTestRecord> {
+        (0..self.samples)
+            .map(|s| self.write(task, ctx, s))
+            .collect()
+    }
+
+    /// Ask the model for sample `sample` of the test of `task` (one call, at temperature 0 for
+    /// the first sample and [`SAMPLE_TEMPERATURE`] for the others, from the cache when asked
+    /// before). The record says why there is no script when there is none.
+    pub fn write(&self, task: &Task, ctx: &TestContext, sample: u32) -> ModelTestRecord {
         let mut record = ModelTestRecord {
             model: self.model.clone(),
+            sample,
             ..ModelTestRecord::default()
         };
         let prompt = match self.prompt(task, ctx) {
@@ -160,10 +196,16 @@ impl TestWriter {
                 return record;
             }
         };
-        let label = format!("{} repro-test", task.instance_id);
+        let (label, temperature) = match sample {
+            0 => (format!("{} repro-test", task.instance_id), 0.0),
+            s => (
+                format!("{} repro-test sample {}", task.instance_id, s + 1),
+                SAMPLE_TEMPERATURE,
+            ),
+        };
         let reply = self
             .engine
-            .complete(&prompt.system, &prompt.user, 0.0, 0, &label);
+            .complete(&prompt.system, &prompt.user, temperature, sample, &label);
         let text = match reply {
             Ok((text, usage)) => {
                 record.usage = usage;
@@ -281,9 +323,38 @@ pub fn discard_reason(base: ModelTest) -> Option<String> {
     }
 }
 
+/// One candidate's verdict from the kept tests' verdicts, in sample order: the one most of
+/// them print; a tie goes to the tied verdict the earliest sample printed (the first sample is
+/// asked at temperature 0). `None` when no kept test ran.
+pub fn combine(verdicts: &[ModelTest]) -> Option<ModelTest> {
+    let count = |v: ModelTest| verdicts.iter().filter(|&&w| w == v).count();
+    let most = verdicts.iter().map(|&v| count(v)).max()?;
+    verdicts.iter().copied().find(|&v| count(v) == most)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn kept_tests_vote_and_a_tie_goes_to_the_earliest_sample() {
+        use ModelTest::*;
+        assert_eq!(combine(&[]), None);
+        assert_eq!(combine(&[Reproduced]), Some(Reproduced));
+        assert_eq!(combine(&[Other, Resolved, Resolved]), Some(Resolved));
+        assert_eq!(
+            combine(&[Resolved, Reproduced, Reproduced]),
+            Some(Reproduced)
+        );
+        // One each: the first sample's verdict.
+        assert_eq!(combine(&[Other, Resolved]), Some(Other));
+        assert_eq!(combine(&[Resolved, Other, Timeout]), Some(Resolved));
+        // Two against two: the earlier of the tied verdicts.
+        assert_eq!(
+            combine(&[Other, Reproduced, Resolved, Resolved, Reproduced]),
+            Some(Reproduced)
+        );
+    }
 
     #[test]
     fn the_script_is_the_first_python_block() {

@@ -127,7 +127,7 @@ fn exec_line(e: &crate::exec::gather::IssueExec) -> String {
         line.push_str(&format!("environment: {why}\n"));
     }
     if let Some(m) = &e.model_test {
-        line.push_str(&model_test_line(m, &e.behaviour));
+        line.push_str(&model_test_line(m, &e.model_test_samples, &e.behaviour));
     }
     for w in &e.written_tests {
         let (pass, ran) = tally(&e.behaviour, |b| b.written.get(&w.family).copied());
@@ -164,22 +164,37 @@ fn tally(
         .fold((0, 0), |(yes, n), ok| (yes + usize::from(ok), n + 1))
 }
 
-/// One line on the model-written reproduction test (`--exec-llm-repro`).
+/// One line on the model-written reproduction test (`--exec-llm-repro`): `m` is the first
+/// kept sample (else the first), `samples` all of them when several were asked for.
 fn model_test_line(
     m: &crate::exec::llm_repro::ModelTestRecord,
+    samples: &[crate::exec::llm_repro::ModelTestRecord],
     behaviour: &[Option<crate::model::Behaviour>],
 ) -> String {
     use crate::exec::llm_repro::TestStatus;
     use crate::model::ModelTest;
     let why = m.why.as_deref().unwrap_or("no reason given");
     let why = why.lines().next().unwrap_or_default();
+    let kept = samples
+        .iter()
+        .filter(|s| s.status == TestStatus::Kept)
+        .count();
+    // With several samples: how many were kept, and which one a reason is about.
+    let (what, of) = match samples.len() {
+        0 | 1 => ("test".to_string(), String::new()),
+        n if kept > 0 => ("tests".to_string(), format!("{kept} of {n} samples ")),
+        n => (
+            "tests".to_string(),
+            format!("none of {n} samples kept; the first "),
+        ),
+    };
     match m.status {
         TestStatus::NotWritten => format!(
-            "execution: model-written test ({}): not written: {why}\n",
+            "execution: model-written {what} ({}): {of}not written: {why}\n",
             m.model
         ),
         TestStatus::Discarded => format!(
-            "execution: model-written test ({}): discarded: {why}\n",
+            "execution: model-written {what} ({}): {of}discarded: {why}\n",
             m.model
         ),
         TestStatus::Kept => {
@@ -191,8 +206,10 @@ fn model_test_line(
                     .count()
             };
             format!(
-                "execution: model-written test ({}): kept (prints `Issue reproduced` at the base commit); with the candidates: {} resolved, {} still reproduced, {} other issues, {} timed out\n",
+                "execution: model-written {what} ({}): {of}kept (print{} `Issue reproduced` at the base commit); with the candidates{}: {} resolved, {} still reproduced, {} other issues, {} timed out\n",
                 m.model,
+                if of.is_empty() { "s" } else { "" },
+                if kept > 1 { ", by most kept tests" } else { "" },
                 count(ModelTest::Resolved),
                 count(ModelTest::Reproduced),
                 count(ModelTest::Other),

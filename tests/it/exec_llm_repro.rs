@@ -216,6 +216,93 @@ fn a_model_test_failing_at_base_is_kept_and_tells_the_fix_from_the_rest() {
     );
 }
 
+/// A test that shows the issue at the base commit and never sees it fixed: it prints
+/// `Issue reproduced` whatever the code does.
+const ALWAYS_REPRODUCED: &str = "```python\nfrom textkit.words import word_count\nword_count(\"x\")\nprint(\"Issue reproduced\")\n```\n";
+
+#[test]
+fn several_samples_are_asked_kept_apart_and_vote() {
+    if skip_without_python() {
+        return;
+    }
+    let s = setup();
+    let mock = Mock::start(Duration::ZERO);
+    // One reply per sample, in the order they are asked: one that shows nothing at base, one
+    // that never sees the issue fixed, two that tell the fix apart (the second written
+    // otherwise). The first kept one alone would call the fix a failure.
+    let good_b = GOOD_TEST.replace("try:", "# another sample\ntry:");
+    for reply in [PASSING_TEST, ALWAYS_REPRODUCED, GOOD_TEST, good_b.as_str()] {
+        mock.script(NEEDLE, reply);
+    }
+    let (v, _) = rank_offline(&s, &mock, &["--exec-llm-repro-samples", "4"]);
+    let exec = &v["exec"];
+    let samples = exec["model_test_samples"].as_array().expect("samples");
+    let status: Vec<&str> = samples
+        .iter()
+        .map(|m| m["status"].as_str().unwrap())
+        .collect();
+    assert_eq!(status, ["discarded", "kept", "kept", "kept"], "{exec}");
+    let index: Vec<u64> = samples
+        .iter()
+        .map(|m| m["sample"].as_u64().unwrap_or(0))
+        .collect();
+    assert_eq!(index, [0, 1, 2, 3]);
+    // The issue's record is the first kept sample.
+    assert_eq!(exec["model_test"]["status"], "kept");
+    assert_eq!(exec["model_test"]["sample"], 1);
+
+    assert!(exec["model_test"]["script"]
+        .as_str()
+        .unwrap()
+        .contains("print(\"Issue reproduced\")\n"));
+    // Two of the three kept tests see the fix resolve it: the fixes get `resolved`; the
+    // candidate that changes nothing still reproduces it with all three.
+    let test_of = |a: &str| by_agent(&v, a)["behaviour"]["model_test"].clone();
+    assert_eq!(test_of("careful-agent"), "resolved");
+    assert_eq!(test_of("breaks-tests-agent"), "resolved");
+    assert_eq!(test_of("noop-agent"), "reproduced");
+    assert_eq!(v["ranked"][0]["agent"], "careful-agent");
+
+    // The first sample at temperature 0, the others at 0.8.
+    let bodies = test_requests(&mock);
+    assert_eq!(bodies.len(), 4);
+    let temps: Vec<f64> = bodies
+        .iter()
+        .map(|b| {
+            let j: Value = serde_json::from_str(b).unwrap();
+            j["temperature"].as_f64().unwrap()
+        })
+        .collect();
+    assert_eq!(temps, [0.0, 0.8, 0.8, 0.8]);
+
+    // The table says how many samples were kept; a rerun asks the model nothing (each sample
+    // is its own cache entry) and gives the same verdicts.
+    let json = s.cache.join("again.json");
+    let out = rank_into(
+        &s,
+        path_str(&json),
+        &[
+            "--exec-llm-repro=openai-compatible:test-writer",
+            "--base-url",
+            &mock.openai_base(),
+            "--exec-llm-repro-samples",
+            "4",
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let table = stdout(&out);
+    assert!(
+        table.contains("model-written tests (openai-compatible:test-writer): 3 of 4 samples kept (print `Issue reproduced` at the base commit); with the candidates, by most kept tests: 2 resolved, 1 still reproduced"),
+        "{table}"
+    );
+    assert_eq!(test_requests(&mock).len(), 4, "no new call");
+    let again: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(
+        by_agent(&again, "careful-agent")["behaviour"]["model_test"],
+        "resolved"
+    );
+}
+
 #[test]
 fn a_model_test_passing_at_base_is_discarded() {
     if skip_without_python() {
@@ -382,6 +469,26 @@ fn the_flag_needs_exec_and_a_model() {
         err.contains("--exec-llm-repro=gpt") && err.contains("PROVIDER:MODEL"),
         "{err}"
     );
+    // Samples without a model test, or out of range.
+    let out = rank(&s, &["--exec-llm-repro-samples", "2"]);
+    assert!(!out.status.success());
+    assert!(
+        stderr(&out).contains("--exec-llm-repro"),
+        "{}",
+        stderr(&out)
+    );
+    for n in ["0", "11"] {
+        let out = rank(
+            &s,
+            &[
+                "--exec-llm-repro=openai:gpt-4o-mini",
+                "--exec-llm-repro-samples",
+                n,
+            ],
+        );
+        assert!(!out.status.success(), "{n}");
+        assert!(stderr(&out).contains("1..=10"), "{n}: {}", stderr(&out));
+    }
 }
 
 #[test]

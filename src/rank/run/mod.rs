@@ -157,6 +157,14 @@ impl IssueOutcome {
                     if let Some(m) = e.get_mut("model_test").and_then(|m| m.as_object_mut()) {
                         m.remove("script");
                     }
+                    if let Some(all) = e
+                        .get_mut("model_test_samples")
+                        .and_then(|v| v.as_array_mut())
+                    {
+                        for m in all.iter_mut().filter_map(|m| m.as_object_mut()) {
+                            m.remove("script");
+                        }
+                    }
                 }
                 serde_json::json!({ "exec": exec })
             });
@@ -728,7 +736,8 @@ mod tests {
             "instance_id": "i-1",
             "result": {"ranked": [{"agent": "a"}], "exec": {
                 "runs": 7, "behaviour": [{"tests_run": 3}],
-                "model_test": {"status": "kept", "model": "m", "script": "print(1)"}
+                "model_test": {"status": "kept", "model": "m", "script": "print(1)"},
+                "model_test_samples": [{"status": "kept", "model": "m", "script": "print(1)"}, {"status": "discarded", "model": "m", "sample": 1, "script": "print(2)"}]
             }}
         }))
         .unwrap();
@@ -739,6 +748,9 @@ mod tests {
         assert!(r["exec"].get("behaviour").is_none());
         assert_eq!(r["exec"]["model_test"]["status"], "kept");
         assert!(r["exec"]["model_test"].get("script").is_none());
+        let samples = r["exec"]["model_test_samples"].as_array().unwrap();
+        assert_eq!(samples.len(), 2);
+        assert!(samples.iter().all(|m| m.get("script").is_none()));
         let s = Summary::new(&[slim], 1, 0);
         assert_eq!(s.exec.map(|e| (e.runs, e.model_tests_kept)), Some((7, 1)));
         // Without --exec nothing is kept.
