@@ -706,10 +706,7 @@ fn test_context(task: &Task, files: &FileIndex, names: &RepoNames) -> TestContex
 
 /// Settle the model's test from what it printed at the base commit (`None`: it did not run):
 /// kept only when it printed `Issue reproduced`. Returns whether it is kept.
-fn keep_model_test(record: Option<&mut ModelTestRecord>, base: Option<ModelTest>) -> bool {
-    let Some(record) = record else {
-        return false;
-    };
+fn keep_model_test(record: &mut ModelTestRecord, base: Option<ModelTest>) -> bool {
     if record.runnable().is_none() {
         record.status = TestStatus::NotWritten;
         return false;
@@ -1513,7 +1510,7 @@ fn gather_at(resolved: &Resolved, at_base: bool) -> IssueExec {
         .iter_mut()
         .enumerate()
         .filter_map(|(sample, r)| {
-            keep_model_test(Some(r), seen.model.get(&(0, sample)).copied()).then_some(sample)
+            keep_model_test(r, seen.model.get(&(0, sample)).copied()).then_some(sample)
         })
         .collect();
     out.model_test = model_kept
