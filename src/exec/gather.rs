@@ -884,6 +884,25 @@ fn repro_change(base: &ReproOutcome, cand: &ReproOutcome, issue: &str) -> ReproC
     }
 }
 
+impl IssueExec {
+    /// How many model-written tests were kept: each kept sample, or the one test when a
+    /// single one was asked for.
+    pub fn model_tests_kept(&self) -> usize {
+        if self.model_test_samples.is_empty() {
+            usize::from(
+                self.model_test
+                    .as_ref()
+                    .is_some_and(|m| m.status == TestStatus::Kept),
+            )
+        } else {
+            self.model_test_samples
+                .iter()
+                .filter(|m| m.status == TestStatus::Kept)
+                .count()
+        }
+    }
+}
+
 /// Why a reproduction whose two base runs end differently is not used.
 const UNSTEADY: &str = "it ends differently in two runs at the base commit";
 
@@ -2100,6 +2119,28 @@ mod tests {
         );
         // The same exception at the same statement, reworded: the same.
         assert_eq!(repro_change(&base, &base.clone(), issue), ReproChange::Same);
+    }
+
+    #[test]
+    fn kept_model_tests_are_counted_over_the_samples() {
+        let rec = |status| ModelTestRecord {
+            status,
+            ..ModelTestRecord::default()
+        };
+        let mut e = IssueExec::default();
+        assert_eq!(e.model_tests_kept(), 0);
+        e.model_test = Some(rec(TestStatus::Kept));
+        assert_eq!(e.model_tests_kept(), 1);
+        e.model_test = Some(rec(TestStatus::Discarded));
+        assert_eq!(e.model_tests_kept(), 0);
+        e.model_test = Some(rec(TestStatus::Kept));
+        e.model_test_samples = vec![
+            rec(TestStatus::Kept),
+            rec(TestStatus::Discarded),
+            rec(TestStatus::Kept),
+            rec(TestStatus::NotWritten),
+        ];
+        assert_eq!(e.model_tests_kept(), 2);
     }
 
     #[test]

@@ -29,6 +29,9 @@ pub struct IssueBundle {
     /// The reproduction that ran is an agent's script, not the issue's code (see
     /// [`crate::exec::gather::IssueExec::repro_from`]).
     pub repro_by_agent: bool,
+    /// Model-written reproduction tests kept for the issue (`--exec-llm-repro`); with more
+    /// than one, a candidate's `model_test` is the verdict most of them print.
+    pub model_tests_kept: usize,
 }
 
 /// Anything that can score the candidates of an issue.

@@ -74,6 +74,9 @@ pub struct ExecView {
     /// What the model-written test printed (`resolved`, `reproduced`, `other`, `timeout`), or
     /// `None` when no such test was kept (`--exec-llm-repro`).
     pub model_test: Option<&'static str>,
+    /// How many model-written tests were kept: with more than one, `model_test` is what most
+    /// of them print.
+    pub model_tests: usize,
     /// Test sets other agent families wrote into their patches that fail at the base commit:
     /// how many ran with this candidate, and how many of them it passes.
     pub written_run: usize,
@@ -101,6 +104,7 @@ pub fn exec_views(bundle: &IssueBundle) -> Vec<Option<ExecView>> {
                     repro: None,
                     repro_by_agent: false,
                     model_test: None,
+                    model_tests: 0,
                     written_run: 0,
                     written_passed: 0,
                     same_families: 0,
@@ -140,6 +144,7 @@ pub fn exec_views(bundle: &IssueBundle) -> Vec<Option<ExecView>> {
                 }),
                 repro_by_agent: bundle.repro_by_agent,
                 model_test: b.model_test.map(crate::model::ModelTest::word),
+                model_tests: bundle.model_tests_kept,
                 written_run: others.len(),
                 written_passed: others.iter().filter(|&&ok| ok).count(),
                 same_families,

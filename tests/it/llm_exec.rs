@@ -260,6 +260,20 @@ fn without_behaviour_the_prompts_are_what_they_were_and_with_it_they_say_what_ra
     ] {
         assert!(list.contains(want), "missing {want:?} in:\n{list}");
     }
+    assert!(!list.contains("Most of the"), "{list}");
+
+    // Three kept tests (`--exec-llm-repro-samples`): the prompt says the verdict is most of
+    // theirs.
+    b.model_tests_kept = 3;
+    let voted = render(&prompts, &b);
+    let list = &voted[1];
+    for want in [
+        "Most of the 3 tests written by a model from the issue alone, each of which prints \"Issue reproduced\" at the base commit, print \"Issue resolved\" with this patch.",
+        "Most of the 3 tests written by a model from the issue alone still print \"Issue reproduced\" with this patch, as at the base commit: by those tests, the reported behaviour is still there.",
+        "at the base commit, end in other issues with this patch",
+    ] {
+        assert!(list.contains(want), "missing {want:?} in:\n{list}");
+    }
 }
 
 #[test]

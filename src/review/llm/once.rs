@@ -99,6 +99,7 @@ pub fn reduce(bundle: &IssueBundle, exec: Vec<Option<ExecView>>) -> Reduced {
             candidates: keep.iter().map(|&i| bundle.candidates[i].clone()).collect(),
             behaviour,
             repro_by_agent: bundle.repro_by_agent,
+            model_tests_kept: bundle.model_tests_kept,
         },
         exec: keep
             .iter()

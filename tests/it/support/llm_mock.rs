@@ -524,5 +524,6 @@ pub fn bundle(id: &str, n: usize, good: Option<usize>) -> IssueBundle {
         candidates,
         behaviour: Vec::new(),
         repro_by_agent: false,
+        model_tests_kept: 0,
     }
 }
