@@ -1785,6 +1785,15 @@ mod tests {
         }
     }
 
+    /// A reproduction run whose statement `n` first raised `e`.
+    fn at(n: usize, e: &str) -> ReproOutcome {
+        o(
+            Some(1),
+            Some(e),
+            &format!("[dei-repro] statement {n} raised {e}\n[dei-repro] first exception: {e}\n"),
+        )
+    }
+
     /// The reproduction's two base runs: the same → kept whole; printing differently but
     /// ending alike → only how runs end is kept, for this and every later run; ending
     /// differently → not used.
@@ -2086,15 +2095,6 @@ mod tests {
 
     #[test]
     fn another_exception_at_the_same_statement_still_fails() {
-        let at = |n: usize, e: &str| {
-            o(
-                Some(1),
-                Some(e),
-                &format!(
-                    "[dei-repro] statement {n} raised {e}\n[dei-repro] first exception: {e}\n"
-                ),
-            )
-        };
         let base = at(6, "GeometryError");
         let issue = "Adding `2.0 * Point(1, 1)` raises GeometryError.";
         assert_eq!(
@@ -2145,15 +2145,6 @@ mod tests {
 
     #[test]
     fn a_first_failure_before_the_reported_one_is_broken() {
-        let at = |n: usize, e: &str| {
-            o(
-                Some(1),
-                Some(e),
-                &format!(
-                    "[dei-repro] statement {n} raised {e}\n[dei-repro] first exception: {e}\n"
-                ),
-            )
-        };
         let base = at(8, "ValueError");
         let issue = "`Add(expr, 1)` raises ValueError: Dimension of exp(second/(farad*ohm)) ...";
         // Statement 6 ran at the base commit; with the candidate it raises.
