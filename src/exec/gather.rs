@@ -928,9 +928,15 @@ fn settle_repro(out: &mut IssueExec, seen: &mut Results, first: &ReproOutcome) -
     true
 }
 
+/// How a reproduction run ended, in words: `raises ValueError at statement 4` (the statement
+/// the script reports first), `raises ValueError` (a traceback the script does not wrap),
+/// `runs without error`, `exits with status 2`, `is killed (time limit)`.
 fn describe(o: &ReproOutcome) -> String {
     match (&o.exception, o.exit) {
-        (Some(e), _) => format!("raises {e}"),
+        (Some(e), _) => match first_failing_statement(&o.output) {
+            Some(n) => format!("raises {e} at statement {n}"),
+            None => format!("raises {e}"),
+        },
         (None, Some(0)) => "runs without error".into(),
         (None, Some(c)) => format!("exits with status {c}"),
         (None, None) => "is killed (time limit)".into(),
@@ -1742,6 +1748,10 @@ fn gather_at(resolved: &Resolved, at_base: bool) -> IssueExec {
             broken: reg.as_ref().map(|r| r.broken.clone()).unwrap_or_default(),
             tests_run: reg.as_ref().map_or(0, |r| r.stable),
             repro: change,
+            repro_end: rep
+                .as_ref()
+                .filter(|_| change.is_some_and(|c| c != ReproChange::Same))
+                .map(describe),
             model_test,
             written,
             class: None,
@@ -2141,6 +2151,26 @@ mod tests {
             rec(TestStatus::NotWritten),
         ];
         assert_eq!(e.model_tests_kept(), 2);
+    }
+
+    #[test]
+    fn a_run_is_described_with_the_statement_that_raised() {
+        assert_eq!(
+            describe(&at(5, "NameError")),
+            "raises NameError at statement 5"
+        );
+        // A traceback the script does not wrap names no statement.
+        assert_eq!(
+            describe(&o(
+                Some(1),
+                Some("ValueError"),
+                "Traceback ...\nValueError: x\n"
+            )),
+            "raises ValueError"
+        );
+        assert_eq!(describe(&o(Some(0), None, "3\n")), "runs without error");
+        assert_eq!(describe(&o(Some(2), None, "")), "exits with status 2");
+        assert_eq!(describe(&o(None, None, "")), "is killed (time limit)");
     }
 
     #[test]

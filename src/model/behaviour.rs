@@ -72,6 +72,11 @@ pub struct Behaviour {
     /// The reproduction's outcome against the base commit; `None` when none ran.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub repro: Option<ReproChange>,
+    /// How the reproduction ended with this candidate (`raises NameError at statement 5`,
+    /// `runs without error`), when its run differs from the base commit's; `None` when it is
+    /// the same, or none ran.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repro_end: Option<String>,
     /// What the model-written reproduction test printed with this candidate; `None` when no
     /// such test was kept (no `--exec-llm-repro`, or its test did not fail at the base commit).
     #[serde(default, skip_serializing_if = "Option::is_none")]

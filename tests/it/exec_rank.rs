@@ -132,6 +132,8 @@ fn exec_runs_every_candidate_in_the_sandbox_and_ranks_by_behaviour() {
     assert_eq!(v["ranked"][0]["agent"], "careful-agent", "{err}");
     let careful = &by_agent(&v, "careful-agent")["behaviour"];
     assert_eq!(careful["repro"], "changed");
+    // Its run ends as the base run does (the output differs), and the JSON says how.
+    assert_eq!(careful["repro_end"], "runs without error");
     assert!(broken(&v, "careful-agent").is_empty());
     // A candidate that breaks one test that passed at the base commit.
     assert_eq!(
@@ -140,6 +142,7 @@ fn exec_runs_every_candidate_in_the_sandbox_and_ranks_by_behaviour() {
     );
     // One that changes nothing: the code behaves as at the base commit.
     assert_eq!(by_agent(&v, "noop-agent")["behaviour"]["repro"], "same");
+    assert!(by_agent(&v, "noop-agent")["behaviour"]["repro_end"].is_null());
     assert!(broken(&v, "noop-agent").is_empty());
     // The test the tests-only agent adds fails at base: it runs with every candidate, the two
     // fixes pass it, the one changing nothing and its own author (no fix) do not.
@@ -182,6 +185,12 @@ fn exec_runs_every_candidate_in_the_sandbox_and_ranks_by_behaviour() {
     // Their module no longer imports (or hangs): the code now fails, which is no fix.
     for bad in ["sleepy-agent", "network-agent", "escape-agent"] {
         assert_eq!(by_agent(&v, bad)["behaviour"]["repro"], "broken", "{bad}");
+        let end = by_agent(&v, bad)["behaviour"]["repro_end"].clone();
+        assert!(
+            end.as_str()
+                .is_some_and(|e| e.starts_with("raises ") || e == "is killed (time limit)"),
+            "{bad}: {end}"
+        );
         let (b, n) = (rank_of(&v, bad), rank_of(&v, "noop-agent"));
         assert!(
             b > n,

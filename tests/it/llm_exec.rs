@@ -47,6 +47,7 @@ fn behaviour(broken: &[&str], repro: ReproChange, class: usize) -> Behaviour {
         model_test: None,
         written: Default::default(),
         class: Some(class),
+        repro_end: None,
         error: None,
     }
 }

@@ -77,6 +77,15 @@ fn ran<'a>(m: &Member<'a>) -> Option<&'a Behaviour> {
     m.behaviour.filter(|b| !m.void && b.ran())
 }
 
+/// `: it raises NameError at statement 5`, how the candidate's reproduction run ended, for a
+/// reason's note; empty when that is not known.
+fn ended(b: &Behaviour) -> String {
+    b.repro_end
+        .as_deref()
+        .map(|e| format!(": it {e}"))
+        .unwrap_or_default()
+}
+
 /// The behaviour parts of candidate `i`.
 pub fn parts(members: &[Member], i: usize, w: &ExecWeights) -> Vec<Part> {
     let Some(me) = ran(&members[i]) else {
@@ -182,13 +191,19 @@ pub fn parts(members: &[Member], i: usize, w: &ExecWeights) -> Vec<Part> {
             ReproChange::StillFails if other_changes => out.push(Part {
                 name: "reported behaviour unchanged",
                 value: w.repro_same,
-                note: "the reproduction still fails at the statement the base commit failed at, with another exception".into(),
+                note: format!(
+                    "the reproduction still fails at the statement the base commit failed at, with another exception{}",
+                    ended(me)
+                ),
             }),
             ReproChange::Same | ReproChange::StillFails => {}
             ReproChange::Broken => out.push(Part {
                 name: "breaks the issue's code",
                 value: w.repro_same,
-                note: "the reproduction now fails where the base commit ran it".into(),
+                note: format!(
+                    "the reproduction now fails where the base commit ran it{}",
+                    ended(me)
+                ),
             }),
         }
     }
@@ -353,6 +368,7 @@ mod tests {
             model_test: None,
             written: Default::default(),
             class: Some(class),
+            repro_end: None,
             error: None,
         }
     }
@@ -610,6 +626,23 @@ mod tests {
         assert_eq!(value(&p, "changes the reported behaviour"), 0.0);
         assert_eq!(value(&p, AGREEMENT), 0.0);
         assert!(p.iter().any(|x| x.name == AGREEMENT));
+        // The note says how the run ended, when known.
+        let note = |p: &[Part]| {
+            p.iter()
+                .find(|x| x.name == "breaks the issue's code")
+                .map(|x| x.note.clone())
+        };
+        assert_eq!(
+            note(&p).as_deref(),
+            Some("the reproduction now fails where the base commit ran it")
+        );
+        let mut bs = bs;
+        bs[0].repro_end = Some("raises NameError at statement 5".into());
+        let ms = members(&["x", "y", "z"], &bs);
+        assert_eq!(
+            note(&parts(&ms, 0, &W)).as_deref(),
+            Some("the reproduction now fails where the base commit ran it: it raises NameError at statement 5")
+        );
     }
 
     #[test]
