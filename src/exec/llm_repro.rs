@@ -173,18 +173,12 @@ impl TestWriter {
         )
     }
 
-    /// Ask the model for every sample of `task`'s test, in order ([`TestWriter::write`]).
+    /// Ask the model for every sample of `task`'s test: one call each, all at once through
+    /// the engine (its limits, cache and retries), the first at temperature 0 and the others
+    /// at [`SAMPLE_TEMPERATURE`], answered from the cache when asked before. One record per
+    /// sample, in order; each says why there is no script when there is none.
     pub fn write_all(&self, task: &Task, ctx: &TestContext) -> Vec<ModelTestRecord> {
-        (0..self.samples)
-            .map(|s| self.write(task, ctx, s))
-            .collect()
-    }
-
-    /// Ask the model for sample `sample` of the test of `task` (one call, at temperature 0 for
-    /// the first sample and [`SAMPLE_TEMPERATURE`] for the others, from the cache when asked
-    /// before). The record says why there is no script when there is none.
-    pub fn write(&self, task: &Task, ctx: &TestContext, sample: u32) -> ModelTestRecord {
-        let mut record = ModelTestRecord {
+        let blank = |sample: u32| ModelTestRecord {
             model: self.model.clone(),
             sample,
             ..ModelTestRecord::default()
@@ -192,39 +186,49 @@ impl TestWriter {
         let prompt = match self.prompt(task, ctx) {
             Ok(p) => p,
             Err(e) => {
-                record.why = Some(format!("the prompt could not be rendered: {e:#}"));
-                return record;
+                let why = format!("the prompt could not be rendered: {e:#}");
+                return (0..self.samples)
+                    .map(|s| ModelTestRecord {
+                        why: Some(why.clone()),
+                        ..blank(s)
+                    })
+                    .collect();
             }
         };
-        let (label, temperature) = match sample {
-            0 => (format!("{} repro-test", task.instance_id), 0.0),
-            s => (
-                format!("{} repro-test sample {}", task.instance_id, s + 1),
-                SAMPLE_TEMPERATURE,
-            ),
-        };
-        let reply = self
+        let calls: Vec<(f64, u32, String)> = (0..self.samples)
+            .map(|s| match s {
+                0 => (0.0, 0, format!("{} repro-test", task.instance_id)),
+                s => (
+                    SAMPLE_TEMPERATURE,
+                    s,
+                    format!("{} repro-test sample {}", task.instance_id, s + 1),
+                ),
+            })
+            .collect();
+        let replies = self
             .engine
-            .complete(&prompt.system, &prompt.user, temperature, sample, &label);
-        let text = match reply {
-            Ok((text, usage)) => {
-                record.usage = usage;
-                text
-            }
-            Err(e) => {
-                record.why = Some(format!("the model call failed: {e:#}"));
-                return record;
-            }
-        };
-        match extract_script(&text) {
-            Ok(script) => {
-                // An unparsable script is kept in the record, to read why.
-                record.why = check_script(&script).err();
-                record.script = Some(script);
-            }
-            Err(why) => record.why = Some(why),
-        }
-        record
+            .complete_many(&prompt.system, &prompt.user, &calls);
+        (0..self.samples)
+            .zip(replies)
+            .map(|(s, reply)| {
+                let mut record = blank(s);
+                match reply {
+                    Ok((text, usage)) => {
+                        record.usage = usage;
+                        match extract_script(&text) {
+                            Ok(script) => {
+                                // An unparsable script is kept in the record, to read why.
+                                record.why = check_script(&script).err();
+                                record.script = Some(script);
+                            }
+                            Err(why) => record.why = Some(why),
+                        }
+                    }
+                    Err(e) => record.why = Some(format!("the model call failed: {e:#}")),
+                }
+                record
+            })
+            .collect()
     }
 }
 

@@ -262,36 +262,63 @@ impl Engine {
         sample: u32,
         label: &str,
     ) -> anyhow::Result<(String, Usage)> {
-        let job = Job {
-            prompt: Rendered {
-                system: system.to_string(),
-                user: user.to_string(),
-            },
-            kind: ReplyKind::Text,
-            sample,
-            about: vec![],
-            label: label.to_string(),
-            temperature: Some(temperature),
-        };
+        self.complete_many(system, user, &[(temperature, sample, label.to_string())])
+            .pop()
+            .unwrap_or_else(|| Err(anyhow::anyhow!("{label}: internal error: no outcome")))
+    }
+
+    /// Several free-form calls of one prompt, sent at once (each a `(temperature, sample,
+    /// label)`), under the engine's limits, cache, retries, cost cap and ledger like
+    /// [`Engine::complete`]. One result per call, in order.
+    pub fn complete_many(
+        self: &Arc<Self>,
+        system: &str,
+        user: &str,
+        calls: &[(f64, u32, String)],
+    ) -> Vec<anyhow::Result<(String, Usage)>> {
+        let jobs: Vec<Job> = calls
+            .iter()
+            .map(|(temperature, sample, label)| Job {
+                prompt: Rendered {
+                    system: system.to_string(),
+                    user: user.to_string(),
+                },
+                kind: ReplyKind::Text,
+                sample: *sample,
+                about: vec![],
+                label: label.clone(),
+                temperature: Some(*temperature),
+            })
+            .collect();
         if self.settings.dry_run {
-            let hit = self.cache.as_ref().and_then(|c| c.get(&self.key(&job, 0)));
-            self.dry_run(std::slice::from_ref(&job));
-            return match hit {
-                Some(r) => Ok((r.text, Usage::default())),
-                None => anyhow::bail!("dry run: no call made"),
-            };
+            let hits: Vec<_> = jobs
+                .iter()
+                .map(|j| self.cache.as_ref().and_then(|c| c.get(&self.key(j, 0))))
+                .collect();
+            self.dry_run(&jobs);
+            return hits
+                .into_iter()
+                .map(|hit| match hit {
+                    Some(r) => Ok((r.text, Usage::default())),
+                    None => Err(anyhow::anyhow!("dry run: no call made")),
+                })
+                .collect();
         }
-        match self.run(vec![job]).pop() {
-            Some(Outcome::Done {
-                parsed: Parsed::Text(t),
-                usage,
-            }) => Ok((t, usage)),
-            Some(Outcome::Done { usage, .. }) => Ok((String::new(), usage)),
-            Some(Outcome::Failed { why, .. }) | Some(Outcome::Skipped { why }) => {
-                anyhow::bail!("{label}: {why}")
-            }
-            None => anyhow::bail!("{label}: internal error: no outcome"),
-        }
+        let mut outcomes = self.run(jobs).into_iter();
+        calls
+            .iter()
+            .map(|(_, _, label)| match outcomes.next() {
+                Some(Outcome::Done {
+                    parsed: Parsed::Text(t),
+                    usage,
+                }) => Ok((t, usage)),
+                Some(Outcome::Done { usage, .. }) => Ok((String::new(), usage)),
+                Some(Outcome::Failed { why, .. }) | Some(Outcome::Skipped { why }) => {
+                    Err(anyhow::anyhow!("{label}: {why}"))
+                }
+                None => Err(anyhow::anyhow!("{label}: internal error: no outcome")),
+            })
+            .collect()
     }
 
     async fn run_async(self: Arc<Self>, jobs: Vec<Job>) -> Vec<Outcome> {

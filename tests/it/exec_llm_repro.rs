@@ -11,6 +11,7 @@ use llm_mock::{Fault, Mock};
 use serde_json::Value;
 use std::path::PathBuf;
 use std::process::Output;
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 /// What only the test-writing prompt says (the mock answers it by this).
@@ -227,30 +228,49 @@ fn several_samples_are_asked_kept_apart_and_vote() {
     }
     let s = setup();
     let mock = Mock::start(Duration::ZERO);
-    // One reply per sample, in the order they are asked: one that shows nothing at base, one
-    // that never sees the issue fixed, two that tell the fix apart (the second written
-    // otherwise). The first kept one alone would call the fix a failure.
+    // The samples are asked at once, so replies go by temperature. The first sample (at 0)
+    // never sees the issue fixed; of the three at 0.8, whichever comes first, one shows
+    // nothing at base and two tell the fix apart (the second written otherwise). The first
+    // kept test alone would call the fix a failure.
+    mock.script_at(NEEDLE, 0.0, ALWAYS_REPRODUCED);
     let good_b = GOOD_TEST.replace("try:", "# another sample\ntry:");
-    for reply in [PASSING_TEST, ALWAYS_REPRODUCED, GOOD_TEST, good_b.as_str()] {
-        mock.script(NEEDLE, reply);
+    for reply in [PASSING_TEST, GOOD_TEST, good_b.as_str()] {
+        mock.script_at(NEEDLE, 0.8, reply);
     }
-    let (v, _) = rank_offline(&s, &mock, &["--exec-llm-repro-samples", "4"]);
+    // The gate holds every reply until all four requests are in: asked one after another,
+    // the second would never be sent.
+    mock.gate.store(0, Ordering::SeqCst);
+    let (v, _) = std::thread::scope(|scope| {
+        let run = scope.spawn(|| rank_offline(&s, &mock, &["--exec-llm-repro-samples", "4"]));
+        let t = std::time::Instant::now();
+        while mock.held() < 4 {
+            assert!(
+                t.elapsed() < Duration::from_secs(60),
+                "the four samples were not asked at once ({} held)",
+                mock.held()
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        mock.gate.store(u64::MAX, Ordering::SeqCst);
+        run.join().expect("rank")
+    });
     let exec = &v["exec"];
     let samples = exec["model_test_samples"].as_array().expect("samples");
-    let status: Vec<&str> = samples
+    let mut status: Vec<&str> = samples
         .iter()
         .map(|m| m["status"].as_str().unwrap())
         .collect();
+    assert_eq!(status[0], "kept", "{exec}");
+    status.sort();
     assert_eq!(status, ["discarded", "kept", "kept", "kept"], "{exec}");
     let index: Vec<u64> = samples
         .iter()
         .map(|m| m["sample"].as_u64().unwrap_or(0))
         .collect();
     assert_eq!(index, [0, 1, 2, 3]);
-    // The issue's record is the first kept sample.
+    // The issue's record is the first kept sample: the first.
     assert_eq!(exec["model_test"]["status"], "kept");
-    assert_eq!(exec["model_test"]["sample"], 1);
-
+    assert!(exec["model_test"].get("sample").is_none(), "{exec}");
     assert!(exec["model_test"]["script"]
         .as_str()
         .unwrap()
@@ -273,6 +293,8 @@ fn several_samples_are_asked_kept_apart_and_vote() {
             j["temperature"].as_f64().unwrap()
         })
         .collect();
+    let mut temps = temps;
+    temps.sort_by(f64::total_cmp);
     assert_eq!(temps, [0.0, 0.8, 0.8, 0.8]);
 
     // The table says how many samples were kept; a rerun asks the model nothing (each sample

@@ -48,6 +48,8 @@ pub struct Rule {
     pub reply: String,
     /// Keep answering (otherwise used once).
     pub sticky: bool,
+    /// Answer only a request sent at this temperature.
+    pub temperature: Option<f64>,
 }
 
 #[derive(Default)]
@@ -143,11 +145,22 @@ impl Mock {
         self.add_rule(needle, reply, true);
     }
 
+    /// Answer the next prompt containing `needle` sent at `temperature` with `reply` (once).
+    pub fn script_at(&self, needle: &str, temperature: f64, reply: &str) {
+        self.state.lock().unwrap().rules.push(Rule {
+            needle: needle.into(),
+            reply: reply.into(),
+            sticky: false,
+            temperature: Some(temperature),
+        });
+    }
+
     fn add_rule(&self, needle: &str, reply: &str, sticky: bool) {
         self.state.lock().unwrap().rules.push(Rule {
             needle: needle.into(),
             reply: reply.into(),
             sticky,
+            temperature: None,
         });
     }
 
@@ -314,7 +327,16 @@ async fn serve(
                 Some(f) => Some(f),
                 None => {
                     let prompt = user_prompt(&body);
-                    match s.rules.iter().position(|r| prompt.contains(&r.needle)) {
+                    let temperature = serde_json::from_str::<serde_json::Value>(&body)
+                        .ok()
+                        .and_then(|j| j["temperature"].as_f64());
+                    match s.rules.iter().position(|r| {
+                        prompt.contains(&r.needle)
+                            && match r.temperature {
+                                Some(t) => Some(t) == temperature,
+                                None => true,
+                            }
+                    }) {
                         Some(i) => {
                             let r = s.rules[i].clone();
                             if !r.sticky {
