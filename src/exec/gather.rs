@@ -1538,10 +1538,8 @@ fn gather_at(resolved: &Resolved, at_base: bool) -> IssueExec {
             keep_model_test(r, seen.model.get(&(0, sample)).copied()).then_some(sample)
         })
         .collect();
-    out.model_test = model_kept
-        .first()
-        .or(Some(&0))
-        .and_then(|&sample| model_records.get(sample))
+    out.model_test = model_records
+        .get(model_kept.first().copied().unwrap_or(0))
         .cloned();
     if model_records.len() > 1 {
         out.model_test_samples = model_records;

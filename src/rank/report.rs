@@ -127,7 +127,7 @@ fn exec_line(e: &crate::exec::gather::IssueExec) -> String {
         line.push_str(&format!("environment: {why}\n"));
     }
     if let Some(m) = &e.model_test {
-        line.push_str(&model_test_line(m, &e.model_test_samples, &e.behaviour));
+        line.push_str(&model_test_line(m, e));
     }
     for w in &e.written_tests {
         let (pass, ran) = tally(&e.behaviour, |b| b.written.get(&w.family).copied());
@@ -165,22 +165,19 @@ fn tally(
 }
 
 /// One line on the model-written reproduction test (`--exec-llm-repro`): `m` is the first
-/// kept sample (else the first), `samples` all of them when several were asked for.
+/// kept sample (else the first) of the issue's `e`, which has all of them when several were
+/// asked for.
 fn model_test_line(
     m: &crate::exec::llm_repro::ModelTestRecord,
-    samples: &[crate::exec::llm_repro::ModelTestRecord],
-    behaviour: &[Option<crate::model::Behaviour>],
+    e: &crate::exec::gather::IssueExec,
 ) -> String {
     use crate::exec::llm_repro::TestStatus;
     use crate::model::ModelTest;
     let why = m.why.as_deref().unwrap_or("no reason given");
     let why = why.lines().next().unwrap_or_default();
-    let kept = samples
-        .iter()
-        .filter(|s| s.status == TestStatus::Kept)
-        .count();
+    let kept = e.model_tests_kept();
     // With several samples: how many were kept, and which one a reason is about.
-    let (what, of) = match samples.len() {
+    let (what, of) = match e.model_test_samples.len() {
         0 | 1 => ("test".to_string(), String::new()),
         n if kept > 0 => ("tests".to_string(), format!("{kept} of {n} samples ")),
         n => (
@@ -199,7 +196,7 @@ fn model_test_line(
         ),
         TestStatus::Kept => {
             let count = |t: ModelTest| {
-                behaviour
+                e.behaviour
                     .iter()
                     .flatten()
                     .filter(|b| b.model_test == Some(t))
