@@ -5,7 +5,8 @@
 //! implies added (names it uses but never binds that the repository's packages export, its
 //! modules, conventional aliases such as `np`), and every top-level statement wrapped so the
 //! script reports each exception (`[dei-repro] statement N raised T: msg`), goes on like a
-//! REPL session, prints the values of bare expressions, and ends with
+//! REPL session, prints the values of bare expressions (a notebook cell's last one also through
+//! the rich forms Jupyter asks for: `_repr_latex_`, `_repr_png_`, …), and ends with
 //! `[dei-repro] first exception: T` or `[dei-repro] no exception`. See docs/execution.md.
 
 use super::outcome::REPRO_MARK;
@@ -532,6 +533,9 @@ pub struct RepoNames {
     /// A module of ready-made symbols the repository's users import letters from (see
     /// [`SYMBOL_MODULES`]), when the repository has one.
     pub symbols: Option<&'static str>,
+    /// Public name → the one module of the repository's packages that defines it at top
+    /// level (a `def` or `class`), outside tests; `None` when several do.
+    pub defined: BTreeMap<String, Option<String>>,
 }
 
 /// Modules whose users write `x`, `y`, `alpha` without binding them, as the project's own docs
@@ -603,6 +607,26 @@ impl RepoNames {
             .iter()
             .find(|(file, _)| files.get(file).is_some())
             .map(|(_, module)| *module);
+        for p in files.paths() {
+            let Some(module) = library_module(p, &names.modules) else {
+                continue;
+            };
+            let Some(f) = files.get(p) else { continue };
+            for name in top_level_defs(&f.text) {
+                if name.starts_with('_') {
+                    continue;
+                }
+                names
+                    .defined
+                    .entry(name.to_string())
+                    .and_modify(|m| {
+                        if m.as_deref() != Some(module.as_str()) {
+                            *m = None;
+                        }
+                    })
+                    .or_insert_with(|| Some(module.clone()));
+            }
+        }
         packages.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
         for (_, pkg, init) in packages {
             let mut seen = BTreeSet::new();
@@ -614,6 +638,50 @@ impl RepoNames {
         }
         names
     }
+}
+
+/// The names of the `def`, `async def` and `class` statements at column 0 of Python source (a
+/// line scan: every library file of the repository is read for them).
+fn top_level_defs(text: &str) -> impl Iterator<Item = &str> {
+    text.lines().filter_map(|l| {
+        let rest = l
+            .strip_prefix("def ")
+            .or_else(|| l.strip_prefix("async def "))
+            .or_else(|| l.strip_prefix("class "))?
+            .trim_start();
+        let end = rest
+            .find(|c: char| !(c.is_alphanumeric() || c == '_'))
+            .unwrap_or(rest.len());
+        (end > 0).then(|| &rest[..end])
+    })
+}
+
+/// The dotted module of a library file of one of the repository's packages
+/// (`sympy/utilities/iterables.py` → `sympy.utilities.iterables`), or `None` for a file
+/// outside them, a test (`tests/`, `testing/`, `test_*.py`, `conftest.py`) or a private module.
+fn library_module(path: &str, packages: &BTreeSet<String>) -> Option<String> {
+    let rel = path
+        .strip_prefix("src/")
+        .or_else(|| path.strip_prefix("lib/"))
+        .unwrap_or(path)
+        .strip_suffix(".py")?;
+    let mut parts: Vec<&str> = rel.split('/').collect();
+    if parts.len() < 2 || !packages.contains(parts[0]) {
+        return None;
+    }
+    if parts.last() == Some(&"__init__") {
+        parts.pop();
+    }
+    let test = |p: &&str| {
+        matches!(*p, "tests" | "test" | "testing" | "conftest" | "benchmarks")
+            || p.starts_with("test_")
+            || p.starts_with('_')
+            || !is_identifier(p)
+    };
+    if parts[1..].iter().any(test) {
+        return None;
+    }
+    Some(parts.join("."))
 }
 
 fn is_identifier(s: &str) -> bool {
@@ -1027,7 +1095,9 @@ fn bind_targets(n: tree_sitter::Node, code: &str, bound: &mut BTreeSet<String>) 
 /// The imports for names the code uses but never binds: a name the repository's packages
 /// export (`from pkg import Name`; not when the code already star-imports), a repository
 /// module or standard-library module (`import name`), a conventional alias (`np`, `plt`, …),
-/// a letter from the repository's symbol module (`from sympy.abc import x`).
+/// a letter from the repository's symbol module (`from sympy.abc import x`), else a function
+/// or class that one library module alone defines (`from sympy.utilities.iterables import
+/// multiset`; not when the code star-imports).
 pub fn implied_imports(code: &str, names: &RepoNames) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for (u, star) in unbound_names(code) {
@@ -1035,9 +1105,12 @@ pub fn implied_imports(code: &str, names: &RepoNames) -> Vec<String> {
             format!("import {u}")
         } else if let (false, Some(pkg)) = (star, names.exported.get(&u)) {
             format!("from {pkg} import {u}")
+        } else if let (Some(module), true) = (names.symbols, is_symbol_name(&u)) {
+            // Before the aliases: sympy's `u` is a letter, not astropy's units.
+            format!("from {module} import {u}")
         } else if let Some((_, imp)) = ALIASES.iter().find(|(a, _)| *a == u) {
             imp.to_string()
-        } else if let (Some(module), true) = (names.symbols, is_symbol_name(&u)) {
+        } else if let (false, Some(Some(module))) = (star, names.defined.get(&u)) {
             format!("from {module} import {u}")
         } else {
             continue;
@@ -1069,20 +1142,37 @@ pub struct Reproduction {
 /// repeated blocks once. Only when none is found: lines of code inside the prose
 /// ([`loose_code`]), then the statements of tracebacks.
 pub fn issue_code(issue: &str) -> (String, Vec<(Source, usize)>) {
-    let (parts, sources) = issue_parts(issue);
+    let (parts, sources, _) = issue_parts(issue);
     (parts.join("\n"), sources)
 }
 
-/// [`issue_code`]'s parts, one per block (or the loose code), with where each came from.
-fn issue_parts(issue: &str) -> (Vec<String>, Vec<(Source, usize)>) {
+/// A block that reads as a notebook cell: fenced or indented code with no session prompt
+/// (`>>>`, `In [n]:`) and no traceback. Jupyter shows the value of a cell's last expression
+/// through the value's rich forms too (`_repr_html_`, `_repr_png_`, …); a REPL session shows
+/// only `repr`.
+fn is_cell(b: &Block) -> bool {
+    matches!(b.source, Source::Fenced | Source::Indented)
+        && !b.text.lines().any(|l| {
+            let t = l.trim_start();
+            is_doctest_prompt(t)
+                || ipython_prompt(t).is_some()
+                || t.starts_with("Traceback (most recent call last)")
+        })
+}
+
+/// [`issue_code`]'s parts, one per block (or the loose code), with where each came from and
+/// whether it is a notebook cell ([`is_cell`]).
+fn issue_parts(issue: &str) -> (Vec<String>, Vec<(Source, usize)>, Vec<bool>) {
     let all = blocks(issue);
     let mut parts: Vec<String> = Vec::new();
     let mut sources = Vec::new();
+    let mut cells = Vec::new();
     for pass in 0..3 {
         if pass == 1 {
             if let Some((code, line)) = loose_code(issue) {
                 parts.push(code);
                 sources.push((Source::Loose, line));
+                cells.push(false);
                 break;
             }
             continue;
@@ -1096,6 +1186,7 @@ fn issue_parts(issue: &str) -> (Vec<String>, Vec<(Source, usize)>) {
                 if !parts.contains(&code) {
                     parts.push(code);
                     sources.push((b.source, b.line));
+                    cells.push(is_cell(b));
                 }
             }
         }
@@ -1103,7 +1194,7 @@ fn issue_parts(issue: &str) -> (Vec<String>, Vec<(Source, usize)>) {
             break;
         }
     }
-    (parts, sources)
+    (parts, sources, cells)
 }
 
 /// A line that reads as code rather than prose: it calls, assigns, indexes or starts with a
@@ -1658,19 +1749,26 @@ pub fn reproduction(issue: &str, names: &RepoNames) -> Option<Reproduction> {
             &files[0].0,
         );
     }
-    let (mut parts, mut sources) = issue_parts(issue);
+    let (mut parts, mut sources, mut cells) = issue_parts(issue);
     // Only when the issue shows no code at all: the expressions it writes inline whose every
     // name the repository or Python binds (`0**-oo` with sympy's `oo`); one that names what the
     // issue never shows (`r.iter_content(…)`) would only raise `NameError` everywhere.
     if parts.is_empty() {
+        // Not a name one module defines: prose names internals (`dmp_zz_mignotte_bound(f, u,
+        // K)` in a request to improve it) more often than it shows a call that reproduces.
+        let exported = RepoNames {
+            defined: BTreeMap::new(),
+            ..names.clone()
+        };
         for (expr, line) in inline_expressions(issue) {
-            let imports = implied_imports(&expr, names);
+            let imports = implied_imports(&expr, &exported);
             let whole = format!("{}\n{expr}", imports.join("\n"));
             if unbound_names(&whole).is_empty() {
                 if sources.is_empty() {
                     sources.push((Source::Inline, line));
                 }
                 parts.push(expr);
+                cells.push(false);
             }
         }
     }
@@ -1686,13 +1784,24 @@ pub fn reproduction(issue: &str, names: &RepoNames) -> Option<Reproduction> {
         return None;
     }
     let imports = implied_imports(&code, names);
-    let code = if imports.is_empty() {
-        code
+    let head = if imports.is_empty() {
+        String::new()
     } else {
-        format!("{}\n{code}", imports.join("\n"))
+        format!("{}\n", imports.join("\n"))
     };
+    // Where each cell ends in the code.
+    let mut cell_ends = Vec::new();
+    let mut at = head.len();
+    for (part, &cell) in parts.iter().zip(&cells) {
+        at += part.len();
+        if cell {
+            cell_ends.push(at);
+        }
+        at += 1;
+    }
+    let code = head + &code;
     let flags = pytest_flags(issue);
-    let (script, statements) = wrap(&code, (test_files <= 1).then_some(&flags[..]))?;
+    let (script, statements) = wrap(&code, (test_files <= 1).then_some(&flags[..]), &cell_ends)?;
     Some(Reproduction {
         script,
         code,
@@ -1739,7 +1848,7 @@ pub fn agent_scripts(
             {
                 continue;
             }
-            let Some((script, _)) = wrap(code, Some(&[])) else {
+            let Some((script, _)) = wrap(code, Some(&[]), &[]) else {
                 continue;
             };
             found.push((
@@ -1784,6 +1893,33 @@ def _dei_hook(t, e, tb, _default=_dei_sys.excepthook):
 _dei_sys.excepthook = _dei_hook
 "#;
 
+/// Shows a notebook cell's last value as Jupyter does: `repr`, then every rich form its type
+/// defines. The text forms Jupyter renders (LaTeX, Markdown, HTML) are printed, after a line
+/// naming each; the others (images, JSON, a mime bundle) are computed and dropped (a plot is
+/// drawn only when its `_repr_png_` is asked for). An exception a form raises is the
+/// statement's, but for an `ImportError`: a form that needs a package the environment lacks
+/// (dask's HTML) is skipped, as the reporter had it. Only in scripts that call it, so every
+/// other script stays as it was.
+const DISPLAY: &str = r#"def _dei_display(value):
+    _dei_show(value)
+    if value is None:
+        return
+    for _dei_form in ("_repr_latex_", "_repr_markdown_", "_repr_html_", "_repr_svg_", "_repr_png_",
+                      "_repr_jpeg_", "_repr_json_", "_repr_javascript_", "_repr_mimebundle_"):
+        if not callable(getattr(type(value), _dei_form, None)):
+            continue
+        try:
+            if _dei_form == "_repr_mimebundle_":
+                _dei_shown = value._repr_mimebundle_(include=None, exclude=None)
+            else:
+                _dei_shown = getattr(value, _dei_form)()
+        except ImportError:
+            continue
+        if _dei_form in ("_repr_latex_", "_repr_markdown_", "_repr_html_") and isinstance(_dei_shown, str):
+            print("%s:" % _dei_form)
+            print(_dei_shown)
+"#;
+
 /// Wrap each top-level statement: `try:` … `except Exception as e: _dei_fail(n, e)`, bare
 /// expressions as `_dei_show(expr)`. A statement holding a string that spans lines is left
 /// unwrapped (indenting it would change the string); an exception there ends the script
@@ -1796,18 +1932,20 @@ _dei_sys.excepthook = _dei_hook
 /// pytest, when the environment has it, with those flags (the issue's own, [`pytest_flags`])
 /// and without the repository's pytest settings, as the issue's reporter ran them; it ends as
 /// pytest does.
-fn wrap(code: &str, pytest: Option<&[String]>) -> Option<(String, usize)> {
+fn wrap(code: &str, pytest: Option<&[String]>, cell_ends: &[usize]) -> Option<(String, usize)> {
     let tree = python::parse(code)?;
     let root = tree.root_node();
     let flags = pytest.filter(|_| defines_tests(root, code));
     let mut head = String::new();
     let mut body = String::new();
     let mut n = 0;
+    let mut displays = false;
     let mut c = root.walk();
-    for node in root.named_children(&mut c) {
-        if node.kind() == "comment" {
-            continue;
-        }
+    let nodes: Vec<_> = root
+        .named_children(&mut c)
+        .filter(|n| n.kind() != "comment")
+        .collect();
+    for (i, &node) in nodes.iter().enumerate() {
         let text = &code[line_start(code, node.start_byte())..node.end_byte()];
         if node.kind() == "future_import_statement" {
             head.push_str(text);
@@ -1824,10 +1962,24 @@ fn wrap(code: &str, pytest: Option<&[String]>) -> Option<(String, usize)> {
             }) {
             let inner = &code[node.start_byte()..node.end_byte()];
             let inner = inner.trim_end().trim_end_matches(';');
-            if node.named_child_count() > 1 {
-                format!("_dei_show(({inner}))")
+            // The last statement of a notebook cell: no other statement before its end.
+            let next = nodes.get(i + 1).map_or(code.len(), |x| x.start_byte());
+            let prints = node.named_child(0).is_some_and(|x| {
+                x.kind() == "call"
+                    && x.child_by_field_name("function").is_some_and(|f| {
+                        matches!(&code[f.start_byte()..f.end_byte()], "print" | "pprint")
+                    })
+            });
+            let shown = if !prints && cell_ends.iter().any(|&e| node.end_byte() <= e && e <= next) {
+                displays = true;
+                "_dei_display"
             } else {
-                format!("_dei_show({inner})")
+                "_dei_show"
+            };
+            if node.named_child_count() > 1 {
+                format!("{shown}(({inner}))")
+            } else {
+                format!("{shown}({inner})")
             }
         } else {
             text.to_string()
@@ -1868,10 +2020,9 @@ fn wrap(code: &str, pytest: Option<&[String]>) -> Option<(String, usize)> {
     } else {
         format!("{summary}\n_dei_sys.exit(1 if _dei_first else 0)\n")
     };
-    let script = format!(
-        "{head}{}\n{body}{tail}",
-        PRELUDE.replace("@MARK@", REPRO_MARK)
-    );
+    let prelude = PRELUDE.replace("@MARK@", REPRO_MARK);
+    let display = if displays { DISPLAY } else { "" };
+    let script = format!("{head}{prelude}{display}\n{body}{tail}");
     Some((script, n))
 }
 
@@ -2297,7 +2448,7 @@ mod tests {
     #[test]
     fn code_that_defines_tests_runs_them_with_pytest() {
         let test = "import pytest\n\n@pytest.mark.skip\ndef test_skip_location():\n    assert 0\n";
-        let (script, n) = wrap(test, Some(&["--runxfail".to_string()])).unwrap();
+        let (script, n) = wrap(test, Some(&["--runxfail".to_string()]), &[]).unwrap();
         assert_eq!(n, 2);
         assert!(script.contains("if __name__ == \"__main__\":"), "{script}");
         assert!(
@@ -2308,7 +2459,7 @@ mod tests {
             "class TestIt:\n    def test_a(self):\n        pass\n",
             "async def test_a():\n    pass\n",
         ] {
-            let (script, _) = wrap(code, Some(&[])).unwrap();
+            let (script, _) = wrap(code, Some(&[]), &[]).unwrap();
             assert!(script.contains("_dei_pytest.main"), "{code}");
         }
         // Code that defines no test, or only calls one, runs as a script.
@@ -2317,7 +2468,7 @@ mod tests {
             "test_it()\n",
             "testing = 1\n",
         ] {
-            let (script, _) = wrap(code, Some(&[])).unwrap();
+            let (script, _) = wrap(code, Some(&[]), &[]).unwrap();
             assert!(!script.contains("pytest"), "{code}");
             assert!(
                 script.ends_with("_dei_sys.exit(1 if _dei_first else 0)\n"),
@@ -2506,6 +2657,71 @@ mod tests {
         );
     }
 
+    /// A name the package does not export, that one library module alone defines at top level,
+    /// is imported from that module; one that two modules define, a test's, a private
+    /// module's, or one used after a star import, is not. Letters stay sympy's, `u` included.
+    #[test]
+    fn implied_imports_from_the_one_module_that_defines_a_name() {
+        let files = FileIndex::from_pairs(vec![
+            ("sympy/__init__.py".into(), "from .core import *\n".into()),
+            (
+                "sympy/core/__init__.py".into(),
+                "def S():\n    pass\n".into(),
+            ),
+            (
+                "sympy/utilities/iterables.py".into(),
+                "def multiset(s):\n    pass\ndef uniq(s):\n    pass\nclass Both:\n    pass\n"
+                    .into(),
+            ),
+            (
+                "sympy/polys/misc.py".into(),
+                "class Both:\n    pass\n".into(),
+            ),
+            (
+                "sympy/utilities/tests/test_iterables.py".into(),
+                "def helper():\n    pass\ndef uniq(s):\n    pass\n".into(),
+            ),
+            (
+                "sympy/_private.py".into(),
+                "def hidden():\n    pass\n".into(),
+            ),
+            ("sympy/abc.py".into(), "u = 1\n".into()),
+        ]);
+        let n = RepoNames::from_repo(&files);
+        assert_eq!(
+            implied_imports(
+                "multiset('THISTLE')\nuniq(f)\nBoth()\nhelper()\nhidden()\nS()\nu + 1\n",
+                &n
+            ),
+            vec![
+                "from sympy.utilities.iterables import multiset",
+                "from sympy.utilities.iterables import uniq",
+                "from sympy.abc import f",
+                "from sympy import S",
+                "from sympy.abc import u",
+            ]
+        );
+        assert_eq!(
+            implied_imports("from sympy import *\nmultiset('a')\n", &n),
+            Vec::<String>::new()
+        );
+        // Inline code in prose counts only names the packages export.
+        assert!(reproduction("Calling `multiset('ab')` is slow.", &n).is_none());
+        assert!(reproduction("Calling `S(2) + 1` is slow.", &n).is_some());
+        assert_eq!(
+            library_module("src/_pytest/python.py", &["_pytest".to_string()].into()),
+            Some("_pytest.python".to_string())
+        );
+        assert_eq!(
+            library_module("sympy/core/__init__.py", &["sympy".to_string()].into()),
+            Some("sympy.core".to_string())
+        );
+        assert_eq!(
+            library_module("setup.py", &["sympy".to_string()].into()),
+            None
+        );
+    }
+
     #[test]
     fn implied_imports_skip_bound_names_and_star_imports() {
         let n = names();
@@ -2579,7 +2795,7 @@ mod tests {
         .unwrap();
         assert!(
             r.script
-                .contains("\ns = '''a\nb'''\ntry:\n    _dei_show(len(s))\n"),
+                .contains("\ns = '''a\nb'''\ntry:\n    _dei_display(len(s))\n"),
             "{}",
             r.script
         );
@@ -2718,6 +2934,50 @@ mod tests {
         assert_eq!(
             crate::exec::outcome::final_exception(&stdout).as_deref(),
             Some("KeyError")
+        );
+    }
+
+    /// A notebook cell's last value is shown as Jupyter shows it: its LaTeX form printed, its
+    /// image form computed (an exception there is the statement's). Other bare values, a
+    /// session's and a `print` call's, are shown by `repr` only.
+    #[test]
+    fn a_cells_last_value_is_displayed_like_a_notebook() {
+        let issue = "The plot fails:\n```python\nclass P:\n    def __repr__(self):\n        return 'P'\n    def _repr_latex_(self):\n        return '$p$'\n    def _repr_html_(self):\n        import dei_no_such_module\n    def _repr_png_(self):\n        raise TypeError('cannot draw')\nP()\nP()\n```\nIn a shell:\n```\n>>> P()\nP\n```\n```python\nprint(1)\n```\n";
+        let r = reproduction(issue, &RepoNames::default()).unwrap();
+        assert_eq!(
+            r.script.matches("_dei_display(P())").count(),
+            1,
+            "{}",
+            r.script
+        );
+        assert_eq!(
+            r.script.matches("_dei_show(P())").count(),
+            2,
+            "{}",
+            r.script
+        );
+        assert!(r.script.contains("_dei_show(print(1))"), "{}", r.script);
+        // A script with no cell's value to show is as it was.
+        let plain = reproduction("```python\n>>> P()\n```\n", &RepoNames::default()).unwrap();
+        assert!(!plain.script.contains("_dei_display"), "{}", plain.script);
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("repro.py");
+        std::fs::write(&path, &r.script).unwrap();
+        let Ok(out) = std::process::Command::new("python3")
+            .arg(&path)
+            .current_dir(dir.path())
+            .output()
+        else {
+            use std::io::Write as _;
+            let _ = writeln!(
+                std::io::stderr().lock(),
+                "SKIPPED a_cells_last_value_is_displayed_like_a_notebook: no python3 on PATH"
+            );
+            return;
+        };
+        assert_eq!(
+            String::from_utf8_lossy(&out.stdout),
+            "P\nP\n_repr_latex_:\n$p$\n[dei-repro] statement 3 raised TypeError: cannot draw\nP\n1\n[dei-repro] first exception: TypeError\n"
         );
     }
 
