@@ -215,6 +215,11 @@ pub struct IssueExec {
     /// compared.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub repro_output_unstable: bool,
+    /// Its two base runs printed differently until its randomness was pinned
+    /// ([`repro::pinned`]: hash seed 0, `random` and NumPy seeded), which the candidates' runs
+    /// then use too.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub repro_pinned: bool,
     /// Where the reproduction came from when not from the issue: an agent's script
     /// (`reproduce_bug.py, written by AGENT`); `None`: the issue's code, or none ran.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -1464,6 +1469,38 @@ fn gather_at(resolved: &Resolved, at_base: bool) -> IssueExec {
     if let Some(first) = &first_repro {
         if !settle_repro(&mut out, &mut seen, first) {
             out.repro_base = Some(format!("not used: {UNSTEADY}"));
+        }
+    }
+    // Its two base runs printed differently (sympy's term order under hash randomization,
+    // `np.random` data): tried twice more with its randomness pinned, and used so when
+    // those two print alike; else only how its runs end is compared, as before.
+    if out.repro_output_unstable {
+        if let Some(pinned) = script.as_deref().and_then(repro::pinned) {
+            let unpinned = seen.repros.remove(&0);
+            // Read whole (an unsteady reproduction's runs keep only how they end).
+            out.repro_output_unstable = false;
+            let job = (0, What::Repro, 0);
+            let r = run_job(&job, &test_cmds, &[], Some(&pinned));
+            absorb(&mut out, &mut seen, &[], &job, r);
+            let first = seen.repros.get(&0).cloned();
+            let steady = first.as_ref().is_some_and(|first| {
+                let job = (0, What::Repro, 1);
+                let r = run_job(&job, &test_cmds, &[], Some(&pinned));
+                absorb(&mut out, &mut seen, &[], &job, r);
+                settle_repro(&mut out, &mut seen, first) && !out.repro_output_unstable
+            });
+            if steady {
+                script = Some(pinned);
+                first_repro = first;
+                out.repro_pinned = true;
+            } else {
+                seen.repros.remove(&0);
+                if let Some(u) = unpinned {
+                    seen.repros.insert(0, u);
+                }
+                out.reproduction = true;
+                out.repro_output_unstable = true;
+            }
         }
     }
 

@@ -1893,6 +1893,40 @@ def _dei_hook(t, e, tb, _default=_dei_sys.excepthook):
 _dei_sys.excepthook = _dei_hook
 "#;
 
+/// What [`pinned`] puts after the prelude's first import: the script starts again under hash
+/// seed 0 (string hashing orders sets and sympy's terms), then seeds `random`.
+const PIN: &str = r#"if _dei_os.environ.get("PYTHONHASHSEED") != "0" and _dei_sys.executable:
+    _dei_os.environ["PYTHONHASHSEED"] = "0"
+    _dei_sys.stdout.flush()
+    _dei_os.execv(_dei_sys.executable, [_dei_sys.executable] + _dei_sys.argv)
+import random as _dei_random
+_dei_random.seed(0)
+"#;
+
+/// NumPy's generator too, for code that draws from it.
+const PIN_NUMPY: &str = r#"try:
+    import numpy as _dei_numpy
+    _dei_numpy.random.seed(0)
+except Exception:
+    pass
+"#;
+
+/// The reproduction `script` ([`wrap`]'s) with its randomness pinned: hash seed 0, `random`
+/// seeded, and NumPy's generator when the code uses it. `None` for a script without the
+/// prelude (a tool run over a project). Used only when two base runs print differently, so
+/// every other reproduction, and its cached runs, stays as it was.
+pub fn pinned(script: &str) -> Option<String> {
+    const ANCHOR: &str = "import sys as _dei_sys, os as _dei_os\n";
+    let at = script.find(ANCHOR)? + ANCHOR.len();
+    let numpy = script.contains("random") && (script.contains("numpy") || script.contains("np."));
+    let pin = if numpy {
+        format!("{PIN}{PIN_NUMPY}")
+    } else {
+        PIN.to_string()
+    };
+    Some(format!("{}{pin}{}", &script[..at], &script[at..]))
+}
+
 /// Shows a notebook cell's last value as Jupyter does: `repr`, then every rich form its type
 /// defines. The text forms Jupyter renders (LaTeX, Markdown, HTML) are printed, after a line
 /// naming each; the others (images, JSON, a mime bundle) are computed and dropped (a plot is
@@ -2979,6 +3013,52 @@ mod tests {
             String::from_utf8_lossy(&out.stdout),
             "P\nP\n_repr_latex_:\n$p$\n[dei-repro] statement 3 raised TypeError: cannot draw\nP\n1\n[dei-repro] first exception: TypeError\n"
         );
+    }
+
+    /// Pinned, the script prints the same under any hash seed: it starts again under seed 0
+    /// and seeds `random`; unpinned, a set of strings prints in another order under another
+    /// seed. NumPy is seeded only for code that draws from it; a tool's script is not pinned.
+    #[test]
+    fn a_pinned_reproduction_prints_alike_under_any_hash_seed() {
+        let issue = "```python\nimport random\nrandom.random()\nlist({'w%d' % i for i in range(30)})\n```\n";
+        let r = reproduction(issue, &RepoNames::default()).unwrap();
+        let pin = pinned(&r.script).unwrap();
+        assert!(!pin.contains("_dei_numpy"), "{pin}");
+        let np =
+            reproduction("```python\nnp.random.rand(3)\n```\n", &RepoNames::default()).unwrap();
+        assert!(pinned_numpy(&np.script), "{}", np.script);
+        assert_eq!(pinned("print(1)\n"), None);
+        let dir = tempfile::tempdir().unwrap();
+        let run = |script: &str, seed: &str| {
+            let path = dir.path().join("repro.py");
+            std::fs::write(&path, script).unwrap();
+            std::process::Command::new("python3")
+                .arg(&path)
+                .env("PYTHONHASHSEED", seed)
+                .current_dir(dir.path())
+                .output()
+                .ok()
+                .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
+        };
+        let Some(a) = run(&r.script, "1") else {
+            use std::io::Write as _;
+            let _ = writeln!(
+                std::io::stderr().lock(),
+                "SKIPPED a_pinned_reproduction_prints_alike_under_any_hash_seed: no python3 on PATH"
+            );
+            return;
+        };
+        assert_ne!(Some(a), run(&r.script, "2"));
+        let p1 = run(&pin, "1").unwrap();
+        assert!(
+            p1.contains("'w0'") && p1.ends_with("no exception\n"),
+            "{p1}"
+        );
+        assert_eq!(Some(p1), run(&pin, "2"));
+    }
+
+    fn pinned_numpy(script: &str) -> bool {
+        pinned(script).is_some_and(|p| p.contains("_dei_numpy.random.seed(0)"))
     }
 
     #[test]

@@ -1162,17 +1162,18 @@ fn a_sphinx_issue_builds_the_project_it_shows() {
 }
 
 #[test]
-fn a_reproduction_that_prints_a_random_number_is_compared_by_how_it_ends() {
-    // The issue's snippet also prints a random number, so its two base runs print differently:
-    // only how a run ends is compared, and the candidate that changes nothing is not seen
-    // changing what it prints (it would be, on every run, if outputs were compared).
+fn a_reproduction_that_prints_the_time_is_compared_by_how_it_ends() {
+    // The issue's snippet also prints the time, so its two base runs print differently, with
+    // its randomness pinned too: only how a run ends is compared, and the candidate that
+    // changes nothing is not seen changing what it prints (it would be, on every run, if
+    // outputs were compared).
     let Some((dir, cache, tmp)) = exec_dirs() else {
         return;
     };
     let (repo, tasks) = example_with(dir.path(), &[], |text| {
         text.replace(
             ">>> from textkit.words import word_count\n",
-            ">>> from textkit.words import word_count\n>>> import random\n>>> random.random()\n",
+            ">>> from textkit.words import word_count\n>>> import time\n>>> time.time()\n",
         )
     });
     let cands = fix_and_noop(dir.path());
@@ -1189,6 +1190,30 @@ fn a_reproduction_that_prints_a_random_number_is_compared_by_how_it_ends() {
             "{agent}: {exec}"
         );
     }
+}
+
+#[test]
+fn a_reproduction_that_prints_differently_is_pinned_and_compared_whole() {
+    // A random number and a set of strings (whose order follows string hashing, seeded anew
+    // in each run): the two base runs print differently, two more with the randomness pinned
+    // print alike, so the candidates' runs are pinned too and compared whole.
+    let Some((dir, cache, tmp)) = exec_dirs() else {
+        return;
+    };
+    let (repo, tasks) = example_with(dir.path(), &[], |text| {
+        text.replace(
+            ">>> from textkit.words import word_count\n",
+            ">>> from textkit.words import word_count\n>>> import random\n>>> random.random()\n>>> list({'w%d' % i for i in range(30)})\n",
+        )
+    });
+    let cands = fix_and_noop(dir.path());
+    let v = rank_exec_in(&cands, &repo, &tasks, &cache, &tmp);
+    let exec = &v["exec"];
+    assert!(exec["error"].is_null(), "{exec}");
+    assert_eq!(exec["reproduction"], true, "{exec}");
+    assert_eq!(exec["repro_pinned"], true, "{exec}");
+    assert!(exec["repro_output_unstable"].is_null(), "{exec}");
+    fix_changes_it_and_noop_does_not(&v);
 }
 
 /// The example's issue four times over (`example__textkit-1` … `-4`, one base commit) with the
