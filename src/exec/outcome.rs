@@ -494,6 +494,26 @@ pub fn normalize_output(text: &str, roots: &[&str]) -> String {
     out
 }
 
+/// `b[i..]` starts with a UUID's 36 characters (hex in groups of 8-4-4-4-12) that no letter,
+/// digit or `_` follows.
+fn is_uuid_at(b: &[char], i: usize) -> bool {
+    const GROUPS: [usize; 5] = [8, 4, 4, 4, 12];
+    let mut j = i;
+    for (g, &n) in GROUPS.iter().enumerate() {
+        if g > 0 {
+            if b.get(j) != Some(&'-') {
+                return false;
+            }
+            j += 1;
+        }
+        if j + n > b.len() || !b[j..j + n].iter().all(|c| c.is_ascii_hexdigit()) {
+            return false;
+        }
+        j += n;
+    }
+    !b.get(j).is_some_and(|c| c.is_alphanumeric() || *c == '_')
+}
+
 fn normalize_line(line: &str) -> String {
     let b: Vec<char> = line.chars().collect();
     let mut out = String::with_capacity(line.len());
@@ -522,6 +542,12 @@ fn normalize_line(line: &str) -> String {
                 }
             }
             i = j;
+            continue;
+        }
+        // UUIDs (xarray's HTML repr draws a fresh one for every element it can fold)
+        if boundary(i) && is_uuid_at(&b, i) {
+            out.push_str("<uuid>");
+            i += 36;
             continue;
         }
         // 0x addresses
@@ -1223,6 +1249,25 @@ FAILED (errors=1)
         assert_ne!(
             normalize_output("x = 1", &[]),
             normalize_output("x = 2", &[])
+        );
+        // A fresh UUID per run (xarray's HTML ids); a hex run of another shape is kept.
+        let html =
+            |id: &str| normalize_output(&format!("<input id='section-{id}' class='x'>"), &[]);
+        assert_eq!(
+            html("93ed396d-1bd1-4650-b9f0-1e3504f8d4a1"),
+            html("0283B432-2d1b-4bc4-af6e-36d60b700338")
+        );
+        assert_eq!(
+            html("93ed396d-1bd1-4650-b9f0-1e3504f8d4a1"),
+            "<input id='section-<uuid>' class='x'>\n"
+        );
+        assert_ne!(
+            html("93ed396d-1bd1-4650-b9f0-1e3504f8d4a"),
+            html("93ed396d-1bd1-4650-b9f0-1e3504f8d4a2")
+        );
+        assert_ne!(
+            html("93ed396d-1bd1-4650-b9f0-1e3504f8d4a1x"),
+            html("93ed396d-1bd1-4650-b9f0-1e3504f8d4a2x")
         );
     }
 
