@@ -245,13 +245,12 @@ impl Backend for LocalBackend {
     }
 
     fn run(&self, tree: &Tree, job: &Job) -> anyhow::Result<Outcome> {
-        let mut b = tempfile::Builder::new();
-        b.prefix("dei-sandbox-");
-        let folder = match &self.temp_root {
-            Some(r) => b.tempdir_in(r),
-            None => b.tempdir(),
-        }
-        .context("cannot make a temporary sandbox folder")?;
+        let root = self.temp_root.clone().unwrap_or_else(std::env::temp_dir);
+        sweep_once(&root);
+        let folder = tempfile::Builder::new()
+            .prefix(&sandbox_prefix())
+            .tempdir_in(&root)
+            .context("cannot make a temporary sandbox folder")?;
         let guard = Removal(folder.path().to_path_buf());
         let dir = folder.path().join("tree");
         std::fs::create_dir(&dir)?;
@@ -265,8 +264,9 @@ impl Backend for LocalBackend {
     }
 
     fn run_in(&self, dir: &Path, job: &Job) -> anyhow::Result<Outcome> {
+        sweep_once(&std::env::temp_dir());
         let scratch = tempfile::Builder::new()
-            .prefix("dei-sandbox-")
+            .prefix(&sandbox_prefix())
             .tempdir()
             .context("cannot make a temporary sandbox folder")?;
         let guard = Removal(scratch.path().to_path_buf());
@@ -275,6 +275,81 @@ impl Backend for LocalBackend {
         let out = run_local(scratch.path(), dir, &job);
         drop(guard);
         out
+    }
+}
+
+/// A sandbox folder's name starts with the pid of the process that made it
+/// (`dei-sandbox-4242-Xa9f2k`), so a later run can tell whose it is.
+fn sandbox_prefix() -> String {
+    format!("dei-sandbox-{}-", std::process::id())
+}
+
+/// How old a folder left by a process that is gone must be before it is removed: a folder of
+/// a live run elsewhere (another PID namespace sharing the temp folder) is never that old.
+const STALE_AFTER: Duration = Duration::from_secs(3600);
+
+/// Once per temp folder and process: [`sweep_stale`].
+fn sweep_once(root: &Path) {
+    static SWEPT: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
+    let Ok(mut swept) = SWEPT.lock() else { return };
+    if swept.iter().any(|r| r == root) {
+        return;
+    }
+    swept.push(root.to_path_buf());
+    drop(swept);
+    sweep_stale(root, STALE_AFTER);
+}
+
+/// Remove the sandbox folders in `root` that a killed run left (a process ended by `kill -9`
+/// cannot remove its own): named after a process that no longer exists, and untouched for at
+/// least `age`. Folders of live processes, and older names without a pid, are left alone.
+/// Returns how many were removed.
+pub fn sweep_stale(root: &Path, age: Duration) -> usize {
+    let Ok(entries) = std::fs::read_dir(root) else {
+        return 0;
+    };
+    let mut removed = 0;
+    for e in entries.flatten() {
+        let name = e.file_name();
+        let Some(pid) = name
+            .to_str()
+            .and_then(|n| n.strip_prefix("dei-sandbox-"))
+            .and_then(|rest| rest.split_once('-'))
+            .and_then(|(pid, _)| pid.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        let old = e
+            .metadata()
+            .ok()
+            .filter(|m| m.is_dir())
+            .and_then(|m| m.modified().ok())
+            .and_then(|t| t.elapsed().ok())
+            .is_some_and(|d| d >= age);
+        if old && pid != std::process::id() && !process_exists(pid) {
+            drop(Removal(e.path()));
+            removed += usize::from(!e.path().exists());
+        }
+    }
+    removed
+}
+
+/// Whether a process with this pid exists (signal 0 checks without sending); where that
+/// cannot be asked, it is taken to exist.
+fn process_exists(pid: u32) -> bool {
+    #[cfg(unix)]
+    {
+        let Ok(pid) = libc::pid_t::try_from(pid) else {
+            return true;
+        };
+        // SAFETY: signal 0 only checks that the process exists and may be signalled.
+        let r = unsafe { libc::kill(pid, 0) };
+        r == 0 || std::io::Error::last_os_error().raw_os_error() != Some(libc::ESRCH)
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = pid;
+        true
     }
 }
 
@@ -1142,6 +1217,44 @@ fn capture(mut r: impl Read, cap: usize) -> (String, u64, bool) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A folder a killed run left is removed once it is old enough, read-only parts and all;
+    /// a live process's folder, a name without a pid, a file and a young folder stay.
+    #[cfg(unix)]
+    #[test]
+    fn folders_a_killed_run_left_are_swept() {
+        use std::os::unix::fs::PermissionsExt;
+        let root = tempfile::tempdir().unwrap();
+        let mut child = Command::new("true").spawn().unwrap();
+        let dead = child.id();
+        child.wait().unwrap();
+        let left = root.path().join(format!("dei-sandbox-{dead}-abc"));
+        std::fs::create_dir_all(left.join("tree/locked")).unwrap();
+        std::fs::write(left.join("tree/locked/f.py"), "x").unwrap();
+        std::fs::set_permissions(
+            left.join("tree/locked"),
+            std::fs::Permissions::from_mode(0o500),
+        )
+        .unwrap();
+        let mine = root
+            .path()
+            .join(format!("dei-sandbox-{}-def", std::process::id()));
+        let init = root.path().join("dei-sandbox-1-ghi");
+        let unnamed = root.path().join("dei-sandbox-Xa9f2k");
+        for d in [&mine, &init, &unnamed] {
+            std::fs::create_dir(d).unwrap();
+        }
+        let file = root.path().join(format!("dei-sandbox-{dead}-file"));
+        std::fs::write(&file, "x").unwrap();
+        // Too young: nothing goes.
+        assert_eq!(sweep_stale(root.path(), Duration::from_secs(3600)), 0);
+        assert!(left.exists());
+        assert_eq!(sweep_stale(root.path(), Duration::ZERO), 1);
+        assert!(!left.exists());
+        for kept in [&mine, &init, &unnamed, &file] {
+            assert!(kept.exists(), "{}", kept.display());
+        }
+    }
 
     #[test]
     fn capture_keeps_head_and_tail() {
