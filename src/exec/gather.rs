@@ -1471,36 +1471,41 @@ fn gather_at(resolved: &Resolved, at_base: bool) -> IssueExec {
             out.repro_base = Some(format!("not used: {UNSTEADY}"));
         }
     }
-    // Its two base runs printed differently (sympy's term order under hash randomization,
-    // `np.random` data): tried twice more with its randomness pinned, and used so when
-    // those two print alike; else only how its runs end is compared, as before.
-    if out.repro_output_unstable {
-        if let Some(pinned) = script.as_deref().and_then(repro::pinned) {
-            let unpinned = seen.repros.remove(&0);
-            // Read whole (an unsteady reproduction's runs keep only how they end).
-            out.repro_output_unstable = false;
-            let job = (0, What::Repro, 0);
+    // A reproduction whose two base runs printed differently (sympy's term order under hash
+    // randomization, `np.random` data) runs twice more with its randomness pinned; when those
+    // two print alike the pinned script is the reproduction (its first base run returned),
+    // else everything stays as it was and only how its runs end is compared.
+    let pin = |out: &mut IssueExec, seen: &mut Results, script: &str| {
+        let pinned = repro::pinned(script)?;
+        let unpinned = seen.repros.remove(&0);
+        // Read whole (an unsteady reproduction's runs keep only how they end).
+        out.repro_output_unstable = false;
+        let job = (0, What::Repro, 0);
+        let r = run_job(&job, &test_cmds, &[], Some(&pinned));
+        absorb(out, seen, &[], &job, r);
+        let first = seen.repros.get(&0).cloned();
+        let steady = first.as_ref().is_some_and(|first| {
+            let job = (0, What::Repro, 1);
             let r = run_job(&job, &test_cmds, &[], Some(&pinned));
-            absorb(&mut out, &mut seen, &[], &job, r);
-            let first = seen.repros.get(&0).cloned();
-            let steady = first.as_ref().is_some_and(|first| {
-                let job = (0, What::Repro, 1);
-                let r = run_job(&job, &test_cmds, &[], Some(&pinned));
-                absorb(&mut out, &mut seen, &[], &job, r);
-                settle_repro(&mut out, &mut seen, first) && !out.repro_output_unstable
-            });
-            if steady {
-                script = Some(pinned);
-                first_repro = first;
-                out.repro_pinned = true;
-            } else {
-                seen.repros.remove(&0);
-                if let Some(u) = unpinned {
-                    seen.repros.insert(0, u);
-                }
-                out.reproduction = true;
-                out.repro_output_unstable = true;
-            }
+            absorb(out, seen, &[], &job, r);
+            settle_repro(out, seen, first) && !out.repro_output_unstable
+        });
+        if steady {
+            out.repro_pinned = true;
+            return Some((pinned, first?));
+        }
+        seen.repros.remove(&0);
+        if let Some(u) = unpinned {
+            seen.repros.insert(0, u);
+        }
+        out.reproduction = true;
+        out.repro_output_unstable = true;
+        None
+    };
+    if out.repro_output_unstable {
+        if let Some((pinned, first)) = script.clone().and_then(|s| pin(&mut out, &mut seen, &s)) {
+            script = Some(pinned);
+            first_repro = Some(first);
         }
     }
 
@@ -1556,6 +1561,11 @@ fn gather_at(resolved: &Resolved, at_base: bool) -> IssueExec {
             match seen.repros.get(&0) {
                 Some(b) if steady && usable_agent_script(b, &names) => {
                     script = Some(s.script.clone());
+                    if out.repro_output_unstable {
+                        if let Some((pinned, _)) = pin(&mut out, &mut seen, &s.script) {
+                            script = Some(pinned);
+                        }
+                    }
                     out.reproduction = true;
                     out.repro_from = Some(format!("{}, written by {}", s.path, s.agent));
                     break;

@@ -800,11 +800,35 @@ fn without_code_in_the_issue_an_agents_reproduction_script_stands_in() {
     let Some((dir, cache, tmp)) = exec_dirs() else {
         return;
     };
+    let v = rank_with_agent_scripts(dir.path(), &cache, &tmp, "");
+    assert!(v["exec"]["repro_pinned"].is_null(), "{}", v["exec"]);
+}
+
+#[test]
+fn an_agents_script_that_prints_differently_is_pinned_too() {
+    // The standing-in script also prints a set of strings, whose order follows string
+    // hashing: pinned, it prints alike and is compared whole.
+    let Some((dir, cache, tmp)) = exec_dirs() else {
+        return;
+    };
+    let v = rank_with_agent_scripts(
+        dir.path(),
+        &cache,
+        &tmp,
+        "print(list({'w%d' % i for i in range(30)}))\n",
+    );
+    assert_eq!(v["exec"]["repro_pinned"], true, "{}", v["exec"]);
+}
+
+/// The example issue without code, ranked with the fix, a no-op and two agents' scripts (one
+/// unusable, one reproducing the issue and printing `extra` too): the second stands in, the
+/// fixes change it, the others do not.
+fn rank_with_agent_scripts(dir: &Path, cache: &Path, tmp: &Path, extra: &str) -> Value {
     // No code at all: neither the session block nor the inline calls of its prose.
-    let (repo, tasks) = example_with(dir.path(), &[], |text| {
+    let (repo, tasks) = example_with(dir, &[], |text| {
         text.split("```python").next().unwrap().replace('`', "")
     });
-    let cands = fix_and_noop(dir.path());
+    let cands = fix_and_noop(dir);
     let fix = std::fs::read_to_string(
         root().join("examples/candidates/careful-agent/example__textkit-1.diff"),
     )
@@ -813,6 +837,9 @@ fn without_code_in_the_issue_an_agents_reproduction_script_stands_in() {
         root().join("tests/fixtures/exec/candidates/noop-agent/example__textkit-1.diff"),
     )
     .unwrap();
+    let reproduces = format!(
+        "from textkit.words import word_count\n{extra}print(word_count('a  b'))\nprint(word_count('one\\ntwo'))\n"
+    );
     for (agent, base, path, script) in [
         (
             "a-script-agent",
@@ -824,7 +851,7 @@ fn without_code_in_the_issue_an_agents_reproduction_script_stands_in() {
             "scripted-agent",
             &fix,
             "reproduce_bug.py",
-            "from textkit.words import word_count\nprint(word_count('a  b'))\nprint(word_count('one\\ntwo'))\n",
+            reproduces.as_str(),
         ),
     ] {
         std::fs::create_dir_all(cands.join(agent)).unwrap();
@@ -834,7 +861,7 @@ fn without_code_in_the_issue_an_agents_reproduction_script_stands_in() {
         )
         .unwrap();
     }
-    let v = rank_exec_in(&cands, &repo, &tasks, &cache, &tmp);
+    let v = rank_exec_in(&cands, &repo, &tasks, cache, tmp);
     let exec = &v["exec"];
     assert!(exec["error"].is_null(), "{exec}");
     assert_eq!(exec["reproduction"], true, "{exec}");
@@ -842,6 +869,7 @@ fn without_code_in_the_issue_an_agents_reproduction_script_stands_in() {
         exec["repro_from"], "reproduce_bug.py, written by scripted-agent",
         "{exec}"
     );
+    assert!(exec["repro_output_unstable"].is_null(), "{exec}");
     assert_eq!(exec["repro_base"], "runs without error", "{exec}");
     for (agent, want) in [
         ("careful-agent", "changed"),
@@ -855,6 +883,7 @@ fn without_code_in_the_issue_an_agents_reproduction_script_stands_in() {
             "{agent}: {exec}"
         );
     }
+    v
 }
 
 #[test]
