@@ -2948,15 +2948,7 @@ mod tests {
     fn the_script_runs_like_a_repl_session() {
         let issue = "```python\n>>> d = {'a': 1}\n>>> d['a']\n1\n>>> d['b']\nKeyError: 'b'\n>>> [k for k in d]\n['a']\n>>> int('x')\n```\n";
         let r = reproduction(issue, &RepoNames::default()).unwrap();
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("repro.py");
-        std::fs::write(&path, &r.script).unwrap();
-        let Ok(out) = std::process::Command::new("python3")
-            .arg(&path)
-            .current_dir(dir.path())
-            .output()
-        else {
-            eprintln!("SKIPPED the_script_runs_like_a_repl_session: no python3 on PATH");
+        let Some(out) = run_python("the_script_runs_like_a_repl_session", &r.script, &[]) else {
             return;
         };
         let stdout = String::from_utf8_lossy(&out.stdout);
@@ -2994,19 +2986,11 @@ mod tests {
         // A script with no cell's value to show is as it was.
         let plain = reproduction("```python\n>>> P()\n```\n", &RepoNames::default()).unwrap();
         assert!(!plain.script.contains("_dei_display"), "{}", plain.script);
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("repro.py");
-        std::fs::write(&path, &r.script).unwrap();
-        let Ok(out) = std::process::Command::new("python3")
-            .arg(&path)
-            .current_dir(dir.path())
-            .output()
-        else {
-            use std::io::Write as _;
-            let _ = writeln!(
-                std::io::stderr().lock(),
-                "SKIPPED a_cells_last_value_is_displayed_like_a_notebook: no python3 on PATH"
-            );
+        let Some(out) = run_python(
+            "a_cells_last_value_is_displayed_like_a_notebook",
+            &r.script,
+            &[],
+        ) else {
             return;
         };
         assert_eq!(
@@ -3026,26 +3010,21 @@ mod tests {
         assert!(!pin.contains("_dei_numpy"), "{pin}");
         let np =
             reproduction("```python\nnp.random.rand(3)\n```\n", &RepoNames::default()).unwrap();
-        assert!(pinned_numpy(&np.script), "{}", np.script);
+        assert!(
+            pinned(&np.script).is_some_and(|p| p.contains("_dei_numpy.random.seed(0)")),
+            "{}",
+            np.script
+        );
         assert_eq!(pinned("print(1)\n"), None);
-        let dir = tempfile::tempdir().unwrap();
         let run = |script: &str, seed: &str| {
-            let path = dir.path().join("repro.py");
-            std::fs::write(&path, script).unwrap();
-            std::process::Command::new("python3")
-                .arg(&path)
-                .env("PYTHONHASHSEED", seed)
-                .current_dir(dir.path())
-                .output()
-                .ok()
-                .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
+            run_python(
+                "a_pinned_reproduction_prints_alike_under_any_hash_seed",
+                script,
+                &[("PYTHONHASHSEED", seed)],
+            )
+            .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
         };
         let Some(a) = run(&r.script, "1") else {
-            use std::io::Write as _;
-            let _ = writeln!(
-                std::io::stderr().lock(),
-                "SKIPPED a_pinned_reproduction_prints_alike_under_any_hash_seed: no python3 on PATH"
-            );
             return;
         };
         assert_ne!(Some(a), run(&r.script, "2"));
@@ -3057,8 +3036,26 @@ mod tests {
         assert_eq!(Some(p1), run(&pin, "2"));
     }
 
-    fn pinned_numpy(script: &str) -> bool {
-        pinned(script).is_some_and(|p| p.contains("_dei_numpy.random.seed(0)"))
+    /// Run `script` with the machine's python3 in a scratch folder, with these variables set;
+    /// `None`, said as `SKIPPED <test>: …` where a plain `cargo test` shows it (the stderr
+    /// handle, which the harness does not capture), when there is no python3.
+    fn run_python(test: &str, script: &str, vars: &[(&str, &str)]) -> Option<std::process::Output> {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("repro.py");
+        std::fs::write(&path, script).unwrap();
+        let out = std::process::Command::new("python3")
+            .arg(&path)
+            .envs(vars.iter().copied())
+            .current_dir(dir.path())
+            .output();
+        if out.is_err() {
+            use std::io::Write as _;
+            let _ = writeln!(
+                std::io::stderr().lock(),
+                "SKIPPED {test}: no python3 on PATH"
+            );
+        }
+        out.ok()
     }
 
     #[test]
