@@ -12,7 +12,7 @@ use super::env::{extra_for, extra_named_in, spec_for, EnvBuilder, EnvSpec, Extra
 use super::llm_repro::{self, ModelTestRecord, TestContext, TestStatus, TestWriter};
 use super::outcome::{
     behaviour_classes, first_failing_statement, parse_test_output, print_prefixes, regression,
-    Regression, ReproOutcome, Signature, Status, TestRun,
+    Regression, ReproOutcome, Signature, Status, TestRun, REPRO_MARK,
 };
 use super::regress;
 use super::repro::{self, RepoNames};
@@ -765,6 +765,32 @@ fn missing_package(o: &ReproOutcome, names: &RepoNames) -> Option<String> {
     })
 }
 
+/// When the reproduction's output reports each of its `statements` (1…n) raising `NameError`,
+/// the first one's message (`name 'app' is not defined`).
+fn only_name_errors(output: &str, statements: usize) -> Option<String> {
+    let mut raised = BTreeSet::new();
+    let mut first = None;
+    for l in output.lines() {
+        let Some(rest) = l
+            .strip_prefix(REPRO_MARK)
+            .and_then(|r| r.strip_prefix(" statement "))
+        else {
+            continue;
+        };
+        let Some((n, what)) = rest.split_once(" raised ") else {
+            continue;
+        };
+        let (Ok(n), Some(msg)) = (n.parse::<usize>(), what.strip_prefix("NameError: ")) else {
+            return None;
+        };
+        raised.insert(n);
+        first.get_or_insert_with(|| msg.to_string());
+    }
+    (statements > 0 && raised.len() == statements && raised.iter().copied().eq(1..=statements))
+        .then_some(first)
+        .flatten()
+}
+
 /// The top-level module of the last `No module named 'x.y'` in `output` (`x`).
 fn unimported_module(output: &str) -> Option<&str> {
     let at = output.rfind("No module named ")?;
@@ -1238,9 +1264,10 @@ fn gather_at(resolved: &Resolved, at_base: bool) -> IssueExec {
     let names = RepoNames::from_repo(files);
     // When the issue gives none (or one that cannot run), an agent's reproduction script
     // stands in: see below.
-    let mut script = repro::reproduction(&task.problem_statement, &names)
-        .filter(|r| r.statements > 0)
-        .map(|r| r.script);
+    let issue_repro =
+        repro::reproduction(&task.problem_statement, &names).filter(|r| r.statements > 0);
+    let statements = issue_repro.as_ref().map_or(0, |r| r.statements);
+    let mut script = issue_repro.map(|r| r.script);
     out.reproduction = script.is_some();
     let repro_cmd = format!("python {REPRO_FILE}");
     let with_script = |files: &[TreeFile], script: Option<&str>| -> Vec<TreeFile> {
@@ -1535,6 +1562,19 @@ fn gather_at(resolved: &Resolved, at_base: bool) -> IssueExec {
         out.repro_output_unstable = false;
         out.reproduction = false;
         out.repro_base = Some(format!("not used: {why}"));
+    }
+    // Code quoted from the library rather than a reproduction (flask-5063's
+    // `app.register_blueprint(…)` with no `app`, requests-2317's `builtin_str(method)`): every
+    // statement raises `NameError` at base, so nothing of it runs with any candidate either.
+    let base_repro = seen.repros.get(&0).and(first_repro.as_ref());
+    if let Some(msg) = base_repro.and_then(|b| only_name_errors(&b.output, statements)) {
+        seen.repros.remove(&0);
+        out.repro_output_unstable = false;
+        out.repro_pinned = false;
+        out.reproduction = false;
+        out.repro_base = Some(format!(
+            "not used: every statement of it raises NameError at the base commit ({msg}): code quoted from the library, not a reproduction"
+        ));
     }
 
     // No usable reproduction from the issue: the candidates' own reproduction scripts
@@ -1847,6 +1887,31 @@ mod tests {
             Some(e),
             &format!("[dei-repro] statement {n} raised {e}\n[dei-repro] first exception: {e}\n"),
         )
+    }
+
+    /// Every statement raising `NameError` is library code quoted, not a reproduction; one
+    /// statement that runs, or raises something else, keeps it.
+    #[test]
+    fn code_whose_every_statement_raises_name_error_is_quoted_library_code() {
+        let out = |lines: &[&str]| lines.iter().map(|l| format!("{l}\n")).collect::<String>();
+        let both = out(&[
+            "[dei-repro] statement 1 raised NameError: name 'app' is not defined",
+            "[dei-repro] statement 2 raised NameError: name 'app' is not defined",
+            "[dei-repro] first exception: NameError",
+        ]);
+        assert_eq!(
+            only_name_errors(&both, 2).as_deref(),
+            Some("name 'app' is not defined")
+        );
+        // A third statement ran.
+        assert_eq!(only_name_errors(&both, 3), None);
+        let other = out(&[
+            "[dei-repro] statement 1 raised NameError: name 'x' is not defined",
+            "[dei-repro] statement 2 raised ValueError: bad",
+        ]);
+        assert_eq!(only_name_errors(&other, 2), None);
+        assert_eq!(only_name_errors("", 0), None);
+        assert_eq!(only_name_errors("[dei-repro] no exception\n", 1), None);
     }
 
     /// The reproduction's two base runs: the same → kept whole; printing differently but
