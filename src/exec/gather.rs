@@ -11,8 +11,8 @@
 use super::env::{extra_for, extra_named_in, spec_for, EnvBuilder, EnvSpec, Extra, Overrides};
 use super::llm_repro::{self, ModelTestRecord, TestContext, TestStatus, TestWriter};
 use super::outcome::{
-    behaviour_classes, first_failing_statement, parse_test_output, print_prefixes, regression,
-    Regression, ReproOutcome, Signature, Status, TestRun, REPRO_MARK,
+    behaviour_classes, first_failing_statement, parse_test_output, print_prefixes,
+    raised_statements, regression, Regression, ReproOutcome, Signature, Status, TestRun,
 };
 use super::regress;
 use super::repro::{self, RepoNames};
@@ -770,19 +770,8 @@ fn missing_package(o: &ReproOutcome, names: &RepoNames) -> Option<String> {
 fn only_name_errors(output: &str, statements: usize) -> Option<String> {
     let mut raised = BTreeSet::new();
     let mut first = None;
-    for l in output.lines() {
-        let Some(rest) = l
-            .strip_prefix(REPRO_MARK)
-            .and_then(|r| r.strip_prefix(" statement "))
-        else {
-            continue;
-        };
-        let Some((n, what)) = rest.split_once(" raised ") else {
-            continue;
-        };
-        let (Ok(n), Some(msg)) = (n.parse::<usize>(), what.strip_prefix("NameError: ")) else {
-            return None;
-        };
+    for (n, what) in raised_statements(output) {
+        let msg = what.strip_prefix("NameError: ")?;
         raised.insert(n);
         first.get_or_insert_with(|| msg.to_string());
     }

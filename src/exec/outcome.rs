@@ -683,10 +683,16 @@ fn raised_head(line: &str) -> Option<&str> {
 /// raised ValueError: bad` → 4). `None` for a run that reported none: it raised nothing, or it
 /// ended in a traceback the script does not wrap.
 pub fn first_failing_statement(output: &str) -> Option<usize> {
-    output.lines().find_map(|l| {
+    raised_statements(output).next().map(|(n, _)| n)
+}
+
+/// Each statement the reproduction script reports raising, in order: `[dei-repro] statement 4
+/// raised ValueError: bad` → (4, `ValueError: bad`).
+pub fn raised_statements(output: &str) -> impl Iterator<Item = (usize, &str)> {
+    output.lines().filter_map(|l| {
         let rest = l.strip_prefix(REPRO_MARK)?.strip_prefix(" statement ")?;
-        let (n, _) = rest.split_once(" raised ")?;
-        n.parse().ok()
+        let (n, what) = rest.split_once(" raised ")?;
+        Some((n.parse().ok()?, what))
     })
 }
 
