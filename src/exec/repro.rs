@@ -355,10 +355,7 @@ pub fn block_code(b: &Block) -> Option<String> {
     let text = &b.text;
     let code = if b.source == Source::Traceback {
         traceback_code(text)
-    } else if text.lines().any(|l| {
-        let t = l.trim_start();
-        is_doctest_prompt(t) || ipython_prompt(t).is_some()
-    }) {
+    } else if is_session(text) {
         session_code(text)
     } else {
         if is_shell(text) || is_diff(text) {
@@ -1099,6 +1096,12 @@ fn bind_targets(n: tree_sitter::Node, code: &str, bound: &mut BTreeSet<String>) 
 /// or class that one library module alone defines (`from sympy.utilities.iterables import
 /// multiset`; not when the code star-imports).
 pub fn implied_imports(code: &str, names: &RepoNames) -> Vec<String> {
+    imports_for(code, names, true)
+}
+
+/// [`implied_imports`], with the last rule (the one module that defines a name) only when
+/// `defined` says so.
+fn imports_for(code: &str, names: &RepoNames, defined: bool) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for (u, star) in unbound_names(code) {
         let line = if names.modules.contains(&u) || STDLIB.contains(&u.as_str()) {
@@ -1110,7 +1113,7 @@ pub fn implied_imports(code: &str, names: &RepoNames) -> Vec<String> {
             format!("from {module} import {u}")
         } else if let Some((_, imp)) = ALIASES.iter().find(|(a, _)| *a == u) {
             imp.to_string()
-        } else if let (false, Some(Some(module))) = (star, names.defined.get(&u)) {
+        } else if let (true, false, Some(Some(module))) = (defined, star, names.defined.get(&u)) {
             format!("from {module} import {u}")
         } else {
             continue;
@@ -1152,12 +1155,19 @@ pub fn issue_code(issue: &str) -> (String, Vec<(Source, usize)>) {
 /// only `repr`.
 fn is_cell(b: &Block) -> bool {
     matches!(b.source, Source::Fenced | Source::Indented)
+        && !is_session(&b.text)
         && !b.text.lines().any(|l| {
-            let t = l.trim_start();
-            is_doctest_prompt(t)
-                || ipython_prompt(t).is_some()
-                || t.starts_with("Traceback (most recent call last)")
+            l.trim_start()
+                .starts_with("Traceback (most recent call last)")
         })
+}
+
+/// Text with a `>>>` or `In [n]:` prompt on some line: a REPL session.
+fn is_session(text: &str) -> bool {
+    text.lines().any(|l| {
+        let t = l.trim_start();
+        is_doctest_prompt(t) || ipython_prompt(t).is_some()
+    })
 }
 
 /// [`issue_code`]'s parts, one per block (or the loose code), with where each came from and
@@ -1754,14 +1764,10 @@ pub fn reproduction(issue: &str, names: &RepoNames) -> Option<Reproduction> {
     // name the repository or Python binds (`0**-oo` with sympy's `oo`); one that names what the
     // issue never shows (`r.iter_content(…)`) would only raise `NameError` everywhere.
     if parts.is_empty() {
-        // Not a name one module defines: prose names internals (`dmp_zz_mignotte_bound(f, u,
-        // K)` in a request to improve it) more often than it shows a call that reproduces.
-        let exported = RepoNames {
-            defined: BTreeMap::new(),
-            ..names.clone()
-        };
         for (expr, line) in inline_expressions(issue) {
-            let imports = implied_imports(&expr, &exported);
+            // Not a name one module defines: prose names internals (`dmp_zz_mignotte_bound(f,
+            // u, K)` in a request to improve it) more often than a call that reproduces.
+            let imports = imports_for(&expr, names, false);
             let whole = format!("{}\n{expr}", imports.join("\n"));
             if unbound_names(&whole).is_empty() {
                 if sources.is_empty() {
