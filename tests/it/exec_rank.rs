@@ -1199,17 +1199,13 @@ fn a_reproduction_that_prints_the_time_is_compared_by_how_it_ends() {
     let Some((dir, cache, tmp)) = exec_dirs() else {
         return;
     };
-    let (repo, tasks) = example_with(dir.path(), &[], |text| {
-        text.replace(
-            ">>> from textkit.words import word_count\n",
-            ">>> from textkit.words import word_count\n>>> import time\n>>> time.time()\n",
-        )
-    });
-    let cands = fix_and_noop(dir.path());
-    let v = rank_exec_in(&cands, &repo, &tasks, &cache, &tmp);
+    let v = rank_with_session_lines(
+        dir.path(),
+        ">>> import time\n>>> time.time()\n",
+        &cache,
+        &tmp,
+    );
     let exec = &v["exec"];
-    assert!(exec["error"].is_null(), "{exec}");
-    assert_eq!(exec["reproduction"], true, "{exec}");
     assert_eq!(exec["repro_output_unstable"], true, "{exec}");
     assert_eq!(exec["repro_base"], "runs without error", "{exec}");
     for agent in ["careful-agent", "noop-agent"] {
@@ -1229,20 +1225,31 @@ fn a_reproduction_that_prints_differently_is_pinned_and_compared_whole() {
     let Some((dir, cache, tmp)) = exec_dirs() else {
         return;
     };
-    let (repo, tasks) = example_with(dir.path(), &[], |text| {
-        text.replace(
-            ">>> from textkit.words import word_count\n",
-            ">>> from textkit.words import word_count\n>>> import random\n>>> random.random()\n>>> list({'w%d' % i for i in range(30)})\n",
-        )
-    });
-    let cands = fix_and_noop(dir.path());
-    let v = rank_exec_in(&cands, &repo, &tasks, &cache, &tmp);
+    let v = rank_with_session_lines(
+        dir.path(),
+        ">>> import random\n>>> random.random()\n>>> list({'w%d' % i for i in range(30)})\n",
+        &cache,
+        &tmp,
+    );
     let exec = &v["exec"];
-    assert!(exec["error"].is_null(), "{exec}");
-    assert_eq!(exec["reproduction"], true, "{exec}");
     assert_eq!(exec["repro_pinned"], true, "{exec}");
     assert!(exec["repro_output_unstable"].is_null(), "{exec}");
     fix_changes_it_and_noop_does_not(&v);
+}
+
+/// The example issue with `lines` added to its session after the import, ranked with the fix
+/// and the candidate that changes nothing; the run must have a reproduction.
+fn rank_with_session_lines(dir: &Path, lines: &str, cache: &Path, tmp: &Path) -> Value {
+    let (repo, tasks) = example_with(dir, &[], |text| {
+        let import = ">>> from textkit.words import word_count\n";
+        text.replace(import, &format!("{import}{lines}"))
+    });
+    let cands = fix_and_noop(dir);
+    let v = rank_exec_in(&cands, &repo, &tasks, cache, tmp);
+    let exec = &v["exec"];
+    assert!(exec["error"].is_null(), "{exec}");
+    assert_eq!(exec["reproduction"], true, "{exec}");
+    v
 }
 
 /// The example's issue four times over (`example__textkit-1` … `-4`, one base commit) with the
