@@ -533,6 +533,10 @@ pub struct RepoNames {
     /// Public name → the one module of the repository's packages that defines it at top
     /// level (a `def` or `class`), outside tests; `None` when several do.
     pub defined: BTreeMap<String, Option<String>>,
+    /// The dotted modules of the packages' library files (`sphinx.ext.napoleon`), outside tests,
+    /// but for those whose name their package's `__init__.py` mentions (see
+    /// [`bound_by_parent`]).
+    pub submodules: BTreeSet<String>,
 }
 
 /// Modules whose users write `x`, `y`, `alpha` without binding them, as the project's own docs
@@ -608,6 +612,9 @@ impl RepoNames {
             let Some(module) = library_module(p, &names.modules) else {
                 continue;
             };
+            if !bound_by_parent(files, p, &module) {
+                names.submodules.insert(module.clone());
+            }
             let Some(f) = files.get(p) else { continue };
             for name in top_level_defs(&f.text) {
                 if name.starts_with('_') {
@@ -650,6 +657,33 @@ fn top_level_defs(text: &str) -> impl Iterator<Item = &str> {
             .find(|c: char| !(c.is_alphanumeric() || c == '_'))
             .unwrap_or(rest.len());
         (end > 0).then(|| &rest[..end])
+    })
+}
+
+/// Whether the `__init__.py` of the package holding library file `path` (module `module`)
+/// mentions the module's last name: it then imports the module itself (`from .c import x`), or
+/// binds the name to something else. sympy's `printing/__init__.py` binds `ccode` to a
+/// function, and importing the deprecated `sympy/printing/ccode.py` would rebind it to the
+/// module. A word search, not a parse: what it misses is only an import not added.
+fn bound_by_parent(files: &FileIndex, path: &str, module: &str) -> bool {
+    let Some((_, last)) = module.rsplit_once('.') else {
+        return true;
+    };
+    let dir = path.rsplit_once('/').map_or("", |(d, _)| d);
+    let dir = if path.ends_with("/__init__.py") {
+        dir.rsplit_once('/').map_or("", |(d, _)| d)
+    } else {
+        dir
+    };
+    let Some(init) = files.get(&format!("{dir}/__init__.py")) else {
+        return true;
+    };
+    let text: &str = &init.text;
+    text.match_indices(last).any(|(i, _)| {
+        let before = text[..i].chars().next_back();
+        let after = text[i + last.len()..].chars().next();
+        let word = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || c == '_');
+        !word(before) && !word(after)
     })
 }
 
@@ -1094,7 +1128,9 @@ fn bind_targets(n: tree_sitter::Node, code: &str, bound: &mut BTreeSet<String>) 
 /// module or standard-library module (`import name`), a conventional alias (`np`, `plt`, …),
 /// a letter from the repository's symbol module (`from sympy.abc import x`), else a function
 /// or class that one library module alone defines (`from sympy.utilities.iterables import
-/// multiset`; not when the code star-imports).
+/// multiset`; not when the code star-imports). Then each submodule of the repository the code
+/// reaches through its package's attributes without importing it (`import sphinx.ext.napoleon`
+/// for `sphinx.ext.napoleon.NumpyDocstring`, see [`dotted_submodules`]).
 pub fn implied_imports(code: &str, names: &RepoNames) -> Vec<String> {
     imports_for(code, names, true)
 }
@@ -1120,6 +1156,74 @@ fn imports_for(code: &str, names: &RepoNames, defined: bool) -> Vec<String> {
         };
         if !out.contains(&line) {
             out.push(line);
+        }
+    }
+    for module in dotted_submodules(code, names) {
+        let line = format!("import {module}");
+        if !out.contains(&line) {
+            out.push(line);
+        }
+    }
+    out
+}
+
+/// The repository's submodules the code reaches through attributes of its package without
+/// importing them: `sphinx.ext.napoleon.NumpyDocstring(…)` after `import sphinx` raises
+/// `AttributeError` unless `sphinx.ext.napoleon` was imported, as it was in the session the
+/// issue was written in. The longest dotted prefix of an attribute chain that is a library
+/// module of the repository's packages, when the code does not import it itself.
+fn dotted_submodules(code: &str, names: &RepoNames) -> Vec<String> {
+    let Some(tree) = python::parse(code) else {
+        return Vec::new();
+    };
+    let mut imported: BTreeSet<String> = BTreeSet::new();
+    let mut chains: Vec<String> = Vec::new();
+    let mut stack = vec![tree.root_node()];
+    while let Some(n) = stack.pop() {
+        match n.kind() {
+            "import_statement" | "import_from_statement" => {
+                let mut c = n.walk();
+                for x in n.named_children(&mut c) {
+                    let x = if x.kind() == "aliased_import" {
+                        x.child_by_field_name("name").unwrap_or(x)
+                    } else {
+                        x
+                    };
+                    if x.kind() == "dotted_name" {
+                        imported.insert(code[x.start_byte()..x.end_byte()].to_string());
+                    }
+                }
+                continue;
+            }
+            // The outermost attribute of a chain of names: `a.b.c`, not `f().b`.
+            "attribute" if n.parent().map_or(true, |p| p.kind() != "attribute") => {
+                let text = &code[n.start_byte()..n.end_byte()];
+                if text.split('.').all(is_identifier) {
+                    chains.push(text.to_string());
+                }
+            }
+            _ => {}
+        }
+        let mut c = n.walk();
+        let kids: Vec<_> = n.children(&mut c).collect();
+        stack.extend(kids.into_iter().rev());
+    }
+    let mut out: Vec<String> = Vec::new();
+    for chain in chains {
+        let parts: Vec<&str> = chain.split('.').collect();
+        if !names.modules.contains(parts[0]) {
+            continue;
+        }
+        let found = (2..=parts.len())
+            .rev()
+            .map(|k| parts[..k].join("."))
+            .find(|m| names.submodules.contains(m));
+        let Some(module) = found else { continue };
+        let covered = imported
+            .iter()
+            .any(|i| *i == module || i.starts_with(&format!("{module}.")));
+        if !covered && !out.contains(&module) {
+            out.push(module);
         }
     }
     out
@@ -3042,11 +3146,81 @@ mod tests {
         assert_eq!(Some(p1), run(&pin, "2"));
     }
 
+    /// A submodule the code reaches through its package's attributes is imported, as it was in
+    /// the reporter's session (sphinx-8713's `sphinx.ext.napoleon.NumpyDocstring`), unless the
+    /// code imports it or its package's `__init__.py` names it (sympy binds `printing.ccode`
+    /// to a function; importing `printing/ccode.py` would rebind it to the module).
+    #[test]
+    fn a_submodule_reached_through_attributes_is_imported() {
+        let tree: Vec<(&str, &str)> = vec![
+            ("pkg/__init__.py", "from . import printing\n"),
+            ("pkg/ext/__init__.py", "\"\"\"Extensions.\"\"\"\n"),
+            (
+                "pkg/ext/nap/__init__.py",
+                "def Doc(s):\n    return 'doc: ' + s\n",
+            ),
+            ("pkg/printing/__init__.py", "from .ccode import ccode\n"),
+            ("pkg/printing/ccode.py", "def ccode(x):\n    return 'c'\n"),
+            ("pkg/tests/test_nap.py", "def test():\n    pass\n"),
+        ];
+        let files = FileIndex::from_pairs(
+            tree.iter()
+                .map(|(p, t)| (p.to_string(), t.to_string()))
+                .collect(),
+        );
+        let n = RepoNames::from_repo(&files);
+        let code = "import pkg\nprint(pkg.ext.nap.Doc('x'))\nprint(pkg.printing.ccode(1))\n";
+        assert_eq!(implied_imports(code, &n), vec!["import pkg.ext.nap"]);
+        // Imported by the code itself, reached through a call, or not the repository's.
+        for code in [
+            "import pkg.ext.nap\npkg.ext.nap.Doc('x')\n",
+            "from pkg.ext.nap import Doc\npkg.ext.nap.Doc('x')\n",
+            "import pkg\nf().ext.nap.Doc('x')\n",
+            "import os\nos.path.join('a')\n",
+        ] {
+            assert!(
+                implied_imports(code, &n).iter().all(|l| !l.contains("nap")),
+                "{code}: {:?}",
+                implied_imports(code, &n)
+            );
+        }
+        let r = reproduction(&format!("```python\n{code}```\n"), &n).unwrap();
+        let Some(out) = run_python_with(
+            "a_submodule_reached_through_attributes_is_imported",
+            &r.script,
+            &[],
+            &tree,
+        ) else {
+            return;
+        };
+        assert_eq!(
+            String::from_utf8_lossy(&out.stdout),
+            "doc: x\nc\n[dei-repro] no exception\n",
+            "{}",
+            r.script
+        );
+    }
+
     /// Run `script` with the machine's python3 in a scratch folder, with these variables set;
     /// `None`, said as `SKIPPED <test>: …` where a plain `cargo test` shows it (the stderr
     /// handle, which the harness does not capture), when there is no python3.
     fn run_python(test: &str, script: &str, vars: &[(&str, &str)]) -> Option<std::process::Output> {
+        run_python_with(test, script, vars, &[])
+    }
+
+    /// [`run_python`], with these files (relative path, text) written beside the script.
+    fn run_python_with(
+        test: &str,
+        script: &str,
+        vars: &[(&str, &str)],
+        files: &[(&str, &str)],
+    ) -> Option<std::process::Output> {
         let dir = tempfile::tempdir().unwrap();
+        for (rel, text) in files {
+            let p = dir.path().join(rel);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, text).unwrap();
+        }
         let path = dir.path().join("repro.py");
         std::fs::write(&path, script).unwrap();
         let out = std::process::Command::new("python3")
