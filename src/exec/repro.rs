@@ -1249,8 +1249,25 @@ pub struct Reproduction {
 /// repeated blocks once. Only when none is found: lines of code inside the prose
 /// ([`loose_code`]), then the statements of tracebacks.
 pub fn issue_code(issue: &str) -> (String, Vec<(Source, usize)>) {
-    let (parts, sources, _) = issue_parts(issue);
-    (parts.join("\n"), sources)
+    let parts = issue_parts(issue);
+    (joined(&parts), parts.iter().map(|p| p.from).collect())
+}
+
+/// One piece of the issue's code: a block, the loose code or an inline expression, where it
+/// came from (its kind and first line) and whether it is a notebook cell ([`is_cell`]).
+struct Part {
+    code: String,
+    from: (Source, usize),
+    cell: bool,
+}
+
+/// The parts' code, one after the other.
+fn joined(parts: &[Part]) -> String {
+    parts
+        .iter()
+        .map(|p| p.code.as_str())
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// A block that reads as a notebook cell: fenced or indented code with no session prompt
@@ -1274,19 +1291,18 @@ fn is_session(text: &str) -> bool {
     })
 }
 
-/// [`issue_code`]'s parts, one per block (or the loose code), with where each came from and
-/// whether it is a notebook cell ([`is_cell`]).
-fn issue_parts(issue: &str) -> (Vec<String>, Vec<(Source, usize)>, Vec<bool>) {
+/// [`issue_code`]'s parts, one per block (or the loose code).
+fn issue_parts(issue: &str) -> Vec<Part> {
     let all = blocks(issue);
-    let mut parts: Vec<String> = Vec::new();
-    let mut sources = Vec::new();
-    let mut cells = Vec::new();
+    let mut parts: Vec<Part> = Vec::new();
     for pass in 0..3 {
         if pass == 1 {
             if let Some((code, line)) = loose_code(issue) {
-                parts.push(code);
-                sources.push((Source::Loose, line));
-                cells.push(false);
+                parts.push(Part {
+                    code,
+                    from: (Source::Loose, line),
+                    cell: false,
+                });
                 break;
             }
             continue;
@@ -1297,10 +1313,12 @@ fn issue_parts(issue: &str) -> (Vec<String>, Vec<(Source, usize)>, Vec<bool>) {
             .filter(|b| (b.source == Source::Traceback) == want_tb)
         {
             if let Some(code) = block_code(b) {
-                if !parts.contains(&code) {
-                    parts.push(code);
-                    sources.push((b.source, b.line));
-                    cells.push(is_cell(b));
+                if !parts.iter().any(|p| p.code == code) {
+                    parts.push(Part {
+                        code,
+                        from: (b.source, b.line),
+                        cell: is_cell(b),
+                    });
                 }
             }
         }
@@ -1308,7 +1326,7 @@ fn issue_parts(issue: &str) -> (Vec<String>, Vec<(Source, usize)>, Vec<bool>) {
             break;
         }
     }
-    (parts, sources, cells)
+    parts
 }
 
 /// A line that reads as code rather than prose: it calls, assigns, indexes or starts with a
@@ -1863,10 +1881,12 @@ pub fn reproduction(issue: &str, names: &RepoNames) -> Option<Reproduction> {
             &files[0].0,
         );
     }
-    let (mut parts, mut sources, mut cells) = issue_parts(issue);
+    let mut parts = issue_parts(issue);
+    let mut sources: Vec<(Source, usize)> = parts.iter().map(|p| p.from).collect();
     // Only when the issue shows no code at all: the expressions it writes inline whose every
     // name the repository or Python binds (`0**-oo` with sympy's `oo`); one that names what the
-    // issue never shows (`r.iter_content(…)`) would only raise `NameError` everywhere.
+    // issue never shows (`r.iter_content(…)`) would only raise `NameError` everywhere. Only the
+    // first one's line is given as the source.
     if parts.is_empty() {
         for (expr, line) in inline_expressions(issue) {
             // Not a name one module defines: prose names internals (`dmp_zz_mignotte_bound(f,
@@ -1877,8 +1897,11 @@ pub fn reproduction(issue: &str, names: &RepoNames) -> Option<Reproduction> {
                 if sources.is_empty() {
                     sources.push((Source::Inline, line));
                 }
-                parts.push(expr);
-                cells.push(false);
+                parts.push(Part {
+                    code: expr,
+                    from: (Source::Inline, line),
+                    cell: false,
+                });
             }
         }
     }
@@ -1887,9 +1910,9 @@ pub fn reproduction(issue: &str, names: &RepoNames) -> Option<Reproduction> {
     // about; such code runs as a script, as before.
     let test_files = parts
         .iter()
-        .filter(|p| python::parse(p).is_some_and(|t| defines_tests(t.root_node(), p)))
+        .filter(|p| python::parse(&p.code).is_some_and(|t| defines_tests(t.root_node(), &p.code)))
         .count();
-    let code = parts.join("\n");
+    let code = joined(&parts);
     if code.trim().is_empty() {
         return None;
     }
@@ -1902,9 +1925,9 @@ pub fn reproduction(issue: &str, names: &RepoNames) -> Option<Reproduction> {
     // Where each cell ends in the code.
     let mut cell_ends = Vec::new();
     let mut at = head.len();
-    for (part, &cell) in parts.iter().zip(&cells) {
-        at += part.len();
-        if cell {
+    for part in &parts {
+        at += part.code.len();
+        if part.cell {
             cell_ends.push(at);
         }
         at += 1;
