@@ -344,8 +344,12 @@ fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// The files a candidate's after-tree replaces; `None` when it cannot be built.
-fn after_files(view: &PatchView) -> Option<Vec<TreeFile>> {
+/// The files a candidate's after-tree replaces; `None` when it cannot be built. Its edits to
+/// test modules the base commit has are left out: the tests that passed at the base commit are
+/// run as they were then (as SWE-bench's evaluation puts the test files back), so a candidate
+/// that rewrites an assertion to suit its change is seen breaking it. Tests it adds to such a
+/// file run as the tests it writes (see [`written`]).
+fn after_files(view: &PatchView, tests: &regress::TestFiles) -> Option<Vec<TreeFile>> {
     if matches!(view.applies, Applies::No | Applies::Empty) || view.files.is_empty() {
         return None;
     }
@@ -353,6 +357,9 @@ fn after_files(view: &PatchView) -> Option<Vec<TreeFile>> {
     for f in &view.files {
         if f.error.is_some() {
             return None;
+        }
+        if f.before.is_some() && tests.is_test(&f.path) {
+            continue;
         }
         out.push(TreeFile {
             path: f.path.clone(),
@@ -1175,7 +1182,8 @@ fn gather_at(resolved: &Resolved, at_base: bool) -> IssueExec {
     // Which tests: each candidate's own selection (the files its edits reach), within the
     // best-scored files of all of them; each file runs on its own, so runs are shared between
     // candidates, committees and reruns.
-    let afters: Vec<Option<Vec<TreeFile>>> = cands.iter().map(|(_, v)| after_files(v)).collect();
+    let afters: Vec<Option<Vec<TreeFile>>> =
+        cands.iter().map(|(_, v)| after_files(v, tests)).collect();
     // Files the candidates create at the repository's root are the agents' scratch
     // (`reproduce.py`, a sample `test.qdp` the issue's code reads, a `.coveragerc`): the
     // reproductions run without them, so a candidate is not seen changing what the issue's

@@ -618,6 +618,67 @@ fn a_test_broken_once_runs_again_and_counts_only_when_it_fails_again() {
     );
 }
 
+/// breaks-tests-agent's change, with the assertion it breaks rewritten to suit it.
+const REWRITES_THE_TEST: &str = r#"diff --git a/tests/test_words.py b/tests/test_words.py
+--- a/tests/test_words.py
++++ b/tests/test_words.py
+@@ -10,4 +10,4 @@ def test_word_count_empty():
+ 
+ 
+ def test_capitalize_words():
+-    assert capitalize_words("hello world") == "Hello World"
++    assert capitalize_words("hello world") == "HELLO WORLD"
+diff --git a/textkit/words.py b/textkit/words.py
+--- a/textkit/words.py
++++ b/textkit/words.py
+@@ -3,14 +3,12 @@
+ 
+ def word_count(text):
+     """Return the number of words in ``text``."""
+-    if not text:
+-        return 0
+-    return len(text.split(" "))
++    return len(text.split())
+ 
+ 
+ def capitalize_words(text):
+     """Capitalize the first letter of every word, keeping the spacing."""
+-    return " ".join(word[:1].upper() + word[1:] for word in text.split(" "))
++    return " ".join(word.upper() for word in text.split())
+ 
+ 
+ def longest_word(text):
+"#;
+
+#[test]
+fn a_candidate_that_rewrites_the_test_it_breaks_is_seen_breaking_it() {
+    // The tests that passed at the base commit run as they were there, as SWE-bench's
+    // evaluation puts the test files back: the candidate's own version of the assertion does
+    // not hide the break.
+    let Some((dir, cache, tmp)) = exec_dirs() else {
+        return;
+    };
+    let (repo, tasks) = example_with(dir.path(), &[], str::to_string);
+    let cands = fix_and_noop(dir.path());
+    std::fs::create_dir_all(cands.join("rewrite-agent")).unwrap();
+    std::fs::write(
+        cands.join("rewrite-agent").join("example__textkit-1.diff"),
+        REWRITES_THE_TEST,
+    )
+    .unwrap();
+    let test_cmd = format!("python {}", path_str(&minitest()));
+    let v = rank_exec_in_with(&cands, &repo, &tasks, &test_cmd, &cache, &tmp);
+    let exec = &v["exec"];
+    assert!(exec["error"].is_null(), "{exec}");
+    assert_eq!(
+        broken(&v, "rewrite-agent"),
+        ["tests/test_words.py::test_capitalize_words"],
+        "{exec}"
+    );
+    assert!(broken(&v, "careful-agent").is_empty(), "{exec}");
+    assert_eq!(v["ranked"][0]["agent"], "careful-agent", "{v}");
+}
+
 /// `dei rank --exec --json -` of the candidates in `cands` on the example issue of `tasks`
 /// over `repo` (see [`example_with`]), minitest as runner; the run must succeed.
 fn rank_exec_in(cands: &Path, repo: &Path, tasks: &Path, cache: &Path, tmp: &Path) -> Value {
