@@ -345,7 +345,8 @@ fn hex(bytes: &[u8]) -> String {
 }
 
 /// The files a candidate's after-tree replaces; `None` when it cannot be built. Its edits to
-/// test modules the base commit has are left out: the tests that passed at the base commit are
+/// test modules the base commit has, and to the rest of its test suite (data, fixtures:
+/// [`regress::in_test_suite`]), are left out: the tests that passed at the base commit are
 /// run as they were then (as SWE-bench's evaluation puts the test files back), so a candidate
 /// that rewrites an assertion to suit its change is seen breaking it. Tests it adds to such a
 /// file run as the tests it writes (see [`written`]).
@@ -358,7 +359,7 @@ fn after_files(view: &PatchView, tests: &regress::TestFiles) -> Option<Vec<TreeF
         if f.error.is_some() {
             return None;
         }
-        if f.before.is_some() && tests.is_test(&f.path) {
+        if f.before.is_some() && (tests.is_test(&f.path) || regress::in_test_suite(&f.path)) {
             continue;
         }
         out.push(TreeFile {

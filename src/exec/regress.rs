@@ -74,6 +74,18 @@ pub fn is_test_file(path: &str) -> bool {
         || (is_test_path(path) && (base.starts_with("test") || base.starts_with("unittest_")))
 }
 
+/// A file of the repository's test suite that is not a test module: its data, fixtures and
+/// settings (`tests/roots/test-ext-autodoc/target/typed_vars.py`, `tests/conftest.py`,
+/// `xarray/tests/data/…`), under a top-level `tests/`, `testing/` or `test/` folder or a `tests/`
+/// folder anywhere. A package's own `testing` module (`sphinx/testing/util.py`,
+/// `sympy/testing/pytest.py`) is library code, not the suite.
+pub fn in_test_suite(path: &str) -> bool {
+    let Some((first, _)) = path.split_once('/') else {
+        return false;
+    };
+    matches!(first, "tests" | "testing" | "test") || path.split('/').any(|c| c == "tests")
+}
+
 /// A file name pytest collects by default (its `python_files`: `test_*.py`, `*_test.py`).
 pub fn pytest_collects(base: &str) -> bool {
     base.ends_with(".py") && (base.starts_with("test_") || base.ends_with("_test.py"))
@@ -480,6 +492,28 @@ fn test_ids(path: &str, idx: &PyIndex, names: &BTreeSet<&str>) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_test_suite_is_its_folders_not_a_packages_testing_module() {
+        for p in [
+            "tests/roots/test-ext-autodoc/target/typed_vars.py",
+            "tests/conftest.py",
+            "testing/python/fixtures.py",
+            "xarray/tests/data/example.nc",
+            "tests/static/config.toml",
+        ] {
+            assert!(in_test_suite(p), "{p}");
+        }
+        for p in [
+            "sphinx/testing/util.py",
+            "sympy/testing/pytest.py",
+            "tests",
+            "src/_pytest/python.py",
+            "setup.cfg",
+        ] {
+            assert!(!in_test_suite(p), "{p}");
+        }
+    }
 
     fn repo() -> FileIndex {
         let p = |a: &str, b: &str| (a.to_string(), b.to_string());
