@@ -359,7 +359,7 @@ fn after_files(view: &PatchView, tests: &regress::TestFiles) -> Option<Vec<TreeF
         if f.error.is_some() {
             return None;
         }
-        if f.before.is_some() && (tests.is_test(&f.path) || regress::in_test_suite(&f.path)) {
+        if set_aside(f, tests) {
             continue;
         }
         out.push(TreeFile {
@@ -369,6 +369,12 @@ fn after_files(view: &PatchView, tests: &regress::TestFiles) -> Option<Vec<TreeF
     }
     out.sort_by(|a, b| a.path.cmp(&b.path));
     Some(out)
+}
+
+/// Whether a candidate's edit to this file is set aside: a test module, or another file of the
+/// test suite, that the base commit has.
+fn set_aside(f: &crate::model::FileView, tests: &regress::TestFiles) -> bool {
+    f.before.is_some() && (tests.is_test(&f.path) || regress::in_test_suite(&f.path))
 }
 
 /// What the `print` calls a candidate adds to the repository's code start their output with
@@ -1185,6 +1191,17 @@ fn gather_at(resolved: &Resolved, at_base: bool) -> IssueExec {
     // candidates, committees and reruns.
     let afters: Vec<Option<Vec<TreeFile>>> =
         cands.iter().map(|(_, v)| after_files(v, tests)).collect();
+    // The test files each candidate edits that its tree leaves as at base.
+    let aside: Vec<Vec<String>> = cands
+        .iter()
+        .map(|(_, v)| {
+            v.files
+                .iter()
+                .filter(|f| set_aside(f, tests))
+                .map(|f| f.path.clone())
+                .collect()
+        })
+        .collect();
     // Files the candidates create at the repository's root are the agents' scratch
     // (`reproduce.py`, a sample `test.qdp` the issue's code reads, a `.coveragerc`): the
     // reproductions run without them, so a candidate is not seen changing what the issue's
@@ -1837,6 +1854,7 @@ fn gather_at(resolved: &Resolved, at_base: bool) -> IssueExec {
                 .map(describe),
             model_test,
             written,
+            tests_set_aside: aside[i].clone(),
             class: None,
             error: None,
         };

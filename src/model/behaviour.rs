@@ -85,6 +85,10 @@ pub struct Behaviour {
     /// agent family that wrote them: whether this candidate passes every one of them.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub written: BTreeMap<String, bool>,
+    /// The repository's test files the candidate edits, set aside: its tests ran as they were at
+    /// the base commit (a rewritten assertion does not hide a break).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tests_set_aside: Vec<String>,
     /// Behaviour class: candidates with the same outcomes on everything that ran share it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub class: Option<usize>,

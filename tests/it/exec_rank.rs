@@ -677,6 +677,20 @@ fn a_candidate_that_rewrites_the_test_it_breaks_is_seen_breaking_it() {
     );
     assert!(broken(&v, "careful-agent").is_empty(), "{exec}");
     assert_eq!(v["ranked"][0]["agent"], "careful-agent", "{v}");
+    // The JSON and the reason say its version of the test was set aside.
+    let rewrite = by_agent(&v, "rewrite-agent");
+    assert_eq!(
+        rewrite["behaviour"]["tests_set_aside"],
+        serde_json::json!(["tests/test_words.py"]),
+        "{rewrite}"
+    );
+    assert!(
+        rewrite["reason"]
+            .as_str()
+            .is_some_and(|r| r.contains("its own edits to tests/test_words.py set aside")),
+        "{rewrite}"
+    );
+    assert!(by_agent(&v, "careful-agent")["behaviour"]["tests_set_aside"].is_null());
 }
 
 /// `dei rank --exec --json -` of the candidates in `cands` on the example issue of `tasks`

@@ -166,6 +166,15 @@ pub fn parts(members: &[Member], i: usize, w: &ExecWeights) -> Vec<Part> {
                 )
             }
         };
+        // The candidate edits the file of the test it breaks: say its version was set aside.
+        let file = test.split("::").next().unwrap_or(test);
+        let note = if me.tests_set_aside.iter().any(|f| f == file) {
+            format!(
+                "{note} (its own edits to {file} set aside: the tests ran as at the base commit)"
+            )
+        } else {
+            note
+        };
         if rarity > 0.0 {
             out.push(Part {
                 name: "breaks tests",
@@ -367,6 +376,7 @@ mod tests {
             repro,
             model_test: None,
             written: Default::default(),
+            tests_set_aside: Vec::new(),
             class: Some(class),
             repro_end: None,
             error: None,
