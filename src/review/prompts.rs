@@ -64,6 +64,8 @@ pub struct ExecView {
     pub broken: Vec<String>,
     /// Broken tests not named.
     pub broken_more: usize,
+    /// The test files the candidate edits, set aside: its tests ran as at the base commit.
+    pub tests_set_aside: Vec<String>,
     /// Base-passing tests that ran with the candidate.
     pub tests_run: usize,
     /// The issue's reproduction against the base commit: `changed`, `same`, or `None` when none ran.
@@ -100,6 +102,7 @@ pub fn exec_views(bundle: &IssueBundle) -> Vec<Option<ExecView>> {
                 return Some(ExecView {
                     broken: vec![],
                     broken_more: 0,
+                    tests_set_aside: vec![],
                     tests_run: 0,
                     repro: None,
                     repro_by_agent: false,
@@ -135,6 +138,7 @@ pub fn exec_views(bundle: &IssueBundle) -> Vec<Option<ExecView>> {
             Some(ExecView {
                 broken: b.broken.iter().take(BROKEN_SHOWN).cloned().collect(),
                 broken_more: b.broken.len().saturating_sub(BROKEN_SHOWN),
+                tests_set_aside: b.tests_set_aside.clone(),
                 tests_run: b.tests_run,
                 repro: b.repro.map(|r| match r {
                     ReproChange::Changed => "changed",

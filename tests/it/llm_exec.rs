@@ -144,9 +144,19 @@ fn without_behaviour_the_prompts_are_what_they_were_and_with_it_they_say_what_ra
         Some(behaviour(&[], ReproChange::Same, 1)),
         Some(behaviour(&many, ReproChange::Changed, 0)),
     ];
+    b.behaviour[0].as_mut().unwrap().tests_set_aside = vec!["tests/test_mod.py".into()];
     let shown = render(&prompts, &b);
     assert!(shown != plain, "the evidence changes the prompts");
     let point = &shown[0];
+    assert!(
+        point.contains("The patch also edits tests/test_mod.py; those edits were set aside, so the tests ran as they were at the base commit.\n"),
+        "{point}"
+    );
+    assert_eq!(
+        shown[2].matches("were set aside").count(),
+        1,
+        "only the candidate with set-aside edits says so"
+    );
     for want in [
         "#### What running it showed",
         "Existing tests: 12 tests that passed twice at the base commit ran with this patch.",
