@@ -195,6 +195,10 @@ impl ExecSettings {
     }
 }
 
+fn is_zero(n: &usize) -> bool {
+    *n == 0
+}
+
 /// What was gathered for one issue.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(default)]
@@ -226,6 +230,10 @@ pub struct IssueExec {
     pub repro_from: Option<String>,
     /// One per candidate, in order (`None`: nothing to run, e.g. an empty patch).
     pub behaviour: Vec<Option<Behaviour>>,
+    /// How many candidates' edits to the repository's tests were set aside (see
+    /// [`Behaviour::tests_set_aside`]); kept when a run's results drop `behaviour`.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub tests_set_aside: usize,
     /// Distinct behaviour classes among the candidates that ran.
     pub classes: usize,
     /// Sandbox runs needed, and how many of them came from the cache.
@@ -1874,6 +1882,12 @@ fn gather_at(resolved: &Resolved, at_base: bool) -> IssueExec {
         .collect();
     let classes = behaviour_classes(&keyed);
     out.classes = classes.len();
+    out.tests_set_aside = out
+        .behaviour
+        .iter()
+        .flatten()
+        .filter(|b| !b.tests_set_aside.is_empty())
+        .count();
     for (k, class) in classes.iter().enumerate() {
         for &m in &class.members {
             if let Some(b) = out.behaviour[ran[m]].as_mut() {

@@ -145,6 +145,14 @@ fn exec_line(e: &crate::exec::gather::IssueExec) -> String {
             if w.tests.len() == 1 { " it" } else { " them all" }
         ));
     }
+    let aside = e.tests_set_aside;
+    if aside > 0 {
+        line.push_str(&format!(
+            "execution: {aside} candidate{} edit{} the repository's tests; those edits were set aside, and the tests ran as at the base commit\n",
+            if aside == 1 { "" } else { "s" },
+            if aside == 1 { "s" } else { "" },
+        ));
+    }
     if !e.not_isolated.is_empty() {
         line.push_str(&format!(
             "execution: not isolated on this machine: {}\n",
@@ -419,6 +427,13 @@ mod tests {
             "\nenvironment: with numpy installed for the issue's code (at the base commit it stopped on importing it)\n"
         ));
         e.extras.clear();
+        // Candidates whose test edits were set aside are counted.
+        assert!(!exec_line(&e).contains("set aside"));
+        e.tests_set_aside = 2;
+        assert!(exec_line(&e).contains(
+            "\nexecution: 2 candidates edit the repository's tests; those edits were set aside, and the tests ran as at the base commit\n"
+        ));
+        e.tests_set_aside = 0;
         e.extras_failed =
             Some("installing numpy for the issue's code failed: step `extras`".into());
         assert!(exec_line(&e).contains(

@@ -691,6 +691,7 @@ fn a_candidate_that_rewrites_the_test_it_breaks_is_seen_breaking_it() {
         "{rewrite}"
     );
     assert!(by_agent(&v, "careful-agent")["behaviour"]["tests_set_aside"].is_null());
+    assert_eq!(exec["tests_set_aside"], 1, "{exec}");
 }
 
 /// `dei rank --exec --json -` of the candidates in `cands` on the example issue of `tasks`

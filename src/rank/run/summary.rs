@@ -75,6 +75,10 @@ pub struct ExecCounts {
     pub flaky: usize,
     /// The candidates fell into two or more behaviour classes.
     pub split: usize,
+    /// Candidates whose edits to the repository's tests were set aside (their tests ran as at
+    /// the base commit).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub tests_set_aside: usize,
     /// A model was asked for a reproduction test (`--exec-llm-repro`), and it was kept (it
     /// prints `Issue reproduced` at the base commit).
     #[serde(skip_serializing_if = "is_zero")]
@@ -103,6 +107,7 @@ impl ExecCounts {
         self.reproduction += usize::from(e.reproduction);
         self.flaky += usize::from(!e.flaky_tests.is_empty());
         self.split += usize::from(e.classes >= 2);
+        self.tests_set_aside += e.tests_set_aside;
         if let Some(m) = &e.model_test {
             self.model_tests += 1;
             self.model_tests_kept +=
@@ -260,6 +265,14 @@ impl Summary {
                 "execution (--exec), of {} ranked issues: an environment for {}, tests that pass at the base commit for {} (flaky base tests in {}), a reproduction for {}, candidates told apart by behaviour in {}; {} sandbox runs ({} from the cache, {:.0} s in the others)\n",
                 e.issues, e.environment, e.tests, e.flaky, e.reproduction, e.split, e.runs, e.cached_runs, e.run_seconds
             ));
+            if e.tests_set_aside > 0 {
+                out.push_str(&format!(
+                    "  {} candidate{} edit{} the repository's tests: those edits were set aside, and the tests ran as at the base commit\n",
+                    e.tests_set_aside,
+                    if e.tests_set_aside == 1 { "" } else { "s" },
+                    if e.tests_set_aside == 1 { "s" } else { "" },
+                ));
+            }
             // Most issues first; a few ids each, so a long run's summary stays readable.
             let mut failures: Vec<(&String, &Vec<String>)> = e.failures.iter().collect();
             failures.sort_by_key(|(_, ids)| std::cmp::Reverse(ids.len()));
@@ -556,6 +569,18 @@ mod tests {
         let s = Summary::new(&with_tests, 3, 0);
         let e = s.exec.clone().expect("counted");
         assert_eq!((e.model_tests, e.model_tests_kept), (2, 1));
+        assert!(!s.table(10).contains("set aside"), "{}", s.table(10));
+        // Candidates whose edits to the tests were set aside, summed over the issues (a
+        // slimmed outcome keeps the count, not the behaviour).
+        let aside = [
+            outcome("a", Some(serde_json::json!({"tests_set_aside": 2}))),
+            outcome("b", Some(serde_json::json!({"tests_set_aside": 1}))),
+        ];
+        let t = Summary::new(&aside, 2, 0).table(10);
+        assert!(
+            t.contains("\n  3 candidates edit the repository's tests: those edits were set aside, and the tests ran as at the base commit\n"),
+            "{t}"
+        );
         assert!(
             s.table(10)
                 .contains("asked for 2 issues, kept (failing at the base commit) for 1"),
