@@ -195,7 +195,8 @@ impl ExecSettings {
     }
 }
 
-fn is_zero(n: &usize) -> bool {
+/// For `skip_serializing_if`: a count of 0 is left out of the JSON.
+pub(crate) fn is_zero(n: &usize) -> bool {
     *n == 0
 }
 

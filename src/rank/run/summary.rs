@@ -2,7 +2,7 @@
 
 use super::journal::{self, Manifest};
 use super::{ErrorKind, IssueOutcome};
-use crate::exec::gather::IssueExec;
+use crate::exec::gather::{is_zero, IssueExec};
 use serde::{Deserialize as _, Serialize};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -117,10 +117,6 @@ impl ExecCounts {
         self.cached_runs += e.cached_runs;
         self.run_seconds += e.run_seconds;
     }
-}
-
-fn is_zero(n: &usize) -> bool {
-    *n == 0
 }
 
 fn kind_name(k: ErrorKind) -> String {
