@@ -358,17 +358,24 @@ fn hex(bytes: &[u8]) -> String {
 /// [`regress::in_test_suite`]), are left out: the tests that passed at the base commit are
 /// run as they were then (as SWE-bench's evaluation puts the test files back), so a candidate
 /// that rewrites an assertion to suit its change is seen breaking it. Tests it adds to such a
-/// file run as the tests it writes (see [`written`]).
-fn after_files(view: &PatchView, tests: &regress::TestFiles) -> Option<Vec<TreeFile>> {
+/// file run as the tests it writes (see [`written`]). Returned beside the files: the paths
+/// set aside.
+fn after_files(
+    view: &PatchView,
+    tests: &regress::TestFiles,
+) -> Option<(Vec<TreeFile>, Vec<String>)> {
     if matches!(view.applies, Applies::No | Applies::Empty) || view.files.is_empty() {
         return None;
     }
     let mut out = Vec::new();
+    let mut aside = Vec::new();
     for f in &view.files {
         if f.error.is_some() {
             return None;
         }
-        if set_aside(f, tests) {
+        // A test module, or another file of the test suite, that the base commit has.
+        if f.before.is_some() && (tests.is_test(&f.path) || regress::in_test_suite(&f.path)) {
+            aside.push(f.path.clone());
             continue;
         }
         out.push(TreeFile {
@@ -377,13 +384,7 @@ fn after_files(view: &PatchView, tests: &regress::TestFiles) -> Option<Vec<TreeF
         });
     }
     out.sort_by(|a, b| a.path.cmp(&b.path));
-    Some(out)
-}
-
-/// Whether a candidate's edit to this file is set aside: a test module, or another file of the
-/// test suite, that the base commit has.
-fn set_aside(f: &crate::model::FileView, tests: &regress::TestFiles) -> bool {
-    f.before.is_some() && (tests.is_test(&f.path) || regress::in_test_suite(&f.path))
+    Some((out, aside))
 }
 
 /// What the `print` calls a candidate adds to the repository's code start their output with
@@ -1198,19 +1199,14 @@ fn gather_at(resolved: &Resolved, at_base: bool) -> IssueExec {
     // Which tests: each candidate's own selection (the files its edits reach), within the
     // best-scored files of all of them; each file runs on its own, so runs are shared between
     // candidates, committees and reruns.
-    let afters: Vec<Option<Vec<TreeFile>>> =
-        cands.iter().map(|(_, v)| after_files(v, tests)).collect();
-    // The test files each candidate edits that its tree leaves as at base.
-    let aside: Vec<Vec<String>> = cands
+    // With the test files each candidate edits that its tree leaves as at base.
+    let (afters, aside): (Vec<Option<Vec<TreeFile>>>, Vec<Vec<String>>) = cands
         .iter()
-        .map(|(_, v)| {
-            v.files
-                .iter()
-                .filter(|f| set_aside(f, tests))
-                .map(|f| f.path.clone())
-                .collect()
+        .map(|(_, v)| match after_files(v, tests) {
+            Some((files, aside)) => (Some(files), aside),
+            None => (None, Vec::new()),
         })
-        .collect();
+        .unzip();
     // Files the candidates create at the repository's root are the agents' scratch
     // (`reproduce.py`, a sample `test.qdp` the issue's code reads, a `.coveragerc`): the
     // reproductions run without them, so a candidate is not seen changing what the issue's
