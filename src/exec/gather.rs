@@ -799,7 +799,7 @@ fn only_name_errors(output: &str, statements: usize) -> Option<String> {
         raised.insert(n);
         first.get_or_insert_with(|| msg.to_string());
     }
-    (statements > 0 && raised.len() == statements && raised.iter().copied().eq(1..=statements))
+    (statements > 0 && raised.iter().copied().eq(1..=statements))
         .then_some(first)
         .flatten()
 }
