@@ -145,12 +145,10 @@ fn exec_line(e: &crate::exec::gather::IssueExec) -> String {
             if w.tests.len() == 1 { " it" } else { " them all" }
         ));
     }
-    let aside = e.tests_set_aside;
-    if aside > 0 {
+    if e.tests_set_aside > 0 {
         line.push_str(&format!(
-            "execution: {aside} candidate{} edit{} the repository's tests; those edits were set aside, and the tests ran as at the base commit\n",
-            if aside == 1 { "" } else { "s" },
-            if aside == 1 { "s" } else { "" },
+            "execution: {}; those edits were set aside, and the tests ran as at the base commit\n",
+            edit_the_tests(e.tests_set_aside)
         ));
     }
     if !e.not_isolated.is_empty() {
@@ -160,6 +158,16 @@ fn exec_line(e: &crate::exec::gather::IssueExec) -> String {
         ));
     }
     line
+}
+
+/// `n candidates edit the repository's tests` (their edits set aside), for the issue's
+/// execution lines and the run's summary.
+pub(crate) fn edit_the_tests(n: usize) -> String {
+    format!(
+        "{n} candidate{} edit{} the repository's tests",
+        if n == 1 { "" } else { "s" },
+        if n == 1 { "s" } else { "" },
+    )
 }
 
 /// Over the candidates that ran: how many `outcome` says yes to, of those it says anything.

@@ -263,10 +263,8 @@ impl Summary {
             ));
             if e.tests_set_aside > 0 {
                 out.push_str(&format!(
-                    "  {} candidate{} edit{} the repository's tests: those edits were set aside, and the tests ran as at the base commit\n",
-                    e.tests_set_aside,
-                    if e.tests_set_aside == 1 { "" } else { "s" },
-                    if e.tests_set_aside == 1 { "s" } else { "" },
+                    "  {}: those edits were set aside, and the tests ran as at the base commit\n",
+                    crate::rank::report::edit_the_tests(e.tests_set_aside)
                 ));
             }
             // Most issues first; a few ids each, so a long run's summary stays readable.
