@@ -10,6 +10,7 @@ pub fn run(cmd: BenchCommand) -> anyhow::Result<()> {
     match cmd {
         BenchCommand::Context(a) => context(*a),
         BenchCommand::Offline(a) => offline(a),
+        BenchCommand::Repro(a) => repro(a),
     }
 }
 
@@ -19,6 +20,10 @@ pub enum BenchCommand {
     Context(Box<BenchContextArgs>),
     /// n@k of the offline committee on SWE-bench Lite candidates.
     Offline(BenchOfflineArgs),
+    /// Write the reproduction script `dei rank --exec` makes of each issue, one file per
+    /// instance, and print a digest of them all (to read the scripts, or to show that a change
+    /// leaves them byte for byte the same).
+    Repro(BenchReproArgs),
 }
 
 /// Weights to measure with, or to fit on one half of the instances first.
@@ -295,6 +300,72 @@ fn offline(a: BenchOfflineArgs) -> anyhow::Result<()> {
     if let Some(p) = &a.json {
         std::fs::write(p, serde_json::to_string_pretty(&report)?)
             .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", p.display()))?;
+    }
+    Ok(())
+}
+
+#[derive(Args)]
+pub struct BenchReproArgs {
+    /// Folder the scripts go to: INSTANCE.py for each issue that gives one, and index.jsonl
+    /// (statements, sources, imports added, SHA-256 of each).
+    #[arg(long)]
+    pub out: PathBuf,
+    /// Data folder (its swebench_lite/test.jsonl); DEI_DATA when not given, else
+    /// ../shared/data beside the repository.
+    #[arg(long)]
+    pub data: Option<PathBuf>,
+    /// Task records; the data folder's swebench_lite/test.jsonl when not given.
+    #[arg(long)]
+    pub tasks: Option<PathBuf>,
+    /// Folder of repositories; DEI_REPOS when not given, else the repository's target/repos.
+    /// Tasks whose repository is not there are left out (and counted).
+    #[arg(long, env = "DEI_REPOS")]
+    pub repos: Option<PathBuf>,
+    /// all, tune or report.
+    #[arg(long, default_value = "all")]
+    pub split: crate::split::Split,
+    /// Only these instances (repeatable).
+    #[arg(long = "id")]
+    pub ids: Vec<String>,
+}
+
+fn repro(a: BenchReproArgs) -> anyhow::Result<()> {
+    let data = data::data_dir(a.data.as_deref());
+    let repos = data::repos_dir(a.repos.as_deref()).ok_or_else(|| {
+        anyhow::anyhow!(
+            "no folder of repositories\n  hint: pass --repos DIR or set DEI_REPOS (see ../shared/repos/README.md)"
+        )
+    })?;
+    let opts = crate::repro::ReproOptions {
+        tasks: a.tasks.unwrap_or_else(|| data::tasks_file(&data)),
+        repos,
+        out: a.out,
+        split: a.split,
+        ids: a.ids,
+    };
+    let report = crate::repro::write_scripts(&opts)?;
+    let scripts = report.rows.iter().filter(|r| r.sha256.is_some()).count();
+    let failed: Vec<&crate::repro::ScriptRow> =
+        report.rows.iter().filter(|r| r.error.is_some()).collect();
+    println!(
+        "{} instances with a repository ({} without), {scripts} with a script, written to {}",
+        report.rows.len(),
+        report.without_repo,
+        opts.out.display()
+    );
+    for r in &failed {
+        println!(
+            "  {}: {}",
+            r.instance_id,
+            r.error.as_deref().unwrap_or_default()
+        );
+    }
+    println!("digest {}", report.digest);
+    if !failed.is_empty() {
+        anyhow::bail!(
+            "{} instances could not be read at their base commit",
+            failed.len()
+        );
     }
     Ok(())
 }
