@@ -1,0 +1,465 @@
+//! A project the issue shows, run with the repository's own tool: a Sphinx build of its named
+//! files, its pylint command, pytest over its test files; and the pytest flags the issue uses.
+
+use super::text::{blocks, Source, PY_LANGS};
+use crate::exec::outcome::REPRO_MARK;
+use crate::exec::regress;
+
+/// What the name of a file an issue shows ends with: code, documents, settings.
+const FILE_ENDINGS: [&str; 7] = [".py", ".rst", ".txt", ".toml", ".cfg", ".ini", "pylintrc"];
+
+/// A file name an issue gives a block: `example.py`, `docs/index.rst`, `.pylintrc` (relative,
+/// no `..`, ending as one of [`FILE_ENDINGS`]), from a short line that ends with it
+/// (at most three words: `# in conf.py`, ``Simple `index.rst` ``), maybe marked as a comment
+/// (`# conf.py`, `.. index.rst`), as code or bold, with a colon after.
+pub(super) fn file_name_line(line: &str) -> Option<&str> {
+    let t = line.trim();
+    let t = t
+        .strip_prefix('#')
+        .or_else(|| t.strip_prefix(".."))
+        .unwrap_or(t)
+        .trim()
+        .trim_end_matches(':');
+    let words: Vec<&str> = t.split_whitespace().collect();
+    if words.is_empty() || words.len() > 3 {
+        return None;
+    }
+    let t = words[words.len() - 1]
+        .trim_end_matches(':')
+        .trim_matches(|c| c == '`' || c == '*')
+        .trim_end_matches(':');
+    let ok = FILE_ENDINGS.iter().any(|e| t.ends_with(e))
+        && !t.starts_with('/')
+        && !t.split('/').any(|p| p.is_empty() || p == "..")
+        && t.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "._-/".contains(c));
+    ok.then_some(t)
+}
+
+/// The Sphinx project an issue shows: its [`named_blocks`]. `None` unless it has an
+/// `index.rst`, the project's root document.
+pub fn sphinx_project(issue: &str) -> Option<Vec<(String, String)>> {
+    let files = named_blocks(issue);
+    root_doc_folder(&files).is_some().then_some(files)
+}
+
+/// The folder of the project's root document among `files` (`""` for `index.rst`, `docs/` for
+/// `docs/index.rst`), if it has one.
+fn root_doc_folder(files: &[(String, String)]) -> Option<String> {
+    files
+        .iter()
+        .find(|(n, _)| n == "index.rst" || n.ends_with("/index.rst"))
+        .map(|(n, _)| n.trim_end_matches("index.rst").to_string())
+}
+
+/// The fenced blocks of an issue that name their file, by a first line (`# example.py`,
+/// `.. index.rst`) or by the line before the fence (`docs/index.rst:`, `.pylintrc:`), as
+/// (path, text), in order, a path once.
+fn named_blocks(issue: &str) -> Vec<(String, String)> {
+    let lines: Vec<&str> = issue.lines().collect();
+    let mut files: Vec<(String, String)> = Vec::new();
+    for b in blocks(issue)
+        .into_iter()
+        .filter(|b| b.source == Source::Fenced)
+    {
+        let first = b.text.lines().next().unwrap_or("");
+        let named = file_name_line(first)
+            .filter(|_| first.trim_start().starts_with(['#', '.']))
+            .map(|n| {
+                let rest: Vec<&str> = b.text.lines().skip(1).collect();
+                (n.to_string(), rest.join("\n"))
+            })
+            .or_else(|| {
+                // `line` is the block's first line (1-based): the fence is the line before it.
+                let before = lines[..b.line.saturating_sub(2).min(lines.len())]
+                    .iter()
+                    .rev()
+                    .find(|l| !l.trim().is_empty())?;
+                file_name_line(before).map(|n| (n.to_string(), b.text.clone()))
+            });
+        if let Some((name, text)) = named {
+            if !files.iter().any(|(n, _)| *n == name) {
+                files.push((name, format!("{}\n", text.trim_end())));
+            }
+        }
+    }
+    files
+}
+
+/// The script that writes the project of [`sphinx_project`] into `dei_project/` (the folder of
+/// its `index.rst`), with a `conf.py` that puts the folder on `sys.path`, loads the
+/// `sphinx.ext.*` extensions the issue names (autodoc and autosummary also when its documents
+/// use their directives) and names `index` the root document, followed by the issue's own
+/// `conf.py`, if it gives one; builds it with the text builder and prints every page built.
+pub(super) fn sphinx_script(issue: &str, files: &[(String, String)]) -> String {
+    let index = root_doc_folder(files).unwrap_or_default();
+    let mut exts: Vec<String> = Vec::new();
+    let mut add = |e: String| {
+        if !exts.contains(&e) {
+            exts.push(e);
+        }
+    };
+    let mut rest = issue;
+    while let Some(at) = rest.find("sphinx.ext.") {
+        let name: String = rest[at + "sphinx.ext.".len()..]
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+            .collect();
+        if !name.is_empty() {
+            add(format!("sphinx.ext.{name}"));
+        }
+        rest = &rest[at + "sphinx.ext.".len()..];
+    }
+    let docs: String = files
+        .iter()
+        .filter(|(n, _)| n.ends_with(".rst"))
+        .map(|(_, t)| t.as_str())
+        .collect();
+    if docs.contains(".. auto") {
+        add("sphinx.ext.autodoc".into());
+    }
+    if docs.contains(".. autosummary::") {
+        add("sphinx.ext.autosummary".into());
+    }
+    let conf_name = format!("{index}conf.py");
+    let own_conf = files
+        .iter()
+        .find(|(n, _)| *n == conf_name)
+        .map_or("", |(_, t)| t.as_str());
+    let conf = format!(
+        "import os, sys\nsys.path.insert(0, os.path.abspath('.'))\nextensions = {exts:?}\nmaster_doc = 'index'\n{own_conf}"
+    );
+    let mut all: Vec<(String, String)> = files
+        .iter()
+        .filter(|(n, _)| *n != conf_name)
+        .cloned()
+        .collect();
+    all.push((conf_name, conf));
+    format!(
+        r#"{}_dei_src = _dei_os.path.join(_dei_dir, {})
+_dei_out = _dei_os.path.join(_dei_dir, "_build")
+_dei_sys.path.insert(0, _dei_src)
+_dei_code = 1
+try:
+    from sphinx.cmd.build import main as _dei_build
+    _dei_code = _dei_build(["-b", "text", "-q", "-E", _dei_src, _dei_out])
+    print("{REPRO_MARK} no exception")
+except Exception as _dei_e:
+    _dei_msg = str(_dei_e).strip().splitlines()
+    print("{REPRO_MARK} statement 1 raised %s: %s" % (type(_dei_e).__name__, _dei_msg[0] if _dei_msg else ""))
+    print("{REPRO_MARK} first exception: %s" % type(_dei_e).__name__)
+for _dei_root, _dei_dirs, _dei_names in sorted(_dei_os.walk(_dei_out)):
+    _dei_dirs.sort()
+    for _dei_name in sorted(_dei_names):
+        if _dei_name.endswith(".txt"):
+            _dei_page = _dei_os.path.join(_dei_root, _dei_name)
+            print("==== " + _dei_os.path.relpath(_dei_page, _dei_out))
+            with open(_dei_page) as _dei_f:
+                print(_dei_f.read())
+_dei_sys.exit(_dei_code)
+"#,
+        project_prologue(
+            "the Sphinx project it shows, built with the text builder; every page built is printed",
+            &all
+        ),
+        py_literal(&index),
+    )
+}
+
+/// A Python string literal holding `s` (a JSON string is one).
+fn py_literal(s: &str) -> String {
+    serde_json::to_string(s).unwrap_or_else(|_| "\"\"".into())
+}
+
+/// The start of a script that works on a project of the issue's files: a comment saying what
+/// it does, then `files` (path, text) written under `dei_project/` in the working folder
+/// (`_dei_dir`, made even when there is no file), folders as needed.
+fn project_prologue(what: &str, files: &[(String, String)]) -> String {
+    let dict: String = files
+        .iter()
+        .map(|(n, t)| format!("    {}: {},\n", py_literal(n), py_literal(t)))
+        .collect();
+    format!(
+        r#"# Reproduction written by dei from the issue text: {what}.
+import os as _dei_os, sys as _dei_sys
+_dei_dir = _dei_os.path.join(_dei_os.getcwd(), "dei_project")
+_dei_files = {{
+{dict}}}
+if not _dei_os.path.isdir(_dei_dir):
+    _dei_os.makedirs(_dei_dir)
+for _dei_name, _dei_text in sorted(_dei_files.items()):
+    _dei_path = _dei_os.path.join(_dei_dir, _dei_name)
+    if not _dei_os.path.isdir(_dei_os.path.dirname(_dei_path)):
+        _dei_os.makedirs(_dei_os.path.dirname(_dei_path))
+    with open(_dei_path, "w") as _dei_f:
+        _dei_f.write(_dei_text)
+"#
+    )
+}
+
+/// Words of a shell command line as a POSIX shell splits them: single quotes keep everything,
+/// double quotes keep all but `\"` and `\\`; `None` for an unclosed quote.
+pub(super) fn shell_words(line: &str) -> Option<Vec<String>> {
+    let mut out = Vec::new();
+    let mut word: Option<String> = None;
+    let mut chars = line.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            c if c.is_whitespace() => {
+                if let Some(w) = word.take() {
+                    out.push(w);
+                }
+            }
+            '\'' => {
+                let w = word.get_or_insert_with(String::new);
+                loop {
+                    match chars.next()? {
+                        '\'' => break,
+                        c => w.push(c),
+                    }
+                }
+            }
+            '"' => {
+                let w = word.get_or_insert_with(String::new);
+                loop {
+                    match chars.next()? {
+                        '"' => break,
+                        '\\' => match chars.next()? {
+                            c @ ('"' | '\\') => w.push(c),
+                            c => {
+                                w.push('\\');
+                                w.push(c);
+                            }
+                        },
+                        c => w.push(c),
+                    }
+                }
+            }
+            c => word.get_or_insert_with(String::new).push(c),
+        }
+    }
+    out.extend(word);
+    Some(out)
+}
+
+/// The pylint command an issue runs: the first line (in a block or in code inside prose) that
+/// calls `pylint`, its arguments as the shell splits them. A line that pipes, redirects or
+/// chains another command is not taken.
+pub fn pylint_command(issue: &str) -> Option<Vec<String>> {
+    // A line, or the code spans inside it (`` `pylint test.py` will return… ``).
+    let commands = issue.lines().flat_map(|line| {
+        let mut v: Vec<&str> = line.split('`').skip(1).step_by(2).collect();
+        v.push(line);
+        v
+    });
+    commands.into_iter().find_map(|c| {
+        let t = c.trim();
+        let t = t.strip_prefix("$ ").unwrap_or(t).trim_start();
+        let rest = t.strip_prefix("pylint")?;
+        if !(rest.is_empty() || rest.starts_with(' '))
+            || ["|", ">", "&&", ";", "<"].iter().any(|m| rest.contains(m))
+        {
+            return None;
+        }
+        let words = shell_words(rest)?;
+        // `pylint 2.12.2`: a version line, not a command.
+        let version = words
+            .first()
+            .is_some_and(|w| w.chars().all(|c| c.is_ascii_digit() || c == '.'));
+        (!version).then_some(words)
+    })
+}
+
+/// The script that runs pylint in `dei_project/` as the issue runs it (`args`), over the files
+/// the issue shows: its named blocks, and for a `.py` argument that no block names, the issue's
+/// first Python block that names no file. pylint is imported first (the tree's copy), then run
+/// in the folder; the script ends with pylint's exit status, or reports the exception that
+/// escaped it.
+pub(super) fn pylint_script(issue: &str, args: &[String]) -> (String, Vec<(String, String)>) {
+    let mut files = named_blocks(issue);
+    let unnamed = blocks(issue).into_iter().find(|b| {
+        b.source == Source::Fenced
+            && PY_LANGS.contains(&b.lang.as_str())
+            && !files.iter().any(|(_, t)| t.trim_end() == b.text.trim_end())
+    });
+    if let (Some(b), Some(arg)) = (
+        unnamed,
+        args.iter().find(|a| {
+            a.ends_with(".py") && file_name_line(a).is_some() && !files.iter().any(|(n, _)| n == *a)
+        }),
+    ) {
+        files.push((arg.clone(), format!("{}\n", b.text.trim_end())));
+    }
+    let argv: Vec<String> = args.iter().map(|a| py_literal(a)).collect();
+    let script = tool_script(
+        project_prologue(
+            "pylint run as the issue runs it, over the files it shows",
+            &files,
+        ),
+        "from pylint.lint import Run as _dei_run",
+        &format!("_dei_run([{}])\n    _dei_code = 0", argv.join(", ")),
+    );
+    (script, files)
+}
+
+/// A script that runs a tool in the issue's project: `prologue` writes the project
+/// ([`project_prologue`]); then, from `dei_project/`, `import` imports the tool (the tree's
+/// copy) and `run` runs it, setting `_dei_code` when it returns. The script ends with the
+/// tool's exit status, or reports the exception that escaped it.
+fn tool_script(prologue: String, import: &str, run: &str) -> String {
+    format!(
+        r#"{prologue}_dei_code = 1
+_dei_first = None
+try:
+    {import}
+    _dei_os.chdir(_dei_dir)
+    {run}
+except SystemExit as _dei_e:
+    _dei_code = _dei_e.code if isinstance(_dei_e.code, int) else (0 if _dei_e.code is None else 1)
+except Exception as _dei_e:
+    _dei_msg = str(_dei_e).strip().splitlines()
+    _dei_first = type(_dei_e).__name__
+    print("{REPRO_MARK} statement 1 raised %s: %s" % (_dei_first, _dei_msg[0] if _dei_msg else ""))
+_dei_sys.stdout.flush()
+print("{REPRO_MARK} first exception: %s" % _dei_first if _dei_first else "{REPRO_MARK} no exception")
+_dei_sys.exit(_dei_code)
+"#
+    )
+}
+
+/// The files of a project an issue shows: (path, text), in the order shown.
+pub type ProjectFiles = Vec<(String, String)>;
+
+/// The pytest project an issue shows: two or more [`named_blocks`], at least one of them a test
+/// module (pytest-7373's `test_module_1.py` and `test_module_2.py`, whose separate globals the
+/// issue is about; pytest-7220's `test_path_error.py` beside the `noxfile.py` that ran it).
+/// The files, and the test modules among them in the order shown. One named test file alone
+/// runs as the issue's code does (see [`wrap`]).
+pub fn pytest_project(issue: &str) -> Option<(ProjectFiles, Vec<String>)> {
+    let files = named_blocks(issue);
+    let tests: Vec<String> = files
+        .iter()
+        .map(|(n, _)| n)
+        .filter(|n| regress::pytest_collects(n.rsplit('/').next().unwrap_or(n)))
+        .cloned()
+        .collect();
+    (files.len() >= 2 && !tests.is_empty()).then_some((files, tests))
+}
+
+/// The script that runs pytest in `dei_project/` over the test modules of [`pytest_project`],
+/// with the first settings file the issue shows at the project's top (one of pytest's
+/// [`regress::PYTEST_CONFIGS`]; else none, as for an issue's single test file), the project as
+/// root folder, and the issue's own flags ([`pytest_args`]).
+pub(super) fn pytest_script(issue: &str, files: &[(String, String)], tests: &[String]) -> String {
+    let ini = files
+        .iter()
+        .map(|(n, _)| n.as_str())
+        .find(|n| regress::PYTEST_CONFIGS.iter().any(|(c, _)| c == n))
+        .unwrap_or("/dev/null");
+    let mut argv: Vec<String> = tests.iter().map(|t| py_literal(t)).collect();
+    argv.extend(["\"--rootdir\"".to_string(), "_dei_dir".to_string()]);
+    argv.extend(pytest_args(ini, &pytest_flags(issue)));
+    tool_script(
+        project_prologue("pytest run over the test files it shows", files),
+        "import pytest as _dei_pytest",
+        &format!(
+            "_dei_sys.stdout.flush()\n    _dei_code = int(_dei_pytest.main([{}]))",
+            argv.join(", ")
+        ),
+    )
+}
+
+/// What a reproduction passes pytest after `--rootdir` (the working folder or the project:
+/// with no settings file pytest 8 would take `/dev`), as Python string literals: the settings
+/// file (`/dev/null` for none: the repository's `addopts`, `filterwarnings = error` or
+/// `xfail_strict` are not the reporter's), no cache written, a summary line for each test that
+/// did not pass (`-r` with letters every pytest since 3 knows), then the issue's own `flags`.
+pub(super) fn pytest_args(settings: &str, flags: &[String]) -> Vec<String> {
+    ["-c", settings, "-p", "no:cacheprovider", "-rfEsxX"]
+        .into_iter()
+        .chain(flags.iter().map(String::as_str))
+        .map(py_literal)
+        .collect()
+}
+
+/// The code defines a test at its top level: a function named `test…` or a class named
+/// `Test…`, decorated or not.
+pub(super) fn defines_tests(root: tree_sitter::Node, code: &str) -> bool {
+    let mut c = root.walk();
+    let found = root.named_children(&mut c).any(|n| {
+        let def = if n.kind() == "decorated_definition" {
+            n.child_by_field_name("definition")
+        } else {
+            Some(n)
+        };
+        def.and_then(|d| {
+            let name = d.child_by_field_name("name")?;
+            let name = &code[name.start_byte()..name.end_byte()];
+            Some(match d.kind() {
+                "function_definition" => name.starts_with("test"),
+                "class_definition" => name.starts_with("Test"),
+                _ => false,
+            })
+        })
+        .unwrap_or(false)
+    });
+    found
+}
+
+/// The pytest options the issue runs its tests with that change what a run shows
+/// (`pytest -rs --runxfail test_foo.py` → `--runxfail`), from every line that calls pytest
+/// (`pytest`, `py.test`, `python -m pytest`), in order, each once. Options that would wait for
+/// a terminal (`--pdb`), need a plugin (`-n`), or read or write other files are left out.
+pub fn pytest_flags(issue: &str) -> Vec<String> {
+    const SHORT: &str = "vqsxl";
+    const LONG: [&str; 16] = [
+        "--runxfail",
+        "--exitfirst",
+        "--showlocals",
+        "--verbose",
+        "--quiet",
+        "--setup-show",
+        "--setup-only",
+        "--setup-plan",
+        "--collect-only",
+        "--co",
+        "--fixtures",
+        "--fixtures-per-test",
+        "--strict-markers",
+        "--strict",
+        "--disable-warnings",
+        "--doctest-modules",
+    ];
+    const VALUED: [&str; 6] = [
+        "--tb=",
+        "--capture=",
+        "--import-mode=",
+        "--assert=",
+        "--log-level=",
+        "--log-cli-level=",
+    ];
+    let mut out: Vec<String> = Vec::new();
+    for line in issue.lines() {
+        let words: Vec<&str> = line.split_whitespace().collect();
+        let Some(at) = words
+            .iter()
+            .position(|w| matches!(w.trim_start_matches('`'), "pytest" | "py.test"))
+        else {
+            continue;
+        };
+        for w in words[at + 1..].iter().map(|w| w.trim_end_matches('`')) {
+            if matches!(w, "|" | "&&" | ";" | "#" | ">" | "2>&1") {
+                break;
+            }
+            let keep = if let Some(letters) = w.strip_prefix('-').filter(|l| !l.starts_with('-')) {
+                !letters.is_empty() && letters.chars().all(|c| SHORT.contains(c))
+            } else {
+                LONG.contains(&w) || VALUED.iter().any(|v| w.starts_with(v) && w.len() > v.len())
+            };
+            if keep && !out.iter().any(|o| o == w) {
+                out.push(w.to_string());
+            }
+        }
+    }
+    out
+}
