@@ -1,0 +1,345 @@
+//! The sandbox runs of one issue: each cached on disk by what determines it, run in parallel,
+//! and read into the issue's results.
+
+use super::reading::repro_outcome;
+use super::{ExecSettings, IssueExec};
+use crate::exec::llm_repro;
+use crate::exec::outcome::{parse_test_output, ReproOutcome, TestRun};
+use crate::exec::sandbox::{Job, Limits, Outcome, Tree, TreeFile};
+use crate::model::ModelTest;
+use serde::{Deserialize, Serialize};
+use sha2::Digest;
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// One run as cached: enough to re-read it.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(super) struct Run {
+    pub(super) code: Option<i32>,
+    pub(super) signal: Option<i32>,
+    pub(super) timed_out: bool,
+    pub(super) seconds: f64,
+    pub(super) output: String,
+    /// What the sandbox could not enforce.
+    #[serde(default)]
+    pub(super) missing: Vec<String>,
+}
+
+impl From<&Outcome> for Run {
+    fn from(o: &Outcome) -> Run {
+        Run {
+            code: o.code,
+            signal: o.signal,
+            timed_out: o.timed_out,
+            seconds: o.seconds,
+            output: o.output.clone(),
+            missing: o.isolation.missing.clone(),
+        }
+    }
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+pub(super) fn tree_key(files: &[TreeFile]) -> String {
+    let mut h = sha2::Sha256::new();
+    for f in files {
+        h.update(f.path.as_bytes());
+        h.update([0]);
+        match &f.contents {
+            Some(c) => {
+                h.update([1]);
+                h.update((c.len() as u64).to_le_bytes());
+                h.update(c);
+            }
+            None => h.update([2]),
+        }
+    }
+    hex(&h.finalize())
+}
+
+pub(super) struct Runner<'a> {
+    pub(super) settings: &'a ExecSettings,
+    pub(super) repo: &'a Path,
+    pub(super) commit: &'a str,
+    pub(super) env_key: String,
+    pub(super) env_vars: Vec<(String, String)>,
+    pub(super) generated: Vec<TreeFile>,
+}
+
+impl Runner<'_> {
+    /// Run `command` over the base tree plus `files` (`pass` tells two base runs apart), from
+    /// the cache when it ran before. Returns the run and whether it came from the cache.
+    pub(super) fn run(
+        &self,
+        files: &[TreeFile],
+        command: &str,
+        timeout: std::time::Duration,
+        pass: u32,
+    ) -> anyhow::Result<(Run, bool)> {
+        let mut h = sha2::Sha256::new();
+        for part in [
+            self.env_key.as_str(),
+            self.commit,
+            &tree_key(files),
+            command,
+            &format!("{}:{pass}", timeout.as_secs()),
+        ] {
+            h.update(part.as_bytes());
+            h.update([0]);
+        }
+        let key = hex(&h.finalize());
+        let path = self
+            .settings
+            .cache_dir
+            .join("runs")
+            .join(&key[..2])
+            .join(format!("{key}.json"));
+        if let Ok(bytes) = std::fs::read(&path) {
+            if let Ok(run) = serde_json::from_slice::<Run>(&bytes) {
+                self.settings.count(true, 0.0);
+                return Ok((run, true));
+            }
+        }
+        let mut all = self.generated.clone();
+        all.extend(files.iter().cloned());
+        let tree = Tree {
+            repo: self.repo.to_path_buf(),
+            commit: self.commit.to_string(),
+            files: all,
+        };
+        let job = Job {
+            command: command.to_string(),
+            env: self.env_vars.clone(),
+            limits: Limits {
+                timeout,
+                ..self.settings.limits.clone()
+            },
+            ..Job::default()
+        };
+        let outcome = {
+            let _slot = self.settings.slot();
+            self.settings.backend.run(&tree, &job)?
+        };
+        let run = Run::from(&outcome);
+        self.settings.count(false, run.seconds);
+        if let Some(dir) = path.parent() {
+            let _ = std::fs::create_dir_all(dir);
+            let tmp = path.with_extension(format!("tmp{}", std::process::id()));
+            if std::fs::write(&tmp, serde_json::to_vec(&run)?).is_ok() {
+                let _ = std::fs::rename(&tmp, &path);
+            }
+        }
+        Ok((run, false))
+    }
+}
+
+/// A run, and whether it came from the cache.
+type RunResult = anyhow::Result<(Run, bool)>;
+
+/// What a sandbox run runs: one test file (by index), a batch of test files (by index into
+/// the issue's batches), the reproduction, or the model's test.
+#[derive(Clone, Copy, PartialEq)]
+pub(super) enum What {
+    Tests(usize),
+    Batch(usize),
+    Repro,
+    /// One sample of the model-written test.
+    ModelTest(usize),
+    /// The tests one agent family wrote (by index into the issue's written tests).
+    Written(usize),
+}
+
+/// Pack one tree's test files (indices, with their seconds at base and their batch key) into
+/// batches that each run as one command: files with equal keys, in order, while the batch's
+/// seconds at base stay within `budget` (a file over it goes alone). One interpreter start per
+/// batch instead of one per file; the budget keeps a batch within the time limit on a loaded
+/// machine, as the per-file rule does for one file.
+pub(super) fn pack(files: &[(usize, f64, u8)], budget: f64) -> Vec<Vec<usize>> {
+    let mut open: BTreeMap<u8, (Vec<usize>, f64)> = BTreeMap::new();
+    let mut out = Vec::new();
+    for &(k, secs, key) in files {
+        let slot = open.entry(key).or_insert_with(|| (Vec::new(), 0.0));
+        if !slot.0.is_empty() && slot.1 + secs > budget {
+            out.push(std::mem::take(&mut slot.0));
+            slot.1 = 0.0;
+        }
+        slot.0.push(k);
+        slot.1 += secs;
+    }
+    out.extend(open.into_values().map(|(b, _)| b).filter(|b| !b.is_empty()));
+    out.sort();
+    out
+}
+
+/// The runs read so far, by tree.
+#[derive(Default)]
+pub(super) struct Results {
+    /// (tree, test file, pass) → the tests' results.
+    pub(super) tests: BTreeMap<(usize, usize, u32), TestRun>,
+    pub(super) repros: BTreeMap<usize, ReproOutcome>,
+    /// (tree, sample) → what the model-written test printed.
+    pub(super) model: BTreeMap<(usize, usize), ModelTest>,
+    /// (tree, written tests, pass) → their results.
+    pub(super) written: BTreeMap<(usize, usize, u32), TestRun>,
+    /// Test file → how its latest base run ended, when it printed no result dei could read.
+    pub(super) unread: BTreeMap<usize, String>,
+}
+
+/// Run `jobs` on `threads` plain threads (not rayon: a rayon worker waiting on another pool
+/// steals other issues' work, which would start more sandboxes than asked for).
+pub(super) fn run_all(
+    jobs: &[(usize, What, u32)],
+    run_job: &(dyn Fn(&(usize, What, u32)) -> RunResult + Sync),
+    threads: usize,
+) -> Vec<RunResult> {
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let slots: Vec<std::sync::Mutex<Option<RunResult>>> =
+        jobs.iter().map(|_| std::sync::Mutex::new(None)).collect();
+    std::thread::scope(|scope| {
+        for _ in 0..threads.clamp(1, jobs.len().max(1)) {
+            scope.spawn(|| loop {
+                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let Some(job) = jobs.get(i) else { break };
+                let r = run_job(job);
+                if let Ok(mut slot) = slots[i].lock() {
+                    *slot = Some(r);
+                }
+            });
+        }
+    });
+    slots
+        .into_iter()
+        .map(|m| {
+            m.into_inner()
+                .ok()
+                .flatten()
+                .unwrap_or_else(|| Err(anyhow::anyhow!("a sandbox run did not finish")))
+        })
+        .collect()
+}
+
+/// Fold one run into the issue's record and the parsed results; returns what ran and how long.
+pub(super) fn absorb(
+    out: &mut IssueExec,
+    seen: &mut Results,
+    batches: &[Vec<usize>],
+    &(t, what, pass): &(usize, What, u32),
+    r: RunResult,
+) -> Option<(What, f64)> {
+    out.runs += 1;
+    let (run, cached) = match r {
+        Ok(x) => x,
+        Err(e) => {
+            out.error
+                .get_or_insert_with(|| format!("a sandbox run failed: {e:#}"));
+            return None;
+        }
+    };
+    for m in &run.missing {
+        if !out.not_isolated.contains(m) {
+            out.not_isolated.push(m.clone());
+        }
+    }
+    if cached {
+        out.cached_runs += 1;
+    } else {
+        out.run_seconds += run.seconds;
+    }
+    match what {
+        What::Tests(k) => {
+            let parsed = parse_test_output(&run.output);
+            if t == 0 {
+                if parsed.results.is_empty() && parsed.file_errors.is_empty() {
+                    seen.unread.insert(k, how_it_ended(&run));
+                } else {
+                    seen.unread.remove(&k);
+                }
+            }
+            seen.tests.insert((t, k, pass), parsed);
+        }
+        // Each file of the batch reads the whole run: a comparison looks only at the ids that
+        // passed twice in that file at base.
+        What::Batch(b) => {
+            let parsed = parse_test_output(&run.output);
+            for &k in &batches[b] {
+                seen.tests.insert((t, k, pass), parsed.clone());
+            }
+        }
+        What::Repro => {
+            // Printed differently in its two base runs: only how a run ends is kept.
+            let mut o = repro_outcome(&run);
+            if out.repro_output_unstable {
+                o.output.clear();
+            }
+            seen.repros.insert(t, o);
+        }
+        What::ModelTest(s) => {
+            seen.model
+                .insert((t, s), llm_repro::read_output(&run.output, run.timed_out));
+        }
+        What::Written(p) => {
+            seen.written
+                .insert((t, p, pass), parse_test_output(&run.output));
+        }
+    }
+    Some((what, run.seconds))
+}
+
+/// How a run that printed no test result ended: its exit status (or the time limit, or a
+/// signal) and its last line of output, cut to a readable length.
+pub(super) fn how_it_ended(run: &Run) -> String {
+    let status = if run.timed_out {
+        "hit the time limit".to_string()
+    } else {
+        match (run.code, run.signal) {
+            (Some(c), _) => format!("exited with status {c}"),
+            (None, Some(s)) => format!("was killed by signal {s}"),
+            (None, None) => "ended".to_string(),
+        }
+    };
+    let last = run
+        .output
+        .lines()
+        .rev()
+        .map(str::trim)
+        .find(|l| !l.is_empty() && !l.starts_with("[dei:"));
+    match last {
+        Some(l) if l.chars().count() > 160 => {
+            format!("{status}: {}…", l.chars().take(160).collect::<String>())
+        }
+        Some(l) => format!("{status}: {l}"),
+        None => format!("{status} and printed nothing"),
+    }
+}
+
+/// [`absorb`] base runs, keeping each test file's slowest base run in `base_seconds`.
+pub(super) fn absorb_base(
+    out: &mut IssueExec,
+    seen: &mut Results,
+    base_seconds: &mut BTreeMap<usize, f64>,
+    jobs: &[(usize, What, u32)],
+    results: Vec<RunResult>,
+) {
+    for (job, r) in jobs.iter().zip(results) {
+        if let Some((What::Tests(k), secs)) = absorb(out, seen, &[], job, r) {
+            let e = base_seconds.entry(k).or_insert(0.0);
+            *e = e.max(secs);
+        }
+    }
+}
+
+/// Whether test file `k`'s first base run took at most `within` seconds and some test passed.
+pub(super) fn passes_within(
+    seen: &Results,
+    base_seconds: &BTreeMap<usize, f64>,
+    k: usize,
+    within: f64,
+) -> bool {
+    base_seconds.get(&k).is_some_and(|&s| s <= within)
+        && seen
+            .tests
+            .get(&(0, k, 0))
+            .is_some_and(|r| !r.passed().is_empty())
+}

@@ -1,0 +1,449 @@
+//! Tests of gathering an issue's evidence.
+
+use super::reading::{
+    describe, imports_module, missing_extra, missing_package, only_name_errors, repro_change,
+    settle_repro,
+};
+use super::runs::{absorb, how_it_ended, pack, Results, Run, What};
+use super::trees::build_commit;
+use super::*;
+use crate::exec::outcome::ReproOutcome;
+use crate::exec::repro::RepoNames;
+use crate::model::ReproChange;
+
+fn o(exit: Option<i32>, exception: Option<&str>, output: &str) -> ReproOutcome {
+    ReproOutcome {
+        exit,
+        exception: exception.map(str::to_string),
+        output: output.into(),
+    }
+}
+
+/// A reproduction run whose statement `n` first raised `e`.
+fn at(n: usize, e: &str) -> ReproOutcome {
+    o(
+        Some(1),
+        Some(e),
+        &format!("[dei-repro] statement {n} raised {e}\n[dei-repro] first exception: {e}\n"),
+    )
+}
+
+/// Every statement raising `NameError` is library code quoted, not a reproduction; one
+/// statement that runs, or raises something else, keeps it.
+#[test]
+fn code_whose_every_statement_raises_name_error_is_quoted_library_code() {
+    let out = |lines: &[&str]| lines.iter().map(|l| format!("{l}\n")).collect::<String>();
+    let both = out(&[
+        "[dei-repro] statement 1 raised NameError: name 'app' is not defined",
+        "[dei-repro] statement 2 raised NameError: name 'app' is not defined",
+        "[dei-repro] first exception: NameError",
+    ]);
+    assert_eq!(
+        only_name_errors(&both, 2).as_deref(),
+        Some("name 'app' is not defined")
+    );
+    // A third statement ran.
+    assert_eq!(only_name_errors(&both, 3), None);
+    let other = out(&[
+        "[dei-repro] statement 1 raised NameError: name 'x' is not defined",
+        "[dei-repro] statement 2 raised ValueError: bad",
+    ]);
+    assert_eq!(only_name_errors(&other, 2), None);
+    assert_eq!(only_name_errors("", 0), None);
+    assert_eq!(only_name_errors("[dei-repro] no exception\n", 1), None);
+}
+
+/// The reproduction's two base runs: the same → kept whole; printing differently but
+/// ending alike → only how runs end is kept, for this and every later run; ending
+/// differently → not used.
+#[test]
+fn a_reproduction_that_prints_differently_twice_at_base_is_compared_by_how_it_ends() {
+    let settle = |first: ReproOutcome, second: ReproOutcome| {
+        let mut out = IssueExec {
+            reproduction: true,
+            ..IssueExec::default()
+        };
+        let mut seen = Results::default();
+        seen.repros.insert(0, second);
+        let kept = settle_repro(&mut out, &mut seen, &first);
+        (kept, out, seen)
+    };
+    let (kept, out, seen) = settle(o(Some(0), None, "3\n"), o(Some(0), None, "3\n"));
+    assert!(kept && out.reproduction && !out.repro_output_unstable);
+    assert_eq!(seen.repros[&0].output, "3\n");
+
+    let (kept, mut out, mut seen) =
+        settle(o(Some(0), None, "0.3196\n"), o(Some(0), None, "0.8801\n"));
+    assert!(kept && out.reproduction && out.repro_output_unstable);
+    assert_eq!(seen.repros[&0].output, "");
+    // A candidate's run read afterwards keeps only how it ended.
+    let run = Run {
+        code: Some(1),
+        signal: None,
+        timed_out: false,
+        seconds: 1.0,
+        output: "0.5\n[dei-repro] first exception: ValueError\n".into(),
+        missing: Vec::new(),
+    };
+    absorb(
+        &mut out,
+        &mut seen,
+        &[],
+        &(1, What::Repro, 0),
+        Ok((run, false)),
+    );
+    assert_eq!(seen.repros[&1].output, "");
+    assert_eq!(seen.repros[&1].exception.as_deref(), Some("ValueError"));
+    assert_eq!(
+        repro_change(&seen.repros[&0], &seen.repros[&1], ""),
+        ReproChange::Broken
+    );
+
+    let (kept, out, seen) = settle(o(Some(0), None, "ok\n"), o(None, None, "ok\n"));
+    assert!(!kept && !out.reproduction);
+    assert!(seen.repros.is_empty());
+}
+
+#[test]
+fn a_setup_commit_the_repository_lacks_is_replaced_by_the_base_commit() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = git2::Repository::init_bare(dir.path()).unwrap();
+    let sig = git2::Signature::now("t", "t@example.com").unwrap();
+    let tree = repo.treebuilder(None).unwrap().write().unwrap();
+    let tree = repo.find_tree(tree).unwrap();
+    let head = repo
+        .commit(None, &sig, &sig, "base", &tree, &[])
+        .unwrap()
+        .to_string();
+    let missing = "d5843f89d3c008ddcb431adbc335b080a79e617e";
+    // The spec's commit is there: it is used, nothing said.
+    assert_eq!(build_commit(Some(&head), "0123", dir.path()), None);
+    assert_eq!(build_commit(None, &head, dir.path()), None);
+    // It is not: the base commit stands in, and the note says which and why.
+    let (at, why) = build_commit(Some(missing), &head, dir.path()).unwrap();
+    assert_eq!(at, head.as_str());
+    assert!(
+        why.contains(&head[..12]) && why.contains("d5843f89d3c0"),
+        "{why}"
+    );
+    assert!(why.contains(&dir.path().display().to_string()), "{why}");
+}
+
+#[test]
+fn a_run_without_test_results_says_how_it_ended_and_its_last_line() {
+    let run = |code, timed_out, output: &str| Run {
+        code,
+        signal: None,
+        timed_out,
+        seconds: 1.0,
+        output: output.into(),
+        missing: Vec::new(),
+    };
+    let e = how_it_ended(&run(
+        Some(1),
+        false,
+        "\n/usr/bin/python3: No module named pytest\n\n",
+    ));
+    assert_eq!(
+        e,
+        "exited with status 1: /usr/bin/python3: No module named pytest"
+    );
+    assert_eq!(
+        how_it_ended(&run(None, true, "collecting\n[dei: killed after 8s]\n")),
+        "hit the time limit: collecting"
+    );
+    assert_eq!(
+        how_it_ended(&run(Some(0), false, "  \n")),
+        "exited with status 0 and printed nothing"
+    );
+    let long = how_it_ended(&run(Some(2), false, &"x".repeat(500)));
+    assert_eq!(long.chars().count(), "exited with status 2: ".len() + 161);
+    assert!(long.ends_with('…'));
+}
+
+#[test]
+fn only_a_tree_that_cannot_import_asks_for_an_environment_at_the_base_commit() {
+    let unread = |end: &str| format!("no test result could be read from the base runs; t.py {end}");
+    assert!(import_failure(&unread(
+        "exited with status 1: ImportError: cannot import name 'console_main' from 'pytest'"
+    )));
+    assert!(import_failure(&unread(
+        "exited with status 1: ModuleNotFoundError: No module named 'wcwidth'"
+    )));
+    assert!(import_failure(&unread(
+        "exited with status 1: /venv/bin/python3: No module named pytest"
+    )));
+    // A runner that runs and prints nothing readable is the command's fault, not the tree's.
+    assert!(!import_failure(&unread(
+        "exited with status 0: congratulations :)"
+    )));
+    assert!(!import_failure(&unread("hit the time limit: collecting")));
+}
+
+#[test]
+fn live_status_counts_fresh_and_cached_runs() {
+    let s = ExecSettings::new(
+        Arc::new(crate::exec::sandbox::LocalBackend::default()),
+        PathBuf::new(),
+        PathBuf::new(),
+    );
+    assert_eq!(
+        s.live_status(),
+        "sandbox: 0 running, 0 runs done (0 cached)"
+    );
+    s.count(true, 0.0);
+    s.count(false, 2.0);
+    s.count(false, 4.0);
+    let _slot = s.slot();
+    assert_eq!(
+        s.live_status(),
+        "sandbox: 1 running, 3 runs done (1 cached), 3.0 s per run"
+    );
+}
+
+#[test]
+fn test_files_pack_by_key_within_the_budget() {
+    // Files 0, 1 and 3 share a key; 2 has another (run whole, where 0/1/3 are narrowed).
+    let files = [
+        (0, 10.0, 0),
+        (1, 15.0, 0),
+        (2, 5.0, 1),
+        (3, 40.0, 0),
+        (4, 70.0, 0),
+    ];
+    // 0+1 fit in 30 s; 3 would pass it, so it starts a batch; 4 is over on its own.
+    assert_eq!(
+        pack(&files, 30.0),
+        vec![vec![0, 1], vec![2], vec![3], vec![4]]
+    );
+    assert_eq!(pack(&files, 100.0), vec![vec![0, 1, 3], vec![2], vec![4]]);
+    assert!(pack(&[], 10.0).is_empty());
+}
+
+#[test]
+fn a_reproduction_that_stops_on_a_missing_package_is_not_used() {
+    let names = RepoNames {
+        modules: ["sympy".to_string()].into_iter().collect(),
+        ..RepoNames::default()
+    };
+    let numpy = o(
+        Some(1),
+        Some("ModuleNotFoundError"),
+        "ModuleNotFoundError: No module named 'numpy'",
+    );
+    assert_eq!(
+        missing_package(&numpy, &names).as_deref(),
+        Some("it cannot import `numpy`, which is not part of the repository nor installed")
+    );
+    // The repository's own module missing is what the issue may be about.
+    let own = o(
+        Some(1),
+        Some("ModuleNotFoundError"),
+        "ModuleNotFoundError: No module named 'sympy.foo'",
+    );
+    assert_eq!(missing_package(&own, &names), None);
+    let other = o(
+        Some(1),
+        Some("TypeError"),
+        "TypeError: No module named 'numpy'",
+    );
+    assert_eq!(missing_package(&other, &names), None);
+    // sympy-21612: the repository says an optional package is missing.
+    let antlr = o(
+        Some(1),
+        Some("ImportError"),
+        "[dei-repro] statement 2 raised ImportError: LaTeX parsing requires the antlr4 python package, provided by pip (antlr4-python3-runtime) or conda (antlr-python-runtime)\n[dei-repro] first exception: ImportError\n",
+    );
+    assert!(missing_package(&antlr, &names)
+        .is_some_and(|w| w.contains("lacks a package") && w.contains("LaTeX parsing")));
+    let install = o(
+        Some(1),
+        Some("ImportError"),
+        "ImportError: matplotlib is required for plotting; please install it\n",
+    );
+    assert!(missing_package(&install, &names).is_some());
+    // The repository's own import failing (a circular import) is what an issue may be about.
+    let circular = o(
+        Some(1),
+        Some("ImportError"),
+        "ImportError: cannot import name 'Basic' from partially initialized module 'sympy.core.basic'\n",
+    );
+    assert_eq!(missing_package(&circular, &names), None);
+}
+
+#[test]
+fn an_import_of_the_issues_own_code_is_told_from_the_trees() {
+    let code = "try:\n    import os, numpy as np\nexcept Exception:\n    pass\nfrom scipy.linalg import norm\nimport numpyx\n";
+    assert!(imports_module(code, "numpy"));
+    assert!(imports_module(code, "scipy"));
+    assert!(imports_module(code, "os"));
+    // A longer name, a name in a string, a name imported from: not an import of it.
+    assert!(!imports_module(code, "numpyx2"));
+    assert!(!imports_module("x = 'import wcwidth'\n", "wcwidth"));
+    assert!(!imports_module("from pytest import wcwidth\n", "wcwidth"));
+    assert!(!imports_module(code, "wcwidth"));
+}
+
+#[test]
+fn only_a_known_package_a_run_stopped_on_is_one_to_install() {
+    let names = RepoNames {
+        modules: ["sympy".to_string()].into_iter().collect(),
+        ..RepoNames::default()
+    };
+    let dist = |exception: &str, output: &str| {
+        missing_extra(&o(Some(1), Some(exception), output), &names).map(|e| e.dist)
+    };
+    assert_eq!(
+        dist(
+            "ModuleNotFoundError",
+            "ModuleNotFoundError: No module named 'numpy.linalg'"
+        ),
+        Some("numpy")
+    );
+    assert_eq!(
+        dist(
+            "ImportError",
+            "[dei-repro] statement 2 raised ImportError: LaTeX parsing requires the antlr4 python package, provided by pip (antlr4-python3-runtime)\n"
+        ),
+        Some("antlr4-python3-runtime")
+    );
+    // A package dei does not know (pytest-7220's `nox`), a module of the repository's own,
+    // and an import error that is not a missing package: nothing to install.
+    assert_eq!(dist("ModuleNotFoundError", "No module named 'nox'"), None);
+    assert_eq!(
+        dist("ModuleNotFoundError", "No module named 'sympy.numpy'"),
+        None
+    );
+    assert_eq!(dist("TypeError", "No module named 'numpy'"), None);
+    assert_eq!(
+        dist(
+            "ImportError",
+            "ImportError: cannot import name 'array' from 'numpy'"
+        ),
+        None
+    );
+}
+
+#[test]
+fn a_new_failure_is_broken_not_changed() {
+    let ran = o(Some(0), None, "3\n");
+    assert_eq!(repro_change(&ran, &ran.clone(), ""), ReproChange::Same);
+    assert_eq!(
+        repro_change(&ran, &o(Some(0), None, "2\n"), ""),
+        ReproChange::Changed
+    );
+    // The candidate's module does not import any more, or it hangs: broken.
+    assert_eq!(
+        repro_change(&ran, &o(Some(1), Some("ImportError"), ""), ""),
+        ReproChange::Broken
+    );
+    assert_eq!(
+        repro_change(&ran, &o(None, None, ""), ""),
+        ReproChange::Broken
+    );
+    // The issue's own exception goes away, or turns into another where no statement is
+    // reported (a traceback ends the script): changed.
+    let raised = o(Some(1), Some("TypeError"), "");
+    assert_eq!(repro_change(&raised, &ran, ""), ReproChange::Changed);
+    assert_eq!(
+        repro_change(&raised, &o(Some(1), Some("ValueError"), ""), ""),
+        ReproChange::Changed
+    );
+}
+
+#[test]
+fn another_exception_at_the_same_statement_still_fails() {
+    let base = at(6, "GeometryError");
+    let issue = "Adding `2.0 * Point(1, 1)` raises GeometryError.";
+    assert_eq!(
+        repro_change(&base, &at(6, "AttributeError"), issue),
+        ReproChange::StillFails
+    );
+    // The reported statement passes now, and a later one stops: a change.
+    assert_eq!(
+        repro_change(&base, &at(7, "NameError"), issue),
+        ReproChange::Changed
+    );
+    // The issue asks for the new exception: a change.
+    let asks = "This should raise a ValueError, not a GeometryError.";
+    assert_eq!(
+        repro_change(&base, &at(6, "ValueError"), asks),
+        ReproChange::Changed
+    );
+    // A word that only contains the name does not name it.
+    assert_eq!(
+        repro_change(&base, &at(6, "ValueError"), "see MyValueErrors"),
+        ReproChange::StillFails
+    );
+    // The same exception at the same statement, reworded: the same.
+    assert_eq!(repro_change(&base, &base.clone(), issue), ReproChange::Same);
+}
+
+#[test]
+fn kept_model_tests_are_counted_over_the_samples() {
+    let rec = |status| ModelTestRecord {
+        status,
+        ..ModelTestRecord::default()
+    };
+    let mut e = IssueExec::default();
+    assert_eq!(e.model_tests_kept(), 0);
+    e.model_test = Some(rec(TestStatus::Kept));
+    assert_eq!(e.model_tests_kept(), 1);
+    e.model_test = Some(rec(TestStatus::Discarded));
+    assert_eq!(e.model_tests_kept(), 0);
+    e.model_test = Some(rec(TestStatus::Kept));
+    e.model_test_samples = vec![
+        rec(TestStatus::Kept),
+        rec(TestStatus::Discarded),
+        rec(TestStatus::Kept),
+        rec(TestStatus::NotWritten),
+    ];
+    assert_eq!(e.model_tests_kept(), 2);
+}
+
+#[test]
+fn a_run_is_described_with_the_statement_that_raised() {
+    assert_eq!(
+        describe(&at(5, "NameError")),
+        "raises NameError at statement 5"
+    );
+    // A traceback the script does not wrap names no statement.
+    assert_eq!(
+        describe(&o(
+            Some(1),
+            Some("ValueError"),
+            "Traceback ...\nValueError: x\n"
+        )),
+        "raises ValueError"
+    );
+    assert_eq!(describe(&o(Some(0), None, "3\n")), "runs without error");
+    assert_eq!(describe(&o(Some(2), None, "")), "exits with status 2");
+    assert_eq!(describe(&o(None, None, "")), "is killed (time limit)");
+}
+
+#[test]
+fn a_first_failure_before_the_reported_one_is_broken() {
+    let base = at(8, "ValueError");
+    let issue = "`Add(expr, 1)` raises ValueError: Dimension of exp(second/(farad*ohm)) ...";
+    // Statement 6 ran at the base commit; with the candidate it raises.
+    assert_eq!(
+        repro_change(&base, &at(6, "AssertionError"), issue),
+        ReproChange::Broken
+    );
+    assert_eq!(
+        repro_change(&base, &at(1, "SyntaxError"), issue),
+        ReproChange::Broken
+    );
+    // The same exception, raised earlier: broken too, even where the issue names it (it
+    // reports that exception).
+    assert_eq!(
+        repro_change(&base, &at(3, "ValueError"), issue),
+        ReproChange::Broken
+    );
+    // The issue asks for the exception the earlier statement now raises: a change.
+    let asks = "`Unit(-1)` should raise a TypeError instead of passing silently.";
+    assert_eq!(
+        repro_change(&base, &at(6, "TypeError"), asks),
+        ReproChange::Changed
+    );
+}
