@@ -136,7 +136,7 @@ impl Runner<'_> {
 }
 
 /// A run, and whether it came from the cache.
-type RunResult = anyhow::Result<(Run, bool)>;
+pub(super) type RunResult = anyhow::Result<(Run, bool)>;
 
 /// What a sandbox run runs: one test file (by index), a batch of test files (by index into
 /// the batches), the reproduction, or the model's test.
