@@ -284,6 +284,38 @@ fn sandbox_prefix() -> String {
     format!("dei-sandbox-{}-", std::process::id())
 }
 
+/// `text` with every path inside a sandbox's tree made relative to the tree
+/// (`/tmp/dei-sandbox-4242-Xa9f2k/tree/src/x.py` → `src/x.py`): what a run printed about the
+/// repository's files then reads the same from one run to the next, whatever the folder was
+/// called, and names the file as the repository does.
+pub fn relative_to_tree(text: &str) -> String {
+    const NAME: &str = "dei-sandbox-";
+    const TREE: &str = "/tree/";
+    let ends_path = |c: char| c.is_whitespace() || "'\"`(<[=,".contains(c);
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find(NAME) {
+        // The path the name is in: back to where it starts, on to the tree's own folder.
+        let start = rest[..at].rfind(ends_path).map_or(0, |i| {
+            i + rest[i..].chars().next().map_or(1, char::len_utf8)
+        });
+        let after = &rest[at + NAME.len()..];
+        let word_end = after.find(ends_path).unwrap_or(after.len());
+        match after[..word_end].find(TREE) {
+            Some(t) => {
+                out.push_str(&rest[..start]);
+                rest = &after[t + TREE.len()..];
+            }
+            None => {
+                out.push_str(&rest[..at + NAME.len()]);
+                rest = after;
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
 /// How old a folder left by a process that is gone must be before it is removed: a folder of
 /// a live run elsewhere (another PID namespace sharing the temp folder) is never that old.
 const STALE_AFTER: Duration = Duration::from_secs(3600);
@@ -1217,6 +1249,32 @@ fn capture(mut r: impl Read, cap: usize) -> (String, u64, bool) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_path_in_the_tree_reads_relative_to_it() {
+        let a = "ImportError: cannot import name 'console_main' from 'pytest' (/tmp/dei-sandbox-17759-dAH5Tc/tree/src/pytest/__init__.py)";
+        let b = "ImportError: cannot import name 'console_main' from 'pytest' (/tmp/dei-sandbox-14820-2mtKzH/tree/src/pytest/__init__.py)";
+        let want =
+            "ImportError: cannot import name 'console_main' from 'pytest' (src/pytest/__init__.py)";
+        assert_eq!(relative_to_tree(a), want);
+        assert_eq!(relative_to_tree(b), want);
+        // Under another temp folder, at the start, twice on a line.
+        assert_eq!(
+            relative_to_tree(
+                "/var/tmp/x/dei-sandbox-1-a/tree/a.py:3 and \"/tmp/dei-sandbox-2-b/tree/b/c.py\""
+            ),
+            "a.py:3 and \"b/c.py\""
+        );
+        // Not inside a tree: left as it is.
+        for same in [
+            "no sandbox here",
+            "/tmp/dei-sandbox-1-a/home/.cache",
+            "dei-sandbox-",
+            "a dei-sandbox- b /tree/ c",
+        ] {
+            assert_eq!(relative_to_tree(same), same);
+        }
+    }
 
     /// A folder a killed run left is removed once it is old enough, read-only parts and all;
     /// a live process's folder, a name without a pid, a file and a young folder stay.

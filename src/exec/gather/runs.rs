@@ -5,7 +5,7 @@ use super::reading::repro_outcome;
 use super::{ExecSettings, IssueExec};
 use crate::exec::llm_repro;
 use crate::exec::outcome::{parse_test_output, ReproOutcome, TestRun};
-use crate::exec::sandbox::{Job, Limits, Outcome, Tree, TreeFile};
+use crate::exec::sandbox::{relative_to_tree, Job, Limits, Outcome, Tree, TreeFile};
 use crate::model::ModelTest;
 use serde::{Deserialize, Serialize};
 use sha2::Digest;
@@ -288,7 +288,8 @@ pub(super) fn absorb(
 }
 
 /// How a run that printed no test result ended: its exit status (or the time limit, or a
-/// signal) and its last line of output, cut to a readable length.
+/// signal) and its last line of output, paths in the sandbox's tree relative to it, cut to a
+/// readable length.
 pub(super) fn how_it_ended(run: &Run) -> String {
     let status = if run.timed_out {
         "hit the time limit".to_string()
@@ -304,7 +305,8 @@ pub(super) fn how_it_ended(run: &Run) -> String {
         .lines()
         .rev()
         .map(str::trim)
-        .find(|l| !l.is_empty() && !l.starts_with("[dei:"));
+        .find(|l| !l.is_empty() && !l.starts_with("[dei:"))
+        .map(relative_to_tree);
     match last {
         Some(l) if l.chars().count() > 160 => {
             format!("{status}: {}…", l.chars().take(160).collect::<String>())

@@ -156,6 +156,15 @@ fn a_run_without_test_results_says_how_it_ended_and_its_last_line() {
         how_it_ended(&run(Some(0), false, "  \n")),
         "exited with status 0 and printed nothing"
     );
+    // The sandbox's folder is not named: two runs of one tree end alike (pytest-7168).
+    assert_eq!(
+        how_it_ended(&run(
+            Some(1),
+            false,
+            "E   ImportError: cannot import name 'console_main' from 'pytest' (/tmp/dei-sandbox-17759-dAH5Tc/tree/src/pytest/__init__.py)\n"
+        )),
+        "exited with status 1: E   ImportError: cannot import name 'console_main' from 'pytest' (src/pytest/__init__.py)"
+    );
     let long = how_it_ended(&run(Some(2), false, &"x".repeat(500)));
     assert_eq!(long.chars().count(), "exited with status 2: ".len() + 161);
     assert!(long.ends_with('…'));
