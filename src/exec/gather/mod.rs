@@ -219,7 +219,7 @@ pub struct IssueExec {
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub repro_output_unstable: bool,
     /// Its two base runs printed differently until its randomness was pinned
-    /// ([`repro::pinned`]: hash seed 0, `random` and NumPy seeded), which the candidates' runs
+    /// ([`repro::pinned`](crate::exec::repro::pinned): hash seed 0, `random` and NumPy seeded), which the candidates' runs
     /// then use too.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub repro_pinned: bool,

@@ -30,7 +30,7 @@ pub(super) fn build_commit<'a>(
 /// [`regress::in_test_suite`]), are left out: the tests that passed at the base commit are
 /// run as they were then (as SWE-bench's evaluation puts the test files back), so a candidate
 /// that rewrites an assertion to suit its change is seen breaking it. Tests it adds to such a
-/// file run as the tests it writes (see [`written`]). Returned beside the files: the paths
+/// file run as the tests it writes (see [`written`](crate::exec::written)). Returned beside the files: the paths
 /// set aside.
 pub(super) fn after_files(
     view: &PatchView,

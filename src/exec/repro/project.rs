@@ -334,7 +334,7 @@ pub type ProjectFiles = Vec<(String, String)>;
 /// module (pytest-7373's `test_module_1.py` and `test_module_2.py`, whose separate globals the
 /// issue is about; pytest-7220's `test_path_error.py` beside the `noxfile.py` that ran it).
 /// The files, and the test modules among them in the order shown. One named test file alone
-/// runs as the issue's code does (see [`wrap`]).
+/// runs as the issue's code does (see [`wrap`](super::script::wrap)).
 pub fn pytest_project(issue: &str) -> Option<(ProjectFiles, Vec<String>)> {
     let files = named_blocks(issue);
     let tests: Vec<String> = files

@@ -100,7 +100,7 @@ const DISPLAY: &str = r#"def _dei_display(value):
 /// Code that defines tests (a top-level `test*` function or `Test*` class, as a pytest issue
 /// shows its `test_foo.py`) defines them and runs nothing: run as a script it would end the
 /// same with every candidate. With `pytest` given, such a script then runs its own tests with
-/// pytest, when the environment has it, with those flags (the issue's own, [`pytest_flags`])
+/// pytest, when the environment has it, with those flags (the issue's own, [`pytest_flags`](super::project::pytest_flags))
 /// and without the repository's pytest settings, as the issue's reporter ran them; it ends as
 /// pytest does.
 pub(super) fn wrap(
