@@ -22,7 +22,8 @@ pub enum BenchCommand {
     Offline(BenchOfflineArgs),
     /// Write the reproduction script `dei rank --exec` makes of each issue, one file per
     /// instance, and print a digest of them all (to read the scripts, or to show that a change
-    /// leaves them byte for byte the same).
+    /// leaves them byte for byte the same). Tasks whose repository is not under --repos are
+    /// left out, and counted.
     Repro(BenchReproArgs),
 }
 
@@ -40,8 +41,10 @@ pub struct WeightArgs {
     pub save_weights: Option<PathBuf>,
 }
 
+/// Where the Lite tasks and their repositories are: the flags every measurement over the
+/// repositories shares.
 #[derive(Args)]
-pub struct BenchContextArgs {
+pub struct LiteInput {
     /// Data folder (swebench_lite/test.jsonl, lite_candidates.jsonl); DEI_DATA when not given,
     /// else ../shared/data beside the repository.
     #[arg(long)]
@@ -53,6 +56,30 @@ pub struct BenchContextArgs {
     /// the repository's target/repos (where the tests clone the bundles of ../shared/repos).
     #[arg(long, env = "DEI_REPOS")]
     pub repos: Option<PathBuf>,
+}
+
+impl LiteInput {
+    /// The data folder, the task file and the folder of repositories; an error saying what to
+    /// pass when there is no folder of repositories.
+    fn resolve(&self) -> anyhow::Result<(PathBuf, PathBuf, PathBuf)> {
+        let data = data::data_dir(self.data.as_deref());
+        let repos = data::repos_dir(self.repos.as_deref()).ok_or_else(|| {
+            anyhow::anyhow!(
+                "no folder of repositories\n  hint: pass --repos DIR or set DEI_REPOS (cargo test clones the bundles of ../shared/repos into target/repos)"
+            )
+        })?;
+        let tasks = self
+            .tasks
+            .clone()
+            .unwrap_or_else(|| data::tasks_file(&data));
+        Ok((data, tasks, repos))
+    }
+}
+
+#[derive(Args)]
+pub struct BenchContextArgs {
+    #[command(flatten)]
+    pub input: LiteInput,
     /// Candidate pool; the data folder's lite_candidates.jsonl when not given; "none" skips the
     /// context measurements.
     #[arg(long)]
@@ -171,19 +198,14 @@ impl BenchLlmArgs {
 }
 
 fn context(a: BenchContextArgs) -> anyhow::Result<()> {
-    let data = data::data_dir(a.data.as_deref());
-    let repos = data::repos_dir(a.repos.as_deref()).ok_or_else(|| {
-        anyhow::anyhow!(
-            "no folder of repositories\n  hint: pass --repos DIR or set DEI_REPOS (cargo test clones the bundles of ../shared/repos into target/repos)"
-        )
-    })?;
+    let (data, tasks, repos) = a.input.resolve()?;
     let candidates = match a.candidates {
         Some(p) if p.as_os_str() == "none" => None,
         Some(p) => Some(p),
         None => Some(data::candidates_file(&data)),
     };
     let opts = crate::context::EvalOptions {
-        tasks: a.tasks.unwrap_or_else(|| data::tasks_file(&data)),
+        tasks,
         repos,
         candidates,
         split: a.split,
@@ -310,17 +332,8 @@ pub struct BenchReproArgs {
     /// (statements, sources, imports added, SHA-256 of each).
     #[arg(long)]
     pub out: PathBuf,
-    /// Data folder (its swebench_lite/test.jsonl); DEI_DATA when not given, else
-    /// ../shared/data beside the repository.
-    #[arg(long)]
-    pub data: Option<PathBuf>,
-    /// Task records; the data folder's swebench_lite/test.jsonl when not given.
-    #[arg(long)]
-    pub tasks: Option<PathBuf>,
-    /// Folder of repositories; DEI_REPOS when not given, else the repository's target/repos.
-    /// Tasks whose repository is not there are left out (and counted).
-    #[arg(long, env = "DEI_REPOS")]
-    pub repos: Option<PathBuf>,
+    #[command(flatten)]
+    pub input: LiteInput,
     /// all, tune or report.
     #[arg(long, default_value = "all")]
     pub split: crate::split::Split,
@@ -330,14 +343,9 @@ pub struct BenchReproArgs {
 }
 
 fn repro(a: BenchReproArgs) -> anyhow::Result<()> {
-    let data = data::data_dir(a.data.as_deref());
-    let repos = data::repos_dir(a.repos.as_deref()).ok_or_else(|| {
-        anyhow::anyhow!(
-            "no folder of repositories\n  hint: pass --repos DIR or set DEI_REPOS (see ../shared/repos/README.md)"
-        )
-    })?;
+    let (_, tasks, repos) = a.input.resolve()?;
     let opts = crate::repro::ReproOptions {
-        tasks: a.tasks.unwrap_or_else(|| data::tasks_file(&data)),
+        tasks,
         repos,
         out: a.out,
         split: a.split,
