@@ -204,7 +204,12 @@ pub struct Outcome {
     pub signal: Option<i32>,
     /// Killed by the wall-clock timeout.
     pub timed_out: bool,
+    /// Wall-clock seconds.
     pub seconds: f64,
+    /// CPU seconds (user and system) of the command and of the processes it waited for, which
+    /// the machine's load moves far less than wall-clock seconds; `None` where the platform
+    /// does not say.
+    pub cpu_seconds: Option<f64>,
     /// stdout and stderr together, capped (head, a marker, tail).
     pub output: String,
     /// Bytes written in all.
@@ -276,6 +281,55 @@ impl Backend for LocalBackend {
         drop(guard);
         out
     }
+}
+
+/// Reap `child` if it has ended (`block`: wait until it does): its exit status, and the CPU
+/// seconds it and the processes it waited for used (`wait4`'s resource usage).
+#[cfg(unix)]
+fn reap(
+    child: &mut std::process::Child,
+    block: bool,
+) -> std::io::Result<Option<(std::process::ExitStatus, Option<f64>)>> {
+    use std::os::unix::process::ExitStatusExt;
+    let pid = child.id() as libc::pid_t;
+    let flags = if block { 0 } else { libc::WNOHANG };
+    loop {
+        let mut status: libc::c_int = 0;
+        // SAFETY: a zeroed `rusage` is a valid value for wait4 to fill in.
+        let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+        // SAFETY: `pid` is our own unreaped child; both pointers are to live locals.
+        let r = unsafe { libc::wait4(pid, &mut status, flags, &mut usage) };
+        if r == 0 {
+            return Ok(None);
+        }
+        if r < 0 {
+            let e = std::io::Error::last_os_error();
+            if e.kind() == std::io::ErrorKind::Interrupted {
+                continue;
+            }
+            return Err(e);
+        }
+        let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+        let cpu = secs(usage.ru_utime) + secs(usage.ru_stime);
+        return Ok(Some((
+            std::process::ExitStatus::from_raw(status),
+            Some(cpu),
+        )));
+    }
+}
+
+/// Reap `child` if it has ended (`block`: wait until it does); no CPU time off Unix.
+#[cfg(not(unix))]
+fn reap(
+    child: &mut std::process::Child,
+    block: bool,
+) -> std::io::Result<Option<(std::process::ExitStatus, Option<f64>)>> {
+    let st = if block {
+        Some(child.wait()?)
+    } else {
+        child.try_wait()?
+    };
+    Ok(st.map(|s| (s, None)))
 }
 
 /// A sandbox folder's name starts with the pid of the process that made it
@@ -984,15 +1038,15 @@ fn run_local(folder: &Path, dir: &Path, job: &Job) -> anyhow::Result<Outcome> {
         let _ = tx.send(capture(reader, cap));
     });
     let pgid = child.id() as i32;
-    let (status, timed_out) = loop {
-        if let Some(st) = child.try_wait()? {
-            break (Some(st), false);
+    let (status, timed_out, cpu_seconds) = loop {
+        if let Some((st, cpu)) = reap(&mut child, false)? {
+            break (Some(st), false, cpu);
         }
         if start.elapsed() >= job.limits.timeout {
             kill_group(pgid);
             let _ = child.kill();
-            let st = child.wait().ok();
-            break (st, true);
+            let reaped = reap(&mut child, true).ok().flatten();
+            break (reaped.map(|r| r.0), true, reaped.and_then(|r| r.1));
         }
         std::thread::sleep(Duration::from_millis(20));
     };
@@ -1026,6 +1080,7 @@ fn run_local(folder: &Path, dir: &Path, job: &Job) -> anyhow::Result<Outcome> {
     }
     let limit_hit = limit_hit(signal, code, &output, timed_out);
     Ok(Outcome {
+        cpu_seconds,
         code,
         signal,
         timed_out,

@@ -135,6 +135,31 @@ fn runs_over_the_tree_with_the_candidate_files() {
     assert!(!out.timed_out && out.signal.is_none() && !out.truncated);
 }
 
+#[test]
+fn a_run_counts_the_cpu_time_its_processes_used_apart_from_waiting() {
+    let b = bench();
+    // Waiting costs no CPU time; counting in a shell loop (in a child process, which the
+    // command waits for) does.
+    let idle = b.run("sleep 1", limits(), vec![]);
+    let busy = b.run(
+        "sh -c 'i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done'; echo done",
+        limits(),
+        vec![],
+    );
+    assert!(idle.success() && busy.success(), "{idle:?} {busy:?}");
+    let (Some(idle_cpu), Some(busy_cpu)) = (idle.cpu_seconds, busy.cpu_seconds) else {
+        panic!("no CPU time on this platform: {idle:?} {busy:?}");
+    };
+    assert!(idle.seconds >= 1.0, "{idle:?}");
+    assert!(idle_cpu < 0.5, "sleeping used {idle_cpu} s of CPU");
+    // The loop's own process is counted, not only the command's shell (it takes about half
+    // a second here; without its child's time the run would show a few milliseconds).
+    assert!(
+        busy_cpu > 0.02 && busy_cpu > idle_cpu,
+        "counting used {busy_cpu} s of CPU, sleeping {idle_cpu}"
+    );
+}
+
 /// A shell snippet that starts `prefix sleep 60` in the background, the background process
 /// writing its pid as this machine sees it (from `/proc/self/stat`: `$!` would be the pid
 /// inside the sandbox's PID namespace) and the foreground printing it as `BG=<pid>`.

@@ -19,6 +19,9 @@ pub(super) struct Run {
     pub(super) signal: Option<i32>,
     pub(super) timed_out: bool,
     pub(super) seconds: f64,
+    /// CPU seconds (see [`Outcome::cpu_seconds`]); absent in runs cached before it was kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(super) cpu_seconds: Option<f64>,
     pub(super) output: String,
     /// What the sandbox could not enforce.
     #[serde(default)]
@@ -32,6 +35,7 @@ impl From<&Outcome> for Run {
             signal: o.signal,
             timed_out: o.timed_out,
             seconds: o.seconds,
+            cpu_seconds: o.cpu_seconds,
             output: o.output.clone(),
             missing: o.isolation.missing.clone(),
         }

@@ -82,6 +82,7 @@ fn a_reproduction_that_prints_differently_twice_at_base_is_compared_by_how_it_en
         signal: None,
         timed_out: false,
         seconds: 1.0,
+        cpu_seconds: None,
         output: "0.5\n[dei-repro] first exception: ValueError\n".into(),
         missing: Vec::new(),
     };
@@ -136,6 +137,7 @@ fn a_run_without_test_results_says_how_it_ended_and_its_last_line() {
         signal: None,
         timed_out,
         seconds: 1.0,
+        cpu_seconds: None,
         output: output.into(),
         missing: Vec::new(),
     };
