@@ -250,7 +250,7 @@ impl Builder<'_> {
 }
 
 /// `from .x import y` in `pkg/a/b.py` → `pkg.a.x`.
-fn resolve_relative(path: &str, module: &str) -> String {
+pub(crate) fn resolve_relative(path: &str, module: &str) -> String {
     let dots = module.chars().take_while(|&c| c == '.').count();
     if dots == 0 {
         return module.to_string();

@@ -251,26 +251,14 @@ fn module_names(
     }
 }
 
-/// `from .x import y` in `pkg/a/b.py` → `pkg.a.x` (a `src/` or `lib/` prefix is not a package).
+/// `from .x import y` in `pkg/a/b.py` → `pkg.a.x` (a `src/` or `lib/` prefix is not a package):
+/// the context's [`crate::context::resolve_relative`] over the path without that prefix.
 fn resolve_relative(path: &str, module: &str) -> String {
-    let dots = module.chars().take_while(|&c| c == '.').count();
-    if dots == 0 {
-        return module.to_string();
-    }
     let path = path
         .strip_prefix("src/")
         .or_else(|| path.strip_prefix("lib/"))
         .unwrap_or(path);
-    let mut parts: Vec<&str> = path.trim_end_matches(".py").split('/').collect();
-    parts.pop();
-    for _ in 1..dots {
-        parts.pop();
-    }
-    let rest = &module[dots..];
-    if !rest.is_empty() {
-        parts.push(rest);
-    }
-    parts.join(".")
+    crate::context::resolve_relative(path, module)
 }
 
 /// Conventional aliases an issue uses without importing.
