@@ -6,7 +6,8 @@ use super::reading::{
     repro_change, settle_repro, unimported_module, usable_agent_script, UNSTEADY,
 };
 use super::runs::{
-    absorb, absorb_base, pack, passes_within, run_all, tree_key, Results, RunResult, Runner, What,
+    absorb, absorb_base, pack, passes_within, run_all, tree_key, Budget, Results, RunResult,
+    Runner, What,
 };
 use super::trees::{after_files, build_commit, own_prints};
 use super::{
@@ -181,7 +182,7 @@ struct Progress {
     /// Per test file: its slowest base run, in seconds.
     base_seconds: BTreeMap<usize, f64>,
     /// Per test file: its command and time limit.
-    test_cmds: Vec<(String, Duration)>,
+    test_cmds: Vec<(String, Budget)>,
     /// Per test file: the tests it is narrowed to (all of it when empty).
     file_ids: Vec<Vec<String>>,
     batch_cmds: Vec<String>,
@@ -361,13 +362,14 @@ fn plan<'a>(
         .zip(&file_ids)
         .map(|(f, ids)| !ids.is_empty() && named_after.contains(f))
         .collect();
-    // Each file's command and time limit. A whole-file try gets only the time it may take to
-    // stay whole (and a second more), so a file far too slow whole costs that, not the limit.
+    // Each file's command and time limit. A whole-file try gets only the CPU time it may take
+    // to stay whole (and a second more), so a file far too slow whole costs that, not the
+    // limit; its wall time allows for a loaded machine (see `Run::work_seconds`).
     let limit = settings.limits.timeout.as_secs_f64() / 2.0;
     let whole_limit = settings.limits.timeout.as_secs_f64() / WHOLE_FILE_SHARE;
     let full = settings.limits.timeout;
-    let try_whole = Duration::from_secs_f64(whole_limit + 1.0).min(full);
-    let test_cmds: Vec<(String, Duration)> = out
+    let try_whole = Budget::cpu(whole_limit + 1.0, full);
+    let test_cmds: Vec<(String, Budget)> = out
         .test_files
         .iter()
         .zip(&file_ids)
@@ -376,7 +378,7 @@ fn plan<'a>(
             if whole {
                 (env.test_command_selected(f, &[]), try_whole)
             } else {
-                (env.test_command_selected(f, mine), full)
+                (env.test_command_selected(f, mine), Budget::wall(full))
             }
         })
         .collect();
@@ -493,7 +495,7 @@ impl Plan<'_> {
     fn run_job(
         &self,
         &(t, what, pass): &(usize, What, u32),
-        test_cmds: &[(String, Duration)],
+        test_cmds: &[(String, Budget)],
         batch_cmds: &[String],
         script: Option<&str>,
     ) -> RunResult {
@@ -501,25 +503,28 @@ impl Plan<'_> {
         let tree = &self.trees[t];
         match what {
             What::Tests(k) => self.runner.run(tree, &test_cmds[k].0, test_cmds[k].1, pass),
-            What::Batch(b) => self
-                .runner
-                .run(tree, &batch_cmds[b], settings.limits.timeout, pass),
+            What::Batch(b) => self.runner.run(
+                tree,
+                &batch_cmds[b],
+                Budget::wall(settings.limits.timeout),
+                pass,
+            ),
             What::Repro => self.runner.run(
                 &self.with_script(tree, script),
                 &self.repro_cmd,
-                settings.repro_timeout,
+                Budget::wall(settings.repro_timeout),
                 pass,
             ),
             What::ModelTest(sample) => self.runner.run(
                 &self.with_model_test(tree, sample),
                 &self.model_cmd,
-                settings.repro_timeout,
+                Budget::wall(settings.repro_timeout),
                 pass,
             ),
             What::Written(p) => self.runner.run(
                 &self.with_written(tree, p),
                 &self.written_cmds[p],
-                self.full,
+                Budget::wall(self.full),
                 pass,
             ),
         }
@@ -590,7 +595,7 @@ impl Progress {
                 .filter(|&k| !passes_within(&self.seen, &self.base_seconds, k, plan.whole_limit))
                 .collect();
             for k in 0..n {
-                self.test_cmds[k].1 = plan.full;
+                self.test_cmds[k].1 = Budget::wall(plan.full);
                 if plan.whole_first[k] && !narrow.contains(&k) {
                     self.file_ids[k].clear();
                     self.out.whole_files.push(self.out.test_files[k].clone());

@@ -31,8 +31,13 @@ pub const REPRO_FILE: &str = "dei_reproduction.py";
 pub const MAX_TEST_FILES: usize = 6;
 /// A test file named after an edited module runs whole when it takes at most this share of
 /// the time limit at base (a sixth: 20 s of the default 120 s), and narrowed to the tests
-/// naming the edit otherwise.
+/// naming the edit otherwise. The time read is the run's CPU time (see
+/// [`runs::Run::work_seconds`]).
 const WHOLE_FILE_SHARE: f64 = 6.0;
+/// How much slower than its CPU time a run may go on a loaded machine before its wall time
+/// counts instead: a try limited by CPU time gets this many times as long on the clock, and a
+/// run's gate seconds are at least its wall time over this.
+const LOAD_ALLOWANCE: f64 = 3.0;
 /// Agents' reproduction scripts tried at base when the issue gives no usable reproduction.
 const MAX_AGENT_SCRIPTS: usize = 3;
 /// Agent families whose written tests are tried as probes per issue.

@@ -2,7 +2,7 @@
 //! and read into the issue's results.
 
 use super::reading::repro_outcome;
-use super::{ExecSettings, IssueExec};
+use super::{ExecSettings, IssueExec, LOAD_ALLOWANCE};
 use crate::exec::llm_repro;
 use crate::exec::outcome::{parse_test_output, ReproOutcome, TestRun};
 use crate::exec::sandbox::{relative_to_tree, Job, Limits, Outcome, Tree, TreeFile};
@@ -26,6 +26,45 @@ pub(super) struct Run {
     /// What the sandbox could not enforce.
     #[serde(default)]
     pub(super) missing: Vec<String>,
+}
+
+impl Run {
+    /// The seconds the time gates read: the run's CPU time, but at least its wall time over
+    /// [`LOAD_ALLOWANCE`] (a run that mostly waits still counts). On an idle machine a test
+    /// run's CPU time is about its wall time; on a loaded one the wall time grows and the CPU
+    /// time does not, so which tests run does not move with the machine's load. Runs cached
+    /// before CPU time was kept read their wall time.
+    pub(super) fn work_seconds(&self) -> f64 {
+        match self.cpu_seconds {
+            Some(cpu) => cpu.max(self.seconds / LOAD_ALLOWANCE),
+            None => self.seconds,
+        }
+    }
+}
+
+/// The limits of one run: its wall time, and (for a try cut short by CPU time rather than by
+/// the clock) a CPU time per process below the settings' own.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(super) struct Budget {
+    pub(super) wall: std::time::Duration,
+    pub(super) cpu: Option<u64>,
+}
+
+impl Budget {
+    /// Only a wall-clock limit (the settings' CPU limit stands).
+    pub(super) fn wall(wall: std::time::Duration) -> Budget {
+        Budget { wall, cpu: None }
+    }
+
+    /// A try that may use `seconds` of CPU time: its wall time is [`LOAD_ALLOWANCE`] times
+    /// that, within `full`, so a loaded machine does not cut it short.
+    pub(super) fn cpu(seconds: f64, full: std::time::Duration) -> Budget {
+        let cpu = seconds.ceil().max(1.0);
+        Budget {
+            wall: std::time::Duration::from_secs_f64(cpu * LOAD_ALLOWANCE).min(full),
+            cpu: Some(cpu as u64),
+        }
+    }
 }
 
 impl From<&Outcome> for Run {
@@ -79,16 +118,21 @@ impl Runner<'_> {
         &self,
         files: &[TreeFile],
         command: &str,
-        timeout: std::time::Duration,
+        budget: Budget,
         pass: u32,
     ) -> anyhow::Result<(Run, bool)> {
         let mut h = sha2::Sha256::new();
+        // A CPU limit of its own is part of the key; without one the key is as it always was.
+        let limits = match budget.cpu {
+            Some(cpu) => format!("{}:{pass}:cpu{cpu}", budget.wall.as_secs()),
+            None => format!("{}:{pass}", budget.wall.as_secs()),
+        };
         for part in [
             self.env_key.as_str(),
             self.commit,
             &tree_key(files),
             command,
-            &format!("{}:{pass}", timeout.as_secs()),
+            &limits,
         ] {
             h.update(part.as_bytes());
             h.update([0]);
@@ -117,7 +161,10 @@ impl Runner<'_> {
             command: command.to_string(),
             env: self.env_vars.clone(),
             limits: Limits {
-                timeout,
+                timeout: budget.wall,
+                cpu_seconds: budget.cpu.map_or(self.settings.limits.cpu_seconds, |c| {
+                    c.min(self.settings.limits.cpu_seconds)
+                }),
                 ..self.settings.limits.clone()
             },
             ..Job::default()
@@ -288,7 +335,7 @@ pub(super) fn absorb(
                 .insert((t, p, pass), parse_test_output(&run.output));
         }
     }
-    Some((what, run.seconds))
+    Some((what, run.work_seconds()))
 }
 
 /// How a run that printed no test result ended: its exit status (or the time limit, or a
@@ -320,7 +367,8 @@ pub(super) fn how_it_ended(run: &Run) -> String {
     }
 }
 
-/// [`absorb`] base runs, keeping each test file's slowest base run in `base_seconds`.
+/// [`absorb`] base runs, keeping each test file's slowest base run (its
+/// [`Run::work_seconds`]) in `base_seconds`.
 pub(super) fn absorb_base(
     out: &mut IssueExec,
     seen: &mut Results,

@@ -4,12 +4,16 @@ use super::reading::{
     describe, imports_module, missing_extra, missing_package, only_name_errors, repro_change,
     settle_repro,
 };
-use super::runs::{absorb, how_it_ended, pack, Results, Run, What};
+use super::runs::{
+    absorb, absorb_base, how_it_ended, pack, passes_within, Budget, Results, Run, What,
+};
 use super::trees::build_commit;
 use super::*;
 use crate::exec::outcome::ReproOutcome;
 use crate::exec::repro::RepoNames;
 use crate::model::ReproChange;
+use std::collections::BTreeMap;
+use std::time::Duration;
 
 fn o(exit: Option<i32>, exception: Option<&str>, output: &str) -> ReproOutcome {
     ReproOutcome {
@@ -457,4 +461,56 @@ fn a_first_failure_before_the_reported_one_is_broken() {
         repro_change(&base, &at(6, "TypeError"), asks),
         ReproChange::Changed
     );
+}
+
+/// The time gates read a run's CPU time, so a test file that is quick on an idle machine stays
+/// quick on a loaded one, where its wall time grows; a run that mostly waits still counts a
+/// third of its wall time, and a run cached without CPU time reads its wall time.
+#[test]
+fn the_time_gates_read_cpu_time_so_a_loaded_machine_runs_the_same_tests() {
+    let run = |seconds: f64, cpu_seconds: Option<f64>| Run {
+        code: Some(0),
+        signal: None,
+        timed_out: false,
+        seconds,
+        cpu_seconds,
+        output: "PASSED t.py::test_a\n".into(),
+        missing: Vec::new(),
+    };
+    assert_eq!(run(45.0, Some(14.0)).work_seconds(), 15.0);
+    assert_eq!(run(14.5, Some(14.0)).work_seconds(), 14.0);
+    assert_eq!(run(30.0, Some(0.2)).work_seconds(), 10.0);
+    assert_eq!(run(45.0, None).work_seconds(), 45.0);
+
+    // A file's first base run, on a machine three times busier than idle: still within the
+    // whole-file share (20 s of 120 s) by its CPU time, not by its wall time.
+    let gate = |r: Run| {
+        let mut out = IssueExec {
+            test_files: vec!["t.py".into()],
+            ..IssueExec::default()
+        };
+        let mut seen = Results::default();
+        let mut base_seconds = BTreeMap::new();
+        absorb_base(
+            &mut out,
+            &mut seen,
+            &mut base_seconds,
+            &[(0, What::Tests(0), 0)],
+            vec![Ok((r, false))],
+        );
+        assert!(!seen.tests[&(0, 0, 0)].passed().is_empty());
+        passes_within(&seen, &base_seconds, 0, 20.0)
+    };
+    assert!(gate(run(45.0, Some(14.0))));
+    assert!(gate(run(14.5, Some(14.0))));
+    assert!(!gate(run(45.0, None)));
+    assert!(!gate(run(66.0, Some(21.0))));
+
+    // The whole-file try: 21 s of CPU time, three times that on the clock, within the limit.
+    let full = Duration::from_secs(120);
+    let whole = Budget::cpu(21.0, full);
+    assert_eq!(whole.cpu, Some(21));
+    assert_eq!(whole.wall, Duration::from_secs(63));
+    assert_eq!(Budget::cpu(50.0, full).wall, full);
+    assert_eq!(Budget::wall(full).cpu, None);
 }
