@@ -373,7 +373,11 @@ fn a_pytest_runner_gets_the_tests_naming_the_edit_and_the_file_named_after_it_wh
     assert_eq!(by_agent(&v, "careful-agent")["behaviour"]["tests_run"], 4);
 }
 
-const SLOW_TEST_WORDS: &str = r#"import time
+/// tests/test_words.py with a third test that takes 5 s doing `wait` (`time.sleep(5)`, or a
+/// loop spinning on the CPU) and does not name `word_count`.
+fn slow_test_words(wait: &str) -> String {
+    format!(
+        r#"import time
 
 from textkit import capitalize_words, word_count
 
@@ -387,25 +391,20 @@ def test_word_count_empty():
 
 
 def test_capitalize_words_slowly():
-    time.sleep(5)
+    {wait}
     assert capitalize_words("hello world") == "Hello World"
-"#;
+"#
+    )
+}
 
-#[test]
-fn a_file_named_after_the_edit_that_is_slow_whole_runs_only_the_tests_naming_it() {
-    // tests/test_words.py with a test that sleeps 5 s and does not name `word_count`: whole,
-    // the file would take more than a sixth of the 8 s limit at base, so its whole try is
-    // stopped at that share (and a second), and it runs again narrowed to the two tests naming
-    // `word_count`; only those count (and run with the candidates).
-    let Some((dir, cache, tmp)) = exec_dirs() else {
-        return;
-    };
-    let v = rank_with_pytest(
-        dir.path(),
-        &[("tests/test_words.py", SLOW_TEST_WORDS)],
-        &cache,
-        &tmp,
-    );
+/// Rank with tests/test_words.py slow whole (its third test doing `wait` for 5 s): whole, the
+/// file would take more than a sixth of the 8 s limit at base (1.3 s), so it runs again
+/// narrowed to the two tests naming `word_count`; only those count (and run with the
+/// candidates). Returns every sandbox run in the cache.
+fn rank_with_a_slow_file(wait: &str) -> Option<Vec<Value>> {
+    let (dir, cache, tmp) = exec_dirs()?;
+    let words = slow_test_words(wait);
+    let v = rank_with_pytest(dir.path(), &[("tests/test_words.py", &words)], &cache, &tmp);
     let exec = &v["exec"];
     assert!(exec["error"].is_null(), "{exec}");
     assert!(exec.get("whole_files").is_none(), "{exec}");
@@ -414,14 +413,59 @@ fn a_file_named_after_the_edit_that_is_slow_whole_runs_only_the_tests_naming_it(
     // Base: test_cli twice, test_words whole once and narrowed twice, the reproduction twice;
     // each of the two trees: both files in one run, and the reproduction.
     assert_eq!(exec["runs"], 2 + 3 + 2 + 2 * 2, "{exec}");
-    // The whole try is the one run stopped at a time limit.
-    let timed_out = walk(&cache)
+    let runs = walk(&cache)
         .iter()
         .filter(|p| p.extension().is_some_and(|e| e == "json"))
         .filter_map(|p| serde_json::from_str::<Value>(&std::fs::read_to_string(p).ok()?).ok())
-        .filter(|run| run["timed_out"] == true)
-        .count();
-    assert_eq!(timed_out, 1, "{exec}");
+        .filter(|run| run.get("timed_out").is_some())
+        .collect();
+    Some(runs)
+}
+
+#[test]
+fn a_file_named_after_the_edit_that_waits_long_whole_runs_only_the_tests_naming_it() {
+    // Sleeping uses no CPU time: the whole try runs to its end (its wall time may be three
+    // times its 3 s of CPU time, within the 8 s limit) and counts a third of its wall time,
+    // over the sixth, so the file is narrowed all the same.
+    let Some(runs) = rank_with_a_slow_file("time.sleep(5)") else {
+        return;
+    };
+    assert!(runs.iter().all(|r| r["timed_out"] == false), "{runs:?}");
+    let whole: Vec<&Value> = runs
+        .iter()
+        .filter(|r| r["seconds"].as_f64().unwrap() >= 5.0)
+        .collect();
+    assert_eq!(whole.len(), 1, "{runs:?}");
+    if let Some(cpu) = whole[0]["cpu_seconds"].as_f64() {
+        assert!(cpu < 8.0 / 6.0, "{}", whole[0]);
+    }
+}
+
+#[test]
+fn a_file_named_after_the_edit_that_is_slow_whole_is_stopped_at_its_share_of_cpu_time() {
+    // Spinning on the CPU: the whole try is stopped by its CPU time limit (the sixth and a
+    // second, rounded up: 3 s), before the clock's 8 s, and the file is narrowed. On a machine
+    // more than 2.7 times as busy as idle the clock comes first; the try is stopped all the same.
+    let spin =
+        "start = time.process_time()\n    while time.process_time() - start < 5:\n        pass";
+    let Some(runs) = rank_with_a_slow_file(spin) else {
+        return;
+    };
+    let by_cpu = |r: &Value| r["signal"] == 24 || r["code"] == 128 + 24;
+    let stopped: Vec<&Value> = runs
+        .iter()
+        .filter(|r| by_cpu(r) || r["timed_out"] == true)
+        .collect();
+    assert_eq!(stopped.len(), 1, "{runs:?}");
+    let cpu = stopped[0]["cpu_seconds"].as_f64();
+    if by_cpu(stopped[0]) {
+        if let Some(cpu) = cpu {
+            assert!((2.5..5.0).contains(&cpu), "{}", stopped[0]);
+        }
+    } else {
+        // Stopped by the clock: only when starved, under its CPU time limit.
+        assert!(!cpu.is_some_and(|c| c >= 3.0), "{}", stopped[0]);
+    }
 }
 
 /// The bundled example plus `extra` files (path, text), committed into a fresh git repository
