@@ -8,7 +8,7 @@ moved. No labels are read.
 
 Each RUN is a `--run-dir` folder (its journal.jsonl; the last line per issue counts). What a
 rerun may change without changing a ranking is left out: elapsed time, and the run counters
-(runs, cached_runs, run_seconds, env_seconds). Exits 0 when every issue both hold is the same
+(runs, cached_runs, run_seconds, env_seconds, cpu_seconds). Exits 0 when every issue both hold is the same
 and both hold the same issues, 1 otherwise.
 """
 import argparse
@@ -20,7 +20,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from exec_lite import journal_results  # noqa: E402
 
 # Counters of how the evidence was gathered, not what it is.
-COSTS = ("runs", "cached_runs", "run_seconds", "env_seconds")
+COSTS = ("runs", "cached_runs", "run_seconds", "env_seconds", "cpu_seconds")
 
 
 def ranking(result):

@@ -199,6 +199,10 @@ impl ExecSettings {
 }
 
 /// For `skip_serializing_if`: a count of 0 is left out of the JSON.
+fn is_nothing(x: &f64) -> bool {
+    *x == 0.0
+}
+
 pub(crate) fn is_zero(n: &usize) -> bool {
     *n == 0
 }
@@ -246,6 +250,10 @@ pub struct IssueExec {
     /// Seconds spent in sandboxes (runs from the cache count 0) and building the environment.
     pub run_seconds: f64,
     pub env_seconds: f64,
+    /// CPU seconds of the fresh runs (see [`crate::exec::sandbox::Outcome::cpu_seconds`]):
+    /// beside `run_seconds`, how busy the machine was.
+    #[serde(default, skip_serializing_if = "is_nothing")]
+    pub cpu_seconds: f64,
     /// Test files left out for the candidates: their base run took over half the time limit.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub slow_files: Vec<String>,
@@ -407,6 +415,7 @@ fn add_costs(to: &mut IssueExec, earlier: &IssueExec) {
     to.cached_runs += earlier.cached_runs;
     to.run_seconds += earlier.run_seconds;
     to.env_seconds += earlier.env_seconds;
+    to.cpu_seconds += earlier.cpu_seconds;
 }
 
 /// [`gather`] in the environment `resolved` names: built at its spec's setup commit, and

@@ -297,6 +297,7 @@ pub(super) fn absorb(
         out.cached_runs += 1;
     } else {
         out.run_seconds += run.seconds;
+        out.cpu_seconds += run.cpu_seconds.unwrap_or(0.0);
     }
     match what {
         What::Tests(k) => {

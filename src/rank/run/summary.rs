@@ -85,10 +85,13 @@ pub struct ExecCounts {
     pub model_tests: usize,
     #[serde(skip_serializing_if = "is_zero")]
     pub model_tests_kept: usize,
-    /// Sandbox runs, those from the cache, and seconds spent in the others.
+    /// Sandbox runs, those from the cache, and seconds spent in the others (on the clock and
+    /// on the CPU).
     pub runs: usize,
     pub cached_runs: usize,
     pub run_seconds: f64,
+    #[serde(default)]
+    pub cpu_seconds: f64,
     /// Why nothing ran (the first line of `exec.error`: no spec, a build step that failed) →
     /// the issues it hit, in run order.
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
@@ -116,7 +119,26 @@ impl ExecCounts {
         self.runs += e.runs;
         self.cached_runs += e.cached_runs;
         self.run_seconds += e.run_seconds;
+        self.cpu_seconds += e.cpu_seconds;
     }
+}
+
+/// The fresh runs' CPU time beside their wall time, when kept: a machine busy with other work
+/// shows as wall time well over the CPU time (the time gates read the CPU time, see
+/// `exec::gather`).
+fn cpu_time(wall: f64, cpu: f64) -> String {
+    if cpu <= 0.0 {
+        return String::new();
+    }
+    let busy = if wall > 1.5 * cpu {
+        format!(
+            "; the machine was busy: {:.1}× the CPU time on the clock",
+            wall / cpu
+        )
+    } else {
+        String::new()
+    };
+    format!(", {cpu:.0} s of CPU time{busy}")
 }
 
 fn kind_name(k: ErrorKind) -> String {
@@ -258,8 +280,9 @@ impl Summary {
         }
         if let Some(e) = &self.exec {
             out.push_str(&format!(
-                "execution (--exec), of {} ranked issues: an environment for {}, tests that pass at the base commit for {} (flaky base tests in {}), a reproduction for {}, candidates told apart by behaviour in {}; {} sandbox runs ({} from the cache, {:.0} s in the others)\n",
-                e.issues, e.environment, e.tests, e.flaky, e.reproduction, e.split, e.runs, e.cached_runs, e.run_seconds
+                "execution (--exec), of {} ranked issues: an environment for {}, tests that pass at the base commit for {} (flaky base tests in {}), a reproduction for {}, candidates told apart by behaviour in {}; {} sandbox runs ({} from the cache, {:.0} s in the others{})\n",
+                e.issues, e.environment, e.tests, e.flaky, e.reproduction, e.split, e.runs, e.cached_runs, e.run_seconds,
+                cpu_time(e.run_seconds, e.cpu_seconds)
             ));
             if e.tests_set_aside > 0 {
                 out.push_str(&format!(
@@ -501,7 +524,8 @@ mod tests {
                 "a",
                 Some(
                     serde_json::json!({"error": null, "stable_tests": 12, "flaky_tests": ["t::x"],
-                    "reproduction": true, "classes": 3, "runs": 10, "cached_runs": 4, "run_seconds": 6.5}),
+                    "reproduction": true, "classes": 3, "runs": 10, "cached_runs": 4, "run_seconds": 6.5,
+                    "cpu_seconds": 3.0}),
                 ),
             ),
             outcome(
@@ -533,6 +557,14 @@ mod tests {
             s.table(10)
         );
         assert!(!s.table(10).contains("model-written"));
+        // The fresh runs took twice their CPU time on the clock.
+        assert!(
+            s.table(10).contains(
+                "(4 from the cache, 6 s in the others, 3 s of CPU time; the machine was busy: 2.2× the CPU time on the clock)"
+            ),
+            "{}",
+            s.table(10)
+        );
         // Why the evidence is missing, by reason, with the issues it hit.
         assert_eq!(
             e.failures,
