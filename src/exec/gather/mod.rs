@@ -198,11 +198,13 @@ impl ExecSettings {
     }
 }
 
-/// For `skip_serializing_if`: a count of 0 is left out of the JSON.
+/// For `skip_serializing_if`: seconds never counted (runs cached before CPU time was kept,
+/// or all from the cache) are left out of the JSON.
 fn is_nothing(x: &f64) -> bool {
     *x == 0.0
 }
 
+/// For `skip_serializing_if`: a count of 0 is left out of the JSON.
 pub(crate) fn is_zero(n: &usize) -> bool {
     *n == 0
 }

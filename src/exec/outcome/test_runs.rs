@@ -315,16 +315,8 @@ fn sympy_counts(line: &str) -> Option<Counts> {
     let t = line.trim().trim_matches('=').trim();
     let rest = t.strip_prefix("tests finished:")?;
     let mut c = Counts::default();
-    for part in rest.split(',') {
-        let part = part.trim();
-        let mut w = part.splitn(2, ' ');
-        let (Some(num), Some(what)) = (w.next(), w.next()) else {
-            continue;
-        };
-        let Ok(num) = num.parse::<usize>() else {
-            continue;
-        };
-        match what.trim() {
+    for (num, what) in tally(rest) {
+        match what {
             "passed" => c.passed = num,
             "failed" => c.failed = num,
             "skipped" => c.skipped = num,
@@ -386,16 +378,9 @@ fn pytest_counts(line: &str) -> Option<Counts> {
         return Some(c);
     }
     let mut any = false;
-    for part in body.split(',') {
-        let mut w = part.split_whitespace();
-        let (Some(num), Some(kind)) = (w.next(), w.next()) else {
-            continue;
-        };
-        let Ok(num) = num.parse::<usize>() else {
-            continue;
-        };
+    for (num, what) in tally(body) {
         any = true;
-        match kind {
+        match what.split_whitespace().next().unwrap_or_default() {
             "passed" => c.passed = num,
             "failed" => c.failed = num,
             "error" | "errors" => c.errors = num,
@@ -406,6 +391,15 @@ fn pytest_counts(line: &str) -> Option<Counts> {
         }
     }
     any.then_some(c)
+}
+
+/// The parts of a runner's comma-separated tally (`27 passed, 1 expected to fail`) that start
+/// with a count: the count and the words after it.
+fn tally(body: &str) -> impl Iterator<Item = (usize, &str)> {
+    body.split(',').filter_map(|part| {
+        let (num, what) = part.trim().split_once(char::is_whitespace)?;
+        Some((num.parse().ok()?, what.trim()))
+    })
 }
 
 /// `OK`, `OK (skipped=1)`, `FAILED (failures=1, errors=1, skipped=1, expected failures=1)`.
