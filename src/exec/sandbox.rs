@@ -121,6 +121,75 @@ pub struct Tree {
     pub repo: PathBuf,
     pub commit: String,
     pub files: Vec<TreeFile>,
+    /// A folder holding `commit`'s tree already written ([`Snapshot`]): copied instead of
+    /// writing the tree from git objects again.
+    pub snapshot: Option<PathBuf>,
+}
+
+/// A commit's tree (with files on top) written once into a folder of its own, for the runs of
+/// one issue to copy rather than each write it from git objects; what is added to it before
+/// (an environment's compiled bytecode) every run then starts with. The folder is named like
+/// a sandbox folder, so one a killed process left is swept like theirs, and it is removed
+/// when the snapshot is dropped.
+pub struct Snapshot {
+    tree: PathBuf,
+    _removal: Removal,
+}
+
+impl std::fmt::Debug for Snapshot {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Snapshot").field("tree", &self.tree).finish()
+    }
+}
+
+impl Snapshot {
+    /// Write `tree` (its commit, then its files on top) into a new folder in `root` (the
+    /// system temp folder when `None`).
+    pub fn write(tree: &Tree, root: Option<&Path>) -> anyhow::Result<Snapshot> {
+        let root = root.map_or_else(std::env::temp_dir, Path::to_path_buf);
+        sweep_once(&root);
+        let folder = tempfile::Builder::new()
+            .prefix(&sandbox_prefix())
+            .tempdir_in(&root)
+            .context("cannot make a temporary folder for a tree")?
+            .keep();
+        let removal = Removal(folder.clone());
+        let dir = folder.join("tree");
+        std::fs::create_dir(&dir)?;
+        let on_top = tree.files.iter().map(|f| f.path.as_str()).collect();
+        materialize(&tree.repo, &tree.commit, &dir, &on_top)?;
+        write_files(&dir, &tree.files)?;
+        Ok(Snapshot {
+            tree: dir,
+            _removal: removal,
+        })
+    }
+
+    /// The folder holding the tree.
+    pub fn tree(&self) -> &Path {
+        &self.tree
+    }
+}
+
+/// Copy the tree in `src` into `dest` (an empty folder): folders, files with their
+/// permissions, symbolic links as links.
+pub fn copy_tree(src: &Path, dest: &Path) -> anyhow::Result<()> {
+    for e in std::fs::read_dir(src).with_context(|| format!("cannot read {}", src.display()))? {
+        let e = e?;
+        let (from, to) = (e.path(), dest.join(e.file_name()));
+        let kind = e.file_type()?;
+        if kind.is_dir() {
+            std::fs::create_dir(&to)?;
+            copy_tree(&from, &to)?;
+        } else if kind.is_symlink() {
+            #[cfg(unix)]
+            std::os::unix::fs::symlink(std::fs::read_link(&from)?, &to)?;
+        } else {
+            std::fs::copy(&from, &to)
+                .with_context(|| format!("cannot copy {} into a sandbox", from.display()))?;
+        }
+    }
+    Ok(())
 }
 
 /// Resource limits of one run.
@@ -235,6 +304,10 @@ pub trait Backend: Send + Sync {
     fn run(&self, tree: &Tree, job: &Job) -> anyhow::Result<Outcome>;
     /// Run `job` in the existing folder `dir` (writable), e.g. an environment's build tree.
     fn run_in(&self, dir: &Path, job: &Job) -> anyhow::Result<Outcome>;
+    /// Write `tree` once, for later runs to start from ([`Tree::snapshot`]).
+    fn snapshot(&self, tree: &Tree) -> anyhow::Result<Snapshot> {
+        Snapshot::write(tree, None)
+    }
 }
 
 /// Runs jobs on this machine, in temporary folders, isolated as the module docs say.
@@ -259,13 +332,22 @@ impl Backend for LocalBackend {
         let guard = Removal(folder.path().to_path_buf());
         let dir = folder.path().join("tree");
         std::fs::create_dir(&dir)?;
-        let on_top = tree.files.iter().map(|f| f.path.as_str()).collect();
-        materialize(&tree.repo, &tree.commit, &dir, &on_top)?;
+        match &tree.snapshot {
+            Some(snapshot) => copy_tree(snapshot, &dir)?,
+            None => {
+                let on_top = tree.files.iter().map(|f| f.path.as_str()).collect();
+                materialize(&tree.repo, &tree.commit, &dir, &on_top)?;
+            }
+        }
         write_files(&dir, &tree.files)?;
         let out = run_local(folder.path(), &dir, job);
         drop(guard);
         let _ = folder.close();
         out
+    }
+
+    fn snapshot(&self, tree: &Tree) -> anyhow::Result<Snapshot> {
+        Snapshot::write(tree, self.temp_root.as_deref())
     }
 
     fn run_in(&self, dir: &Path, job: &Job) -> anyhow::Result<Outcome> {

@@ -102,6 +102,7 @@ impl Validator {
                     contents: Some(e.after.clone().into_bytes()),
                 })
                 .collect(),
+            snapshot: None,
         };
         let out = LocalBackend::default().run(&tree, &job(&self.command, self.timeout))?;
         Ok(test_run(out))

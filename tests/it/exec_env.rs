@@ -47,6 +47,7 @@ fn run_tests(
         repo: common::example_repo(),
         commit: BASE.into(),
         files: extra,
+        snapshot: None,
     };
     let job = Job {
         command: env.test_command(&[]),

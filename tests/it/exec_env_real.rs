@@ -90,6 +90,7 @@ fn shipped_specs_build_and_run_tests_in_the_sandbox() {
                 repo: repo.clone(),
                 commit: commit.clone(),
                 files: env.generated_files().unwrap(),
+                snapshot: None,
             };
             let job = Job {
                 command: format!("{} {args}", env.test_command(&[file.to_string()])),

@@ -1492,3 +1492,62 @@ fn a_run_adds_each_agents_execution_record_over_its_other_issues_once() {
     assert!(again.contains("0 issue ranking(s) updated"), "{again}");
     assert_eq!(journal().lines().count(), lines);
 }
+
+/// python3 on PATH is at least 3.8 (compiles `x is ""` with a SyntaxWarning).
+fn python3_at_least_3_8() -> bool {
+    std::process::Command::new("python3")
+        .args(["-c", "import sys; sys.exit(sys.version_info < (3, 8))"])
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+#[test]
+fn runs_start_with_the_base_compiled_and_a_candidates_files_compiled_the_same_way() {
+    // The base tree's Python files are compiled once per issue and every run starts with that
+    // bytecode (the test command fails without it); the files a candidate changes are compiled
+    // before its run the same way. So the candidate's own code runs, not the base's bytecode
+    // (the fix still changes the reproduction), and what compiling its file prints (a
+    // SyntaxWarning) is not read as a change in what the issue's code does.
+    let Some((dir, cache, tmp)) = exec_dirs() else {
+        return;
+    };
+    if !python3_at_least_3_8() {
+        skip("python3 before 3.8 prints no SyntaxWarning for `is` with a literal");
+        return;
+    }
+    let (repo, tasks) = example_with(dir.path(), &[], |text| text.to_string());
+    let cands = fix_and_noop(dir.path());
+    let warns = "diff --git a/textkit/words.py b/textkit/words.py\n--- a/textkit/words.py\n+++ b/textkit/words.py\n@@ -4,5 +4,7 @@\n def word_count(text):\n     \"\"\"Return the number of words in ``text``.\"\"\"\n     if not text:\n         return 0\n+    if text is \"\":\n+        return 0\n     return len(text.split(\" \"))\n";
+    std::fs::create_dir_all(cands.join("warning-agent")).unwrap();
+    std::fs::write(
+        cands.join("warning-agent").join("example__textkit-1.diff"),
+        warns,
+    )
+    .unwrap();
+    let test_cmd = format!(
+        "python -c 'import os, sys, textkit.words as w; sys.exit(0 if os.path.exists(w.__cached__) else 3)' && python {}",
+        path_str(&minitest())
+    );
+    let v = rank_exec_in_with(&cands, &repo, &tasks, &test_cmd, &cache, &tmp);
+    let exec = &v["exec"];
+    assert!(exec["error"].is_null(), "{exec}");
+    assert!(exec["tests_unread"].is_null(), "{exec}");
+    assert!(exec["stable_tests"].as_u64().unwrap_or(0) > 0, "{exec}");
+    assert_eq!(by_agent(&v, "warning-agent")["applies"], "clean", "{exec}");
+    for (agent, want) in [
+        ("careful-agent", "changed"),
+        ("noop-agent", "same"),
+        ("warning-agent", "same"),
+    ] {
+        assert_eq!(
+            by_agent(&v, agent)["behaviour"]["repro"],
+            want,
+            "{agent}: {exec}"
+        );
+    }
+    assert_eq!(
+        by_agent(&v, "warning-agent")["behaviour"]["class"],
+        by_agent(&v, "noop-agent")["behaviour"]["class"],
+        "{exec}"
+    );
+}

@@ -65,6 +65,7 @@ impl Bench {
             repo: self.repo.path().to_path_buf(),
             commit: self.commit.clone(),
             files,
+            snapshot: None,
         };
         let job = Job {
             command: command.to_string(),
@@ -133,6 +134,90 @@ fn runs_over_the_tree_with_the_candidate_files() {
     assert!(out.output.contains("hello from the candidate") && out.output.contains("new"));
     assert!(!out.output.contains("STILL-THERE"), "{}", out.output);
     assert!(!out.timed_out && out.signal.is_none() && !out.truncated);
+}
+
+#[test]
+fn a_run_over_a_snapshot_sees_the_tree_and_what_was_added_to_it_and_changes_none_of_it() {
+    let b = bench();
+    let base = Tree {
+        repo: b.repo.path().to_path_buf(),
+        commit: b.commit.clone(),
+        files: vec![TreeFile {
+            path: "gen/made.txt".into(),
+            contents: Some(b"generated\n".to_vec()),
+        }],
+        snapshot: None,
+    };
+    let snap = b.backend.snapshot(&base).unwrap();
+    // What a run in the snapshot's own folder adds (compiled bytecode) is there for the runs.
+    let added = b
+        .backend
+        .run_in(
+            snap.tree(),
+            &Job {
+                command: "mkdir -p cache && echo compiled > cache/hello.bin && chmod +x gen/made.txt && ln -s hello.py link.py".into(),
+                limits: limits(),
+                ..Job::default()
+            },
+        )
+        .unwrap();
+    assert!(added.success(), "{added:?}");
+    let tree = Tree {
+        files: vec![
+            TreeFile {
+                path: "hello.py".into(),
+                contents: Some(b"print('hello from the candidate')\n".to_vec()),
+            },
+            TreeFile {
+                path: "gone.txt".into(),
+                contents: None,
+            },
+        ],
+        snapshot: Some(snap.tree().to_path_buf()),
+        ..base
+    };
+    let job = |command: &str| Job {
+        command: command.into(),
+        limits: limits(),
+        ..Job::default()
+    };
+    let out = b
+        .backend
+        .run(
+            &tree,
+            &job("cat hello.py gen/made.txt cache/hello.bin; test -x gen/made.txt && echo EXECUTABLE; readlink link.py; test -e gone.txt && echo STILL-THERE; echo scribble > hello.py; rm gen/made.txt"),
+        )
+        .unwrap();
+    for want in [
+        "hello from the candidate",
+        "generated",
+        "compiled",
+        "EXECUTABLE",
+        "hello.py",
+    ] {
+        assert!(out.output.contains(want), "{want}: {}", out.output);
+    }
+    assert!(!out.output.contains("STILL-THERE"), "{}", out.output);
+    // The run changed its copy only: the next one starts from the snapshot as it was.
+    let again = b
+        .backend
+        .run(&Tree { files: vec![], ..tree }, &job("cat hello.py gen/made.txt gone.txt"))
+        .unwrap();
+    assert!(again.success(), "{again:?}");
+    assert!(
+        again.output.contains("hello from the base") && again.output.contains("generated"),
+        "{}",
+        again.output
+    );
+    // Dropped, the snapshot's folder is gone, like the runs'.
+    let folder = snap.tree().parent().unwrap().to_path_buf();
+    assert!(folder.starts_with(b.root.path()), "{}", folder.display());
+    drop(snap);
+    let left: Vec<PathBuf> = std::fs::read_dir(b.root.path())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert!(left.is_empty(), "folders left behind: {left:?}");
 }
 
 #[test]
@@ -399,6 +484,7 @@ fn a_bad_commit_or_path_is_an_error_and_leaves_nothing() {
         repo: b.repo.path().to_path_buf(),
         commit: "0000000000000000000000000000000000000bad".into(),
         files: vec![],
+        snapshot: None,
     };
     let err = b.backend.run(&tree, &Job::default()).unwrap_err();
     assert!(err.to_string().contains("is not in"), "{err}");
@@ -409,6 +495,7 @@ fn a_bad_commit_or_path_is_an_error_and_leaves_nothing() {
             path: "../escape.txt".into(),
             contents: Some(b"x".to_vec()),
         }],
+        snapshot: None,
     };
     let err = b.backend.run(&tree, &Job::default()).unwrap_err();
     assert!(err.to_string().contains("outside the sandbox"), "{err}");

@@ -217,6 +217,7 @@ fn plan<'a>(
         env_key: env.dir.display().to_string(),
         env_vars: env.job_env(),
         generated,
+        snapshot: std::sync::OnceLock::new(),
     };
 
     // Which tests: each candidate's own selection (the files its edits reach), within the

@@ -5,7 +5,7 @@ use super::reading::repro_outcome;
 use super::{ExecSettings, IssueExec, LOAD_ALLOWANCE};
 use crate::exec::llm_repro;
 use crate::exec::outcome::{parse_test_output, ReproOutcome, TestRun};
-use crate::exec::sandbox::{relative_to_tree, Job, Limits, Outcome, Tree, TreeFile};
+use crate::exec::sandbox::{relative_to_tree, Job, Limits, Outcome, Snapshot, Tree, TreeFile};
 use crate::model::ModelTest;
 use serde::{Deserialize, Serialize};
 use sha2::Digest;
@@ -109,24 +109,56 @@ pub(super) struct Runner<'a> {
     pub(super) env_key: String,
     pub(super) env_vars: Vec<(String, String)>,
     pub(super) generated: Vec<TreeFile>,
+    /// The base tree written once with its bytecode compiled, made at the first run that is
+    /// not in the cache (`None` inside: it could not be written; runs write their trees).
+    pub(super) snapshot: std::sync::OnceLock<Option<Snapshot>>,
+}
+
+/// Compiles a tree's Python files into hash-checked bytecode (`__pycache__/*.pyc`, valid for a
+/// source only while its contents are the same), so that the runs over it do not compile the
+/// repository again on every start. Python before 3.7 has no such bytecode: the command fails,
+/// and nothing is compiled.
+const COMPILE_TREE: &str =
+    "python -m compileall -q --invalidation-mode checked-hash . >/dev/null 2>&1; exit 0";
+
+/// `command`, after compiling the Python files written on top of the tree the same way, so
+/// that a file a candidate changes is compiled before the run as the others were, and prints
+/// at its import what theirs do (nothing of compiling).
+fn compiled_first(command: &str, files: &[TreeFile]) -> String {
+    let sources: Vec<String> = files
+        .iter()
+        .filter(|f| f.contents.is_some() && f.path.ends_with(".py"))
+        .map(|f| crate::model::repo::shell_quote(&f.path))
+        .collect();
+    if sources.is_empty() {
+        return command.to_string();
+    }
+    format!(
+        "python -m compileall -q --invalidation-mode checked-hash -- {} >/dev/null 2>&1; {command}",
+        sources.join(" ")
+    )
 }
 
 impl Runner<'_> {
-    /// Run `command` over the base tree plus `files` (`pass` tells two base runs apart), from
-    /// the cache when it ran before. Returns the run and whether it came from the cache.
-    pub(super) fn run(
+    /// The run cache's file for a run; `compiled`: over the snapshot, with its bytecode.
+    fn cache_path(
         &self,
         files: &[TreeFile],
         command: &str,
         budget: Budget,
         pass: u32,
-    ) -> anyhow::Result<(Run, bool)> {
+        compiled: bool,
+    ) -> std::path::PathBuf {
         let mut h = sha2::Sha256::new();
-        // A CPU limit of its own is part of the key; without one the key is as it always was.
-        let limits = match budget.cpu {
+        // A CPU limit of its own is part of the key; without one the key is as it always was,
+        // and so is a run over a tree written without bytecode.
+        let mut limits = match budget.cpu {
             Some(cpu) => format!("{}:{pass}:cpu{cpu}", budget.wall.as_secs()),
             None => format!("{}:{pass}", budget.wall.as_secs()),
         };
+        if compiled {
+            limits.push_str(":pyc");
+        }
         for part in [
             self.env_key.as_str(),
             self.commit,
@@ -138,27 +170,89 @@ impl Runner<'_> {
             h.update([0]);
         }
         let key = hex(&h.finalize());
-        let path = self
-            .settings
+        self.settings
             .cache_dir
             .join("runs")
             .join(&key[..2])
-            .join(format!("{key}.json"));
-        if let Ok(bytes) = std::fs::read(&path) {
-            if let Ok(run) = serde_json::from_slice::<Run>(&bytes) {
-                self.settings.count(true, 0.0);
-                return Ok((run, true));
-            }
+            .join(format!("{key}.json"))
+    }
+
+    /// The run cached at `path`, counted as such.
+    fn cached(&self, path: &Path) -> Option<Run> {
+        let bytes = std::fs::read(path).ok()?;
+        let run = serde_json::from_slice::<Run>(&bytes).ok()?;
+        self.settings.count(true, 0.0);
+        Some(run)
+    }
+
+    /// The snapshot, made at the first call: the base tree with the generated files, its
+    /// Python files compiled in a sandbox run (no network, writes only there).
+    fn snapshot(&self) -> Option<&Snapshot> {
+        self.snapshot
+            .get_or_init(|| {
+                let tree = Tree {
+                    repo: self.repo.to_path_buf(),
+                    commit: self.commit.to_string(),
+                    files: self.generated.clone(),
+                    snapshot: None,
+                };
+                let snapshot = self.settings.backend.snapshot(&tree).ok()?;
+                let job = Job {
+                    command: COMPILE_TREE.into(),
+                    env: self.env_vars.clone(),
+                    limits: self.settings.limits.clone(),
+                    ..Job::default()
+                };
+                let _slot = self.settings.slot();
+                // Bytecode that could not be made is made by each run, as without it.
+                let _ = self.settings.backend.run_in(snapshot.tree(), &job);
+                Some(snapshot)
+            })
+            .as_ref()
+    }
+
+    /// Run `command` over the base tree plus `files` (`pass` tells two base runs apart), from
+    /// the cache when it ran before. Returns the run and whether it came from the cache.
+    pub(super) fn run(
+        &self,
+        files: &[TreeFile],
+        command: &str,
+        budget: Budget,
+        pass: u32,
+    ) -> anyhow::Result<(Run, bool)> {
+        let compiled = self.cache_path(files, command, budget, pass, true);
+        if let Some(run) = self.cached(&compiled) {
+            return Ok((run, true));
         }
-        let mut all = self.generated.clone();
-        all.extend(files.iter().cloned());
-        let tree = Tree {
-            repo: self.repo.to_path_buf(),
-            commit: self.commit.to_string(),
-            files: all,
+        let (path, tree, command) = match self.snapshot() {
+            Some(snapshot) => (
+                compiled,
+                Tree {
+                    repo: self.repo.to_path_buf(),
+                    commit: self.commit.to_string(),
+                    files: files.to_vec(),
+                    snapshot: Some(snapshot.tree().to_path_buf()),
+                },
+                compiled_first(command, files),
+            ),
+            None => {
+                let plain = self.cache_path(files, command, budget, pass, false);
+                if let Some(run) = self.cached(&plain) {
+                    return Ok((run, true));
+                }
+                let mut all = self.generated.clone();
+                all.extend(files.iter().cloned());
+                let tree = Tree {
+                    repo: self.repo.to_path_buf(),
+                    commit: self.commit.to_string(),
+                    files: all,
+                    snapshot: None,
+                };
+                (plain, tree, command.to_string())
+            }
         };
         let job = Job {
-            command: command.to_string(),
+            command,
             env: self.env_vars.clone(),
             limits: Limits {
                 timeout: budget.wall,
