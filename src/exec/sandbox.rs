@@ -138,7 +138,9 @@ pub struct Snapshot {
 
 impl std::fmt::Debug for Snapshot {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Snapshot").field("tree", &self.tree).finish()
+        f.debug_struct("Snapshot")
+            .field("tree", &self.tree)
+            .finish()
     }
 }
 

@@ -201,7 +201,13 @@ fn a_run_over_a_snapshot_sees_the_tree_and_what_was_added_to_it_and_changes_none
     // The run changed its copy only: the next one starts from the snapshot as it was.
     let again = b
         .backend
-        .run(&Tree { files: vec![], ..tree }, &job("cat hello.py gen/made.txt gone.txt"))
+        .run(
+            &Tree {
+                files: vec![],
+                ..tree
+            },
+            &job("cat hello.py gen/made.txt gone.txt"),
+        )
         .unwrap();
     assert!(again.success(), "{again:?}");
     assert!(
