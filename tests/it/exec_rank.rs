@@ -1060,32 +1060,39 @@ fn a_candidates_own_debug_print_is_not_a_change_in_the_reproduction() {
     let (repo, tasks) = example_with(dir.path(), &[], |text| text.to_string());
     let cands = fix_and_noop(dir.path());
     let debug = "diff --git a/textkit/words.py b/textkit/words.py\n--- a/textkit/words.py\n+++ b/textkit/words.py\n@@ -4,5 +4,6 @@\n def word_count(text):\n     \"\"\"Return the number of words in ``text``.\"\"\"\n+    print(f\"word_count got: {text!r}\")\n     if not text:\n         return 0\n     return len(text.split(\" \"))\n";
-    std::fs::create_dir_all(cands.join("debug-agent")).unwrap();
-    std::fs::write(
-        cands.join("debug-agent").join("example__textkit-1.diff"),
-        debug,
-    )
-    .unwrap();
+    add_agent(&cands, "debug-agent", debug);
     let v = rank_exec_in(&cands, &repo, &tasks, &cache, &tmp);
     let exec = &v["exec"];
     assert!(exec["error"].is_null(), "{exec}");
     assert_eq!(exec["reproduction"], true, "{exec}");
-    assert_eq!(by_agent(&v, "debug-agent")["applies"], "clean", "{exec}");
-    for (agent, want) in [
+    behaves_like_noop(&v, "debug-agent");
+}
+
+/// A candidate of `agent` in `cands` with this diff for the example issue.
+fn add_agent(cands: &Path, agent: &str, diff: &str) {
+    std::fs::create_dir_all(cands.join(agent)).unwrap();
+    std::fs::write(cands.join(agent).join("example__textkit-1.diff"), diff).unwrap();
+}
+
+/// `agent`'s candidate applies, and behaves as the candidate that changes nothing does: the
+/// reproduction as at base (which the fix changes), and the same behaviour class.
+fn behaves_like_noop(v: &Value, agent: &str) {
+    let exec = &v["exec"];
+    assert_eq!(by_agent(v, agent)["applies"], "clean", "{exec}");
+    for (who, want) in [
         ("careful-agent", "changed"),
         ("noop-agent", "same"),
-        ("debug-agent", "same"),
+        (agent, "same"),
     ] {
         assert_eq!(
-            by_agent(&v, agent)["behaviour"]["repro"],
+            by_agent(v, who)["behaviour"]["repro"],
             want,
-            "{agent}: {exec}"
+            "{who}: {exec}"
         );
     }
-    // Behaving alike, the two are one class.
     assert_eq!(
-        by_agent(&v, "debug-agent")["behaviour"]["class"],
-        by_agent(&v, "noop-agent")["behaviour"]["class"],
+        by_agent(v, agent)["behaviour"]["class"],
+        by_agent(v, "noop-agent")["behaviour"]["class"],
         "{exec}"
     );
 }
@@ -1518,12 +1525,7 @@ fn runs_start_with_the_base_compiled_and_a_candidates_files_compiled_the_same_wa
     let (repo, tasks) = example_with(dir.path(), &[], |text| text.to_string());
     let cands = fix_and_noop(dir.path());
     let warns = "diff --git a/textkit/words.py b/textkit/words.py\n--- a/textkit/words.py\n+++ b/textkit/words.py\n@@ -4,5 +4,7 @@\n def word_count(text):\n     \"\"\"Return the number of words in ``text``.\"\"\"\n     if not text:\n         return 0\n+    if text is \"\":\n+        return 0\n     return len(text.split(\" \"))\n";
-    std::fs::create_dir_all(cands.join("warning-agent")).unwrap();
-    std::fs::write(
-        cands.join("warning-agent").join("example__textkit-1.diff"),
-        warns,
-    )
-    .unwrap();
+    add_agent(&cands, "warning-agent", warns);
     let test_cmd = format!(
         "python -c 'import os, sys, textkit.words as w; sys.exit(0 if os.path.exists(w.__cached__) else 3)' && python {}",
         path_str(&minitest())
@@ -1533,21 +1535,5 @@ fn runs_start_with_the_base_compiled_and_a_candidates_files_compiled_the_same_wa
     assert!(exec["error"].is_null(), "{exec}");
     assert!(exec["tests_unread"].is_null(), "{exec}");
     assert!(exec["stable_tests"].as_u64().unwrap_or(0) > 0, "{exec}");
-    assert_eq!(by_agent(&v, "warning-agent")["applies"], "clean", "{exec}");
-    for (agent, want) in [
-        ("careful-agent", "changed"),
-        ("noop-agent", "same"),
-        ("warning-agent", "same"),
-    ] {
-        assert_eq!(
-            by_agent(&v, agent)["behaviour"]["repro"],
-            want,
-            "{agent}: {exec}"
-        );
-    }
-    assert_eq!(
-        by_agent(&v, "warning-agent")["behaviour"]["class"],
-        by_agent(&v, "noop-agent")["behaviour"]["class"],
-        "{exec}"
-    );
+    behaves_like_noop(&v, "warning-agent");
 }

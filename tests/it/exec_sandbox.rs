@@ -60,13 +60,18 @@ fn bench() -> Bench {
 }
 
 impl Bench {
-    fn run(&self, command: &str, limits: Limits, files: Vec<TreeFile>) -> Outcome {
-        let tree = Tree {
+    /// The repository's commit with `files` on top, written from git objects.
+    fn tree(&self, files: Vec<TreeFile>) -> Tree {
+        Tree {
             repo: self.repo.path().to_path_buf(),
             commit: self.commit.clone(),
             files,
             snapshot: None,
-        };
+        }
+    }
+
+    fn run(&self, command: &str, limits: Limits, files: Vec<TreeFile>) -> Outcome {
+        let tree = self.tree(files);
         let job = Job {
             command: command.to_string(),
             limits,
@@ -139,15 +144,10 @@ fn runs_over_the_tree_with_the_candidate_files() {
 #[test]
 fn a_run_over_a_snapshot_sees_the_tree_and_what_was_added_to_it_and_changes_none_of_it() {
     let b = bench();
-    let base = Tree {
-        repo: b.repo.path().to_path_buf(),
-        commit: b.commit.clone(),
-        files: vec![TreeFile {
-            path: "gen/made.txt".into(),
-            contents: Some(b"generated\n".to_vec()),
-        }],
-        snapshot: None,
-    };
+    let base = b.tree(vec![TreeFile {
+        path: "gen/made.txt".into(),
+        contents: Some(b"generated\n".to_vec()),
+    }]);
     let snap = b.backend.snapshot(&base).unwrap();
     // What a run in the snapshot's own folder adds (compiled bytecode) is there for the runs.
     let added = b
@@ -494,15 +494,10 @@ fn a_bad_commit_or_path_is_an_error_and_leaves_nothing() {
     };
     let err = b.backend.run(&tree, &Job::default()).unwrap_err();
     assert!(err.to_string().contains("is not in"), "{err}");
-    let tree = Tree {
-        repo: b.repo.path().to_path_buf(),
-        commit: b.commit.clone(),
-        files: vec![TreeFile {
-            path: "../escape.txt".into(),
-            contents: Some(b"x".to_vec()),
-        }],
-        snapshot: None,
-    };
+    let tree = b.tree(vec![TreeFile {
+        path: "../escape.txt".into(),
+        contents: Some(b"x".to_vec()),
+    }]);
     let err = b.backend.run(&tree, &Job::default()).unwrap_err();
     assert!(err.to_string().contains("outside the sandbox"), "{err}");
     assert!(!b.root.path().join("escape.txt").exists());
