@@ -124,7 +124,7 @@ const COMPILE_TREE: &str =
 /// `command`, after compiling the Python files written on top of the tree the same way, so
 /// that a file a candidate changes is compiled before the run as the others were, and prints
 /// at its import what theirs do (nothing of compiling).
-fn compiled_first(command: &str, files: &[TreeFile]) -> String {
+pub(super) fn compiled_first(command: &str, files: &[TreeFile]) -> String {
     let sources: Vec<String> = files
         .iter()
         .filter(|f| f.contents.is_some() && f.path.ends_with(".py"))

@@ -5,7 +5,8 @@ use super::reading::{
     settle_repro,
 };
 use super::runs::{
-    absorb, absorb_base, how_it_ended, pack, passes_within, Budget, Results, Run, What,
+    absorb, absorb_base, compiled_first, how_it_ended, pack, passes_within, Budget, Results, Run,
+    What,
 };
 use super::trees::build_commit;
 use super::*;
@@ -513,4 +514,44 @@ fn the_time_gates_read_cpu_time_so_a_loaded_machine_runs_the_same_tests() {
     assert_eq!(whole.wall, Duration::from_secs(63));
     assert_eq!(Budget::cpu(50.0, full).wall, full);
     assert_eq!(Budget::wall(full).cpu, None);
+}
+
+#[test]
+fn only_the_python_files_written_on_top_are_compiled_before_the_command() {
+    let file = |path: &str, contents: Option<&str>| crate::exec::sandbox::TreeFile {
+        path: path.into(),
+        contents: contents.map(|c| c.as_bytes().to_vec()),
+    };
+    // Nothing of Python on top: the command as it is.
+    let none = [file("README.md", Some("x")), file("gone.py", None)];
+    assert_eq!(
+        compiled_first("python -m pytest -rA t.py", &none),
+        "python -m pytest -rA t.py"
+    );
+    // Changed sources are compiled, quoted for the shell, and the command runs after them
+    // whatever compiling said; a deleted source is not compiled.
+    let some = [
+        file("pkg/mod.py", Some("x = 1")),
+        file("it's here.py", Some("y = 2")),
+        file("gone.py", None),
+        file("data.txt", Some("z")),
+    ];
+    let cmd = compiled_first("python -m pytest -rA t.py", &some);
+    let (compile, run) = cmd
+        .split_once(">/dev/null 2>&1; ")
+        .expect("compile, then run");
+    assert_eq!(run, "python -m pytest -rA t.py");
+    assert!(
+        compile.contains("--invalidation-mode checked-hash -- "),
+        "{compile}"
+    );
+    assert!(compile.contains("pkg/mod.py"), "{compile}");
+    assert!(
+        compile.contains(&crate::model::repo::shell_quote("it's here.py")),
+        "{compile}"
+    );
+    assert!(
+        !compile.contains("gone.py") && !compile.contains("data.txt"),
+        "{compile}"
+    );
 }
