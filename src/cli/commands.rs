@@ -200,6 +200,9 @@ pub fn rank(mut args: RankArgs) -> anyhow::Result<()> {
         exec: args.exec.settings(None, writer),
         ..req
     };
+    if req.exec.is_some() {
+        super::quit_on_signal();
+    }
     let result = dei::rank::pipeline::rank(&req, judging.committee.as_ref());
     report_test_writer(own.as_ref());
     let result = result?;

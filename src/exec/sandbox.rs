@@ -458,9 +458,11 @@ pub fn relative_to_tree(text: &str) -> String {
 /// a live run elsewhere (another PID namespace sharing the temp folder) is never that old.
 const STALE_AFTER: Duration = Duration::from_secs(3600);
 
+/// The temp folders this process has made sandbox folders in.
+static SWEPT: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
+
 /// Once per temp folder and process: [`sweep_stale`].
 fn sweep_once(root: &Path) {
-    static SWEPT: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
     let Ok(mut swept) = SWEPT.lock() else { return };
     if swept.iter().any(|r| r == root) {
         return;
@@ -499,6 +501,37 @@ pub fn sweep_stale(root: &Path, age: Duration) -> usize {
         if old && pid != std::process::id() && !process_exists(pid) {
             drop(Removal(e.path()));
             removed += usize::from(!e.path().exists());
+        }
+    }
+    removed
+}
+
+/// Remove this process's own sandbox folders (runs and snapshots, in every temp folder it
+/// used), for a process about to quit without finishing them: a second Ctrl-C or a SIGTERM ends
+/// it without running the guards that remove them. Commands still running in them end with
+/// the process. A folder that cannot be removed now is left for [`sweep_stale`]. Returns how
+/// many were removed.
+pub fn remove_own_folders() -> usize {
+    let roots = SWEPT.lock().map(|r| r.clone()).unwrap_or_default();
+    let prefix = sandbox_prefix();
+    let mut removed = 0;
+    for root in roots {
+        let Ok(entries) = std::fs::read_dir(&root) else {
+            continue;
+        };
+        for e in entries.flatten() {
+            if !e.file_name().to_string_lossy().starts_with(&prefix) {
+                continue;
+            }
+            // A command still writing in it may add files while it goes: try a few times.
+            for _ in 0..3 {
+                drop(Removal(e.path()));
+                if !e.path().exists() {
+                    removed += 1;
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(50));
+            }
         }
     }
     removed

@@ -1537,3 +1537,69 @@ fn runs_start_with_the_base_compiled_and_a_candidates_files_compiled_the_same_wa
     assert!(exec["stable_tests"].as_u64().unwrap_or(0) > 0, "{exec}");
     behaves_like_noop(&v, "warning-agent");
 }
+
+/// The `dei-sandbox-*` folders in `tmp`.
+fn sandbox_folders(tmp: &Path) -> Vec<PathBuf> {
+    std::fs::read_dir(tmp)
+        .map(|rd| {
+            rd.flatten()
+                .map(|e| e.path())
+                .filter(|p| {
+                    p.file_name()
+                        .is_some_and(|n| n.to_string_lossy().starts_with("dei-sandbox-"))
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[test]
+fn a_run_terminated_mid_way_removes_its_sandbox_folders() {
+    // SIGTERM (`timeout`, a service manager) quits at once, as a second Ctrl-C does; the runs
+    // in flight never finish, so their folders (and the issue's snapshot) are removed on the
+    // way out rather than left for a later run to sweep an hour on.
+    let Some((_dir, cache, tmp)) = exec_dirs() else {
+        return;
+    };
+    let test_cmd = format!("python {}", path_str(&minitest()));
+    let args = example_issue_args(
+        &[
+            "rank",
+            "examples/candidates",
+            "tests/fixtures/exec/candidates",
+        ],
+        &exec_flags(&test_cmd),
+    );
+    let mut child = dei_command()
+        .args(&args)
+        .env("DEI_CACHE_DIR", &cache)
+        .env("TMPDIR", &tmp)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("dei runs");
+    let started = std::time::Instant::now();
+    while sandbox_folders(&tmp).is_empty() {
+        if started.elapsed() > std::time::Duration::from_secs(120)
+            || child.try_wait().unwrap().is_some()
+        {
+            let _ = child.kill();
+            panic!("no sandbox folder appeared while the run went on");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    let kill = std::process::Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(kill.success());
+    let out = child.wait_with_output().unwrap();
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(143), "{err}");
+    assert!(err.contains("terminated: quitting now"), "{err}");
+    let left = sandbox_folders(&tmp);
+    assert!(
+        left.is_empty(),
+        "sandbox folders left behind: {left:?}\n{err}"
+    );
+}
