@@ -131,17 +131,10 @@ pub struct Tree {
 /// (an environment's compiled bytecode) every run then starts with. The folder is named like
 /// a sandbox folder, so one a killed process left is swept like theirs, and it is removed
 /// when the snapshot is dropped.
+#[derive(Debug)]
 pub struct Snapshot {
     tree: PathBuf,
     _removal: Removal,
-}
-
-impl std::fmt::Debug for Snapshot {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Snapshot")
-            .field("tree", &self.tree)
-            .finish()
-    }
 }
 
 impl Snapshot {
@@ -149,18 +142,9 @@ impl Snapshot {
     /// system temp folder when `None`).
     pub fn write(tree: &Tree, root: Option<&Path>) -> anyhow::Result<Snapshot> {
         let root = root.map_or_else(std::env::temp_dir, Path::to_path_buf);
-        sweep_once(&root);
-        let folder = tempfile::Builder::new()
-            .prefix(&sandbox_prefix())
-            .tempdir_in(&root)
-            .context("cannot make a temporary folder for a tree")?
-            .keep();
-        let removal = Removal(folder.clone());
+        let (removal, folder) = sandbox_folder(&root)?;
         let dir = folder.join("tree");
-        std::fs::create_dir(&dir)?;
-        let on_top = tree.files.iter().map(|f| f.path.as_str()).collect();
-        materialize(&tree.repo, &tree.commit, &dir, &on_top)?;
-        write_files(&dir, &tree.files)?;
+        write_tree(tree, &dir)?;
         Ok(Snapshot {
             tree: dir,
             _removal: removal,
@@ -171,6 +155,32 @@ impl Snapshot {
     pub fn tree(&self) -> &Path {
         &self.tree
     }
+}
+
+/// A new sandbox folder in `root`, with an empty `tree` folder inside; the guard removes it.
+fn sandbox_folder(root: &Path) -> anyhow::Result<(Removal, PathBuf)> {
+    sweep_once(root);
+    let folder = tempfile::Builder::new()
+        .prefix(&sandbox_prefix())
+        .tempdir_in(root)
+        .context("cannot make a temporary sandbox folder")?
+        .keep();
+    let guard = Removal(folder.clone());
+    std::fs::create_dir(folder.join("tree"))?;
+    Ok((guard, folder))
+}
+
+/// Write `tree` into the empty folder `dir`: its snapshot copied, or its commit written from
+/// git objects; then its files on top.
+fn write_tree(tree: &Tree, dir: &Path) -> anyhow::Result<()> {
+    match &tree.snapshot {
+        Some(snapshot) => copy_tree(snapshot, dir)?,
+        None => {
+            let on_top = tree.files.iter().map(|f| f.path.as_str()).collect();
+            materialize(&tree.repo, &tree.commit, dir, &on_top)?;
+        }
+    }
+    write_files(dir, &tree.files)
 }
 
 /// Copy the tree in `src` into `dest` (an empty folder): folders, files with their
@@ -326,25 +336,11 @@ impl Backend for LocalBackend {
 
     fn run(&self, tree: &Tree, job: &Job) -> anyhow::Result<Outcome> {
         let root = self.temp_root.clone().unwrap_or_else(std::env::temp_dir);
-        sweep_once(&root);
-        let folder = tempfile::Builder::new()
-            .prefix(&sandbox_prefix())
-            .tempdir_in(&root)
-            .context("cannot make a temporary sandbox folder")?;
-        let guard = Removal(folder.path().to_path_buf());
-        let dir = folder.path().join("tree");
-        std::fs::create_dir(&dir)?;
-        match &tree.snapshot {
-            Some(snapshot) => copy_tree(snapshot, &dir)?,
-            None => {
-                let on_top = tree.files.iter().map(|f| f.path.as_str()).collect();
-                materialize(&tree.repo, &tree.commit, &dir, &on_top)?;
-            }
-        }
-        write_files(&dir, &tree.files)?;
-        let out = run_local(folder.path(), &dir, job);
+        let (guard, folder) = sandbox_folder(&root)?;
+        let dir = folder.join("tree");
+        write_tree(tree, &dir)?;
+        let out = run_local(&folder, &dir, job);
         drop(guard);
-        let _ = folder.close();
         out
     }
 
@@ -558,6 +554,7 @@ fn process_exists(pid: u32) -> bool {
 
 /// Removes a sandbox folder when dropped, making read-only folders writable first (a
 /// command may `chmod` what it made).
+#[derive(Debug)]
 struct Removal(PathBuf);
 
 impl Drop for Removal {

@@ -1588,11 +1588,7 @@ fn a_run_terminated_mid_way_removes_its_sandbox_folders() {
         }
         std::thread::sleep(std::time::Duration::from_millis(10));
     }
-    let kill = std::process::Command::new("kill")
-        .args(["-TERM", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(kill.success());
+    send_signal(child.id(), "TERM");
     let out = child.wait_with_output().unwrap();
     let err = stderr(&out);
     assert_eq!(out.status.code(), Some(143), "{err}");

@@ -280,11 +280,7 @@ fn ctrl_c_finishes_in_flight_issues_and_leaves_a_clean_journal() {
         );
         std::thread::sleep(Duration::from_millis(5));
     }
-    let kill = std::process::Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(kill.success());
+    crate::support::common::send_signal(child.id(), "INT");
     let out = child.wait_with_output().unwrap();
     let err = text(&out.stderr);
     assert!(

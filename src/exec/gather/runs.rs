@@ -114,12 +114,12 @@ pub(super) struct Runner<'a> {
     pub(super) snapshot: std::sync::OnceLock<Option<Snapshot>>,
 }
 
-/// Compiles a tree's Python files into hash-checked bytecode (`__pycache__/*.pyc`, valid for a
-/// source only while its contents are the same), so that the runs over it do not compile the
-/// repository again on every start. Python before 3.7 has no such bytecode: the command fails,
-/// and nothing is compiled.
-const COMPILE_TREE: &str =
-    "python -m compileall -q --invalidation-mode checked-hash . >/dev/null 2>&1; exit 0";
+/// Compile `targets` (`.`, or `-- FILE…`) into hash-checked bytecode (`__pycache__/*.pyc`,
+/// valid for a source only while its contents are the same), saying nothing. Python before 3.7
+/// has no such bytecode: the command fails, and nothing is compiled.
+fn compile(targets: &str) -> String {
+    format!("python -m compileall -q --invalidation-mode checked-hash {targets} >/dev/null 2>&1")
+}
 
 /// `command`, after compiling the Python files written on top of the tree the same way, so
 /// that a file a candidate changes is compiled before the run as the others were, and prints
@@ -134,12 +134,22 @@ pub(super) fn compiled_first(command: &str, files: &[TreeFile]) -> String {
         return command.to_string();
     }
     format!(
-        "python -m compileall -q --invalidation-mode checked-hash -- {} >/dev/null 2>&1; {command}",
-        sources.join(" ")
+        "{}; {command}",
+        compile(&format!("-- {}", sources.join(" ")))
     )
 }
 
 impl Runner<'_> {
+    /// The base commit's tree with `files` on top, copied from `snapshot` when given.
+    fn tree(&self, files: Vec<TreeFile>, snapshot: Option<std::path::PathBuf>) -> Tree {
+        Tree {
+            repo: self.repo.to_path_buf(),
+            commit: self.commit.to_string(),
+            files,
+            snapshot,
+        }
+    }
+
     /// The run cache's file for a run; `compiled`: over the snapshot, with its bytecode.
     fn cache_path(
         &self,
@@ -190,15 +200,12 @@ impl Runner<'_> {
     fn snapshot(&self) -> Option<&Snapshot> {
         self.snapshot
             .get_or_init(|| {
-                let tree = Tree {
-                    repo: self.repo.to_path_buf(),
-                    commit: self.commit.to_string(),
-                    files: self.generated.clone(),
-                    snapshot: None,
-                };
+                let tree = self.tree(self.generated.clone(), None);
                 let snapshot = self.settings.backend.snapshot(&tree).ok()?;
+                // The repository's files, so that the runs over it do not compile them again on
+                // every start.
                 let job = Job {
-                    command: COMPILE_TREE.into(),
+                    command: format!("{}; exit 0", compile(".")),
                     env: self.env_vars.clone(),
                     limits: self.settings.limits.clone(),
                     ..Job::default()
@@ -227,12 +234,7 @@ impl Runner<'_> {
         let (path, tree, command) = match self.snapshot() {
             Some(snapshot) => (
                 compiled,
-                Tree {
-                    repo: self.repo.to_path_buf(),
-                    commit: self.commit.to_string(),
-                    files: files.to_vec(),
-                    snapshot: Some(snapshot.tree().to_path_buf()),
-                },
+                self.tree(files.to_vec(), Some(snapshot.tree().to_path_buf())),
                 compiled_first(command, files),
             ),
             None => {
@@ -242,13 +244,7 @@ impl Runner<'_> {
                 }
                 let mut all = self.generated.clone();
                 all.extend(files.iter().cloned());
-                let tree = Tree {
-                    repo: self.repo.to_path_buf(),
-                    commit: self.commit.to_string(),
-                    files: all,
-                    snapshot: None,
-                };
-                (plain, tree, command.to_string())
+                (plain, self.tree(all, None), command.to_string())
             }
         };
         let job = Job {

@@ -268,3 +268,12 @@ pub fn skip(why: &str) {
 pub fn path_str(p: &Path) -> &str {
     p.to_str().expect("utf-8 path")
 }
+
+/// Send the signal `name` (`INT`, `TERM`) to the process `pid`; it must be delivered.
+pub fn send_signal(pid: u32, name: &str) {
+    let sent = Command::new("kill")
+        .args([format!("-{name}"), pid.to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(sent.success(), "kill -{name} {pid} failed");
+}
