@@ -188,3 +188,31 @@ fn a_failing_build_step_is_a_clear_error_naming_it() {
     assert_eq!(err.step, "find python");
     assert!(err.to_string().contains("--python"), "{err}");
 }
+
+/// The shipped specs are what `docs/tools/make_envs.py` makes of the environment facts in
+/// `../shared/data/swebench_envs`: a hand edit of `src/exec/envs.json`, or a rule of the script
+/// that never reached the file (sympy's cache, the sphinx posargs), fails here.
+#[test]
+fn the_shipped_specs_are_what_make_envs_makes_of_the_shared_facts() {
+    let Some(data) = common::shared_data() else {
+        common::skip("no ../shared/data (or DEI_DATA) with swebench_envs to make the specs from");
+        return;
+    };
+    let facts = data.join("swebench_envs");
+    if !facts.join("specs.json").exists() || !python3() {
+        common::skip("no swebench_envs/specs.json in the data folder, or no python3");
+        return;
+    }
+    let out = Command::new("python3")
+        .arg(common::root().join("docs/tools/make_envs.py"))
+        .arg(&facts)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", common::stderr(&out));
+    let shipped = std::fs::read(common::root().join("src/exec/envs.json")).unwrap();
+    assert!(
+        out.stdout == shipped,
+        "src/exec/envs.json differs from what docs/tools/make_envs.py makes; run \
+         python3 docs/tools/make_envs.py ../shared/data/swebench_envs > src/exec/envs.json"
+    );
+}
