@@ -948,6 +948,17 @@ mod tests {
                     s.version,
                     s.test_cmd
                 );
+            } else {
+                // sympy's tests run with sympy's cache on, as its users run it: dei runs whole
+                // files, several times slower with the harness's -C (docs/execution.md).
+                let words: Vec<&str> = s.test_cmd.split_whitespace().collect();
+                assert!(
+                    !words.contains(&"-C") && words.contains(&"--verbose"),
+                    "{} {}: {}",
+                    s.repo,
+                    s.version,
+                    s.test_cmd
+                );
             }
         }
         // astropy 1.3's build writes the ERFA wrapper every tree needs to import astropy.
