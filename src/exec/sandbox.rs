@@ -288,8 +288,9 @@ pub struct Outcome {
     /// Wall-clock seconds.
     pub seconds: f64,
     /// CPU seconds (user and system) of the command and of the processes it waited for, which
-    /// the machine's load moves far less than wall-clock seconds; `None` where the platform
-    /// does not say.
+    /// the machine's load moves far less than wall-clock seconds; for a command killed at the
+    /// timeout, of every process of its group at that moment (Linux's `/proc`); `None` where
+    /// the platform does not say.
     pub cpu_seconds: Option<f64>,
     /// stdout and stderr together, capped (head, a marker, tail).
     pub output: String,
@@ -1157,10 +1158,17 @@ fn run_local(folder: &Path, dir: &Path, job: &Job) -> anyhow::Result<Outcome> {
             break (Some(st), false, cpu);
         }
         if start.elapsed() >= job.limits.timeout {
+            // What the group has used so far: the leader's resource usage after the kill
+            // leaves out the processes it had not reaped, the test runner among them.
+            let group = group_cpu_seconds(pgid);
             kill_group(pgid);
             let _ = child.kill();
             let reaped = reap(&mut child, true).ok().flatten();
-            break (reaped.map(|r| r.0), true, reaped.and_then(|r| r.1));
+            let cpu = match (reaped.and_then(|r| r.1), group) {
+                (Some(a), Some(b)) => Some(a.max(b)),
+                (a, b) => a.or(b),
+            };
+            break (reaped.map(|r| r.0), true, cpu);
         }
         std::thread::sleep(Duration::from_millis(20));
     };
@@ -1351,6 +1359,54 @@ fn set_limit(resource: libc::__rlimit_resource_t, soft: u64, hard: u64) -> std::
         return Err(std::io::Error::last_os_error());
     }
     Ok(())
+}
+
+/// CPU seconds (user and system) used so far by the processes of group `pgid`, and by the
+/// children each has reaped, from `/proc/<pid>/stat`; `None` without `/proc`. A process that
+/// left the group (`setsid`) is not counted.
+fn group_cpu_seconds(pgid: i32) -> Option<f64> {
+    #[cfg(target_os = "linux")]
+    {
+        // SAFETY: sysconf has no preconditions.
+        let ticks = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+        if ticks <= 0 {
+            return None;
+        }
+        let mut total: u64 = 0;
+        for entry in std::fs::read_dir("/proc").ok()?.flatten() {
+            let name = entry.file_name();
+            let Some(pid) = name
+                .to_str()
+                .filter(|n| n.bytes().all(|b| b.is_ascii_digit()))
+            else {
+                continue;
+            };
+            let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+                continue; // it ended meanwhile
+            };
+            // The fields after the command's name, which may hold spaces and parentheses:
+            // state ppid pgrp ... utime(14) stime cutime cstime(17), 1-based over the line.
+            let Some((_, rest)) = stat.rsplit_once(')') else {
+                continue;
+            };
+            let f: Vec<&str> = rest.split_whitespace().collect();
+            if f.get(2).and_then(|g| g.parse::<i32>().ok()) != Some(pgid) {
+                continue;
+            }
+            total += f
+                .get(11..15)
+                .into_iter()
+                .flatten()
+                .filter_map(|v| v.parse::<u64>().ok())
+                .sum::<u64>();
+        }
+        Some(total as f64 / ticks as f64)
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = pgid;
+        None
+    }
 }
 
 fn kill_group(pgid: i32) {

@@ -285,6 +285,31 @@ fn a_command_past_its_timeout_is_killed_with_its_whole_group() {
     );
 }
 
+/// A run killed at its timeout reports the CPU time its processes used, not only the leader's:
+/// the shell here never reaps the busy loop it waits for, so its own resource usage is near 0.
+/// The time gates and the summary's CPU figure read it (`dei` once read such a run as 40 s of
+/// work and called an idle machine busy).
+#[test]
+fn a_command_killed_at_its_timeout_reports_the_cpu_time_its_processes_used() {
+    let b = bench();
+    let mut l = limits();
+    l.timeout = Duration::from_secs(3);
+    let out = b.run("sh -c 'while :; do :; done'; echo never", l, vec![]);
+    assert!(out.timed_out, "{out:?}");
+    let cpu = out
+        .cpu_seconds
+        .expect("Linux says how much CPU time a run used");
+    assert!(
+        cpu > 0.3,
+        "the busy loop's CPU time is missing: {cpu} s ({out:?})"
+    );
+    assert!(
+        cpu <= out.seconds + 0.5,
+        "{cpu} s of CPU time in {} s",
+        out.seconds
+    );
+}
+
 #[test]
 fn background_processes_do_not_outlive_a_command_that_exits() {
     let b = bench();
