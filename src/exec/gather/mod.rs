@@ -256,6 +256,12 @@ pub struct IssueExec {
     /// beside `run_seconds`, how busy the machine was.
     #[serde(default, skip_serializing_if = "is_nothing")]
     pub cpu_seconds: f64,
+    /// Wall and CPU seconds of the fresh runs killed at the time limit, also counted above:
+    /// a command that sleeps past its limit is no sign of a busy machine.
+    #[serde(default, skip_serializing_if = "is_nothing")]
+    pub timed_out_seconds: f64,
+    #[serde(default, skip_serializing_if = "is_nothing")]
+    pub timed_out_cpu_seconds: f64,
     /// Test files left out for the candidates: their base run took over half the time limit.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub slow_files: Vec<String>,
@@ -418,6 +424,8 @@ fn add_costs(to: &mut IssueExec, earlier: &IssueExec) {
     to.run_seconds += earlier.run_seconds;
     to.env_seconds += earlier.env_seconds;
     to.cpu_seconds += earlier.cpu_seconds;
+    to.timed_out_seconds += earlier.timed_out_seconds;
+    to.timed_out_cpu_seconds += earlier.timed_out_cpu_seconds;
 }
 
 /// [`gather`] in the environment `resolved` names: built at its spec's setup commit, and

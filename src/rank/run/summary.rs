@@ -92,6 +92,11 @@ pub struct ExecCounts {
     pub run_seconds: f64,
     #[serde(default)]
     pub cpu_seconds: f64,
+    /// Of those, the runs killed at the time limit (left out of the busy-machine reading).
+    #[serde(default)]
+    pub timed_out_seconds: f64,
+    #[serde(default)]
+    pub timed_out_cpu_seconds: f64,
     /// Why nothing ran (the first line of `exec.error`: no spec, a build step that failed) →
     /// the issues it hit, in run order.
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
@@ -120,20 +125,26 @@ impl ExecCounts {
         self.cached_runs += e.cached_runs;
         self.run_seconds += e.run_seconds;
         self.cpu_seconds += e.cpu_seconds;
+        self.timed_out_seconds += e.timed_out_seconds;
+        self.timed_out_cpu_seconds += e.timed_out_cpu_seconds;
     }
 }
 
 /// The fresh runs' CPU time beside their wall time, when kept: a machine busy with other work
 /// shows as wall time well over the CPU time (the time gates read the CPU time, see
 /// `exec::gather`).
-fn cpu_time(wall: f64, cpu: f64) -> String {
+/// Runs killed at the time limit are left out of that reading: a command that sleeps past its
+/// limit uses no CPU time on an idle machine.
+fn cpu_time(e: &ExecCounts) -> String {
+    let (wall, cpu) = (e.run_seconds, e.cpu_seconds);
     if cpu <= 0.0 {
         return String::new();
     }
-    let busy = if wall > 1.5 * cpu {
+    let (ended_wall, ended_cpu) = (wall - e.timed_out_seconds, cpu - e.timed_out_cpu_seconds);
+    let busy = if ended_cpu > 0.0 && ended_wall > 1.5 * ended_cpu {
         format!(
             "; the machine was busy: {:.1}× the CPU time on the clock",
-            wall / cpu
+            ended_wall / ended_cpu
         )
     } else {
         String::new()
@@ -282,7 +293,7 @@ impl Summary {
             out.push_str(&format!(
                 "execution (--exec), of {} ranked issues: an environment for {}, tests that pass at the base commit for {} (flaky base tests in {}), a reproduction for {}, candidates told apart by behaviour in {}; {} sandbox runs ({} from the cache, {:.0} s in the others{})\n",
                 e.issues, e.environment, e.tests, e.flaky, e.reproduction, e.split, e.runs, e.cached_runs, e.run_seconds,
-                cpu_time(e.run_seconds, e.cpu_seconds)
+                cpu_time(e)
             ));
             if e.tests_set_aside > 0 {
                 out.push_str(&format!(
@@ -512,6 +523,36 @@ mod tests {
             "instance_id": id, "repo": "o/r", "candidates": 3, "result": result
         }))
         .unwrap()
+    }
+
+    /// A command that sleeps past its limit takes wall time and next to no CPU time: it is no
+    /// sign of a busy machine, so the runs killed at the limit are left out of that reading.
+    #[test]
+    fn runs_killed_at_the_time_limit_do_not_make_an_idle_machine_busy() {
+        let exec = |timed_out: f64, timed_out_cpu: f64| {
+            let o = outcome(
+                "a",
+                Some(
+                    serde_json::json!({"error": null, "stable_tests": 1, "flaky_tests": [],
+                    "reproduction": true, "classes": 2, "runs": 5, "cached_runs": 0,
+                    "run_seconds": 123.0, "cpu_seconds": 3.0, "timed_out_seconds": timed_out,
+                    "timed_out_cpu_seconds": timed_out_cpu}),
+                ),
+            );
+            Summary::new(&[o], 1, 0).table(10)
+        };
+        // A sleeper killed at 120 s: the other runs took their CPU time on the clock.
+        let idle = exec(120.0, 0.0);
+        assert!(
+            idle.contains("123 s in the others, 3 s of CPU time)") && !idle.contains("busy"),
+            "{idle}"
+        );
+        // Without the killed runs counted apart (journals before they were), the old reading.
+        let old = exec(0.0, 0.0);
+        assert!(old.contains("the machine was busy: 41.0×"), "{old}");
+        // A killed run that computed all along takes its CPU time out with it: still busy.
+        let busy = exec(60.0, 0.5);
+        assert!(busy.contains("the machine was busy: 25.2×"), "{busy}");
     }
 
     #[test]
