@@ -21,7 +21,9 @@
 //!   root, where `RLIMIT_NPROC` does not bind, the process count goes to a pids cgroup of the
 //!   run's own ([`PidsCgroup`]) when one can be made;
 //! - **a wall-clock timeout** that kills the whole process group, which is killed anyway when
-//!   the command ends, so nothing it started in the background outlives it;
+//!   the command ends, so nothing it started in the background outlives it; on a busy machine
+//!   the time its processes wait for a CPU does not count, up to [`BUSY_STRETCH`] times the
+//!   limit on the clock;
 //! - **output capped**: stdout and stderr go to one pipe; the first and last halves of
 //!   [`Limits::output_bytes`] are kept.
 //!
@@ -207,7 +209,8 @@ pub fn copy_tree(src: &Path, dest: &Path) -> anyhow::Result<()> {
 /// Resource limits of one run.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Limits {
-    /// Wall-clock time; the whole process group is killed after it.
+    /// Wall-clock time; the whole process group is killed after it (later on a busy machine,
+    /// by the time its processes waited for a CPU: see [`BUSY_STRETCH`]).
     pub timeout: Duration,
     /// Address space per process (`RLIMIT_AS`), bytes.
     pub memory_bytes: u64,
@@ -1153,14 +1156,24 @@ fn run_local(folder: &Path, dir: &Path, job: &Job) -> anyhow::Result<Outcome> {
         let _ = tx.send(capture(reader, cap));
     });
     let pgid = child.id() as i32;
+    let mut deadline = job.limits.timeout;
     let (status, timed_out, cpu_seconds) = loop {
         if let Some((st, cpu)) = reap(&mut child, false)? {
             break (Some(st), false, cpu);
         }
-        if start.elapsed() >= job.limits.timeout {
+        if start.elapsed() >= deadline {
+            let usage = group_usage(pgid);
+            // On a busy machine the time the group's processes spent waiting for a CPU is
+            // not theirs: the limit moves on by it, up to BUSY_STRETCH times on the clock.
+            let own =
+                (job.limits.timeout + usage.waited).min(job.limits.timeout.mul_f64(BUSY_STRETCH));
+            if own > start.elapsed() + STRETCH_STEP {
+                deadline = own;
+                continue;
+            }
             // What the group has used so far: the leader's resource usage after the kill
             // leaves out the processes it had not reaped, the test runner among them.
-            let group = group_cpu_seconds(pgid);
+            let group = usage.cpu;
             kill_group(pgid);
             let _ = child.kill();
             let reaped = reap(&mut child, true).ok().flatten();
@@ -1361,19 +1374,42 @@ fn set_limit(resource: libc::__rlimit_resource_t, soft: u64, hard: u64) -> std::
     Ok(())
 }
 
-/// CPU seconds (user and system) used so far by the processes of group `pgid`, and by the
-/// children each has reaped, from `/proc/<pid>/stat`; `None` without `/proc`. A process that
-/// left the group (`setsid`) is not counted.
-fn group_cpu_seconds(pgid: i32) -> Option<f64> {
+/// A run's limit is the clock's time less what its processes spent runnable but waiting for
+/// a CPU that others held (Linux's `/proc/<pid>/schedstat`), up to this many times the limit
+/// on the clock: on a machine busier than the run's share of it, a test file that takes 60 s
+/// alone is not cut short at a 120 s limit, while a command that sleeps or hangs (it waits
+/// for nothing the machine's load holds back) is killed at the limit as on an idle machine.
+pub const BUSY_STRETCH: f64 = 3.0;
+/// The least a limit is moved on by at once (waits shorter than this are an idle machine's).
+const STRETCH_STEP: Duration = Duration::from_millis(100);
+
+/// What the processes of one group have used so far.
+#[derive(Debug, Default, Clone, Copy)]
+struct GroupUsage {
+    /// CPU seconds (user and system) of the group's processes and of the children each has
+    /// reaped, from `/proc/<pid>/stat`; `None` without `/proc`.
+    cpu: Option<f64>,
+    /// Time the group's processes spent runnable but waiting for a CPU, summed (zero where the
+    /// kernel does not keep it).
+    waited: Duration,
+}
+
+/// What the processes of group `pgid` have used so far. A process that left the group
+/// (`setsid`) is not counted, nor are the waits of the children already reaped.
+fn group_usage(pgid: i32) -> GroupUsage {
     #[cfg(target_os = "linux")]
     {
         // SAFETY: sysconf has no preconditions.
         let ticks = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+        let Ok(procs) = std::fs::read_dir("/proc") else {
+            return GroupUsage::default();
+        };
         if ticks <= 0 {
-            return None;
+            return GroupUsage::default();
         }
         let mut total: u64 = 0;
-        for entry in std::fs::read_dir("/proc").ok()?.flatten() {
+        let mut waited_ns: u64 = 0;
+        for entry in procs.flatten() {
             let name = entry.file_name();
             let Some(pid) = name
                 .to_str()
@@ -1399,13 +1435,21 @@ fn group_cpu_seconds(pgid: i32) -> Option<f64> {
                 .flatten()
                 .filter_map(|v| v.parse::<u64>().ok())
                 .sum::<u64>();
+            // On the CPU, waiting on a run queue, time slices: nanoseconds, nanoseconds, count.
+            waited_ns += std::fs::read_to_string(format!("/proc/{pid}/schedstat"))
+                .ok()
+                .and_then(|s| s.split_whitespace().nth(1)?.parse::<u64>().ok())
+                .unwrap_or(0);
         }
-        Some(total as f64 / ticks as f64)
+        GroupUsage {
+            cpu: Some(total as f64 / ticks as f64),
+            waited: Duration::from_nanos(waited_ns),
+        }
     }
     #[cfg(not(target_os = "linux"))]
     {
         let _ = pgid;
-        None
+        GroupUsage::default()
     }
 }
 

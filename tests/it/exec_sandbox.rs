@@ -310,6 +310,64 @@ fn a_command_killed_at_its_timeout_reports_the_cpu_time_its_processes_used() {
     );
 }
 
+/// On a machine busier than its share, a run's limit is its own time: what its processes
+/// waited for a CPU that others held does not count (up to `BUSY_STRETCH` times the limit on
+/// the clock), while a command that sleeps is still killed at its limit. Here three busy
+/// threads per CPU give a run needing 1 s of CPU time about a third of one; before, it was
+/// killed at its 2 s limit.
+#[test]
+fn a_busy_machine_does_not_cut_a_run_short_but_a_sleeping_command_ends_at_its_limit() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    if !python3() {
+        common::skip("python3 is not available");
+        return;
+    }
+    let b = bench();
+    let stop = std::sync::Arc::new(AtomicBool::new(false));
+    let cpus = std::thread::available_parallelism().map_or(2, |n| n.get());
+    let load: Vec<_> = (0..3 * cpus)
+        .map(|_| {
+            let stop = stop.clone();
+            std::thread::spawn(move || {
+                let mut x = 0u64;
+                while !stop.load(Ordering::Relaxed) {
+                    x = std::hint::black_box(x.wrapping_add(1));
+                }
+            })
+        })
+        .collect();
+    let mut l = limits();
+    l.timeout = Duration::from_secs(2);
+    let work = TreeFile {
+        path: "work.py".into(),
+        contents: Some(
+            b"import time\nt = time.process_time()\nwhile time.process_time() - t < 1.0:\n    pass\nprint('DONE')\n"
+                .to_vec(),
+        ),
+    };
+    let busy = b.run("python3 work.py", l.clone(), vec![work]);
+    let sleeping = b.run("sleep 30", l, vec![]);
+    stop.store(true, Ordering::Relaxed);
+    for t in load {
+        t.join().unwrap();
+    }
+    assert!(
+        busy.success() && !busy.timed_out && busy.output.contains("DONE"),
+        "a run that needs 1 s of CPU time was cut short on a busy machine: {busy:?}"
+    );
+    assert!(
+        sleeping.timed_out && sleeping.seconds < 4.0,
+        "a sleeping command ran {} s past its 2 s limit: {sleeping:?}",
+        sleeping.seconds
+    );
+    if busy.seconds <= 2.0 {
+        common::skip(&format!(
+            "the load did not slow the run past its limit ({:.1} s), so the stretch went untried",
+            busy.seconds
+        ));
+    }
+}
+
 #[test]
 fn background_processes_do_not_outlive_a_command_that_exits() {
     let b = bench();
