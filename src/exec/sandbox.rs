@@ -1165,8 +1165,8 @@ fn run_local(folder: &Path, dir: &Path, job: &Job) -> anyhow::Result<Outcome> {
             let usage = group_usage(pgid);
             // On a busy machine the time the group's processes spent waiting for a CPU is
             // not theirs: the limit moves on by it, up to BUSY_STRETCH times on the clock.
-            let own =
-                (job.limits.timeout + usage.waited).min(job.limits.timeout.mul_f64(BUSY_STRETCH));
+            let own = (job.limits.timeout.saturating_add(usage.waited))
+                .min(job.limits.timeout.saturating_mul(BUSY_STRETCH));
             if own > start.elapsed() + STRETCH_STEP {
                 deadline = own;
                 continue;
@@ -1379,7 +1379,7 @@ fn set_limit(resource: libc::__rlimit_resource_t, soft: u64, hard: u64) -> std::
 /// on the clock: on a machine busier than the run's share of it, a test file that takes 60 s
 /// alone is not cut short at a 120 s limit, while a command that sleeps or hangs (it waits
 /// for nothing the machine's load holds back) is killed at the limit as on an idle machine.
-pub const BUSY_STRETCH: f64 = 3.0;
+pub const BUSY_STRETCH: u32 = 3;
 /// The least a limit is moved on by at once (waits shorter than this are an idle machine's).
 const STRETCH_STEP: Duration = Duration::from_millis(100);
 
