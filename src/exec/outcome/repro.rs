@@ -3,12 +3,13 @@
 //! statement that first raised.
 
 /// Replace what differs between two runs of the same behaviour: the given roots (the sandbox
-/// folder) → `<root>`, other temp paths (`/tmp/…`, `/var/folders/…`) → `<tmp>`, hexadecimal
+/// folder) → `<root>`, other temp paths (`/tmp/…`, `/var/folders/…`, and a sandbox folder's
+/// wherever the temp folder is) → `<tmp>`, hexadecimal
 /// addresses (`0x7f3a…`) → `0x?`, timings (`0.12s`, `1.5 seconds`, `12ms`) → `<time>`, numbers
 /// after `id=`/`pid ` → `?`, line numbers in a traceback's `File "…", line 12` and a warning's
 /// `x.py:12:` → `?`; trailing spaces and `\r` dropped.
 pub fn normalize_output(text: &str, roots: &[&str]) -> String {
-    let mut s = text.replace("\r\n", "\n");
+    let mut s = sandbox_paths_under_tmp(&text.replace("\r\n", "\n"));
     for r in roots {
         if !r.is_empty() {
             s = s.replace(r, "<root>");
@@ -19,6 +20,41 @@ pub fn normalize_output(text: &str, roots: &[&str]) -> String {
         out.push_str(normalize_line(line).trim_end());
         out.push('\n');
     }
+    out
+}
+
+/// What a sandbox folder's path holds (`dei-sandbox-<pid>-<random>`, see
+/// [`crate::exec::sandbox`]).
+const SANDBOX_IN_PATH: &str = "/dei-sandbox-";
+
+/// A path through a sandbox folder, wherever the temp folder is (`/dev/shm/dei-sandbox-…`, a
+/// user's `TMPDIR`), rewritten as under `/tmp/`, so that it reads as a temp path there does:
+/// hidden whole, however long the folder's own path.
+fn sandbox_paths_under_tmp(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut last = 0;
+    for (at, _) in s.match_indices(SANDBOX_IN_PATH) {
+        // Back from the folder's name to where the path starts, within what is not written yet.
+        let seg = &s[last..at];
+        let start = seg
+            .char_indices()
+            .rev()
+            .find(|&(_, c)| c.is_whitespace() || "'\"()[],:=<>".contains(c))
+            .map(|(k, c)| last + k + c.len_utf8());
+        let start = match start {
+            Some(k) => k,
+            None if last == 0 => 0,
+            None => continue, // a second sandbox name in a path already written
+        };
+        let dir = &s[start..at];
+        if !dir.starts_with('/') || dir == "/tmp" {
+            continue;
+        }
+        out.push_str(&s[last..start]);
+        out.push_str("/tmp");
+        last = at;
+    }
+    out.push_str(&s[last..]);
     out
 }
 
