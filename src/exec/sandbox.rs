@@ -24,6 +24,8 @@
 //!   the command ends, so nothing it started in the background outlives it; on a busy machine
 //!   the time its processes wait for a CPU does not count, up to [`BUSY_STRETCH`] times the
 //!   limit on the clock;
+//! - **free space kept**: a command that fills the file system of its folder is killed before
+//!   it is full ([`Limits::keep_free_bytes`]);
 //! - **output capped**: stdout and stderr go to one pipe; the first and last halves of
 //!   [`Limits::output_bytes`] are kept.
 //!
@@ -222,6 +224,10 @@ pub struct Limits {
     pub processes: u64,
     /// Output kept: the first and the last half of this many bytes of stdout+stderr.
     pub output_bytes: usize,
+    /// The run is killed when the file system its folder is on has fewer bytes free than this
+    /// (a command that fills the disk, or the memory behind `/dev/shm`, file after file, each
+    /// within `file_bytes`); `None`: a quarter of what was free when the run began.
+    pub keep_free_bytes: Option<u64>,
 }
 
 impl Default for Limits {
@@ -233,6 +239,7 @@ impl Default for Limits {
             file_bytes: 512 << 20,
             processes: 256,
             output_bytes: 64 << 10,
+            keep_free_bytes: None,
         }
     }
 }
@@ -262,6 +269,8 @@ pub enum LimitHit {
     FileSize,
     Memory,
     Processes,
+    /// The file system of its folder ran low ([`Limits::keep_free_bytes`]).
+    FreeSpace,
 }
 
 /// What was in force during a run.
@@ -358,6 +367,27 @@ pub fn sandbox_root() -> PathBuf {
 fn choose_root(tmpdir_set: bool, shm_free: Option<u64>) -> Option<&'static Path> {
     (!tmpdir_set && shm_free.is_some_and(|free| free >= MEMORY_ROOT_MIN_FREE))
         .then(|| Path::new("/dev/shm"))
+}
+
+/// The bytes an unprivileged process may still write to the file system holding `path`.
+fn free_bytes(path: &Path) -> Option<u64> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::ffi::OsStrExt;
+        let path = std::ffi::CString::new(path.as_os_str().as_bytes()).ok()?;
+        // SAFETY: a valid NUL-terminated path and a zeroed statvfs to fill.
+        let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+        if unsafe { libc::statvfs(path.as_ptr(), &mut st) } != 0 {
+            return None;
+        }
+        #[allow(clippy::unnecessary_cast)]
+        Some((st.f_bavail as u64).saturating_mul(st.f_frsize as u64))
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = path;
+        None
+    }
 }
 
 /// The free bytes of `dir` when it is a memory file system (tmpfs) this process may write to.
@@ -1197,6 +1227,10 @@ fn run_local(folder: &Path, dir: &Path, job: &Job) -> anyhow::Result<Outcome> {
         }
     }
 
+    let keep_free = job
+        .limits
+        .keep_free_bytes
+        .or_else(|| free_bytes(folder).map(|f| f / 4));
     let start = Instant::now();
     let spawned = cmd.spawn();
     drop(cmd); // closes the parent's copy of the pipe's write end
@@ -1209,9 +1243,17 @@ fn run_local(folder: &Path, dir: &Path, job: &Job) -> anyhow::Result<Outcome> {
     });
     let pgid = child.id() as i32;
     let mut deadline = job.limits.timeout;
+    let mut ran_low = None;
     let (status, timed_out, cpu_seconds) = loop {
         if let Some((st, cpu)) = reap(&mut child, false)? {
             break (Some(st), false, cpu);
+        }
+        if let Some(free) = keep_free.and_then(|floor| free_bytes(folder).filter(|f| *f < floor)) {
+            ran_low = Some(free);
+            kill_group(pgid);
+            let _ = child.kill();
+            let reaped = reap(&mut child, true).ok().flatten();
+            break (reaped.map(|r| r.0), false, reaped.and_then(|r| r.1));
         }
         if start.elapsed() >= deadline {
             let usage = group_usage(pgid);
@@ -1265,7 +1307,17 @@ fn run_local(folder: &Path, dir: &Path, job: &Job) -> anyhow::Result<Outcome> {
             job.limits.timeout.as_secs_f64()
         ));
     }
-    let limit_hit = limit_hit(signal, code, &output, timed_out);
+    if let Some(free) = ran_low {
+        output.push_str(&format!(
+            "\n[dei: killed: the file system of its folder had {} MB free, under the {} MB kept free]\n",
+            free >> 20,
+            keep_free.unwrap_or(0) >> 20
+        ));
+    }
+    let limit_hit = match ran_low {
+        Some(_) => Some(LimitHit::FreeSpace),
+        None => limit_hit(signal, code, &output, timed_out),
+    };
     Ok(Outcome {
         cpu_seconds,
         code,
