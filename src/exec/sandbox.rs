@@ -390,7 +390,8 @@ fn free_bytes(path: &Path) -> Option<u64> {
     }
 }
 
-/// The free bytes of `dir` when it is a memory file system (tmpfs) this process may write to.
+/// The free bytes of `dir` ([`free_bytes`]) when it is a memory file system (tmpfs) this
+/// process may write to.
 fn memory_root_free(dir: &Path) -> Option<u64> {
     #[cfg(target_os = "linux")]
     {
@@ -405,8 +406,11 @@ fn memory_root_free(dir: &Path) -> Option<u64> {
         // SAFETY: a valid NUL-terminated path.
         let writable = unsafe { libc::access(path.as_ptr(), libc::W_OK | libc::X_OK) } == 0;
         #[allow(clippy::unnecessary_cast)]
-        let (kind, avail, bsize) = (st.f_type as i64, st.f_bavail as u64, st.f_bsize as u64);
-        (kind == TMPFS_MAGIC && writable).then(|| avail.saturating_mul(bsize))
+        let kind = st.f_type as i64;
+        if kind != TMPFS_MAGIC || !writable {
+            return None;
+        }
+        free_bytes(dir)
     }
     #[cfg(not(target_os = "linux"))]
     {
@@ -1250,9 +1254,7 @@ fn run_local(folder: &Path, dir: &Path, job: &Job) -> anyhow::Result<Outcome> {
         }
         if let Some(free) = keep_free.and_then(|floor| free_bytes(folder).filter(|f| *f < floor)) {
             ran_low = Some(free);
-            kill_group(pgid);
-            let _ = child.kill();
-            let reaped = reap(&mut child, true).ok().flatten();
+            let reaped = kill_and_reap(&mut child, pgid);
             break (reaped.map(|r| r.0), false, reaped.and_then(|r| r.1));
         }
         if start.elapsed() >= deadline {
@@ -1268,9 +1270,7 @@ fn run_local(folder: &Path, dir: &Path, job: &Job) -> anyhow::Result<Outcome> {
             // What the group has used so far: the leader's resource usage after the kill
             // leaves out the processes it had not reaped, the test runner among them.
             let group = usage.cpu;
-            kill_group(pgid);
-            let _ = child.kill();
-            let reaped = reap(&mut child, true).ok().flatten();
+            let reaped = kill_and_reap(&mut child, pgid);
             let cpu = match (reaped.and_then(|r| r.1), group) {
                 (Some(a), Some(b)) => Some(a.max(b)),
                 (a, b) => a.or(b),
@@ -1555,6 +1555,17 @@ fn group_usage(pgid: i32) -> GroupUsage {
         let _ = pgid;
         GroupUsage::default()
     }
+}
+
+/// Kill the run's whole group and its leader, and wait for the leader: its exit status and
+/// CPU seconds, when it could be reaped.
+fn kill_and_reap(
+    child: &mut std::process::Child,
+    pgid: i32,
+) -> Option<(std::process::ExitStatus, Option<f64>)> {
+    kill_group(pgid);
+    let _ = child.kill();
+    reap(child, true).ok().flatten()
 }
 
 fn kill_group(pgid: i32) {
