@@ -1246,7 +1246,10 @@ fn run_local(folder: &Path, dir: &Path, job: &Job) -> anyhow::Result<Outcome> {
         let _ = tx.send(capture(reader, cap));
     });
     let pgid = child.id() as i32;
-    let mut deadline = job.limits.timeout;
+    // Past the limit the group is looked at every STRETCH_STEP; each process's wait is kept
+    // after it exits (sympy's `bin/test` does its work in a child that ends before it does).
+    let mut next_look = job.limits.timeout;
+    let mut waits = Waits::new();
     let mut ran_low = None;
     let (status, timed_out, cpu_seconds) = loop {
         if let Some((st, cpu)) = reap(&mut child, false)? {
@@ -1257,14 +1260,15 @@ fn run_local(folder: &Path, dir: &Path, job: &Job) -> anyhow::Result<Outcome> {
             let reaped = kill_and_reap(&mut child, pgid);
             break (reaped.map(|r| r.0), false, reaped.and_then(|r| r.1));
         }
-        if start.elapsed() >= deadline {
-            let usage = group_usage(pgid);
+        let now = start.elapsed();
+        if now >= next_look {
+            let usage = group_usage(pgid, &mut waits);
             // On a busy machine the time the group's processes spent waiting for a CPU is
             // not theirs: the limit moves on by it, up to BUSY_STRETCH times on the clock.
             let own = (job.limits.timeout.saturating_add(usage.waited))
                 .min(job.limits.timeout.saturating_mul(BUSY_STRETCH));
-            if own > start.elapsed() + STRETCH_STEP {
-                deadline = own;
+            if own > now + STRETCH_STEP {
+                next_look = now + STRETCH_STEP;
                 continue;
             }
             // What the group has used so far: the leader's resource usage after the kill
@@ -1487,6 +1491,20 @@ pub const BUSY_STRETCH: u32 = 3;
 /// The least a limit is moved on by at once (waits shorter than this are an idle machine's).
 const STRETCH_STEP: Duration = Duration::from_millis(100);
 
+/// Each process's wait for a CPU (nanoseconds) as last seen, by pid, kept after it exits.
+type Waits = std::collections::HashMap<u32, u64>;
+
+/// Record the waits seen now (`(pid, nanoseconds)`) and return the sum over every process seen
+/// so far, those that have exited at their last sight: a wait only grows, so the sum never
+/// falls when the process that did the work ends before its parent.
+fn remember_waits(waits: &mut Waits, seen: impl IntoIterator<Item = (u32, u64)>) -> Duration {
+    for (pid, ns) in seen {
+        let w = waits.entry(pid).or_insert(0);
+        *w = (*w).max(ns);
+    }
+    Duration::from_nanos(waits.values().fold(0u64, |a, b| a.saturating_add(*b)))
+}
+
 /// What the processes of one group have used so far.
 #[derive(Debug, Default, Clone, Copy)]
 struct GroupUsage {
@@ -1499,8 +1517,8 @@ struct GroupUsage {
 }
 
 /// What the processes of group `pgid` have used so far. A process that left the group
-/// (`setsid`) is not counted, nor are the waits of the children already reaped.
-fn group_usage(pgid: i32) -> GroupUsage {
+/// (`setsid`) is not counted; the waits of those already gone are what `waits` last saw.
+fn group_usage(pgid: i32, waits: &mut Waits) -> GroupUsage {
     #[cfg(target_os = "linux")]
     {
         // SAFETY: sysconf has no preconditions.
@@ -1512,7 +1530,7 @@ fn group_usage(pgid: i32) -> GroupUsage {
             return GroupUsage::default();
         }
         let mut total: u64 = 0;
-        let mut waited_ns: u64 = 0;
+        let mut seen: Vec<(u32, u64)> = Vec::new();
         for entry in procs.flatten() {
             let name = entry.file_name();
             let Some(pid) = name
@@ -1540,19 +1558,21 @@ fn group_usage(pgid: i32) -> GroupUsage {
                 .filter_map(|v| v.parse::<u64>().ok())
                 .sum::<u64>();
             // On the CPU, waiting on a run queue, time slices: nanoseconds, nanoseconds, count.
-            waited_ns += std::fs::read_to_string(format!("/proc/{pid}/schedstat"))
+            if let Some(ns) = std::fs::read_to_string(format!("/proc/{pid}/schedstat"))
                 .ok()
                 .and_then(|s| s.split_whitespace().nth(1)?.parse::<u64>().ok())
-                .unwrap_or(0);
+            {
+                seen.extend(pid.parse::<u32>().ok().map(|p| (p, ns)));
+            }
         }
         GroupUsage {
             cpu: Some(total as f64 / ticks as f64),
-            waited: Duration::from_nanos(waited_ns),
+            waited: remember_waits(waits, seen),
         }
     }
     #[cfg(not(target_os = "linux"))]
     {
-        let _ = pgid;
+        let _ = (pgid, waits);
         GroupUsage::default()
     }
 }
@@ -1633,6 +1653,28 @@ fn capture(mut r: impl Read, cap: usize) -> (String, u64, bool) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A process's wait stays in the group's sum after it exits, so the limit's stretch does not
+    /// fall back when the child that did the work ends before its parent (sympy's `bin/test`).
+    #[test]
+    fn a_childs_wait_for_a_cpu_still_counts_after_it_exits() {
+        let mut waits = Waits::new();
+        let ms = |n: u64| n * 1_000_000;
+        assert_eq!(
+            remember_waits(&mut waits, [(10, ms(100)), (11, ms(2_000))]),
+            Duration::from_millis(2_100)
+        );
+        // the child (11) has exited: its last sight stays
+        assert_eq!(
+            remember_waits(&mut waits, [(10, ms(150))]),
+            Duration::from_millis(2_150)
+        );
+        // a wait only grows: an older reading never lowers it
+        assert_eq!(
+            remember_waits(&mut waits, [(10, ms(120))]),
+            Duration::from_millis(2_150)
+        );
+    }
 
     /// Sandbox folders go to memory only when the user set no `TMPDIR` and `/dev/shm` is a
     /// writable tmpfs with room.

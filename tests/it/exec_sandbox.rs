@@ -345,7 +345,19 @@ fn a_busy_machine_does_not_cut_a_run_short_but_a_sleeping_command_ends_at_its_li
                 .to_vec(),
         ),
     };
-    let busy = b.run("python3 work.py", l.clone(), vec![work]);
+    let busy = b.run("python3 work.py", l.clone(), vec![work.clone()]);
+    // The work in a child that ends well before its parent (as sympy's `bin/test` runs its
+    // tests): the child's wait must still count once it has exited.
+    let parent = TreeFile {
+        path: "parent.py".into(),
+        contents: Some(
+            b"import subprocess, sys, time\nsubprocess.run([sys.executable, 'work.py'], check=True)\ntime.sleep(0.9)\nprint('PARENT DONE')\n"
+                .to_vec(),
+        ),
+    };
+    let mut l3 = l.clone();
+    l3.timeout = Duration::from_secs(3);
+    let child = b.run("python3 parent.py", l3, vec![work, parent]);
     let sleeping = b.run("sleep 30", l, vec![]);
     stop.store(true, Ordering::Relaxed);
     for t in load {
@@ -354,6 +366,10 @@ fn a_busy_machine_does_not_cut_a_run_short_but_a_sleeping_command_ends_at_its_li
     assert!(
         busy.success() && !busy.timed_out && busy.output.contains("DONE"),
         "a run that needs 0.7 s of CPU time was cut short on a busy machine: {busy:?}"
+    );
+    assert!(
+        child.success() && !child.timed_out && child.output.contains("PARENT DONE"),
+        "a run whose child did the work was cut short once the child had exited: {child:?}"
     );
     assert!(
         sleeping.timed_out && sleeping.seconds < 4.0,
