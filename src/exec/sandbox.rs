@@ -1488,7 +1488,8 @@ fn set_limit(resource: libc::__rlimit_resource_t, soft: u64, hard: u64) -> std::
 /// alone is not cut short at a 120 s limit, while a command that sleeps or hangs (it waits
 /// for nothing the machine's load holds back) is killed at the limit as on an idle machine.
 pub const BUSY_STRETCH: u32 = 3;
-/// The least a limit is moved on by at once (waits shorter than this are an idle machine's).
+/// The least a limit is moved on by at once (waits shorter than this are an idle machine's),
+/// and how often a run past its limit is looked at again.
 const STRETCH_STEP: Duration = Duration::from_millis(100);
 
 /// Each process's wait for a CPU (nanoseconds) as last seen, by pid, kept after it exits.
@@ -1536,6 +1537,7 @@ fn group_usage(pgid: i32, waits: &mut Waits) -> GroupUsage {
             let Some(pid) = name
                 .to_str()
                 .filter(|n| n.bytes().all(|b| b.is_ascii_digit()))
+                .and_then(|n| n.parse::<u32>().ok())
             else {
                 continue;
             };
@@ -1562,7 +1564,7 @@ fn group_usage(pgid: i32, waits: &mut Waits) -> GroupUsage {
                 .ok()
                 .and_then(|s| s.split_whitespace().nth(1)?.parse::<u64>().ok())
             {
-                seen.extend(pid.parse::<u32>().ok().map(|p| (p, ns)));
+                seen.push((pid, ns));
             }
         }
         GroupUsage {
