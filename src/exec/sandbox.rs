@@ -304,6 +304,12 @@ pub struct Outcome {
     /// timeout, of every process of its group at that moment (Linux's `/proc`); `None` where
     /// the platform does not say.
     pub cpu_seconds: Option<f64>,
+    /// Seconds the group's processes spent runnable but waiting for a CPU that others held,
+    /// summed, as last seen (the group is looked at every [`LOOK_STEP`], so a process that
+    /// lives shorter than that, and the last moments of the others, go uncounted): on a busy
+    /// machine `seconds` less this is about what the run takes alone. `None` where the platform
+    /// does not say (no `/proc/<pid>/schedstat`).
+    pub waited_seconds: Option<f64>,
     /// stdout and stderr together, capped (head, a marker, tail).
     pub output: String,
     /// Bytes written in all.
@@ -1246,10 +1252,12 @@ fn run_local(folder: &Path, dir: &Path, job: &Job) -> anyhow::Result<Outcome> {
         let _ = tx.send(capture(reader, cap));
     });
     let pgid = child.id() as i32;
-    // Past the limit the group is looked at every STRETCH_STEP; each process's wait is kept
-    // after it exits (sympy's `bin/test` does its work in a child that ends before it does).
-    let mut next_look = job.limits.timeout;
+    // The group is looked at every LOOK_STEP, and past the limit every STRETCH_STEP; each
+    // process's wait is kept after it exits (sympy's `bin/test` does its work in a child that
+    // ends before it does).
+    let mut next_look = LOOK_STEP.min(job.limits.timeout);
     let mut waits = Waits::new();
+    let mut waited = Duration::ZERO;
     let mut ran_low = None;
     let (status, timed_out, cpu_seconds) = loop {
         if let Some((st, cpu)) = reap(&mut child, false)? {
@@ -1263,6 +1271,11 @@ fn run_local(folder: &Path, dir: &Path, job: &Job) -> anyhow::Result<Outcome> {
         let now = start.elapsed();
         if now >= next_look {
             let usage = group_usage(pgid, &mut waits);
+            waited = usage.waited;
+            if now < job.limits.timeout {
+                next_look = (now + LOOK_STEP).min(job.limits.timeout);
+                continue;
+            }
             // On a busy machine the time the group's processes spent waiting for a CPU is
             // not theirs: the limit moves on by it, up to BUSY_STRETCH times on the clock.
             let own = (job.limits.timeout.saturating_add(usage.waited))
@@ -1324,6 +1337,7 @@ fn run_local(folder: &Path, dir: &Path, job: &Job) -> anyhow::Result<Outcome> {
     };
     Ok(Outcome {
         cpu_seconds,
+        waited_seconds: waits_kept().then_some(waited.as_secs_f64()),
         code,
         signal,
         timed_out,
@@ -1491,6 +1505,18 @@ pub const BUSY_STRETCH: u32 = 3;
 /// The least a limit is moved on by at once (waits shorter than this are an idle machine's),
 /// and how often a run past its limit is looked at again.
 const STRETCH_STEP: Duration = Duration::from_millis(100);
+/// How often a run within its limit is looked at: the waits of the processes it starts are
+/// kept from then on, so a child that does the work and ends before the limit still counts,
+/// and the run's [`Outcome::waited_seconds`] is known. A walk of `/proc` every quarter second.
+const LOOK_STEP: Duration = Duration::from_millis(250);
+
+/// Whether the kernel keeps each process's wait for a CPU (`/proc/<pid>/schedstat`).
+fn waits_kept() -> bool {
+    static KEPT: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *KEPT.get_or_init(|| {
+        cfg!(target_os = "linux") && std::path::Path::new("/proc/self/schedstat").exists()
+    })
+}
 
 /// Each process's wait for a CPU (nanoseconds) as last seen, by pid, kept after it exits.
 type Waits = std::collections::HashMap<u32, u64>;

@@ -357,7 +357,11 @@ fn a_busy_machine_does_not_cut_a_run_short_but_a_sleeping_command_ends_at_its_li
     };
     let mut l3 = l.clone();
     l3.timeout = Duration::from_secs(3);
-    let child = b.run("python3 parent.py", l3, vec![work, parent]);
+    let child = b.run("python3 parent.py", l3, vec![work.clone(), parent.clone()]);
+    // The same run well within its limit: its wait is still known, the child's included.
+    let mut l30 = l.clone();
+    l30.timeout = Duration::from_secs(30);
+    let within = b.run("python3 parent.py", l30, vec![work, parent]);
     let sleeping = b.run("sleep 30", l, vec![]);
     stop.store(true, Ordering::Relaxed);
     for t in load {
@@ -376,6 +380,17 @@ fn a_busy_machine_does_not_cut_a_run_short_but_a_sleeping_command_ends_at_its_li
         "a sleeping command ran {} s past its 2 s limit: {sleeping:?}",
         sleeping.seconds
     );
+    // 0.7 s of work and 0.9 s of sleep: what it would take alone, however busy the machine.
+    if let Some(waited) = within.waited_seconds {
+        let alone = within.seconds - waited;
+        assert!(
+            within.success() && (1.5..3.0).contains(&alone),
+            "a run of 1.6 s alone took {:.1} s and waited {waited:.1} s for a CPU: {within:?}",
+            within.seconds
+        );
+    } else {
+        common::skip("this kernel does not keep a process's wait for a CPU");
+    }
     if busy.seconds <= 2.0 {
         common::skip(&format!(
             "the load did not slow the run past its limit ({:.1} s), so the stretch went untried",

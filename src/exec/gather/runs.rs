@@ -22,6 +22,10 @@ pub(super) struct Run {
     /// CPU seconds (see [`Outcome::cpu_seconds`]); absent in runs cached before it was kept.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(super) cpu_seconds: Option<f64>,
+    /// Seconds its processes waited for a CPU (see [`Outcome::waited_seconds`]); absent in
+    /// runs cached before it was kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(super) waited_seconds: Option<f64>,
     pub(super) output: String,
     /// What the sandbox could not enforce.
     #[serde(default)]
@@ -29,15 +33,19 @@ pub(super) struct Run {
 }
 
 impl Run {
-    /// The seconds the time gates read: the run's CPU time, but at least its wall time over
-    /// [`LOAD_ALLOWANCE`] (a run that mostly waits still counts). On an idle machine a test
-    /// run's CPU time is about its wall time; on a loaded one the wall time grows and the CPU
-    /// time does not, so which tests run does not move with the machine's load. Runs cached
-    /// before CPU time was kept read their wall time.
+    /// The seconds the time gates read: what the run would take alone. Its wall time less the
+    /// time its processes waited for a CPU, the clock the sandbox's limit is kept by, and at
+    /// least its CPU time. On an idle machine a test run's CPU time is about its wall time; on a
+    /// loaded one the wall time grows and the CPU time does not, so which tests run does not
+    /// move with the machine's load, while a run that sleeps or waits for its disk counts that
+    /// time as it would alone. Runs cached before the wait was kept read their CPU time, but at
+    /// least their wall time over [`LOAD_ALLOWANCE`]; those cached before CPU time was kept
+    /// read their wall time.
     pub(super) fn work_seconds(&self) -> f64 {
-        match self.cpu_seconds {
-            Some(cpu) => cpu.max(self.seconds / LOAD_ALLOWANCE),
-            None => self.seconds,
+        match (self.cpu_seconds, self.waited_seconds) {
+            (Some(cpu), Some(waited)) => cpu.max(self.seconds - waited),
+            (Some(cpu), None) => cpu.max(self.seconds / LOAD_ALLOWANCE),
+            (None, _) => self.seconds,
         }
     }
 }
@@ -75,6 +83,7 @@ impl From<&Outcome> for Run {
             timed_out: o.timed_out,
             seconds: o.seconds,
             cpu_seconds: o.cpu_seconds,
+            waited_seconds: o.waited_seconds,
             output: o.output.clone(),
             missing: o.isolation.missing.clone(),
         }

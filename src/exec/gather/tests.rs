@@ -88,6 +88,7 @@ fn a_reproduction_that_prints_differently_twice_at_base_is_compared_by_how_it_en
         timed_out: false,
         seconds: 1.0,
         cpu_seconds: None,
+        waited_seconds: None,
         output: "0.5\n[dei-repro] first exception: ValueError\n".into(),
         missing: Vec::new(),
     };
@@ -143,6 +144,7 @@ fn a_run_without_test_results_says_how_it_ended_and_its_last_line() {
         timed_out,
         seconds: 1.0,
         cpu_seconds: None,
+        waited_seconds: None,
         output: output.into(),
         missing: Vec::new(),
     };
@@ -475,6 +477,7 @@ fn the_time_gates_read_cpu_time_so_a_loaded_machine_runs_the_same_tests() {
         timed_out: false,
         seconds,
         cpu_seconds,
+        waited_seconds: None,
         output: "PASSED t.py::test_a\n".into(),
         missing: Vec::new(),
     };
@@ -514,6 +517,49 @@ fn the_time_gates_read_cpu_time_so_a_loaded_machine_runs_the_same_tests() {
     assert_eq!(whole.wall, Duration::from_secs(63));
     assert_eq!(Budget::cpu(50.0, full).wall, full);
     assert_eq!(Budget::wall(full).cpu, None);
+}
+
+/// With the time its processes waited for a CPU kept, a run's gate seconds are what it would
+/// take alone: sympy-18199's test file took 4.6 s of CPU time and 18.3 s on the clock beside
+/// six busy processes on two CPUs, over its 5 s gate by a third of its wall time and within
+/// it by its wall time less its wait; a run that sleeps counts its sleep, and one whose
+/// processes work side by side counts its CPU time.
+#[test]
+fn with_its_wait_kept_a_run_counts_the_time_it_would_take_alone() {
+    let run = |seconds: f64, cpu: f64, waited: Option<f64>| Run {
+        code: Some(0),
+        signal: None,
+        timed_out: false,
+        seconds,
+        cpu_seconds: Some(cpu),
+        waited_seconds: waited,
+        output: "PASSED t.py::test_a\n".into(),
+        missing: Vec::new(),
+    };
+    let loaded = run(18.25, 4.57, Some(13.5)).work_seconds();
+    assert!((loaded - 4.75).abs() < 1e-9, "{loaded}");
+    assert!(run(18.25, 4.57, None).work_seconds() > 6.0);
+    assert_eq!(run(30.0, 0.25, Some(0.0)).work_seconds(), 30.0);
+    assert_eq!(run(10.0, 18.0, Some(2.0)).work_seconds(), 18.0);
+    let gate = |r: Run| {
+        let mut out = IssueExec {
+            test_files: vec!["t.py".into()],
+            ..IssueExec::default()
+        };
+        let mut seen = Results::default();
+        let mut base_seconds = BTreeMap::new();
+        absorb_base(
+            &mut out,
+            &mut seen,
+            &mut base_seconds,
+            &[(0, What::Tests(0), 0)],
+            vec![Ok((r, false))],
+        );
+        passes_within(&seen, &base_seconds, 0, 5.0)
+    };
+    assert!(gate(run(18.25, 4.57, Some(13.5))));
+    assert!(!gate(run(18.25, 4.57, None)));
+    assert!(!gate(run(18.25, 4.57, Some(1.0))));
 }
 
 #[test]
