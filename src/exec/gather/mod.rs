@@ -262,6 +262,11 @@ pub struct IssueExec {
     pub timed_out_seconds: f64,
     #[serde(default, skip_serializing_if = "is_nothing")]
     pub timed_out_cpu_seconds: f64,
+    /// Seconds the fresh runs' processes waited for a CPU that others held (see
+    /// [`crate::exec::sandbox::Outcome::waited_seconds`]): how busy the machine was, read
+    /// directly; 0 where the kernel does not say.
+    #[serde(default, skip_serializing_if = "is_nothing")]
+    pub waited_seconds: f64,
     /// Test files left out for the candidates: their base run took over half the time limit.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub slow_files: Vec<String>,
@@ -426,6 +431,7 @@ fn add_costs(to: &mut IssueExec, earlier: &IssueExec) {
     to.cpu_seconds += earlier.cpu_seconds;
     to.timed_out_seconds += earlier.timed_out_seconds;
     to.timed_out_cpu_seconds += earlier.timed_out_cpu_seconds;
+    to.waited_seconds += earlier.waited_seconds;
 }
 
 /// [`gather`] in the environment `resolved` names: built at its spec's setup commit, and

@@ -397,6 +397,7 @@ pub(super) fn absorb(
     } else {
         out.run_seconds += run.seconds;
         out.cpu_seconds += run.cpu_seconds.unwrap_or(0.0);
+        out.waited_seconds += run.waited_seconds.unwrap_or(0.0);
         if run.timed_out {
             out.timed_out_seconds += run.seconds;
             out.timed_out_cpu_seconds += run.cpu_seconds.unwrap_or(0.0);

@@ -97,6 +97,9 @@ pub struct ExecCounts {
     pub timed_out_seconds: f64,
     #[serde(default)]
     pub timed_out_cpu_seconds: f64,
+    /// Of the fresh runs' time on the clock, what their processes spent waiting for a CPU.
+    #[serde(default)]
+    pub waited_seconds: f64,
     /// Why nothing ran (the first line of `exec.error`: no spec, a build step that failed) →
     /// the issues it hit, in run order.
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
@@ -127,21 +130,32 @@ impl ExecCounts {
         self.cpu_seconds += e.cpu_seconds;
         self.timed_out_seconds += e.timed_out_seconds;
         self.timed_out_cpu_seconds += e.timed_out_cpu_seconds;
+        self.waited_seconds += e.waited_seconds;
     }
 }
 
-/// The fresh runs' CPU time beside their wall time, when kept: a machine busy with other work
-/// shows as wall time well over the CPU time (the time gates read the CPU time, see
-/// `exec::gather`).
-/// Runs killed at the time limit are left out of that reading: a command that sleeps past its
-/// limit uses no CPU time on an idle machine.
+/// The fresh runs' CPU time beside their wall time, when kept, and whether the machine was
+/// busy. Where the runs' wait for a CPU was kept, that says it: over a quarter of their time
+/// on the clock spent waiting. Runs made before it was kept read wall time well over CPU time
+/// instead, leaving out the runs killed at the time limit (a command that sleeps past its
+/// limit uses no CPU time on an idle machine); that reading also counts a run that sleeps or
+/// waits for its disk as busy, which the wait does not.
 fn cpu_time(e: &ExecCounts) -> String {
     let (wall, cpu) = (e.run_seconds, e.cpu_seconds);
     if cpu <= 0.0 {
         return String::new();
     }
     let (ended_wall, ended_cpu) = (wall - e.timed_out_seconds, cpu - e.timed_out_cpu_seconds);
-    let busy = if ended_cpu > 0.0 && ended_wall > 1.5 * ended_cpu {
+    let busy = if e.waited_seconds > 0.0 {
+        if e.waited_seconds > 0.25 * wall {
+            format!(
+                "; the machine was busy: the runs waited {:.0} s of it for a CPU others held (other work, or more --exec-jobs than CPUs)",
+                e.waited_seconds
+            )
+        } else {
+            String::new()
+        }
+    } else if ended_cpu > 0.0 && ended_wall > 1.5 * ended_cpu {
         format!(
             "; the machine was busy: {:.1}× the CPU time on the clock",
             ended_wall / ended_cpu
@@ -553,6 +567,36 @@ mod tests {
         // A killed run that computed all along takes its CPU time out with it: still busy.
         let busy = exec(60.0, 0.5);
         assert!(busy.contains("the machine was busy: 25.2×"), "{busy}");
+    }
+
+    /// Where the runs' wait for a CPU was kept, the summary reads it: runs that slept or
+    /// waited for their disk (wall time far over CPU time, no wait) are not a busy machine,
+    /// and runs that waited for a CPU over a quarter of their time are.
+    #[test]
+    fn a_busy_machine_is_read_from_the_runs_wait_for_a_cpu_where_it_was_kept() {
+        let exec = |run_seconds: f64, cpu: f64, waited: f64| {
+            let o = outcome(
+                "a",
+                Some(
+                    serde_json::json!({"error": null, "stable_tests": 1, "flaky_tests": [],
+                    "reproduction": true, "classes": 2, "runs": 5, "cached_runs": 0,
+                    "run_seconds": run_seconds, "cpu_seconds": cpu, "waited_seconds": waited}),
+                ),
+            );
+            Summary::new(&[o], 1, 0).table(10)
+        };
+        let sleepy = exec(100.0, 20.0, 0.5);
+        assert!(
+            sleepy.contains("100 s in the others, 20 s of CPU time)") && !sleepy.contains("busy"),
+            "{sleepy}"
+        );
+        let loaded = exec(100.0, 30.0, 65.0);
+        assert!(
+            loaded.contains("the machine was busy: the runs waited 65 s of it for a CPU"),
+            "{loaded}"
+        );
+        // Without the wait (runs made before it was kept), the wall against CPU reading.
+        assert!(exec(100.0, 20.0, 0.0).contains("the machine was busy: 5.0×"));
     }
 
     #[test]
