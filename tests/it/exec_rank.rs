@@ -921,7 +921,7 @@ fn without_code_in_the_issue_an_agents_reproduction_script_stands_in() {
         return;
     };
     let v = rank_with_agent_scripts(dir.path(), &cache, &tmp, "");
-    assert!(v["exec"]["repro_pinned"].is_null(), "{}", v["exec"]);
+    assert_eq!(v["exec"]["repro_pinned"], true, "{}", v["exec"]);
 }
 
 #[test]
@@ -1347,8 +1347,8 @@ fn a_reproduction_that_prints_the_time_is_compared_by_how_it_ends() {
 #[test]
 fn a_reproduction_that_prints_differently_is_pinned_and_compared_whole() {
     // A random number and a set of strings (whose order follows string hashing, seeded anew
-    // in each run): the two base runs print differently, two more with the randomness pinned
-    // print alike, so the candidates' runs are pinned too and compared whole.
+    // in each run): pinned from its first run (hash seed 0, `random` seeded), the base runs
+    // print alike, and the candidates' runs, pinned too, are compared whole.
     let Some((dir, cache, tmp)) = exec_dirs() else {
         return;
     };

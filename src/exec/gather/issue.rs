@@ -304,7 +304,10 @@ fn plan<'a>(
     let issue_repro =
         repro::reproduction(&task.problem_statement, &names).filter(|r| r.statements > 0);
     let statements = issue_repro.as_ref().map_or(0, |r| r.statements);
-    let script = issue_repro.map(|r| r.script);
+    // Every reproduction runs with its randomness pinned from the first run: left to chance, a
+    // set printed at base (sympy-18532's agent script prints `expr.atoms()`) can print alike in
+    // both base runs and differently with each candidate, which then reads as a change.
+    let script = issue_repro.map(|r| repro::pinned(&r.script).unwrap_or(r.script));
     out.reproduction = script.is_some();
 
     // The model's reproduction tests: each sample asked once per issue (the response cache
@@ -653,6 +656,8 @@ impl Progress {
         self.note_unread(plan);
         self.screen_reproduction(plan);
         self.agent_scripts(plan);
+        self.out.repro_pinned =
+            self.out.reproduction && self.script.as_deref().is_some_and(repro::is_pinned);
     }
 
     /// A reproduction whose two base runs printed differently (sympy's term order under hash
@@ -747,24 +752,20 @@ impl Progress {
         let names = &plan.names;
         let scripts = repro::agent_scripts(plan.resolved.cands, plan.resolved.files);
         for s in scripts.iter().take(MAX_AGENT_SCRIPTS) {
+            let script = repro::pinned(&s.script).unwrap_or_else(|| s.script.clone());
             self.out.repro_output_unstable = false;
-            self.run_one(plan, (0, What::Repro, 0), &s.script);
+            self.run_one(plan, (0, What::Repro, 0), &script);
             // Usable at base is checked on the first run; a second must end the same way.
             let steady = match self.seen.repros.get(&0).cloned() {
                 Some(first) if usable_agent_script(&first, names) => {
-                    self.run_one(plan, (0, What::Repro, 1), &s.script);
+                    self.run_one(plan, (0, What::Repro, 1), &script);
                     settle_repro(&mut self.out, &mut self.seen, &first)
                 }
                 _ => false,
             };
             match self.seen.repros.get(&0) {
                 Some(b) if steady && usable_agent_script(b, names) => {
-                    self.script = Some(s.script.clone());
-                    if self.out.repro_output_unstable {
-                        if let Some((pinned, _)) = self.pin(plan, &s.script) {
-                            self.script = Some(pinned);
-                        }
-                    }
+                    self.script = Some(script);
                     self.out.reproduction = true;
                     self.out.repro_from = Some(format!("{}, written by {}", s.path, s.agent));
                     break;

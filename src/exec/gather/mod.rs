@@ -229,9 +229,10 @@ pub struct IssueExec {
     /// compared.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub repro_output_unstable: bool,
-    /// Its two base runs printed differently until its randomness was pinned
-    /// ([`repro::pinned`](crate::exec::repro::pinned): hash seed 0, `random` and NumPy seeded), which the candidates' runs
-    /// then use too.
+    /// The reproduction ran with its randomness pinned ([`repro::pinned`](crate::exec::repro::pinned):
+    /// hash seed 0, `random` and NumPy seeded), at base and with every candidate, as every
+    /// reproduction with dei's prelude does (earlier builds pinned only one whose two base
+    /// runs printed differently).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub repro_pinned: bool,
     /// Where the reproduction came from when not from the issue: an agent's script

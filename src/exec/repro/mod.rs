@@ -22,7 +22,7 @@ pub use names::{implied_imports, RepoNames};
 use names::{imports_for, unbound_names};
 use project::{defines_tests, pylint_script, pytest_script, sphinx_script};
 pub use project::{pylint_command, pytest_flags, pytest_project, sphinx_project, ProjectFiles};
-pub use script::pinned;
+pub use script::{is_pinned, pinned};
 use script::wrap;
 use std::collections::BTreeSet;
 pub use text::{block_code, blocks, issue_code, loose_code, Block, Source};

@@ -50,10 +50,13 @@ except Exception:
 
 /// The reproduction `script` ([`wrap`]'s) with its randomness pinned: hash seed 0, `random`
 /// seeded, and NumPy's generator when the code uses it. `None` for a script without the
-/// prelude (a tool run over a project). Used only when two base runs print differently, so
-/// every other reproduction, and its cached runs, stays as it was.
+/// prelude (a tool run over a project), or one pinned already. Every reproduction with the
+/// prelude runs pinned, from its first base run on.
 pub fn pinned(script: &str) -> Option<String> {
     const ANCHOR: &str = "import sys as _dei_sys, os as _dei_os\n";
+    if script.contains(PIN) {
+        return None; // pinned already
+    }
     let at = script.find(ANCHOR)? + ANCHOR.len();
     let numpy = script.contains("random") && (script.contains("numpy") || script.contains("np."));
     let pin = if numpy {
@@ -62,6 +65,11 @@ pub fn pinned(script: &str) -> Option<String> {
         PIN.to_string()
     };
     Some(format!("{}{pin}{}", &script[..at], &script[at..]))
+}
+
+/// Whether `script` runs with its randomness pinned ([`pinned`]).
+pub fn is_pinned(script: &str) -> bool {
+    script.contains(PIN)
 }
 
 /// Shows a notebook cell's last value as Jupyter does: `repr`, then every rich form its type

@@ -736,6 +736,9 @@ fn a_pinned_reproduction_prints_alike_under_any_hash_seed() {
         np.script
     );
     assert_eq!(pinned("print(1)\n"), None);
+    // Pinned once: not again, and said so.
+    assert!(is_pinned(&pin) && !is_pinned(&r.script));
+    assert_eq!(pinned(&pin), None);
     let run = |script: &str, seed: &str| {
         run_python(
             "a_pinned_reproduction_prints_alike_under_any_hash_seed",
