@@ -459,8 +459,11 @@ fn a_file_named_after_the_edit_that_is_slow_whole_is_stopped_at_its_share_of_cpu
     assert_eq!(stopped.len(), 1, "{runs:?}");
     let cpu = stopped[0]["cpu_seconds"].as_f64();
     if by_cpu(stopped[0]) {
+        // Near its 3 s limit, well before the 5 s it asks for. The kernel enforces the limit
+        // on its own count; the resource usage read after it may be a little under it on a
+        // busy machine (2.496 s seen under load in CI).
         if let Some(cpu) = cpu {
-            assert!((2.5..5.0).contains(&cpu), "{}", stopped[0]);
+            assert!((2.0..5.0).contains(&cpu), "{}", stopped[0]);
         }
     } else {
         // Stopped by the clock: only when starved, under its CPU time limit.
