@@ -636,7 +636,7 @@ impl Progress {
         }
     }
 
-    /// After the base runs: the reproduction settled (steady, pinned, or not used), a test
+    /// After the base runs: the reproduction settled (steady, or not used), a test
     /// command that printed nothing readable said so, and an agent's script tried when the
     /// issue gives no usable reproduction.
     fn settle_reproduction(&mut self, plan: &Plan) {
@@ -645,47 +645,11 @@ impl Progress {
                 self.out.repro_base = Some(format!("not used: {UNSTEADY}"));
             }
         }
-        if self.out.repro_output_unstable {
-            if let Some(s) = self.script.clone() {
-                if let Some((pinned, first)) = self.pin(plan, &s) {
-                    self.script = Some(pinned);
-                    self.first_repro = Some(first);
-                }
-            }
-        }
         self.note_unread(plan);
         self.screen_reproduction(plan);
         self.agent_scripts(plan);
         self.out.repro_pinned =
             self.out.reproduction && self.script.as_deref().is_some_and(repro::is_pinned);
-    }
-
-    /// A reproduction whose two base runs printed differently (sympy's term order under hash
-    /// randomization, `np.random` data) runs twice more with its randomness pinned; when those
-    /// two print alike the pinned script is the reproduction (its first base run returned),
-    /// else everything stays as it was and only how its runs end is compared.
-    fn pin(&mut self, plan: &Plan, script: &str) -> Option<(String, ReproOutcome)> {
-        let pinned = repro::pinned(script)?;
-        let unpinned = self.seen.repros.remove(&0);
-        // Read whole (an unsteady reproduction's runs keep only how they end).
-        self.out.repro_output_unstable = false;
-        self.run_one(plan, (0, What::Repro, 0), &pinned);
-        let first = self.seen.repros.get(&0).cloned();
-        let steady = first.as_ref().is_some_and(|first| {
-            self.run_one(plan, (0, What::Repro, 1), &pinned);
-            settle_repro(&mut self.out, &mut self.seen, first) && !self.out.repro_output_unstable
-        });
-        if steady {
-            self.out.repro_pinned = true;
-            return Some((pinned, first?));
-        }
-        self.seen.repros.remove(&0);
-        if let Some(u) = unpinned {
-            self.seen.repros.insert(0, u);
-        }
-        self.out.reproduction = true;
-        self.out.repro_output_unstable = true;
-        None
     }
 
     /// Not one base run printed a test result: say how the first one ended, so that a wrong
