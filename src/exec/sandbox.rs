@@ -1257,7 +1257,6 @@ fn run_local(folder: &Path, dir: &Path, job: &Job) -> anyhow::Result<Outcome> {
     // ends before it does).
     let mut next_look = LOOK_STEP.min(job.limits.timeout);
     let mut waits = Waits::new();
-    let mut waited = Duration::ZERO;
     let mut ran_low = None;
     let (status, timed_out, cpu_seconds) = loop {
         if let Some((st, cpu)) = reap(&mut child, false)? {
@@ -1271,7 +1270,6 @@ fn run_local(folder: &Path, dir: &Path, job: &Job) -> anyhow::Result<Outcome> {
         let now = start.elapsed();
         if now >= next_look {
             let usage = group_usage(pgid, &mut waits);
-            waited = usage.waited;
             if now < job.limits.timeout {
                 next_look = (now + LOOK_STEP).min(job.limits.timeout);
                 continue;
@@ -1337,7 +1335,8 @@ fn run_local(folder: &Path, dir: &Path, job: &Job) -> anyhow::Result<Outcome> {
     };
     Ok(Outcome {
         cpu_seconds,
-        waited_seconds: waits_kept().then_some(waited.as_secs_f64()),
+        waited_seconds: waits_kept()
+            .then(|| remember_waits(&mut waits, std::iter::empty()).as_secs_f64()),
         code,
         signal,
         timed_out,

@@ -466,21 +466,45 @@ fn a_first_failure_before_the_reported_one_is_broken() {
     );
 }
 
-/// The time gates read a run's CPU time, so a test file that is quick on an idle machine stays
-/// quick on a loaded one, where its wall time grows; a run that mostly waits still counts a
-/// third of its wall time, and a run cached without CPU time reads its wall time.
-#[test]
-fn the_time_gates_read_cpu_time_so_a_loaded_machine_runs_the_same_tests() {
-    let run = |seconds: f64, cpu_seconds: Option<f64>| Run {
+/// A test file's base run that passed its one test, with the times given.
+fn passing_run(seconds: f64, cpu_seconds: Option<f64>, waited_seconds: Option<f64>) -> Run {
+    Run {
         code: Some(0),
         signal: None,
         timed_out: false,
         seconds,
         cpu_seconds,
-        waited_seconds: None,
+        waited_seconds,
         output: "PASSED t.py::test_a\n".into(),
         missing: Vec::new(),
+    }
+}
+
+/// Whether `r`, as a file's first base run, passes the time gate of `within` seconds.
+fn within_gate(r: Run, within: f64) -> bool {
+    let mut out = IssueExec {
+        test_files: vec!["t.py".into()],
+        ..IssueExec::default()
     };
+    let mut seen = Results::default();
+    let mut base_seconds = BTreeMap::new();
+    absorb_base(
+        &mut out,
+        &mut seen,
+        &mut base_seconds,
+        &[(0, What::Tests(0), 0)],
+        vec![Ok((r, false))],
+    );
+    assert!(!seen.tests[&(0, 0, 0)].passed().is_empty());
+    passes_within(&seen, &base_seconds, 0, within)
+}
+
+/// The time gates read a run's CPU time, so a test file that is quick on an idle machine stays
+/// quick on a loaded one, where its wall time grows; a run that mostly waits still counts a
+/// third of its wall time, and a run cached without CPU time reads its wall time.
+#[test]
+fn the_time_gates_read_cpu_time_so_a_loaded_machine_runs_the_same_tests() {
+    let run = |seconds: f64, cpu_seconds: Option<f64>| passing_run(seconds, cpu_seconds, None);
     assert_eq!(run(45.0, Some(14.0)).work_seconds(), 15.0);
     assert_eq!(run(14.5, Some(14.0)).work_seconds(), 14.0);
     assert_eq!(run(30.0, Some(0.2)).work_seconds(), 10.0);
@@ -488,23 +512,7 @@ fn the_time_gates_read_cpu_time_so_a_loaded_machine_runs_the_same_tests() {
 
     // A file's first base run, on a machine three times busier than idle: still within the
     // whole-file share (20 s of 120 s) by its CPU time, not by its wall time.
-    let gate = |r: Run| {
-        let mut out = IssueExec {
-            test_files: vec!["t.py".into()],
-            ..IssueExec::default()
-        };
-        let mut seen = Results::default();
-        let mut base_seconds = BTreeMap::new();
-        absorb_base(
-            &mut out,
-            &mut seen,
-            &mut base_seconds,
-            &[(0, What::Tests(0), 0)],
-            vec![Ok((r, false))],
-        );
-        assert!(!seen.tests[&(0, 0, 0)].passed().is_empty());
-        passes_within(&seen, &base_seconds, 0, 20.0)
-    };
+    let gate = |r: Run| within_gate(r, 20.0);
     assert!(gate(run(45.0, Some(14.0))));
     assert!(gate(run(14.5, Some(14.0))));
     assert!(!gate(run(45.0, None)));
@@ -526,37 +534,13 @@ fn the_time_gates_read_cpu_time_so_a_loaded_machine_runs_the_same_tests() {
 /// processes work side by side counts its CPU time.
 #[test]
 fn with_its_wait_kept_a_run_counts_the_time_it_would_take_alone() {
-    let run = |seconds: f64, cpu: f64, waited: Option<f64>| Run {
-        code: Some(0),
-        signal: None,
-        timed_out: false,
-        seconds,
-        cpu_seconds: Some(cpu),
-        waited_seconds: waited,
-        output: "PASSED t.py::test_a\n".into(),
-        missing: Vec::new(),
-    };
+    let run = |seconds: f64, cpu: f64, waited: Option<f64>| passing_run(seconds, Some(cpu), waited);
     let loaded = run(18.25, 4.57, Some(13.5)).work_seconds();
     assert!((loaded - 4.75).abs() < 1e-9, "{loaded}");
     assert!(run(18.25, 4.57, None).work_seconds() > 6.0);
     assert_eq!(run(30.0, 0.25, Some(0.0)).work_seconds(), 30.0);
     assert_eq!(run(10.0, 18.0, Some(2.0)).work_seconds(), 18.0);
-    let gate = |r: Run| {
-        let mut out = IssueExec {
-            test_files: vec!["t.py".into()],
-            ..IssueExec::default()
-        };
-        let mut seen = Results::default();
-        let mut base_seconds = BTreeMap::new();
-        absorb_base(
-            &mut out,
-            &mut seen,
-            &mut base_seconds,
-            &[(0, What::Tests(0), 0)],
-            vec![Ok((r, false))],
-        );
-        passes_within(&seen, &base_seconds, 0, 5.0)
-    };
+    let gate = |r: Run| within_gate(r, 5.0);
     assert!(gate(run(18.25, 4.57, Some(13.5))));
     assert!(!gate(run(18.25, 4.57, None)));
     assert!(!gate(run(18.25, 4.57, Some(1.0))));

@@ -54,8 +54,8 @@ except Exception:
 /// prelude runs pinned, from its first base run on.
 pub fn pinned(script: &str) -> Option<String> {
     const ANCHOR: &str = "import sys as _dei_sys, os as _dei_os\n";
-    if script.contains(PIN) {
-        return None; // pinned already
+    if is_pinned(script) {
+        return None;
     }
     let at = script.find(ANCHOR)? + ANCHOR.len();
     let numpy = script.contains("random") && (script.contains("numpy") || script.contains("np."));
