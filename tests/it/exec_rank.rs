@@ -340,11 +340,24 @@ fn rank_with_pytest(dir: &Path, extra: &[(&str, &str)], cache: &Path, tmp: &Path
             ("noop-agent", "tests/fixtures/exec/candidates"),
         ],
     );
+    rank_with_stand_in_pytest(dir, &cands, &repo, &tasks, cache, tmp)
+}
+
+/// Rank `cands` with a stand-in `pytest` under `dir` (`minitest.py`, which takes node ids) as
+/// the test command.
+fn rank_with_stand_in_pytest(
+    dir: &Path,
+    cands: &Path,
+    repo: &Path,
+    tasks: &Path,
+    cache: &Path,
+    tmp: &Path,
+) -> Value {
     let bin = dir.join("bin");
     std::fs::create_dir_all(&bin).unwrap();
     std::fs::copy(minitest(), bin.join("pytest")).unwrap();
     let test_cmd = format!("python {}", path_str(&bin.join("pytest")));
-    rank_exec_in_with(&cands, &repo, &tasks, &test_cmd, cache, tmp)
+    rank_exec_in_with(cands, repo, tasks, &test_cmd, cache, tmp)
 }
 
 #[test]
@@ -637,17 +650,8 @@ fn a_test_broken_once_runs_again_and_counts_only_when_it_fails_again() {
         &cands,
         &[("breaks-tests-agent", "tests/fixtures/exec/candidates")],
     );
-    std::fs::create_dir_all(cands.join("order-agent")).unwrap();
-    std::fs::write(
-        cands.join("order-agent").join("example__textkit-1.diff"),
-        SECOND_CALL_FAILS,
-    )
-    .unwrap();
-    let bin = dir.path().join("bin");
-    std::fs::create_dir_all(&bin).unwrap();
-    std::fs::copy(minitest(), bin.join("pytest")).unwrap();
-    let test_cmd = format!("python {}", path_str(&bin.join("pytest")));
-    let v = rank_exec_in_with(&cands, &repo, &tasks, &test_cmd, &cache, &tmp);
+    add_agent(&cands, "order-agent", SECOND_CALL_FAILS);
+    let v = rank_with_stand_in_pytest(dir.path(), &cands, &repo, &tasks, &cache, &tmp);
     let exec = &v["exec"];
     assert!(exec["error"].is_null(), "{exec}");
     assert_eq!(
@@ -660,6 +664,74 @@ fn a_test_broken_once_runs_again_and_counts_only_when_it_fails_again() {
     assert!(broken(&v, "order-agent").is_empty(), "{exec}");
     assert_eq!(
         broken(&v, "breaks-tests-agent"),
+        ["tests/test_words.py::test_capitalize_words"],
+        "{exec}"
+    );
+}
+
+/// A change to `capitalize_words` that returns its text unchanged when Python's hash seed is
+/// one of `seeds` (as a set's order hangs on it), and is right under any other.
+fn under_hash_seeds(seeds: &str) -> String {
+    format!(
+        r#"diff --git a/textkit/words.py b/textkit/words.py
+--- a/textkit/words.py
++++ b/textkit/words.py
+@@ -1,5 +1,7 @@
+ """Counting and reshaping words."""
+ 
++import os
++
+ 
+ def word_count(text):
+     """Return the number of words in ``text``."""
+@@ -10,6 +12,8 @@ def word_count(text):
+ 
+ def capitalize_words(text):
+     """Capitalize the first letter of every word, keeping the spacing."""
++    if os.environ.get("PYTHONHASHSEED") in {seeds}:
++        return text
+     return " ".join(word[:1].upper() + word[1:] for word in text.split(" "))
+ 
+ 
+"#
+    )
+}
+
+#[test]
+fn tests_run_under_pinned_hash_seeds_so_a_rerun_reads_the_same() {
+    // Python draws a hash seed per process unless told one, so a test whose outcome hangs on
+    // a set's order passed or failed by chance, and a rerun of the same trees could read other
+    // breaks. Every test run is pinned: the base's two runs under seeds 0 and 1, a candidate's
+    // run under 0 and the second run of the tests it broke under 1. A test that passes only
+    // under a pinned seed is kept at base; a change that fails a test under seed 0 alone
+    // breaks nothing, one that fails it under both breaks it.
+    let Some((dir, cache, tmp)) = exec_dirs() else {
+        return;
+    };
+    let tests = std::fs::read_to_string(root().join("examples/textkit/tests/test_words.py"))
+        .unwrap()
+        + "\n\ndef test_hash_seed_is_pinned():\n    import os\n\n    assert os.environ.get(\"PYTHONHASHSEED\") in (\"0\", \"1\")\n";
+    let (repo, tasks) = example_with(
+        dir.path(),
+        &[("tests/test_words.py", tests.as_str())],
+        str::to_string,
+    );
+    let cands = fix_and_noop(dir.path());
+    add_agent(&cands, "seed-zero-agent", &under_hash_seeds("(\"0\",)"));
+    add_agent(&cands, "seeded-agent", &under_hash_seeds("(\"0\", \"1\")"));
+    let v = rank_with_stand_in_pytest(dir.path(), &cands, &repo, &tasks, &cache, &tmp);
+    let exec = &v["exec"];
+    assert!(exec["error"].is_null(), "{exec}");
+    assert_eq!(exec["stable_tests"], 4, "{exec}");
+    assert_eq!(
+        by_agent(&v, "noop-agent")["behaviour"]["tests_run"],
+        4,
+        "{exec}"
+    );
+    assert!(broken(&v, "noop-agent").is_empty(), "{exec}");
+    assert!(broken(&v, "seed-zero-agent").is_empty(), "{exec}");
+    assert_eq!(
+        broken(&v, "seeded-agent"),
         ["tests/test_words.py::test_capitalize_words"],
         "{exec}"
     );

@@ -6,8 +6,8 @@ use super::reading::{
     repro_change, settle_repro, unimported_module, usable_agent_script, UNSTEADY,
 };
 use super::runs::{
-    absorb, absorb_base, pack, passes_within, run_all, tree_key, Budget, Results, RunResult,
-    Runner, What,
+    absorb, absorb_base, pack, passes_within, run_all, test_hash_seed, tree_key, Budget, Results,
+    RunResult, Runner, What,
 };
 use super::trees::{after_files, build_commit, own_prints};
 use super::{
@@ -505,31 +505,36 @@ impl Plan<'_> {
     ) -> RunResult {
         let settings = self.resolved.settings;
         let tree = &self.trees[t];
+        // Tests run under a pinned hash seed; the reproduction pins its own (its script's
+        // prelude), so its runs keep their cache keys.
+        let tests = (pass, test_hash_seed(pass));
         match what {
-            What::Tests(k) => self.runner.run(tree, &test_cmds[k].0, test_cmds[k].1, pass),
+            What::Tests(k) => self
+                .runner
+                .run(tree, &test_cmds[k].0, test_cmds[k].1, tests),
             What::Batch(b) => self.runner.run(
                 tree,
                 &batch_cmds[b],
                 Budget::wall(settings.limits.timeout),
-                pass,
+                tests,
             ),
             What::Repro => self.runner.run(
                 &self.with_script(tree, script),
                 &self.repro_cmd,
                 Budget::wall(settings.repro_timeout),
-                pass,
+                (pass, None),
             ),
             What::ModelTest(sample) => self.runner.run(
                 &self.with_model_test(tree, sample),
                 &self.model_cmd,
                 Budget::wall(settings.repro_timeout),
-                pass,
+                tests,
             ),
             What::Written(p) => self.runner.run(
                 &self.with_written(tree, p),
                 &self.written_cmds[p],
                 Budget::wall(self.full),
-                pass,
+                tests,
             ),
         }
     }

@@ -165,7 +165,7 @@ impl Runner<'_> {
         files: &[TreeFile],
         command: &str,
         budget: Budget,
-        pass: u32,
+        (pass, hash_seed): (u32, Option<u32>),
         compiled: bool,
     ) -> std::path::PathBuf {
         let mut h = sha2::Sha256::new();
@@ -177,6 +177,9 @@ impl Runner<'_> {
         };
         if compiled {
             limits.push_str(":pyc");
+        }
+        if let Some(seed) = hash_seed {
+            limits.push_str(&format!(":hash{seed}"));
         }
         for part in [
             self.env_key.as_str(),
@@ -228,15 +231,16 @@ impl Runner<'_> {
     }
 
     /// Run `command` over the base tree plus `files` (`pass` tells two base runs apart), from
-    /// the cache when it ran before. Returns the run and whether it came from the cache.
+    /// the cache when it ran before; with `hash_seed`, under that `PYTHONHASHSEED` (see
+    /// [`test_hash_seed`]). Returns the run and whether it came from the cache.
     pub(super) fn run(
         &self,
         files: &[TreeFile],
         command: &str,
         budget: Budget,
-        pass: u32,
+        (pass, hash_seed): (u32, Option<u32>),
     ) -> anyhow::Result<(Run, bool)> {
-        let compiled = self.cache_path(files, command, budget, pass, true);
+        let compiled = self.cache_path(files, command, budget, (pass, hash_seed), true);
         if let Some(run) = self.cached(&compiled) {
             return Ok((run, true));
         }
@@ -247,7 +251,7 @@ impl Runner<'_> {
                 compiled_first(command, files),
             ),
             None => {
-                let plain = self.cache_path(files, command, budget, pass, false);
+                let plain = self.cache_path(files, command, budget, (pass, hash_seed), false);
                 if let Some(run) = self.cached(&plain) {
                     return Ok((run, true));
                 }
@@ -256,9 +260,14 @@ impl Runner<'_> {
                 (plain, self.tree(all, None), command.to_string())
             }
         };
+        let mut env = self.env_vars.clone();
+        // A spec that sets its own seed keeps it.
+        if let Some(seed) = hash_seed.filter(|_| !env.iter().any(|(k, _)| k == "PYTHONHASHSEED")) {
+            env.push(("PYTHONHASHSEED".into(), seed.to_string()));
+        }
         let job = Job {
             command,
-            env: self.env_vars.clone(),
+            env,
             limits: Limits {
                 timeout: budget.wall,
                 cpu_seconds: budget.cpu.map_or(self.settings.limits.cpu_seconds, |c| {
@@ -283,6 +292,18 @@ impl Runner<'_> {
         }
         Ok((run, false))
     }
+}
+
+/// The hash seed a run of tests on its `pass` runs under: the pass itself. Python picks a
+/// random one per process otherwise (and sympy's `bin/test` one per run), so a test whose
+/// outcome hangs on the order of a set or a dict passed or failed by chance: one rerun of an
+/// unchanged run broke a test that the first did not (sympy-16988: a candidate's
+/// `list(set(args))` fails `test_imageset` under about half of all seeds). Pinned, the same
+/// trees give the same results. The base's two runs differ in seed, so a test whose outcome
+/// hangs on it at base is set aside as flaky, and a candidate's break counts when its second
+/// run (the second pass) fails it again: under both seeds.
+pub(super) fn test_hash_seed(pass: u32) -> Option<u32> {
+    Some(pass)
 }
 
 /// A run, and whether it came from the cache.
