@@ -260,14 +260,9 @@ impl Runner<'_> {
                 (plain, self.tree(all, None), command.to_string())
             }
         };
-        let mut env = self.env_vars.clone();
-        // A spec that sets its own seed keeps it.
-        if let Some(seed) = hash_seed.filter(|_| !env.iter().any(|(k, _)| k == "PYTHONHASHSEED")) {
-            env.push(("PYTHONHASHSEED".into(), seed.to_string()));
-        }
         let job = Job {
             command,
-            env,
+            env: seeded_env(&self.env_vars, hash_seed),
             limits: Limits {
                 timeout: budget.wall,
                 cpu_seconds: budget.cpu.map_or(self.settings.limits.cpu_seconds, |c| {
@@ -304,6 +299,19 @@ impl Runner<'_> {
 /// run (the second pass) fails it again: under both seeds.
 pub(super) fn test_hash_seed(pass: u32) -> Option<u32> {
     Some(pass)
+}
+
+/// The environment's variables, with `PYTHONHASHSEED` set to `hash_seed` unless the spec sets
+/// its own (which it keeps).
+pub(super) fn seeded_env(
+    vars: &[(String, String)],
+    hash_seed: Option<u32>,
+) -> Vec<(String, String)> {
+    let mut env = vars.to_vec();
+    if let Some(seed) = hash_seed.filter(|_| !vars.iter().any(|(k, _)| k == "PYTHONHASHSEED")) {
+        env.push(("PYTHONHASHSEED".into(), seed.to_string()));
+    }
+    env
 }
 
 /// A run, and whether it came from the cache.
