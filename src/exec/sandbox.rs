@@ -1335,8 +1335,7 @@ fn run_local(folder: &Path, dir: &Path, job: &Job) -> anyhow::Result<Outcome> {
     };
     Ok(Outcome {
         cpu_seconds,
-        waited_seconds: waits_kept()
-            .then(|| remember_waits(&mut waits, std::iter::empty()).as_secs_f64()),
+        waited_seconds: waits_kept().then(|| total_wait(&waits).as_secs_f64()),
         code,
         signal,
         timed_out,
@@ -1528,6 +1527,11 @@ fn remember_waits(waits: &mut Waits, seen: impl IntoIterator<Item = (u32, u64)>)
         let w = waits.entry(pid).or_insert(0);
         *w = (*w).max(ns);
     }
+    total_wait(waits)
+}
+
+/// The sum of the waits kept, over every process seen.
+fn total_wait(waits: &Waits) -> Duration {
     Duration::from_nanos(waits.values().fold(0u64, |a, b| a.saturating_add(*b)))
 }
 

@@ -304,10 +304,7 @@ fn plan<'a>(
     let issue_repro =
         repro::reproduction(&task.problem_statement, &names).filter(|r| r.statements > 0);
     let statements = issue_repro.as_ref().map_or(0, |r| r.statements);
-    // Every reproduction runs with its randomness pinned from the first run: left to chance, a
-    // set printed at base (sympy-18532's agent script prints `expr.atoms()`) can print alike in
-    // both base runs and differently with each candidate, which then reads as a change.
-    let script = issue_repro.map(|r| repro::pinned(&r.script).unwrap_or(r.script));
+    let script = issue_repro.map(|r| repro::pinned_or_as_is(&r.script));
     out.reproduction = script.is_some();
 
     // The model's reproduction tests: each sample asked once per issue (the response cache
@@ -507,7 +504,7 @@ impl Plan<'_> {
         let tree = &self.trees[t];
         // Tests run under a pinned hash seed; the reproduction pins its own (its script's
         // prelude), so its runs keep their cache keys.
-        let tests = (pass, test_hash_seed(pass));
+        let tests = (pass, Some(test_hash_seed(pass)));
         match what {
             What::Tests(k) => self
                 .runner
@@ -721,7 +718,7 @@ impl Progress {
         let names = &plan.names;
         let scripts = repro::agent_scripts(plan.resolved.cands, plan.resolved.files);
         for s in scripts.iter().take(MAX_AGENT_SCRIPTS) {
-            let script = repro::pinned(&s.script).unwrap_or_else(|| s.script.clone());
+            let script = repro::pinned_or_as_is(&s.script);
             self.out.repro_output_unstable = false;
             self.run_one(plan, (0, What::Repro, 0), &script);
             // Usable at base is checked on the first run; a second must end the same way.

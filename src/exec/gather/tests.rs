@@ -591,7 +591,7 @@ fn a_test_run_gets_its_pass_as_hash_seed_unless_the_spec_sets_one() {
     use super::runs::{seeded_env, test_hash_seed};
     let spec = vec![("LANG".to_string(), "C".to_string())];
     assert_eq!(
-        seeded_env(&spec, test_hash_seed(1)),
+        seeded_env(&spec, Some(test_hash_seed(1))),
         [
             ("LANG".into(), "C".into()),
             ("PYTHONHASHSEED".into(), "1".into())
@@ -599,5 +599,5 @@ fn a_test_run_gets_its_pass_as_hash_seed_unless_the_spec_sets_one() {
     );
     assert_eq!(seeded_env(&spec, None), spec);
     let own = vec![("PYTHONHASHSEED".to_string(), "7".to_string())];
-    assert_eq!(seeded_env(&own, test_hash_seed(0)), own);
+    assert_eq!(seeded_env(&own, Some(test_hash_seed(0))), own);
 }

@@ -23,7 +23,7 @@ use names::{imports_for, unbound_names};
 use project::{defines_tests, pylint_script, pytest_script, sphinx_script};
 pub use project::{pylint_command, pytest_flags, pytest_project, sphinx_project, ProjectFiles};
 use script::wrap;
-pub use script::{is_pinned, pinned};
+pub use script::{is_pinned, pinned, pinned_or_as_is};
 use std::collections::BTreeSet;
 pub use text::{block_code, blocks, issue_code, loose_code, Block, Source};
 use text::{inline_expressions, issue_parts, joined, Part};

@@ -67,6 +67,15 @@ pub fn pinned(script: &str) -> Option<String> {
     Some(format!("{}{pin}{}", &script[..at], &script[at..]))
 }
 
+/// The script a reproduction runs: [`pinned`] when it has dei's prelude, else as it is (a tool
+/// run over a project), pinned from its first base run on, the code and an agent's
+/// script alike. Left to chance, a set printed at base (sympy-18532's agent script prints
+/// `expr.atoms()`) can print alike in both base runs and differently with each candidate,
+/// which then reads as a change.
+pub fn pinned_or_as_is(script: &str) -> String {
+    pinned(script).unwrap_or_else(|| script.to_string())
+}
+
 /// Whether `script` runs with its randomness pinned ([`pinned`]).
 pub fn is_pinned(script: &str) -> bool {
     script.contains(PIN)
