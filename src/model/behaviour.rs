@@ -60,6 +60,15 @@ impl ModelTest {
     }
 }
 
+/// How much of what the issue says its code should show (a value after "should be", a block
+/// under "Expected output"; see `exec::repro::expected_outputs`) the reproduction shows with a
+/// candidate: of the items the base run does not show, how many its output shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ExpectedShown {
+    pub shown: usize,
+    pub of: usize,
+}
+
 /// Execution evidence of one candidate.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Behaviour {
@@ -77,6 +86,11 @@ pub struct Behaviour {
     /// the same, or none ran.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub repro_end: Option<String>,
+    /// What the issue says its code should show, as the reproduction shows it with this
+    /// candidate; `None` when the issue names nothing the base run does not already show, or
+    /// the reproduction did not run for it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expected: Option<ExpectedShown>,
     /// What the model-written reproduction test printed with this candidate; `None` when no
     /// such test was kept (no `--exec-llm-repro`, or its test did not fail at the base commit).
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -129,6 +129,22 @@ fn exec_line(e: &crate::exec::gather::IssueExec) -> String {
     if let Some(m) = &e.model_test {
         line.push_str(&model_test_line(m, e));
     }
+    if let Some(first) = e.expected.first() {
+        let (all, ran) = tally(&e.behaviour, |b| b.expected.map(|x| x.shown == x.of));
+        let n = e.expected.len();
+        let more = if n > 1 {
+            format!(" (and {} more)", n - 1)
+        } else {
+            String::new()
+        };
+        let first: String = first.chars().take(80).collect();
+        line.push_str(&format!(
+            "execution: the issue expects its code to show `{first}`{more}, which the base run does not; {all} of {ran} candidate{} show{} {}\n",
+            if ran == 1 { "" } else { "s" },
+            if ran == 1 { "s" } else { "" },
+            if n == 1 { "it" } else { "them all" }
+        ));
+    }
     for w in &e.written_tests {
         let (pass, ran) = tally(&e.behaviour, |b| b.written.get(&w.family).copied());
         let more = match w.tests.len() {

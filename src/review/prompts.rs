@@ -83,6 +83,10 @@ pub struct ExecView {
     /// how many ran with this candidate, and how many of them it passes.
     pub written_run: usize,
     pub written_passed: usize,
+    /// Of the values the issue says its code should show that the base run does not show, how
+    /// many the reproduction shows with this candidate (shown, of); `None` when the issue names
+    /// none or the reproduction did not run for it.
+    pub expected: Option<(usize, usize)>,
     /// Other agent families with a candidate that behaves the same on everything that ran.
     pub same_families: usize,
     /// Why the candidate could not be run (then nothing else is known).
@@ -110,6 +114,7 @@ pub fn exec_views(bundle: &IssueBundle) -> Vec<Option<ExecView>> {
                     model_tests: 0,
                     written_run: 0,
                     written_passed: 0,
+                    expected: None,
                     same_families: 0,
                     error: Some(e.lines().next().unwrap_or("").to_string()),
                 });
@@ -151,6 +156,7 @@ pub fn exec_views(bundle: &IssueBundle) -> Vec<Option<ExecView>> {
                 model_tests: bundle.model_tests_kept,
                 written_run: others.len(),
                 written_passed: others.iter().filter(|&&ok| ok).count(),
+                expected: b.expected.map(|x| (x.shown, x.of)),
                 same_families,
                 error: None,
             })

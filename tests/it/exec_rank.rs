@@ -901,6 +901,53 @@ fn a_reproduction_that_cannot_import_a_module_outside_the_repository_is_not_used
     assert_eq!(exec["runs"], 2 + 2 + 2, "{exec}");
 }
 
+#[test]
+fn what_the_issue_says_its_code_should_show_is_looked_for_in_each_candidates_run() {
+    // The issue adds a statement and says what it should print. The fix prints it and the
+    // candidate that changes nothing does not; a value the base run already prints (`[3, 4]`,
+    // after "instead of", here what it prints now) is no evidence and is not looked for.
+    let Some((dir, cache, tmp)) = exec_dirs() else {
+        return;
+    };
+    let (repo, tasks) = example_with(dir.path(), &[], |text| {
+        text.replace(
+            ">>> word_count(\"a  b\")\n",
+            ">>> [word_count(s) for s in (\"a  b\", \"one two  three\")]\n[3, 4]\n>>> word_count(\"a  b\")\n",
+        ) + "\nThe list should be `[2, 3]` instead of `[3, 4]`.\n"
+    });
+    let cands = fix_and_noop(dir.path());
+    let v = rank_exec_in(&cands, &repo, &tasks, &cache, &tmp);
+    let exec = &v["exec"];
+    assert_eq!(exec["expected"], serde_json::json!(["[2, 3]"]), "{exec}");
+    let expected = |agent: &str| by_agent(&v, agent)["behaviour"]["expected"].clone();
+    assert_eq!(
+        expected("careful-agent"),
+        serde_json::json!({"shown": 1, "of": 1}),
+        "{v}"
+    );
+    assert_eq!(
+        expected("noop-agent"),
+        serde_json::json!({"shown": 0, "of": 1}),
+        "{v}"
+    );
+    // The table says it.
+    let test_cmd = format!("python {}", path_str(&minitest()));
+    let flags = exec_flags(&test_cmd);
+    let out = dei_command()
+        .args(example_exec_args(&cands, &repo, &tasks, &test_cmd)[..8].iter())
+        .args(&flags[..flags.len() - 2])
+        .env("DEI_CACHE_DIR", &cache)
+        .env("TMPDIR", &tmp)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let table = stdout(&out);
+    assert!(
+        table.contains("execution: the issue expects its code to show `[2, 3]`, which the base run does not; 1 of 2 candidates show it"),
+        "{table}"
+    );
+}
+
 /// A wheel of a stand-in `numpy` (version 1.0, pure Python) in `dir`, written with python3's
 /// zipfile: what a package index would serve, without one.
 fn stand_in_numpy_wheel(dir: &Path) {

@@ -7,7 +7,7 @@ use crate::support::llm_mock;
 use dei::llm::config::LlmOptions;
 use dei::llm::prompts::Prompts;
 use dei::llm::Format;
-use dei::model::{Applies, Behaviour, ModelTest, ReproChange, Review};
+use dei::model::{Applies, Behaviour, ExpectedShown, ModelTest, ReproChange, Review};
 use dei::review::llm::LlmCommittee;
 use dei::review::prompts::{exec_views, PromptCandidate};
 use dei::review::rubric::Rubric;
@@ -49,6 +49,7 @@ fn behaviour(broken: &[&str], repro: ReproChange, class: usize) -> Behaviour {
         tests_set_aside: Vec::new(),
         class: Some(class),
         repro_end: None,
+        expected: None,
         error: None,
     }
 }
@@ -145,6 +146,7 @@ fn without_behaviour_the_prompts_are_what_they_were_and_with_it_they_say_what_ra
         Some(behaviour(&many, ReproChange::Changed, 0)),
     ];
     b.behaviour[0].as_mut().unwrap().tests_set_aside = vec!["tests/test_mod.py".into()];
+    b.behaviour[0].as_mut().unwrap().expected = Some(ExpectedShown { shown: 1, of: 2 });
     let shown = render(&prompts, &b);
     assert!(shown != plain, "the evidence changes the prompts");
     let point = &shown[0];
@@ -163,6 +165,7 @@ fn without_behaviour_the_prompts_are_what_they_were_and_with_it_they_say_what_ra
         "It breaks 13 of them:\n- tests/test_mod.py::test_1\n",
         "- tests/test_mod.py::test_10\n- … and 3 more\n",
         "The issue's reproduction behaves differently from the base commit with this patch.",
+        "Of the 2 values the issue says its code should show (values the base commit's run does not show), the reproduction shows 1 with this patch",
         "Candidates from 1 other agent family behave the same on everything that ran.",
         "in location, patch and conflicts, use what ran and what\nchanged",
     ] {
@@ -178,6 +181,11 @@ fn without_behaviour_the_prompts_are_what_they_were_and_with_it_they_say_what_ra
             && list.contains("behaves exactly as at the base commit")
     );
     assert!(list.contains("No candidate from another agent family behaves the same"));
+    assert_eq!(
+        list.matches("the issue says its code should show").count(),
+        1,
+        "only the candidate with such values gets a line about them"
+    );
     assert!(list.contains("The candidates were run"));
     assert!(shown[2].contains("The candidates were run"));
     assert!(

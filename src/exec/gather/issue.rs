@@ -17,14 +17,14 @@ use super::{
 use crate::exec::env::{Env, EnvBuilder};
 use crate::exec::llm_repro::{self, ModelTestRecord, TestContext, TestStatus};
 use crate::exec::outcome::{
-    behaviour_classes, regression, Regression, ReproOutcome, Signature, Status,
+    behaviour_classes, normalize_output, regression, Regression, ReproOutcome, Signature, Status,
 };
 use crate::exec::regress;
 use crate::exec::repro::{self, RepoNames};
 use crate::exec::sandbox::TreeFile;
 use crate::exec::written::{self, WrittenTests};
 use crate::localize::search::FileIndex;
-use crate::model::{Behaviour, ModelTest, PatchView, ReproChange, Task};
+use crate::model::{Behaviour, ExpectedShown, ModelTest, PatchView, ReproChange, Task};
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
@@ -943,6 +943,19 @@ impl Progress {
         if out.reproduction || repro_base.is_some() {
             out.repro_base = repro_base.as_ref().map(describe);
         }
+        // What the issue says its code should show that the base run does not show.
+        let expected: Vec<String> = match &repro_base {
+            Some(b) if out.reproduction && !out.repro_output_unstable && !b.output.is_empty() => {
+                let base = repro::compact(&b.output);
+                // Read as the outputs are (a warning's line number hidden, addresses, …).
+                repro::expected_outputs(&plan.resolved.task.problem_statement)
+                    .into_iter()
+                    .map(|item| normalize_output(&item, &[]).trim().to_string())
+                    .filter(|item| !repro::shows(&base, item))
+                    .collect()
+            }
+            _ => Vec::new(),
+        };
         let mut sigs: Vec<Option<Signature>> = Vec::new();
         for (i, t) in plan.tree_of.iter().enumerate() {
             let Some(t) = *t else {
@@ -990,6 +1003,19 @@ impl Progress {
                     .as_ref()
                     .filter(|_| change.is_some_and(|c| c != ReproChange::Same))
                     .map(describe),
+                expected: rep
+                    .as_ref()
+                    .filter(|_| change.is_some() && !expected.is_empty())
+                    .map(|o| {
+                        let printed = repro::compact(&o.output);
+                        ExpectedShown {
+                            shown: expected
+                                .iter()
+                                .filter(|e| repro::shows(&printed, e))
+                                .count(),
+                            of: expected.len(),
+                        }
+                    }),
                 model_test,
                 written,
                 tests_set_aside: plan.aside[i].clone(),
@@ -1004,6 +1030,7 @@ impl Progress {
             out.behaviour[i] = Some(behaviour);
             sigs.push(sig);
         }
+        out.expected = expected;
         // Behaviour classes over the candidates that ran.
         let ran: Vec<usize> = (0..cands.len()).filter(|&i| sigs[i].is_some()).collect();
         let keyed: Vec<(&str, &Signature)> = ran

@@ -235,6 +235,13 @@ pub struct IssueExec {
     /// runs printed differently).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub repro_pinned: bool,
+    /// What the issue says its code should show ([`expected_outputs`](crate::exec::repro::expected_outputs))
+    /// that the reproduction's base run does not show, as the outputs are read; each
+    /// candidate's [`Behaviour::expected`](crate::model::Behaviour::expected) says how much of
+    /// it its run shows. Evidence for the reader and the model; the offline committee does not
+    /// weigh it (docs/execution.md, "What the issue expects").
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub expected: Vec<String>,
     /// Where the reproduction came from when not from the issue: an agent's script
     /// (`reproduce_bug.py, written by AGENT`); `None`: the issue's code, or none ran.
     #[serde(default, skip_serializing_if = "Option::is_none")]

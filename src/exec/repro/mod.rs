@@ -9,6 +9,7 @@
 //! the rich forms Jupyter asks for: `_repr_latex_`, `_repr_png_`, …), and ends with
 //! `[dei-repro] first exception: T` or `[dei-repro] no exception`. See docs/execution.md.
 
+mod expected;
 mod names;
 mod project;
 mod script;
@@ -18,6 +19,7 @@ mod text;
 
 use crate::localize::search::FileIndex;
 use crate::syntax::python;
+pub use expected::{compact, expected_outputs, shows};
 pub use names::{implied_imports, RepoNames};
 use names::{imports_for, unbound_names};
 use project::{defines_tests, pylint_script, pytest_script, sphinx_script};

@@ -660,7 +660,7 @@ pub fn loose_code(issue: &str) -> Option<(String, usize)> {
 /// The issue's lines, one per line of the issue, with the lines of fenced blocks (their fences
 /// included) blank: fenced blocks say what they are (`ini`, `shell`, output), so their lines are
 /// not prose.
-fn prose_lines(issue: &str) -> Vec<&str> {
+pub(super) fn prose_lines(issue: &str) -> Vec<&str> {
     let mut open: Option<&str> = None;
     issue
         .lines()
