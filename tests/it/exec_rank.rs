@@ -251,19 +251,24 @@ fn a_test_command_that_prints_no_test_result_is_named_not_read_as_no_passing_tes
     );
     // The table says so, and what to check; a rerun takes every run from the cache.
     let flags = exec_flags(test_cmd);
-    let out = dei_command()
-        .args(example_rank_args(&flags[..flags.len() - 2]))
-        .env("DEI_CACHE_DIR", &cache)
-        .env("TMPDIR", &tmp)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
-    let table = stdout(&out);
+    let table = table_of(&example_rank_args(&flags[..flags.len() - 2]), &cache, &tmp);
     assert!(
         table.contains(&format!("execution: {why} (dei reads the per-test lines")),
         "{table}"
     );
     assert!(table.contains("check the test command"), "{table}");
+}
+
+/// The table (stdout) of `dei ARGS` with this cache and temp folder; it must succeed.
+fn table_of<S: AsRef<std::ffi::OsStr>>(args: &[S], cache: &Path, tmp: &Path) -> String {
+    let out = dei_command()
+        .args(args)
+        .env("DEI_CACHE_DIR", cache)
+        .env("TMPDIR", tmp)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    stdout(&out)
 }
 
 /// `dei rank --exec` on the example's own candidates with python3, minitest as runner, and
@@ -868,21 +873,49 @@ fn fix_and_noop(dir: &Path) -> PathBuf {
     cands
 }
 
+/// The fix and the no-op ranked with `--exec` on the example issue, its text passed through
+/// `issue` (see [`example_with`], [`fix_and_noop`], [`rank_exec_in`]).
+struct FixAndNoop {
+    /// Holds every folder below; removed when dropped.
+    _dir: tempfile::TempDir,
+    cache: PathBuf,
+    tmp: PathBuf,
+    repo: PathBuf,
+    tasks: PathBuf,
+    cands: PathBuf,
+    /// The run's JSON.
+    v: Value,
+}
+
+/// [`FixAndNoop`], or `None` (said as a skip) without python3 and its venv module.
+fn rank_fix_and_noop(issue: impl Fn(&str) -> String) -> Option<FixAndNoop> {
+    let (dir, cache, tmp) = exec_dirs()?;
+    let (repo, tasks) = example_with(dir.path(), &[], issue);
+    let cands = fix_and_noop(dir.path());
+    let v = rank_exec_in(&cands, &repo, &tasks, &cache, &tmp);
+    Some(FixAndNoop {
+        _dir: dir,
+        cache,
+        tmp,
+        repo,
+        tasks,
+        cands,
+        v,
+    })
+}
+
 #[test]
 fn a_reproduction_that_cannot_import_a_module_outside_the_repository_is_not_used() {
     // The issue's snippet imports a module the environment does not have: at base it fails on
     // that import, so no candidate is run with it and none is judged by it.
-    let Some((dir, cache, tmp)) = exec_dirs() else {
-        return;
-    };
-    let (repo, tasks) = example_with(dir.path(), &[], |text| {
+    let Some(FixAndNoop { v, .. }) = rank_fix_and_noop(|text| {
         text.replace(
             ">>> from textkit.words import word_count\n",
             ">>> import dei_no_such_module\n>>> from textkit.words import word_count\n",
         )
-    });
-    let cands = fix_and_noop(dir.path());
-    let v = rank_exec_in(&cands, &repo, &tasks, &cache, &tmp);
+    }) else {
+        return;
+    };
     let exec = &v["exec"];
     assert!(exec["error"].is_null(), "{exec}");
     assert_eq!(exec["reproduction"], false, "{exec}");
@@ -906,20 +939,26 @@ fn what_the_issue_says_its_code_should_show_is_looked_for_in_each_candidates_run
     // The issue adds a statement and says what it should print. The fix prints it and the
     // candidate that changes nothing does not; a value the base run already prints (`[3, 4]`,
     // after "instead of", here what it prints now) is no evidence and is not looked for.
-    let Some((dir, cache, tmp)) = exec_dirs() else {
-        return;
-    };
-    let (repo, tasks) = example_with(dir.path(), &[], |text| {
+    let Some(run) = rank_fix_and_noop(|text| {
         text.replace(
             ">>> word_count(\"a  b\")\n",
             ">>> [word_count(s) for s in (\"a  b\", \"one two  three\")]\n[3, 4]\n>>> word_count(\"a  b\")\n",
         ) + "\nThe list should be `[2, 3]` instead of `[3, 4]`.\n"
-    });
-    let cands = fix_and_noop(dir.path());
-    let v = rank_exec_in(&cands, &repo, &tasks, &cache, &tmp);
+    }) else {
+        return;
+    };
+    let FixAndNoop {
+        cache,
+        tmp,
+        repo,
+        tasks,
+        cands,
+        v,
+        ..
+    } = &run;
     let exec = &v["exec"];
     assert_eq!(exec["expected"], serde_json::json!(["[2, 3]"]), "{exec}");
-    let expected = |agent: &str| by_agent(&v, agent)["behaviour"]["expected"].clone();
+    let expected = |agent: &str| by_agent(v, agent)["behaviour"]["expected"].clone();
     assert_eq!(
         expected("careful-agent"),
         serde_json::json!({"shown": 1, "of": 1}),
@@ -932,16 +971,9 @@ fn what_the_issue_says_its_code_should_show_is_looked_for_in_each_candidates_run
     );
     // The table says it.
     let test_cmd = format!("python {}", path_str(&minitest()));
-    let flags = exec_flags(&test_cmd);
-    let out = dei_command()
-        .args(example_exec_args(&cands, &repo, &tasks, &test_cmd)[..8].iter())
-        .args(&flags[..flags.len() - 2])
-        .env("DEI_CACHE_DIR", &cache)
-        .env("TMPDIR", &tmp)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
-    let table = stdout(&out);
+    let mut args = example_exec_args(cands, repo, tasks, &test_cmd);
+    args.truncate(args.len() - 2); // no `--json -`
+    let table = table_of(&args, cache, tmp);
     assert!(
         table.contains("execution: the issue expects its code to show `[2, 3]`, which the base run does not; 1 of 2 candidates show it"),
         "{table}"
