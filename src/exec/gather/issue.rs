@@ -17,7 +17,7 @@ use super::{
 use crate::exec::env::{Env, EnvBuilder};
 use crate::exec::llm_repro::{self, ModelTestRecord, TestContext, TestStatus};
 use crate::exec::outcome::{
-    behaviour_classes, normalize_output, regression, Regression, ReproOutcome, Signature, Status,
+    behaviour_classes, regression, Regression, ReproOutcome, Signature, Status,
 };
 use crate::exec::regress;
 use crate::exec::repro::{self, RepoNames};
@@ -946,13 +946,7 @@ impl Progress {
         // What the issue says its code should show that the base run does not show.
         let expected: Vec<String> = match &repro_base {
             Some(b) if out.reproduction && !out.repro_output_unstable && !b.output.is_empty() => {
-                let base = repro::compact(&b.output);
-                // Read as the outputs are (a warning's line number hidden, addresses, …).
-                repro::expected_outputs(&plan.resolved.task.problem_statement)
-                    .into_iter()
-                    .map(|item| normalize_output(&item, &[]).trim().to_string())
-                    .filter(|item| !repro::shows(&base, item))
-                    .collect()
+                repro::unshown_at_base(&plan.resolved.task.problem_statement, &b.output)
             }
             _ => Vec::new(),
         };
@@ -1006,15 +1000,9 @@ impl Progress {
                 expected: rep
                     .as_ref()
                     .filter(|_| change.is_some() && !expected.is_empty())
-                    .map(|o| {
-                        let printed = repro::compact(&o.output);
-                        ExpectedShown {
-                            shown: expected
-                                .iter()
-                                .filter(|e| repro::shows(&printed, e))
-                                .count(),
-                            of: expected.len(),
-                        }
+                    .map(|o| ExpectedShown {
+                        shown: repro::count_shown(&expected, &o.output),
+                        of: expected.len(),
                     }),
                 model_test,
                 written,

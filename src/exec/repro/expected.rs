@@ -13,6 +13,7 @@
 //! own output, or one the script prints anyway, says nothing.
 
 use super::text::{blocks, prose_lines, Source, PY_LANGS};
+use crate::exec::outcome::normalize_output;
 
 /// Cues after which an inline-code span names what the code should show.
 const CUES: [&str; 22] = [
@@ -169,20 +170,16 @@ fn expected_heading(line: &str) -> bool {
         .trim_start_matches('#')
         .trim_matches(|c: char| c == '*' || c == '_' || c == ':' || c.is_whitespace())
         .to_ascii_lowercase();
-    t.len() <= 40
-        && [
-            "expected",
-            "expected output",
-            "expected result",
-            "expected outcome",
-        ]
-        .iter()
-        .chain(&[
-            "expected behavior",
-            "expected behaviour",
-            "expected results",
-        ])
-        .any(|h| t == *h)
+    [
+        "expected",
+        "expected output",
+        "expected result",
+        "expected results",
+        "expected outcome",
+        "expected behavior",
+        "expected behaviour",
+    ]
+    .contains(&t.as_str())
 }
 
 /// A line that starts a new part of the issue: a Markdown heading or a line in bold alone.
@@ -238,7 +235,7 @@ fn under_expected_heading(issue: &str) -> Vec<String> {
 
 /// `s` without whitespace: how items and outputs are compared, so a value wrapped or spaced
 /// otherwise (`Matrix([[1, 2]])` against `Matrix([[1,2]])`) still matches.
-pub fn compact(s: &str) -> String {
+fn compact(s: &str) -> String {
     s.chars().filter(|c| !c.is_whitespace()).collect()
 }
 
@@ -261,8 +258,26 @@ fn forms(item: &str) -> Vec<String> {
     v
 }
 
+/// What `issue` says its code should show ([`expected_outputs`]) that the reproduction's base
+/// run, which printed `base_output` (normalized), does not show: each item read as outputs are
+/// read ([`normalize_output`]: a warning's line number hidden, addresses, …).
+pub fn unshown_at_base(issue: &str, base_output: &str) -> Vec<String> {
+    let base = compact(base_output);
+    expected_outputs(issue)
+        .into_iter()
+        .map(|item| normalize_output(&item, &[]).trim().to_string())
+        .filter(|item| !shows(&base, item))
+        .collect()
+}
+
+/// How many of `items` ([`unshown_at_base`]) a run that printed `output` (normalized) shows.
+pub fn count_shown(items: &[String], output: &str) -> usize {
+    let printed = compact(output);
+    items.iter().filter(|i| shows(&printed, i)).count()
+}
+
 /// Whether `output` shows `item` in one of its [`forms`].
-pub fn shows(output_compact: &str, item: &str) -> bool {
+fn shows(output_compact: &str, item: &str) -> bool {
     forms(item)
         .iter()
         .any(|f| !f.is_empty() && output_compact.contains(f.as_str()))
@@ -341,5 +356,16 @@ mod tests {
         ));
         // Spaced otherwise.
         assert!(shows(&compact("Matrix([[1,2]])"), "Matrix([[1, 2]])"));
+    }
+
+    #[test]
+    fn items_the_base_run_shows_are_dropped_and_items_are_read_as_outputs_are() {
+        let issue = "It should be `[2, 3]` instead of `[3, 4]`.\n### Expected output\n```\n/tmp/x/test.py:2:1: W0511\n```\n";
+        let items = unshown_at_base(issue, "[3, 4]\n");
+        // The warning's line number is hidden, as in the outputs.
+        assert_eq!(items, vec!["[2, 3]", "<tmp>:?:1: W0511"]);
+        assert_eq!(count_shown(&items, "[2, 3]\n"), 1);
+        assert_eq!(count_shown(&items, "[2,3]\n<tmp>:?:1: W0511\n"), 2);
+        assert_eq!(count_shown(&items, "[3, 4]\n"), 0);
     }
 }

@@ -19,7 +19,7 @@ mod text;
 
 use crate::localize::search::FileIndex;
 use crate::syntax::python;
-pub use expected::{compact, expected_outputs, shows};
+pub use expected::{count_shown, expected_outputs, unshown_at_base};
 pub use names::{implied_imports, RepoNames};
 use names::{imports_for, unbound_names};
 use project::{defines_tests, pylint_script, pytest_script, sphinx_script};
