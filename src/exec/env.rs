@@ -330,6 +330,10 @@ impl Env {
         match runner {
             TestRunner::Other => files.iter().for_each(|(f, _)| push(f)),
             TestRunner::Pytest => {
+                // The slowest tests' seconds, so a file too slow whole can lose those tests
+                // rather than all the others (see `Env::test_command_without`); a spec's own
+                // `--durations` comes before, and pytest takes the last.
+                push(&format!("--durations={DURATIONS_LISTED}"));
                 for (f, ids) in files {
                     if ids.is_empty() {
                         push(f);
@@ -355,6 +359,31 @@ impl Env {
             }
         }
         c
+    }
+
+    /// The command for one `file` narrowed to `ids` (none: the whole file) less the tests
+    /// `left_out` (`--deselect`, pytest 3.5 and later): a file whose slowest tests alone make it
+    /// too slow runs without them. `None` for a runner that cannot leave tests out.
+    pub fn test_command_without(
+        &self,
+        file: &str,
+        ids: &[String],
+        left_out: &[String],
+    ) -> Option<String> {
+        if test_runner_of(&self.spec.test_cmd) != TestRunner::Pytest {
+            return None;
+        }
+        let mut c = self.test_command_selected(file, ids);
+        for id in left_out {
+            c.push_str(" --deselect ");
+            c.push_str(&shell_quote(id));
+        }
+        Some(c)
+    }
+
+    /// Whether the runner can leave tests out (see [`Env::test_command_without`]).
+    pub fn can_leave_out_tests(&self) -> bool {
+        test_runner_of(&self.spec.test_cmd) == TestRunner::Pytest
     }
 
     /// Files with the same key can run in one [`Env::test_command_files`] command: sympy's
@@ -894,6 +923,11 @@ fn generated_match(patterns: &[String], path: &str) -> bool {
     })
 }
 
+/// How many of the slowest tests a pytest run lists with their seconds (`--durations`). A
+/// file's time is often spread thin: of xarray's `test_dataset.py` (900 tests, 9–13 s at base),
+/// the 50 slowest took 1.6–3.7 s.
+pub const DURATIONS_LISTED: usize = 100;
+
 /// The test runners whose tests can be selected by name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum TestRunner {
@@ -1127,11 +1161,11 @@ mod tests {
         let py = env_with("pytest -rA");
         assert_eq!(
             py.test_command_selected("t/test_a.py", &ids),
-            "pytest -rA t/test_a.py::test_one t/test_a.py::TestB::test_two"
+            "pytest -rA --durations=100 t/test_a.py::test_one t/test_a.py::TestB::test_two"
         );
         assert_eq!(
             env_with("python -m pytest").test_command_selected("t/test_a.py", &ids[..1]),
-            "python -m pytest t/test_a.py::test_one"
+            "python -m pytest --durations=100 t/test_a.py::test_one"
         );
         let sympy = env_with("PYTHONWARNINGS=x bin/test -C --verbose");
         assert_eq!(
@@ -1147,6 +1181,15 @@ mod tests {
             env_with("./runtests.py --verbosity 2").test_command_selected("t/test_a.py", &ids),
             "./runtests.py --verbosity 2 t/test_a.py"
         );
+        // Leaving the slowest tests out: pytest only.
+        let slow = vec!["t/test_a.py::test_slow[a b]".to_string()];
+        assert_eq!(
+            py.test_command_without("t/test_a.py", &[], &slow)
+                .as_deref(),
+            Some("pytest -rA --durations=100 t/test_a.py --deselect 't/test_a.py::test_slow[a b]'")
+        );
+        assert!(py.can_leave_out_tests() && !sympy.can_leave_out_tests());
+        assert_eq!(sympy.test_command_without("t/test_a.py", &[], &slow), None);
     }
 
     #[test]
@@ -1157,7 +1200,7 @@ mod tests {
         let py = env_with("pytest -rA");
         assert_eq!(
             py.test_command_files(&[("t/test_a.py", &a), ("t/test_c.py", &none)]),
-            "pytest -rA t/test_a.py::test_one t/test_c.py"
+            "pytest -rA --durations=100 t/test_a.py::test_one t/test_c.py"
         );
         let sympy = env_with("bin/test -C --verbose");
         assert_eq!(

@@ -78,6 +78,17 @@ fn exec_line(e: &crate::exec::gather::IssueExec) -> String {
                 e.slow_files.join(", ")
             ));
         }
+        for t in &e.trimmed_files {
+            left_out.push(format!(
+                "the {} slowest test{} of {} ({:.0} of its {:.0} s at base, over {:.0} s)",
+                t.left_out.len(),
+                if t.left_out.len() == 1 { "" } else { "s" },
+                t.file,
+                t.left_out_seconds,
+                t.seconds,
+                t.gate
+            ));
+        }
         format!(
             "{} test{} passing twice at the base commit in {}{}",
             e.stable_tests,
@@ -417,6 +428,21 @@ mod tests {
             line.contains("in t/test_a.py, t/test_b.py (left out: 1 flaky; 1 over half the time limit at base: t/test_b.py);"),
             "{line}"
         );
+        // A file run without its slowest tests says which share of it was left out.
+        e.trimmed_files = vec![crate::exec::gather::TrimmedFile {
+            file: "t/test_a.py".into(),
+            whole: true,
+            seconds: 31.2,
+            gate: 20.0,
+            left_out: vec!["t/test_a.py::slow".into(), "t/test_a.py::slower".into()],
+            left_out_seconds: 17.6,
+        }];
+        let line = exec_line(&e);
+        assert!(
+            line.contains("t/test_b.py; the 2 slowest tests of t/test_a.py (18 of its 31 s at base, over 20 s));"),
+            "{line}"
+        );
+        e.trimmed_files.clear();
         // No base run printed a readable result: that is said instead of a count of 0.
         e.tests_unread = Some("no test result could be read from the base runs; t/test_a.py exited with status 1: boom".into());
         let line = exec_line(&e);

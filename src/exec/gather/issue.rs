@@ -10,9 +10,10 @@ use super::runs::{
     RunResult, Runner, What,
 };
 use super::trees::{after_files, build_commit, own_prints};
+use super::trim::{left_out_in, slowest_to_leave_out};
 use super::{
-    IssueExec, Resolved, WrittenRecord, MAX_AGENT_SCRIPTS, MAX_TEST_FILES, MAX_WRITTEN, REPRO_FILE,
-    UNREAD, WHOLE_FILE_SHARE,
+    IssueExec, Resolved, TrimmedFile, WrittenRecord, MAX_AGENT_SCRIPTS, MAX_TEST_FILES,
+    MAX_WRITTEN, REPRO_FILE, SLOW_FILE_TRIM, TRIM_REACH, UNREAD, WHOLE_FILE_SHARE,
 };
 use crate::exec::env::{Env, EnvBuilder};
 use crate::exec::llm_repro::{self, ModelTestRecord, TestContext, TestStatus};
@@ -185,6 +186,9 @@ struct Progress {
     test_cmds: Vec<(String, Budget)>,
     /// Per test file: the tests it is narrowed to (all of it when empty).
     file_ids: Vec<Vec<String>>,
+    /// Test files run without their slowest tests, as in `out.trimmed_files` (they run
+    /// alone, on their own command).
+    trimmed: Vec<usize>,
     batch_cmds: Vec<String>,
     batches: Vec<Vec<usize>>,
     script: Option<String>,
@@ -369,7 +373,14 @@ fn plan<'a>(
     let limit = settings.limits.timeout.as_secs_f64() / 2.0;
     let whole_limit = settings.limits.timeout.as_secs_f64() / WHOLE_FILE_SHARE;
     let full = settings.limits.timeout;
-    let try_whole = Budget::cpu(whole_limit + 1.0, full);
+    // A runner that can leave tests out gets time enough for a file somewhat over its gate to
+    // finish, so its durations say which tests to leave out (see `trim`).
+    let reach = if env.can_leave_out_tests() {
+        TRIM_REACH
+    } else {
+        1.0
+    };
+    let try_whole = Budget::cpu(whole_limit * reach + 1.0, full);
     let test_cmds: Vec<(String, Budget)> = out
         .test_files
         .iter()
@@ -437,6 +448,7 @@ fn plan<'a>(
         base_seconds: BTreeMap::new(),
         test_cmds,
         file_ids,
+        trimmed: Vec::new(),
         batch_cmds: Vec::new(),
         batches: Vec::new(),
         script,
@@ -568,7 +580,6 @@ impl Progress {
     /// half the time limit: a file that slow at base would time out with a candidate on a
     /// loaded machine, and say nothing).
     fn base(&mut self, plan: &Plan) {
-        let n = self.out.test_files.len();
         let mut base_jobs: Vec<(usize, What, u32)> = Vec::new();
         for &k in &plan.tree_files[0] {
             base_jobs.push((0, What::Tests(k), 0));
@@ -594,38 +605,7 @@ impl Progress {
                 break;
             }
             self.first_repro = self.seen.repros.get(&0).cloned();
-            // Files tried whole: kept whole when quick and some test passed, else run again
-            // narrowed to their tests (that run replaces the whole one).
-            let narrow: Vec<usize> = (0..n)
-                .filter(|&k| plan.whole_first[k])
-                .filter(|&k| !passes_within(&self.seen, &self.base_seconds, k, plan.whole_limit))
-                .collect();
-            for k in 0..n {
-                self.test_cmds[k].1 = Budget::wall(plan.full);
-                if plan.whole_first[k] && !narrow.contains(&k) {
-                    self.file_ids[k].clear();
-                    self.out.whole_files.push(self.out.test_files[k].clone());
-                }
-            }
-            if !narrow.is_empty() {
-                let again: Vec<(usize, What, u32)> =
-                    narrow.iter().map(|&k| (0, What::Tests(k), 0)).collect();
-                for &k in &narrow {
-                    self.test_cmds[k].0 = plan
-                        .env
-                        .test_command_selected(&self.out.test_files[k], &self.file_ids[k]);
-                    self.base_seconds.remove(&k);
-                    self.seen.tests.remove(&(0, k, 0));
-                }
-                let results = self.run(plan, &again);
-                absorb_base(
-                    &mut self.out,
-                    &mut self.seen,
-                    &mut self.base_seconds,
-                    &again,
-                    results,
-                );
-            }
+            self.fit_slow_files(plan);
             base_jobs = plan.tree_files[0]
                 .iter()
                 .filter(|&&k| passes_within(&self.seen, &self.base_seconds, k, plan.limit))
@@ -636,6 +616,137 @@ impl Progress {
                 base_jobs.push((0, What::Repro, 1));
             }
         }
+    }
+
+    /// After the first base runs: files tried whole are kept whole when quick and some test
+    /// passed; one over its gate loses its slowest tests when its durations can bring it
+    /// within (see `trim`), else it is narrowed to its tests. Any other file over half the
+    /// time limit loses its slowest tests when they bring it within that. Each such file runs
+    /// again at base, that run replacing the first; a trim that did not take (the runner ran a
+    /// left-out test anyway, or nothing passed) is undone, and a file tried whole is then
+    /// narrowed after all.
+    fn fit_slow_files(&mut self, plan: &Plan) {
+        let n = self.out.test_files.len();
+        let over: Vec<usize> = (0..n)
+            .filter(|&k| plan.whole_first[k])
+            .filter(|&k| !passes_within(&self.seen, &self.base_seconds, k, plan.whole_limit))
+            .collect();
+        for k in 0..n {
+            self.test_cmds[k].1 = Budget::wall(plan.full);
+            if plan.whole_first[k] && !over.contains(&k) {
+                self.file_ids[k].clear();
+                self.out.whole_files.push(self.out.test_files[k].clone());
+            }
+        }
+        let mut again: Vec<usize> = Vec::new();
+        let mut narrow: Vec<usize> = Vec::new();
+        for &k in &over {
+            if self.trim(plan, k, plan.whole_limit, true) {
+                again.push(k);
+            } else {
+                narrow.push(k);
+            }
+        }
+        for &k in &plan.tree_files[0] {
+            let slow = self.base_seconds.get(&k).is_some_and(|&s| s > plan.limit);
+            if !plan.whole_first[k] && slow && self.trim(plan, k, plan.limit, false) {
+                again.push(k);
+            }
+        }
+        self.narrow(plan, &narrow);
+        again.extend(narrow);
+        self.rerun_at_base(plan, &again);
+        // Trims that did not take.
+        let mut undone: Vec<usize> = Vec::new();
+        for i in (0..self.trimmed.len()).rev() {
+            let k = self.trimmed[i];
+            let took = self
+                .seen
+                .tests
+                .get(&(0, k, 0))
+                .is_some_and(|r| left_out_in(r, &self.out.trimmed_files[i].left_out));
+            if !took {
+                self.trimmed.remove(i);
+                self.out.trimmed_files.remove(i);
+                undone.push(k);
+            }
+        }
+        let renarrow: Vec<usize> = undone
+            .into_iter()
+            .filter(|&k| plan.whole_first[k])
+            .collect();
+        self.narrow(plan, &renarrow);
+        self.rerun_at_base(plan, &renarrow);
+        for &i in &self.trimmed {
+            if plan.whole_first[i] {
+                self.file_ids[i].clear();
+            }
+        }
+    }
+
+    /// File `k` without its slowest tests, when its first base run took over `gate` and its
+    /// durations name tests whose seconds bring it within: its command becomes the file (whole
+    /// when `whole`, else its own selection) less those tests. Returns whether it did.
+    fn trim(&mut self, plan: &Plan, k: usize, gate: f64, whole: bool) -> bool {
+        let (Some(run), Some(&seconds)) =
+            (self.seen.tests.get(&(0, k, 0)), self.base_seconds.get(&k))
+        else {
+            return false;
+        };
+        // A file tried whole keeps the tests naming the edits to the last.
+        let keep: &[String] = if whole { &self.file_ids[k] } else { &[] };
+        let target = if whole { gate } else { gate * SLOW_FILE_TRIM };
+        let Some((left_out, left_out_seconds)) =
+            slowest_to_leave_out(run, seconds, (gate, target), keep)
+        else {
+            return false;
+        };
+        let file = self.out.test_files[k].clone();
+        let ids: &[String] = if whole { &[] } else { &self.file_ids[k] };
+        let Some(command) = plan.env.test_command_without(&file, ids, &left_out) else {
+            return false;
+        };
+        self.test_cmds[k].0 = command;
+        self.trimmed.push(k);
+        self.out.trimmed_files.push(TrimmedFile {
+            file,
+            whole,
+            seconds,
+            gate,
+            left_out,
+            left_out_seconds,
+        });
+        true
+    }
+
+    /// Files `ks` narrowed to the tests naming the edits.
+    fn narrow(&mut self, plan: &Plan, ks: &[usize]) {
+        for &k in ks {
+            self.test_cmds[k].0 = plan
+                .env
+                .test_command_selected(&self.out.test_files[k], &self.file_ids[k]);
+        }
+    }
+
+    /// Files `ks` run again at base on their commands as they now stand, the run replacing
+    /// their first.
+    fn rerun_at_base(&mut self, plan: &Plan, ks: &[usize]) {
+        if ks.is_empty() {
+            return;
+        }
+        let again: Vec<(usize, What, u32)> = ks.iter().map(|&k| (0, What::Tests(k), 0)).collect();
+        for &k in ks {
+            self.base_seconds.remove(&k);
+            self.seen.tests.remove(&(0, k, 0));
+        }
+        let results = self.run(plan, &again);
+        absorb_base(
+            &mut self.out,
+            &mut self.seen,
+            &mut self.base_seconds,
+            &again,
+            results,
+        );
     }
 
     /// After the base runs: the reproduction settled (steady, or not used), a test
@@ -827,9 +938,16 @@ impl Progress {
         let mut batches: Vec<Vec<usize>> = Vec::new();
         let mut batch_cmds: Vec<String> = Vec::new();
         for (t, ks) in plan.tree_files.iter().enumerate().skip(1) {
+            // A trimmed file runs alone, on its own command (it leaves tests out).
+            for &k in ks
+                .iter()
+                .filter(|&&k| useful(k) && self.trimmed.contains(&k))
+            {
+                jobs.push((t, What::Tests(k), 0));
+            }
             let mut mine: Vec<(usize, f64, u8)> = ks
                 .iter()
-                .filter(|&&k| useful(k))
+                .filter(|&&k| useful(k) && !self.trimmed.contains(&k))
                 .map(|&k| (k, base_seconds[&k], plan.env.batch_key(&self.file_ids[k])))
                 .collect();
             mine.sort_by_key(|m| m.0);

@@ -14,6 +14,7 @@ mod runs;
 #[cfg(test)]
 mod tests;
 mod trees;
+mod trim;
 use crate::exec::env::{spec_for, EnvSpec, Overrides};
 use crate::exec::llm_repro::{ModelTestRecord, TestStatus, TestWriter};
 use crate::exec::regress;
@@ -38,6 +39,21 @@ const WHOLE_FILE_SHARE: f64 = 6.0;
 /// counts instead: a try limited by CPU time gets this many times as long on the clock, and a
 /// run's gate seconds are at least its wall time over this.
 const LOAD_ALLOWANCE: f64 = 3.0;
+/// A file over half the time limit at base, which would be left out, loses its slowest tests
+/// until its run would take this share of that (pytest's durations of the slowest tests, less
+/// from the run's seconds): its second base run is gated again, the slower of the two counting,
+/// and a run is a fifth slower than another of the same tests often enough. A file tried whole
+/// is not gated again, so it loses tests only down to its gate.
+const SLOW_FILE_TRIM: f64 = 0.75;
+/// A file named after an edited module is tried whole with this many times its gate of CPU
+/// time when its runner can leave tests out: a file up to that slow finishes, so its
+/// durations say which tests to leave out (a slower one is narrowed to its tests).
+const TRIM_REACH: f64 = 2.0;
+/// Output kept of one run (the first and the last half). pytest prints what dei reads last:
+/// the durations of the slowest tests, then the `-rA` summary, a line per test. A file of 1,500
+/// tests (xarray's `test_dataset.py`) prints about 140 KB of them; with 64 KiB the middle of
+/// the summary was lost, and with it those tests' results at base.
+const RUN_OUTPUT_BYTES: usize = 512 << 10;
 /// Agents' reproduction scripts tried at base when the issue gives no usable reproduction.
 const MAX_AGENT_SCRIPTS: usize = 3;
 /// Agent families whose written tests are tried as probes per issue.
@@ -180,6 +196,7 @@ impl ExecSettings {
     pub fn new(backend: Arc<dyn Backend>, env_dir: PathBuf, cache_dir: PathBuf) -> ExecSettings {
         let limits = Limits {
             timeout: std::time::Duration::from_secs(180),
+            output_bytes: RUN_OUTPUT_BYTES,
             ..Limits::default()
         };
         ExecSettings {
@@ -282,6 +299,11 @@ pub struct IssueExec {
     /// edit): quick enough at base, and some test passed.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub whole_files: Vec<String>,
+    /// Test files that ran without their slowest tests: at base the file (whole, or its
+    /// selection) took over its time gate, and pytest's durations named the tests whose
+    /// seconds bring it within (see `exec::gather::trim`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub trimmed_files: Vec<TrimmedFile>,
     /// The model-written reproduction test (`--exec-llm-repro`): whether one was written, kept
     /// or discarded, and why; `None` when none was asked for. With several samples, the first
     /// kept one (else the first).
@@ -325,6 +347,21 @@ pub struct IssueExec {
     /// itself (the tree does), for [`gather`] to build at the base commit; not recorded.
     #[serde(skip)]
     pub tree_lacks: Option<String>,
+}
+
+/// A test file run without its slowest tests (see [`IssueExec::trimmed_files`]).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct TrimmedFile {
+    pub file: String,
+    /// Whether the rest of the file ran whole (a file named after an edited module), or only
+    /// its tests naming the edits.
+    pub whole: bool,
+    /// The seconds its first base run took, and the gate it was over.
+    pub seconds: f64,
+    pub gate: f64,
+    /// The tests left out, slowest first, and their seconds together at base.
+    pub left_out: Vec<String>,
+    pub left_out_seconds: f64,
 }
 
 /// How [`IssueExec::tests_unread`] begins.

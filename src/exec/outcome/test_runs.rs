@@ -70,6 +70,10 @@ pub struct TestRun {
     pub file_errors: BTreeSet<String>,
     /// The final counts line, when the run got that far (`None`: killed, crashed, cut off).
     pub counts: Option<Counts>,
+    /// Seconds per test, setup and teardown included, from pytest's `--durations` section
+    /// (`0.52s call     path::test`): the slowest tests of the run, as many as it lists.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub durations: BTreeMap<String, f64>,
 }
 
 impl TestRun {
@@ -262,6 +266,11 @@ pub fn parse_test_output(text: &str) -> TestRun {
                 continue;
             }
         }
+        // --durations: `0.52s call     path::test` (also `setup`, `teardown`).
+        if let Some((id, secs)) = duration_line(line) {
+            *run.durations.entry(clean_id(id)).or_insert(0.0) += secs;
+            continue;
+        }
         // -rA short summary: `PASSED id`, `FAILED id - msg`.
         if let Some((word, rest)) = line.split_once(' ') {
             if word.chars().all(|c| c.is_ascii_uppercase()) && word.len() >= 4 {
@@ -327,6 +336,18 @@ fn sympy_counts(line: &str) -> Option<Counts> {
         }
     }
     Some(c)
+}
+
+/// A line of pytest's `--durations` section: `0.52s call     path::Class::test` → the node id
+/// and its seconds.
+fn duration_line(line: &str) -> Option<(&str, f64)> {
+    let mut words = line.split_whitespace();
+    let secs: f64 = words.next()?.strip_suffix('s')?.parse().ok()?;
+    if !matches!(words.next()?, "setup" | "call" | "teardown") {
+        return None;
+    }
+    let id = words.next()?;
+    (words.next().is_none() && looks_like_node_id(id)).then_some((id, secs))
 }
 
 fn looks_like_node_id(s: &str) -> bool {

@@ -1,7 +1,7 @@
 //! Tests of reading runs into outcomes.
 
 use super::*;
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 #[test]
 fn coloured_pytest_output_reads_like_plain() {
@@ -282,7 +282,53 @@ fn run(pairs: &[(&str, Status)], finished: bool) -> TestRun {
         results: pairs.iter().map(|(k, s)| (k.to_string(), *s)).collect(),
         file_errors: BTreeSet::new(),
         counts: finished.then(Counts::default),
+        durations: BTreeMap::new(),
     }
+}
+
+/// pytest's `--durations` section, as pytest 7 prints it before the short summary (a test's
+/// setup and call add up; pytest 4's `s` width and a parametrized id read the same; a line
+/// that only looks alike is not read).
+#[test]
+fn durations_add_up_per_test_and_change_no_result() {
+    let text = "\
+============================= slowest 50 durations =============================
+2.51s call     xarray/tests/test_dataset.py::TestDataset::test_reduce
+0.40s setup    xarray/tests/test_dataset.py::TestDataset::test_reduce
+1.00s call     xarray/tests/test_dataset.py::test_rolling[1-True-mean]
+0.02s teardown xarray/tests/test_dataset.py::test_rolling[1-True-mean]
+0.5s call     tests/test_x.py::TestA::()::test_b
+
+(12 durations < 0.005s hidden.  Use -vv to show these durations.)
+3.00s call     somewhere else entirely
+=========================== short test summary info ============================
+PASSED xarray/tests/test_dataset.py::TestDataset::test_reduce
+PASSED xarray/tests/test_dataset.py::test_rolling[1-True-mean]
+PASSED tests/test_x.py::TestA::test_b
+============================== 3 passed in 4.43s ===============================
+";
+    let r = parse_test_output(text);
+    assert_eq!(r.results.len(), 3);
+    assert!(r.results.values().all(|s| *s == Status::Passed));
+    let d: Vec<(&str, f64)> = r
+        .durations
+        .iter()
+        .map(|(k, v)| (k.as_str(), (v * 100.0).round() / 100.0))
+        .collect();
+    assert_eq!(
+        d,
+        [
+            ("tests/test_x.py::TestA::test_b", 0.5),
+            (
+                "xarray/tests/test_dataset.py::TestDataset::test_reduce",
+                2.91
+            ),
+            (
+                "xarray/tests/test_dataset.py::test_rolling[1-True-mean]",
+                1.02
+            ),
+        ]
+    );
 }
 
 #[test]
