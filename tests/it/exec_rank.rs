@@ -491,6 +491,46 @@ fn a_file_named_after_the_edit_whose_one_test_waits_long_runs_without_that_test(
 }
 
 #[test]
+fn a_file_over_half_the_limit_runs_without_its_slowest_test_rather_than_not_at_all() {
+    // tests/test_cli.py is not named after the edited module: it runs only its tests naming
+    // `word_count`, here two, one of which sleeps 5 s, over half the 8 s limit (4 s). It used
+    // to be left out for the candidates (`slow_files`); its durations put the 5 s in that one
+    // test, so it runs without it, within three quarters of the half, and the quick test counts.
+    let Some((dir, cache, tmp)) = exec_dirs() else {
+        return;
+    };
+    let cli = r#"import time
+
+from textkit.words import word_count
+
+
+def test_word_count_quickly():
+    assert word_count("one two") == 2
+
+
+def test_word_count_slowly():
+    time.sleep(5)
+    assert word_count("a b c") == 3
+"#;
+    let v = rank_with_pytest(dir.path(), &[("tests/test_cli.py", cli)], &cache, &tmp);
+    let exec = &v["exec"];
+    assert!(exec["error"].is_null(), "{exec}");
+    assert!(exec.get("slow_files").is_none(), "{exec}");
+    let trimmed = &exec["trimmed_files"];
+    assert_eq!(trimmed.as_array().map(Vec::len), Some(1), "{exec}");
+    assert_eq!(trimmed[0]["file"], "tests/test_cli.py");
+    assert_eq!(trimmed[0]["whole"], false);
+    assert_eq!(
+        trimmed[0]["left_out"],
+        serde_json::json!(["tests/test_cli.py::test_word_count_slowly"]),
+        "{exec}"
+    );
+    // The quick test of test_cli.py, and test_words.py's three, run whole.
+    assert_eq!(exec["stable_tests"], 1 + 3, "{exec}");
+    assert_eq!(by_agent(&v, "careful-agent")["behaviour"]["tests_run"], 4);
+}
+
+#[test]
 fn a_file_whose_runner_runs_the_tests_it_was_told_to_leave_out_is_narrowed_after_all() {
     // A pytest older than 3.5 has no `--deselect` (this stand-in takes the option and runs
     // the test anyway): the run without the slow test still ran it, so the trim is undone
