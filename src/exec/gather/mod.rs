@@ -359,7 +359,8 @@ pub struct TrimmedFile {
     /// The seconds its first base run took, and the gate it was over.
     pub seconds: f64,
     pub gate: f64,
-    /// The tests left out, slowest first, and their seconds together at base.
+    /// The tests left out, in the order they were given up (slowest first, those naming the
+    /// edits last), and their seconds together at base.
     pub left_out: Vec<String>,
     pub left_out_seconds: f64,
 }
