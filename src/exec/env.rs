@@ -370,7 +370,7 @@ impl Env {
         ids: &[String],
         left_out: &[String],
     ) -> Option<String> {
-        if test_runner_of(&self.spec.test_cmd) != TestRunner::Pytest {
+        if !self.can_leave_out_tests() {
             return None;
         }
         let mut c = self.test_command_selected(file, ids);

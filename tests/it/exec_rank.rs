@@ -446,6 +446,20 @@ fn rank_with_a_slow_file(wait: &str, runner: Option<&str>) -> Option<(Value, Vec
     Some((exec, runs))
 }
 
+/// The one entry of `exec.trimmed_files`: `file`, run whole or not, without `left_out` alone.
+fn the_one_trimmed_file<'a>(exec: &'a Value, file: &str, whole: bool, left_out: &str) -> &'a Value {
+    let trimmed = &exec["trimmed_files"];
+    assert_eq!(trimmed.as_array().map(Vec::len), Some(1), "{exec}");
+    assert_eq!(trimmed[0]["file"], file, "{exec}");
+    assert_eq!(trimmed[0]["whole"], whole, "{exec}");
+    assert_eq!(
+        trimmed[0]["left_out"],
+        serde_json::json!([left_out]),
+        "{exec}"
+    );
+    &trimmed[0]
+}
+
 #[test]
 fn a_file_named_after_the_edit_whose_one_test_waits_long_runs_without_that_test() {
     // Sleeping uses no CPU time: the whole try runs to its end (its wall time may be three
@@ -459,13 +473,9 @@ fn a_file_named_after_the_edit_whose_one_test_waits_long_runs_without_that_test(
     };
     assert!(runs.iter().all(|r| r["timed_out"] == false), "{runs:?}");
     let slow = "tests/test_words.py::test_capitalize_words_slowly";
-    let trimmed = &exec["trimmed_files"];
-    assert_eq!(trimmed.as_array().map(Vec::len), Some(1), "{exec}");
-    assert_eq!(trimmed[0]["file"], "tests/test_words.py");
-    assert_eq!(trimmed[0]["whole"], true);
-    assert_eq!(trimmed[0]["left_out"], serde_json::json!([slow]), "{exec}");
+    let trimmed = the_one_trimmed_file(&exec, "tests/test_words.py", true, slow);
     assert!(
-        trimmed[0]["left_out_seconds"].as_f64().unwrap() >= 5.0,
+        trimmed["left_out_seconds"].as_f64().unwrap() >= 5.0,
         "{exec}"
     );
     assert_eq!(exec["stable_tests"], 1 + 3, "{exec}");
@@ -516,14 +526,11 @@ def test_word_count_slowly():
     let exec = &v["exec"];
     assert!(exec["error"].is_null(), "{exec}");
     assert!(exec.get("slow_files").is_none(), "{exec}");
-    let trimmed = &exec["trimmed_files"];
-    assert_eq!(trimmed.as_array().map(Vec::len), Some(1), "{exec}");
-    assert_eq!(trimmed[0]["file"], "tests/test_cli.py");
-    assert_eq!(trimmed[0]["whole"], false);
-    assert_eq!(
-        trimmed[0]["left_out"],
-        serde_json::json!(["tests/test_cli.py::test_word_count_slowly"]),
-        "{exec}"
+    the_one_trimmed_file(
+        exec,
+        "tests/test_cli.py",
+        false,
+        "tests/test_cli.py::test_word_count_slowly",
     );
     // The quick test of test_cli.py, and test_words.py's three, run whole.
     assert_eq!(exec["stable_tests"], 1 + 3, "{exec}");

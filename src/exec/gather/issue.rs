@@ -186,9 +186,6 @@ struct Progress {
     test_cmds: Vec<(String, Budget)>,
     /// Per test file: the tests it is narrowed to (all of it when empty).
     file_ids: Vec<Vec<String>>,
-    /// Test files run without their slowest tests, as in `out.trimmed_files` (they run
-    /// alone, on their own command).
-    trimmed: Vec<usize>,
     batch_cmds: Vec<String>,
     batches: Vec<Vec<usize>>,
     script: Option<String>,
@@ -448,7 +445,6 @@ fn plan<'a>(
         base_seconds: BTreeMap::new(),
         test_cmds,
         file_ids,
-        trimmed: Vec::new(),
         batch_cmds: Vec::new(),
         batches: Vec::new(),
         script,
@@ -657,31 +653,39 @@ impl Progress {
         again.extend(narrow);
         self.rerun_at_base(plan, &again);
         // Trims that did not take.
-        let mut undone: Vec<usize> = Vec::new();
-        for i in (0..self.trimmed.len()).rev() {
-            let k = self.trimmed[i];
-            let took = self
-                .seen
-                .tests
-                .get(&(0, k, 0))
-                .is_some_and(|r| left_out_in(r, &self.out.trimmed_files[i].left_out));
-            if !took {
-                self.trimmed.remove(i);
-                self.out.trimmed_files.remove(i);
-                undone.push(k);
-            }
-        }
+        let undone: Vec<usize> = (0..n)
+            .filter(|&k| {
+                self.trimmed_at(k).is_some_and(|t| {
+                    !self
+                        .seen
+                        .tests
+                        .get(&(0, k, 0))
+                        .is_some_and(|r| left_out_in(r, &t.left_out))
+                })
+            })
+            .collect();
+        let files = &self.out.test_files;
+        self.out
+            .trimmed_files
+            .retain(|t| !undone.iter().any(|&k| files[k] == t.file));
         let renarrow: Vec<usize> = undone
             .into_iter()
             .filter(|&k| plan.whole_first[k])
             .collect();
         self.narrow(plan, &renarrow);
         self.rerun_at_base(plan, &renarrow);
-        for &i in &self.trimmed {
-            if plan.whole_first[i] {
-                self.file_ids[i].clear();
+        for k in 0..n {
+            if plan.whole_first[k] && self.trimmed_at(k).is_some() {
+                self.file_ids[k].clear();
             }
         }
+    }
+
+    /// How file `k` runs without its slowest tests, when it does (`out.trimmed_files`; such a
+    /// file runs alone, on its own command).
+    fn trimmed_at(&self, k: usize) -> Option<&TrimmedFile> {
+        let file = &self.out.test_files[k];
+        self.out.trimmed_files.iter().find(|t| &t.file == file)
     }
 
     /// File `k` without its slowest tests, when its first base run took over `gate` and its
@@ -707,7 +711,6 @@ impl Progress {
             return false;
         };
         self.test_cmds[k].0 = command;
-        self.trimmed.push(k);
         self.out.trimmed_files.push(TrimmedFile {
             file,
             whole,
@@ -941,13 +944,13 @@ impl Progress {
             // A trimmed file runs alone, on its own command (it leaves tests out).
             for &k in ks
                 .iter()
-                .filter(|&&k| useful(k) && self.trimmed.contains(&k))
+                .filter(|&&k| useful(k) && self.trimmed_at(k).is_some())
             {
                 jobs.push((t, What::Tests(k), 0));
             }
             let mut mine: Vec<(usize, f64, u8)> = ks
                 .iter()
-                .filter(|&&k| useful(k) && !self.trimmed.contains(&k))
+                .filter(|&&k| useful(k) && self.trimmed_at(k).is_none())
                 .map(|&k| (k, base_seconds[&k], plan.env.batch_key(&self.file_ids[k])))
                 .collect();
             mine.sort_by_key(|m| m.0);
