@@ -89,6 +89,21 @@ fn exec_line(e: &crate::exec::gather::IssueExec) -> String {
                 t.gate
             ));
         }
+        for n in &e.narrowed_files {
+            let why = match n.seconds {
+                Some(s) if s > n.gate => {
+                    format!("{s:.0} s whole at base, over {:.0} s", n.gate)
+                }
+                Some(_) => "no test passed whole at base".to_string(),
+                None => "stopped whole at base before it ended".to_string(),
+            };
+            left_out.push(format!(
+                "all but the {} test{} naming the edits of {} ({why})",
+                n.tests,
+                if n.tests == 1 { "" } else { "s" },
+                n.file
+            ));
+        }
         format!(
             "{} test{} passing twice at the base commit in {}{}",
             e.stable_tests,
@@ -443,6 +458,26 @@ mod tests {
             "{line}"
         );
         e.trimmed_files.clear();
+        // A file tried whole and narrowed says how many tests it kept, and why.
+        e.narrowed_files = vec![crate::exec::gather::NarrowedFile {
+            file: "t/test_a.py".into(),
+            seconds: Some(25.4),
+            gate: 20.0,
+            tests: 3,
+        }];
+        let line = exec_line(&e);
+        assert!(
+            line.contains("t/test_b.py; all but the 3 tests naming the edits of t/test_a.py (25 s whole at base, over 20 s));"),
+            "{line}"
+        );
+        e.narrowed_files[0].seconds = None;
+        e.narrowed_files[0].tests = 1;
+        let line = exec_line(&e);
+        assert!(
+            line.contains("all but the 1 test naming the edits of t/test_a.py (stopped whole at base before it ended));"),
+            "{line}"
+        );
+        e.narrowed_files.clear();
         // No base run printed a readable result: that is said instead of a count of 0.
         e.tests_unread = Some("no test result could be read from the base runs; t/test_a.py exited with status 1: boom".into());
         let line = exec_line(&e);

@@ -460,6 +460,18 @@ fn the_one_trimmed_file<'a>(exec: &'a Value, file: &str, whole: bool, left_out: 
     &trimmed[0]
 }
 
+/// The one entry of `exec.narrowed_files`: test_words.py, tried whole and narrowed to its two
+/// tests naming `word_count`, against the gate of a sixth of the 8 s limit.
+fn the_one_narrowed_file(exec: &Value) -> &Value {
+    let narrowed = &exec["narrowed_files"];
+    assert_eq!(narrowed.as_array().map(Vec::len), Some(1), "{exec}");
+    assert_eq!(narrowed[0]["file"], "tests/test_words.py", "{exec}");
+    assert_eq!(narrowed[0]["tests"], 2, "{exec}");
+    let gate = narrowed[0]["gate"].as_f64().unwrap();
+    assert!((gate - 8.0 / 6.0).abs() < 1e-9, "{exec}");
+    &narrowed[0]
+}
+
 #[test]
 fn a_file_named_after_the_edit_whose_one_test_waits_long_runs_without_that_test() {
     // Sleeping uses no CPU time: the whole try runs to its end (its wall time may be three
@@ -474,6 +486,7 @@ fn a_file_named_after_the_edit_whose_one_test_waits_long_runs_without_that_test(
     assert!(runs.iter().all(|r| r["timed_out"] == false), "{runs:?}");
     let slow = "tests/test_words.py::test_capitalize_words_slowly";
     let trimmed = the_one_trimmed_file(&exec, "tests/test_words.py", true, slow);
+    assert!(exec.get("narrowed_files").is_none(), "{exec}");
     assert!(
         trimmed["left_out_seconds"].as_f64().unwrap() >= 5.0,
         "{exec}"
@@ -553,6 +566,9 @@ fn a_file_whose_runner_runs_the_tests_it_was_told_to_leave_out_is_narrowed_after
     };
     assert!(exec.get("trimmed_files").is_none(), "{exec}");
     assert_eq!(exec["stable_tests"], 1 + 2, "{exec}");
+    // Said, with the seconds of its whole try: over the gate of 8 / 6 s.
+    let narrowed = the_one_narrowed_file(&exec);
+    assert!(narrowed["seconds"].as_f64().unwrap() >= 5.0, "{exec}");
     // Base: test_cli twice; test_words whole, without the slow test (which ran), then
     // narrowed twice; the reproduction twice. Each tree: both files in one run, and the
     // reproduction.
@@ -573,6 +589,8 @@ fn a_file_named_after_the_edit_that_is_slow_whole_is_stopped_at_its_share_of_cpu
     };
     assert!(exec.get("trimmed_files").is_none(), "{exec}");
     assert_eq!(exec["stable_tests"], 1 + 2, "{exec}");
+    // Said; stopped before it ended, its whole try has no seconds.
+    assert!(the_one_narrowed_file(&exec)["seconds"].is_null(), "{exec}");
     // Base: test_cli twice, test_words whole once and narrowed twice, the reproduction twice;
     // each of the two trees: both files in one run, and the reproduction.
     assert_eq!(exec["runs"], 2 + 3 + 2 + 2 * 2, "{exec}");

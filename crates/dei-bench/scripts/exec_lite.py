@@ -255,6 +255,10 @@ def exec_stats(run_dir):
         "with_reproduction": sum(1 for e in ran if e.get("reproduction")),
         "with_flaky_base_tests": sum(1 for e in ran if e.get("flaky_tests")),
         "with_written_tests": sum(1 for e in ran if e.get("written_tests")),
+        # Time gates: files left out, run without their slowest tests, or tried whole and narrowed.
+        "with_slow_files": sum(1 for e in ran if e.get("slow_files")),
+        "with_trimmed_files": sum(1 for e in ran if e.get("trimmed_files")),
+        "with_narrowed_files": sum(1 for e in ran if e.get("narrowed_files")),
         "split_into_classes": sum(1 for e in ran if e.get("classes", 0) >= 2),
         "candidates_run": cands,
         "sandbox_runs": sum(e["runs"] for e in ran),

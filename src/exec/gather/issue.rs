@@ -12,8 +12,8 @@ use super::runs::{
 use super::trees::{after_files, build_commit, own_prints};
 use super::trim::{left_out_in, slowest_to_leave_out};
 use super::{
-    IssueExec, Resolved, TrimmedFile, WrittenRecord, MAX_AGENT_SCRIPTS, MAX_TEST_FILES,
-    MAX_WRITTEN, REPRO_FILE, SLOW_FILE_TRIM, TRIM_REACH, UNREAD, WHOLE_FILE_SHARE,
+    IssueExec, NarrowedFile, Resolved, TrimmedFile, WrittenRecord, MAX_AGENT_SCRIPTS,
+    MAX_TEST_FILES, MAX_WRITTEN, REPRO_FILE, SLOW_FILE_TRIM, TRIM_REACH, UNREAD, WHOLE_FILE_SHARE,
 };
 use crate::exec::env::{Env, EnvBuilder};
 use crate::exec::llm_repro::{self, ModelTestRecord, TestContext, TestStatus};
@@ -650,6 +650,9 @@ impl Progress {
             }
         }
         self.narrow(plan, &narrow);
+        for &k in &narrow {
+            self.note_narrowed(plan, k, None);
+        }
         again.extend(narrow);
         self.rerun_at_base(plan, &again);
         // Trims that did not take.
@@ -664,13 +667,21 @@ impl Progress {
                 })
             })
             .collect();
+        let renarrow: Vec<(usize, f64)> = undone
+            .iter()
+            .filter(|&&k| plan.whole_first[k])
+            .filter_map(|&k| Some((k, self.trimmed_at(k)?.seconds)))
+            .collect();
         let files = &self.out.test_files;
         self.out
             .trimmed_files
             .retain(|t| !undone.iter().any(|&k| files[k] == t.file));
-        let renarrow: Vec<usize> = undone
+        let renarrow: Vec<usize> = renarrow
             .into_iter()
-            .filter(|&k| plan.whole_first[k])
+            .map(|(k, seconds)| {
+                self.note_narrowed(plan, k, Some(seconds));
+                k
+            })
             .collect();
         self.narrow(plan, &renarrow);
         self.rerun_at_base(plan, &renarrow);
@@ -720,6 +731,28 @@ impl Progress {
             left_out_seconds,
         });
         true
+    }
+
+    /// File `k`, tried whole, is narrowed to its tests naming the edits: said in
+    /// `out.narrowed_files`, with the seconds its whole try took (`seconds` when a trim was
+    /// undone, its first run having been replaced; else its first run's, unless it was stopped).
+    fn note_narrowed(&mut self, plan: &Plan, k: usize, seconds: Option<f64>) {
+        let finished = self
+            .seen
+            .tests
+            .get(&(0, k, 0))
+            .is_some_and(|r| r.finished());
+        let seconds = seconds.or_else(|| {
+            finished
+                .then(|| self.base_seconds.get(&k).copied())
+                .flatten()
+        });
+        self.out.narrowed_files.push(NarrowedFile {
+            file: self.out.test_files[k].clone(),
+            seconds,
+            gate: plan.whole_limit,
+            tests: self.file_ids[k].len(),
+        });
     }
 
     /// Files `ks` narrowed to the tests naming the edits.

@@ -304,6 +304,12 @@ pub struct IssueExec {
     /// seconds bring it within (see `exec::gather::trim`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub trimmed_files: Vec<TrimmedFile>,
+    /// Test files named after an edited module that ran only their tests naming the edits:
+    /// tried whole at base, they took over their time gate (or no test passed), and leaving
+    /// out their slowest tests could not bring them within it. What such a file's other tests
+    /// would have shown is not seen; a longer `--exec-timeout` raises the gate.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub narrowed_files: Vec<NarrowedFile>,
     /// The model-written reproduction test (`--exec-llm-repro`): whether one was written, kept
     /// or discarded, and why; `None` when none was asked for. With several samples, the first
     /// kept one (else the first).
@@ -363,6 +369,19 @@ pub struct TrimmedFile {
     /// edits last), and their seconds together at base.
     pub left_out: Vec<String>,
     pub left_out_seconds: f64,
+}
+
+/// A test file tried whole and narrowed to its tests naming the edits (see
+/// [`IssueExec::narrowed_files`]).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct NarrowedFile {
+    pub file: String,
+    /// The seconds its whole try took at base (its own time, less what it waited for a CPU;
+    /// `None` when it was stopped before it ended), and the gate it had to keep within.
+    pub seconds: Option<f64>,
+    pub gate: f64,
+    /// How many tests it was narrowed to.
+    pub tests: usize,
 }
 
 /// How [`IssueExec::tests_unread`] begins.
