@@ -92,10 +92,13 @@ fn exec_line(e: &crate::exec::gather::IssueExec) -> String {
         for n in &e.narrowed_files {
             let why = match n.seconds {
                 Some(s) if s > n.gate => {
-                    format!("{s:.0} s whole at base, over {:.0} s", n.gate)
+                    format!("{s:.0} s whole at base, over its {:.0} s gate, which grows with --exec-timeout", n.gate)
                 }
                 Some(_) => "no test passed whole at base".to_string(),
-                None => "stopped whole at base before it ended".to_string(),
+                None => format!(
+                    "stopped whole at base before it ended, over its {:.0} s gate, which grows with --exec-timeout",
+                    n.gate
+                ),
             };
             left_out.push(format!(
                 "all but the {} test{} naming the edits of {} ({why})",
@@ -467,14 +470,14 @@ mod tests {
         }];
         let line = exec_line(&e);
         assert!(
-            line.contains("t/test_b.py; all but the 3 tests naming the edits of t/test_a.py (25 s whole at base, over 20 s));"),
+            line.contains("t/test_b.py; all but the 3 tests naming the edits of t/test_a.py (25 s whole at base, over its 20 s gate, which grows with --exec-timeout));"),
             "{line}"
         );
         e.narrowed_files[0].seconds = None;
         e.narrowed_files[0].tests = 1;
         let line = exec_line(&e);
         assert!(
-            line.contains("all but the 1 test naming the edits of t/test_a.py (stopped whole at base before it ended));"),
+            line.contains("all but the 1 test naming the edits of t/test_a.py (stopped whole at base before it ended, over its 20 s gate, which grows with --exec-timeout));"),
             "{line}"
         );
         e.narrowed_files.clear();
