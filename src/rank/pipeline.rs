@@ -397,6 +397,7 @@ pub fn rank_issue(
             .unwrap_or_default(),
         repro_by_agent: exec.as_ref().is_some_and(|e| e.repro_from.is_some()),
         model_tests_kept: exec.as_ref().map_or(0, |e| e.model_tests_kept()),
+        tests_in_part: exec.as_ref().map(|e| e.tests_in_part()).unwrap_or_default(),
     };
     let ranked = review_and_rank(committee, &bundle)?;
     let unscored = ranked

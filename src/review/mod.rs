@@ -32,6 +32,9 @@ pub struct IssueBundle {
     /// Model-written reproduction tests kept for the issue (`--exec-llm-repro`); with more
     /// than one, a candidate's `model_test` is the verdict most of them print.
     pub model_tests_kept: usize,
+    /// Test files that ran in part or not at all to keep within the time limits (see
+    /// [`crate::exec::gather::IssueExec::tests_in_part`]); empty without `--exec`.
+    pub tests_in_part: Vec<String>,
 }
 
 /// Anything that can score the candidates of an issue.

@@ -66,6 +66,9 @@ pub struct ExecView {
     pub broken_more: usize,
     /// The test files the candidate edits, set aside: its tests ran as at the base commit.
     pub tests_set_aside: Vec<String>,
+    /// The issue's test files that ran in part or not at all for time, one phrase each (see
+    /// [`IssueBundle::tests_in_part`]).
+    pub tests_in_part: Vec<String>,
     /// Base-passing tests that ran with the candidate.
     pub tests_run: usize,
     /// The issue's reproduction against the base commit: `changed`, `same`, or `None` when none ran.
@@ -107,6 +110,7 @@ pub fn exec_views(bundle: &IssueBundle) -> Vec<Option<ExecView>> {
                     broken: vec![],
                     broken_more: 0,
                     tests_set_aside: vec![],
+                    tests_in_part: vec![],
                     tests_run: 0,
                     repro: None,
                     repro_by_agent: false,
@@ -144,6 +148,7 @@ pub fn exec_views(bundle: &IssueBundle) -> Vec<Option<ExecView>> {
                 broken: b.broken.iter().take(BROKEN_SHOWN).cloned().collect(),
                 broken_more: b.broken.len().saturating_sub(BROKEN_SHOWN),
                 tests_set_aside: b.tests_set_aside.clone(),
+                tests_in_part: bundle.tests_in_part.clone(),
                 tests_run: b.tests_run,
                 repro: b.repro.map(|r| match r {
                     ReproChange::Changed => "changed",

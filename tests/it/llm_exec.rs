@@ -189,6 +189,22 @@ fn without_behaviour_the_prompts_are_what_they_were_and_with_it_they_say_what_ra
     assert!(list.contains("The candidates were run"));
     assert!(shown[2].contains("The candidates were run"));
     assert!(
+        shown
+            .iter()
+            .all(|t| !t.contains("Not every existing test ran")),
+        "every test file ran whole: no line about time limits"
+    );
+    // Test files cut for time are said to every candidate that ran.
+    b.tests_in_part = vec!["tests/test_big.py ran only its 2 tests naming the edited code".into()];
+    let cut = render(&prompts, &b);
+    assert_eq!(
+        cut[1].matches("Not every existing test ran, to keep within the time limits: tests/test_big.py ran only its 2 tests naming the edited code. A test this patch breaks there would not show here.\n").count(),
+        3,
+        "{}",
+        cut[1]
+    );
+    b.tests_in_part.clear();
+    assert!(
         shown.iter().all(|t| !t.contains("written by a model")),
         "no model-written test, no line about one"
     );

@@ -399,6 +399,33 @@ pub struct WrittenRecord {
 }
 
 impl IssueExec {
+    /// The test files that ran in part or not at all to keep within the time limits, one
+    /// phrase each, for a model's prompt: left out as slow, run without their slowest tests,
+    /// or tried whole and narrowed for time (not those narrowed because no test passed whole).
+    pub fn tests_in_part(&self) -> Vec<String> {
+        let tests = |n: usize| if n == 1 { "test" } else { "tests" };
+        let slow = self.slow_files.iter().map(|f| {
+            format!("{f} did not run (it took over half the time limit at the base commit)")
+        });
+        let trimmed = self.trimmed_files.iter().map(|t| {
+            let n = t.left_out.len();
+            format!("{} ran without its {n} slowest {}", t.file, tests(n))
+        });
+        let narrowed = self
+            .narrowed_files
+            .iter()
+            .filter(|n| !matches!(n.seconds, Some(s) if s <= n.gate))
+            .map(|n| {
+                format!(
+                    "{} ran only its {} {} naming the edited code",
+                    n.file,
+                    n.tests,
+                    tests(n.tests)
+                )
+            });
+        slow.chain(trimmed).chain(narrowed).collect()
+    }
+
     /// How many model-written tests were kept: each kept sample, or the one test when a
     /// single one was asked for.
     pub fn model_tests_kept(&self) -> usize {

@@ -420,6 +420,42 @@ fn kept_model_tests_are_counted_over_the_samples() {
 }
 
 #[test]
+fn the_files_that_ran_in_part_for_time_are_said_for_a_prompt() {
+    let mut e = IssueExec::default();
+    assert!(e.tests_in_part().is_empty());
+    e.slow_files = vec!["t/test_slow.py".into()];
+    e.trimmed_files = vec![TrimmedFile {
+        file: "t/test_a.py".into(),
+        whole: true,
+        seconds: 30.0,
+        gate: 20.0,
+        left_out: vec!["t/test_a.py::x".into()],
+        left_out_seconds: 12.0,
+    }];
+    let narrowed = |file: &str, seconds| NarrowedFile {
+        file: file.into(),
+        seconds,
+        gate: 20.0,
+        tests: 3,
+    };
+    // Over its gate, stopped, and narrowed because nothing passed whole (not for time).
+    e.narrowed_files = vec![
+        narrowed("t/test_b.py", Some(25.0)),
+        narrowed("t/test_c.py", None),
+        narrowed("t/test_d.py", Some(0.4)),
+    ];
+    assert_eq!(
+        e.tests_in_part(),
+        [
+            "t/test_slow.py did not run (it took over half the time limit at the base commit)",
+            "t/test_a.py ran without its 1 slowest test",
+            "t/test_b.py ran only its 3 tests naming the edited code",
+            "t/test_c.py ran only its 3 tests naming the edited code",
+        ]
+    );
+}
+
+#[test]
 fn a_run_is_described_with_the_statement_that_raised() {
     assert_eq!(
         describe(&at(5, "NameError")),

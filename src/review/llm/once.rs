@@ -100,6 +100,7 @@ pub fn reduce(bundle: &IssueBundle, exec: Vec<Option<ExecView>>) -> Reduced {
             behaviour,
             repro_by_agent: bundle.repro_by_agent,
             model_tests_kept: bundle.model_tests_kept,
+            tests_in_part: bundle.tests_in_part.clone(),
         },
         exec: keep
             .iter()

@@ -547,5 +547,6 @@ pub fn bundle(id: &str, n: usize, good: Option<usize>) -> IssueBundle {
         behaviour: Vec::new(),
         repro_by_agent: false,
         model_tests_kept: 0,
+        tests_in_part: Vec::new(),
     }
 }
