@@ -213,7 +213,7 @@ pub fn generate(req: &GenerateRequest, llm: &LlmOptions) -> anyhow::Result<Gener
     let engine = args
         .engine()
         .map_err(|e| {
-            if !llm.llm.as_deref().is_some_and(|s| !s.trim().is_empty()) {
+            if llm.llm.as_deref().is_none_or(|s| s.trim().is_empty()) {
                 anyhow::anyhow!("{NO_MODEL}")
             } else {
                 e

@@ -395,7 +395,7 @@ pub fn resolve_path<'a>(
             .zip(parts.iter().rev())
             .take_while(|(a, b)| a == b)
             .count();
-        if n > 0 && best.map_or(true, |(bf, b)| n > b || (n == b && f.len() < bf.len())) {
+        if n > 0 && best.is_none_or(|(bf, b)| n > b || (n == b && f.len() < bf.len())) {
             best = Some((f, n));
         }
     }

@@ -236,7 +236,7 @@ mod tests {
         let ranked = locate_files(issue, &r, &with);
         let beta = ranked.iter().position(|f| f.path == "pkg/beta.py").unwrap();
         let alpha = ranked.iter().position(|f| f.path == "pkg/alpha.py");
-        assert!(alpha.map_or(true, |a| beta < a), "{ranked:?}");
+        assert!(alpha.is_none_or(|a| beta < a), "{ranked:?}");
         assert!(ranked[beta].why.iter().any(|w| w.contains("its tests")));
     }
 

@@ -308,7 +308,7 @@ impl PyIndex {
             }
         }
         if node.kind() == "import_from_statement"
-            && self.imports.last().map_or(true, |i| i.line != line)
+            && self.imports.last().is_none_or(|i| i.line != line)
         {
             // `from m import *`
             if let Some(m) = module {

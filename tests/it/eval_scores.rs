@@ -14,7 +14,7 @@ const AGENTS: usize = 4;
 /// The labels of this test (not the corpus's `resolved` fields): agent `a` resolves issue `i`
 /// when `(i + a) % 3 == 0`.
 fn resolved(issue: usize, agent: usize) -> bool {
-    (issue + agent) % 3 == 0
+    (issue + agent).is_multiple_of(3)
 }
 
 fn issue_number(id: &str) -> usize {

@@ -144,7 +144,7 @@ fn main() -> anyhow::Result<()> {
         for (half, keep) in [("tune", Some(true)), ("report", Some(false)), ("all", None)] {
             let set: Vec<&Inst> = insts
                 .iter()
-                .filter(|i| keep.map_or(true, |k| i.tune == k))
+                .filter(|i| keep.is_none_or(|k| i.tune == k))
                 .collect();
             let n = set.len().max(1) as f64;
             let at = |k: usize| {

@@ -204,7 +204,7 @@ pub fn parse_test_output(text: &str) -> TestRun {
                 sympy_pending = Some(words[0].to_string());
             } else if let Some(name) = &sympy_pending {
                 // `ok` alone, or `f` followed by the file's `[OK]`/`[FAIL]`.
-                let bare = words.get(1).map_or(true, |w| w.starts_with('['));
+                let bare = words.get(1).is_none_or(|w| w.starts_with('['));
                 if let Some(status) = words.first().and_then(|w| sympy_status(w)).filter(|_| bare) {
                     run.record(&format!("{file}::{name}"), status);
                     sympy_pending = None;

@@ -83,13 +83,13 @@ fn after_cues(line: &str) -> Vec<String> {
             let before_ok = lower[..at]
                 .chars()
                 .next_back()
-                .map_or(true, |c| !c.is_alphanumeric());
+                .is_none_or(|c| !c.is_alphanumeric());
             let end = at + cue.len();
             let after_ok = cue.ends_with(':')
                 || lower[end..]
                     .chars()
                     .next()
-                    .map_or(true, |c| !c.is_alphanumeric());
+                    .is_none_or(|c| !c.is_alphanumeric());
             if !before_ok || !after_ok {
                 continue;
             }

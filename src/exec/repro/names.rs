@@ -573,7 +573,7 @@ pub(super) fn unbound_names(code: &str) -> Vec<(String, bool)> {
     used.into_iter()
         .filter(|(u, at)| {
             !bound.contains(u)
-                && imported.get(u).map_or(true, |i| i > at)
+                && imported.get(u).is_none_or(|i| i > at)
                 && !is_builtin(u)
                 && !u.starts_with("_dei")
         })
@@ -670,7 +670,7 @@ fn dotted_submodules(code: &str, names: &RepoNames) -> Vec<String> {
                 continue;
             }
             // The outermost attribute of a chain of names: `a.b.c`, not `f().b`.
-            "attribute" if n.parent().map_or(true, |p| p.kind() != "attribute") => {
+            "attribute" if n.parent().is_none_or(|p| p.kind() != "attribute") => {
                 let text = &code[n.start_byte()..n.end_byte()];
                 if text.split('.').all(is_identifier) {
                     chains.push(text.to_string());

@@ -452,7 +452,7 @@ impl Selector for Pairwise {
         for (x, &a) in elig.iter().enumerate() {
             for &b in &elig[x + 1..] {
                 for s in 0..env.samples {
-                    let (first, second) = if (pair + s as usize) % 2 == 0 {
+                    let (first, second) = if (pair + s as usize).is_multiple_of(2) {
                         (a, b)
                     } else {
                         (b, a)
