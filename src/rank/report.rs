@@ -91,10 +91,10 @@ fn exec_line(e: &crate::exec::gather::IssueExec) -> String {
         }
         for n in &e.narrowed_files {
             let why = match n.seconds {
-                Some(s) if s > n.gate => {
+                _ if !n.for_time() => "no test passed whole at base".to_string(),
+                Some(s) => {
                     format!("{s:.0} s whole at base, over its {:.0} s gate, which grows with --exec-timeout", n.gate)
                 }
-                Some(_) => "no test passed whole at base".to_string(),
                 None => format!(
                     "stopped whole at base before it ended, over its {:.0} s gate, which grows with --exec-timeout",
                     n.gate

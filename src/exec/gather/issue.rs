@@ -635,12 +635,12 @@ impl Progress {
             }
         }
         let mut again: Vec<usize> = Vec::new();
-        let mut narrow: Vec<usize> = Vec::new();
+        let mut narrow: Vec<(usize, Option<f64>)> = Vec::new();
         for &k in &over {
             if self.trim(plan, k, plan.whole_limit, true) {
                 again.push(k);
             } else {
-                narrow.push(k);
+                narrow.push((k, None));
             }
         }
         for &k in &plan.tree_files[0] {
@@ -650,10 +650,7 @@ impl Progress {
             }
         }
         self.narrow(plan, &narrow);
-        for &k in &narrow {
-            self.note_narrowed(plan, k, None);
-        }
-        again.extend(narrow);
+        again.extend(narrow.iter().map(|&(k, _)| k));
         self.rerun_at_base(plan, &again);
         // Trims that did not take.
         let undone: Vec<usize> = (0..n)
@@ -667,24 +664,20 @@ impl Progress {
                 })
             })
             .collect();
-        let renarrow: Vec<(usize, f64)> = undone
+        // A file tried whole is narrowed after all, its whole try's seconds kept from the trim
+        // (its first run has been replaced).
+        let renarrow: Vec<(usize, Option<f64>)> = undone
             .iter()
             .filter(|&&k| plan.whole_first[k])
-            .filter_map(|&k| Some((k, self.trimmed_at(k)?.seconds)))
+            .filter_map(|&k| Some((k, Some(self.trimmed_at(k)?.seconds))))
             .collect();
         let files = &self.out.test_files;
         self.out
             .trimmed_files
             .retain(|t| !undone.iter().any(|&k| files[k] == t.file));
-        let renarrow: Vec<usize> = renarrow
-            .into_iter()
-            .map(|(k, seconds)| {
-                self.note_narrowed(plan, k, Some(seconds));
-                k
-            })
-            .collect();
         self.narrow(plan, &renarrow);
-        self.rerun_at_base(plan, &renarrow);
+        let renarrowed: Vec<usize> = renarrow.iter().map(|&(k, _)| k).collect();
+        self.rerun_at_base(plan, &renarrowed);
         for k in 0..n {
             if plan.whole_first[k] && self.trimmed_at(k).is_some() {
                 self.file_ids[k].clear();
@@ -733,31 +726,28 @@ impl Progress {
         true
     }
 
-    /// File `k`, tried whole, is narrowed to its tests naming the edits: said in
-    /// `out.narrowed_files`, with the seconds its whole try took (`seconds` when a trim was
-    /// undone, its first run having been replaced; else its first run's, unless it was stopped).
-    fn note_narrowed(&mut self, plan: &Plan, k: usize, seconds: Option<f64>) {
-        let finished = self
-            .seen
-            .tests
-            .get(&(0, k, 0))
-            .is_some_and(|r| r.finished());
-        let seconds = seconds.or_else(|| {
-            finished
-                .then(|| self.base_seconds.get(&k).copied())
-                .flatten()
-        });
-        self.out.narrowed_files.push(NarrowedFile {
-            file: self.out.test_files[k].clone(),
-            seconds,
-            gate: plan.whole_limit,
-            tests: self.file_ids[k].len(),
-        });
-    }
-
-    /// Files `ks` narrowed to the tests naming the edits.
-    fn narrow(&mut self, plan: &Plan, ks: &[usize]) {
-        for &k in ks {
+    /// Files tried whole, `(k, seconds)`, narrowed to their tests naming the edits, and said in
+    /// `out.narrowed_files` with the seconds their whole try took: `seconds` when given (a trim
+    /// undone, its first run replaced), else the first base run's unless it was stopped. Called
+    /// before they run again at base.
+    fn narrow(&mut self, plan: &Plan, ks: &[(usize, Option<f64>)]) {
+        for &(k, seconds) in ks {
+            let finished = self
+                .seen
+                .tests
+                .get(&(0, k, 0))
+                .is_some_and(|r| r.finished());
+            let seconds = seconds.or_else(|| {
+                finished
+                    .then(|| self.base_seconds.get(&k).copied())
+                    .flatten()
+            });
+            self.out.narrowed_files.push(NarrowedFile {
+                file: self.out.test_files[k].clone(),
+                seconds,
+                gate: plan.whole_limit,
+                tests: self.file_ids[k].len(),
+            });
             self.test_cmds[k].0 = plan
                 .env
                 .test_command_selected(&self.out.test_files[k], &self.file_ids[k]);

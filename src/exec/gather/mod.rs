@@ -384,6 +384,14 @@ pub struct NarrowedFile {
     pub tests: usize,
 }
 
+impl NarrowedFile {
+    /// Whether it was narrowed for time: its whole try went over the gate or was stopped
+    /// (otherwise no test passed whole).
+    pub fn for_time(&self) -> bool {
+        self.seconds.is_none_or(|s| s > self.gate)
+    }
+}
+
 /// How [`IssueExec::tests_unread`] begins.
 const UNREAD: &str = "no test result could be read from the base runs; ";
 
@@ -414,7 +422,7 @@ impl IssueExec {
         let narrowed = self
             .narrowed_files
             .iter()
-            .filter(|n| !matches!(n.seconds, Some(s) if s <= n.gate))
+            .filter(|n| n.for_time())
             .map(|n| {
                 format!(
                     "{} ran only its {} {} naming the edited code",
