@@ -13,6 +13,15 @@ Steps (each resumable: rank runs keep a run directory, sandbox runs a shared cac
 2. per committee, `dei rank --all` without and with `--exec`;
 3. per committee, `dei eval` of each ranking against the labels (ties as expected value).
 
+With --draw N, N further committees r1..rN are drawn from the 13 runs that cover every instance
+(devin's 38-instance subset left out), of 3, 4, 5 and 6 runs in turn: each takes the runs first in
+the order of SHA-256 of "SEED:i:run" (--draw-seed). The draw reads run names only, never a label;
+the members go to OUT/committees.json. They give the tune half more committees than the named five
+to choose a rule on, each with its own best member.
+
+With --offline-weights FILE every ranking uses those weights (`dei rank --offline-weights`): a
+variant of the committee's rules, ranked from the same sandbox cache.
+
 With --skip-settled, an issue whose committee candidates all resolve it, or none do, is not
 ranked with --exec: every ranking scores the same 1@k there, so its plain ranking stands in.
 The labels choose only which issues to skip, never a ranking; the exec figures (runs, seconds,
@@ -57,6 +66,17 @@ COMMITTEES = {
 }
 
 
+def draw_committees(runs, count, seed):
+    """COUNT committees r1..rCOUNT of RUNS, of 3, 4, 5 and 6 runs in turn, each the runs first in
+    the order of SHA-256 of "SEED:i:run". Run names only: no label is read."""
+    out = {}
+    for i in range(1, count + 1):
+        size = 3 + (i - 1) % 4
+        order = sorted(runs, key=lambda r: hashlib.sha256(f"{seed}:{i}:{r}".encode()).hexdigest())
+        out[f"r{i}"] = sorted(order[:size])
+    return out
+
+
 def in_committee(members, run):
     """Whether a run belongs to a committee of COMMITTEES (None: every run)."""
     if members is None:
@@ -94,6 +114,11 @@ def main():
     ap.add_argument("--exec-jobs", default="1")
     ap.add_argument("--exec-timeout", default="120")
     ap.add_argument("--env-dir", default=None, help="where environments are built (dei's default when omitted)")
+    ap.add_argument("--draw", type=int, default=0,
+                    help="also rank N committees r1..rN drawn from the 13 runs that cover every instance")
+    ap.add_argument("--draw-seed", default="dei-committees")
+    ap.add_argument("--offline-weights", default=None,
+                    help="rank with these offline weights (dei rank --offline-weights)")
     ap.add_argument("--skip-settled", action="store_true",
                     help="rank with --exec only issues where some but not all of the committee's candidates resolve")
     a = ap.parse_args()
@@ -127,8 +152,16 @@ def main():
     ids = {t["instance_id"] for t in tasks}
     cands = [json.loads(l) for l in open(os.path.join(a.data, "lite_candidates.jsonl"))]
     cands = [c for c in cands if c["instance_id"] in ids]
+    committees = [n for n in a.committees.split(",") if n]
+    if a.draw:
+        full = sorted({c["run"] for c in cands} - {"devin_20240312_subset"})
+        drawn = draw_committees(full, a.draw, a.draw_seed)
+        COMMITTEES.update(drawn)
+        committees += list(drawn)
+        with open(os.path.join(a.out, "committees.json"), "w") as f:
+            json.dump({"seed": a.draw_seed, "committees": drawn}, f, indent=1)
     results = {}
-    for name in a.committees.split(","):
+    for name in committees:
         members = COMMITTEES[name]
         mine = [c for c in cands if in_committee(members, c["run"])]
         labelled = os.path.join(a.out, f"{name}-labelled.jsonl")
@@ -154,6 +187,8 @@ def main():
                             f.write(line)
             cmd = [a.dei, "rank", mode_blind, "--tasks", mode_tasks, "--all", "--repos", a.repos,
                    "--run-dir", rd, "--no-progress"]
+            if a.offline_weights:
+                cmd += ["--offline-weights", a.offline_weights]
             if mode == "exec":
                 cmd += ["--exec", "--exec-cache", os.path.join(a.out, "exec-cache"),
                         "--exec-jobs", a.exec_jobs, "--exec-timeout", a.exec_timeout]
@@ -174,7 +209,7 @@ def main():
             results[(name, mode)] = {"rank_rc": rc, "rank_seconds": round(secs, 1), "eval_rc": rc2,
                                      "eval": ev}
             print(name, mode, results[(name, mode)], flush=True)
-    report(a.out, [n for n in a.committees.split(",")], results)
+    report(a.out, committees, results)
 
 
 def settled_issues(candidates):
