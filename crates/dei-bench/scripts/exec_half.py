@@ -33,20 +33,35 @@ def main():
     ap.add_argument("--repo", default=None, help="only this repository's instances (owner/name)")
     ap.add_argument("--committees", default="all14,A,acr5")
     a = ap.parse_args()
+    rows = {}
+    for name, row in half_points(a.dei, a.out, a.split, a.committees.split(","), a.repo).items():
+        p, e = row["plain"], row["exec"]
+        rows[name] = summary(p, {"1@k plain": p["n_at_k"], "1@k exec": e["n_at_k"]})
+        mb = e.get("minus_best")
+        if mb and mb.get("ci"):
+            lo, hi = mb["ci"]
+            rows[name]["1@k exec - best single [95% CI, paired]"] = (
+                f'{mb["value"]:+.1f} [{lo:+.1f}, {hi:+.1f}]')
+    print(json.dumps(rows, indent=1))
+
+
+def half_points(dei, outs, split, committees, repo=None, bootstrap=True):
+    """Per committee, the last `dei eval` point of its plain and --exec rankings over one half of
+    the split (or all), from exec_lite.py output folders OUTS joined: {name: {"plain", "exec"}}."""
     tmp = tempfile.mkdtemp(prefix="exec-half-")
-    tasks = [json.loads(l) for out in a.out for l in open(os.path.join(out, "tasks.jsonl"))]
+    tasks = [json.loads(l) for out in outs for l in open(os.path.join(out, "tasks.jsonl"))]
     keep = {t["instance_id"] for t in tasks
-            if a.split in ("all", half(t["instance_id"])) and a.repo in (None, t["repo"])}
+            if split in ("all", half(t["instance_id"])) and repo in (None, t["repo"])}
     tasks_file = os.path.join(tmp, "tasks.jsonl")
     with open(tasks_file, "w") as f:
         for t in tasks:
             if t["instance_id"] in keep:
                 f.write(json.dumps(t) + "\n")
-    rows = {}
-    for name in a.committees.split(","):
+    points = {}
+    for name in committees:
         labelled = os.path.join(tmp, f"{name}-labelled.jsonl")
         with open(labelled, "w") as f:
-            for out in a.out:
+            for out in outs:
                 for line in open(os.path.join(out, f"{name}-labelled.jsonl")):
                     if json.loads(line)["instance_id"] in keep:
                         f.write(line)
@@ -56,7 +71,7 @@ def main():
             # exec_lite.py --skip-settled merges the exec journal with the plain ranking of
             # settled issues into one scores file
             found = []
-            for out in a.out:
+            for out in outs:
                 merged = os.path.join(out, f"{name}-{mode}-scores.jsonl")
                 found.append(merged if os.path.exists(merged)
                              else os.path.join(out, name, mode, "journal.jsonl"))
@@ -67,19 +82,13 @@ def main():
                 with open(scores, "w") as f:
                     for m in found:
                         f.write(open(m).read())
-            subprocess.run([a.dei, "eval", labelled, "--tasks", tasks_file, "--scores",
-                            scores, "--bootstrap", "1000" if mode == "exec" else "0",
-                            "--json", ev],
+            draws = "1000" if bootstrap and mode == "exec" else "0"
+            subprocess.run([dei, "eval", labelled, "--tasks", tasks_file, "--scores", scores,
+                            "--bootstrap", draws, "--json", ev],
                            check=True, stdout=subprocess.DEVNULL)
             row[mode] = last_point(ev)
-        p, e = row["plain"], row["exec"]
-        rows[name] = summary(p, {"1@k plain": p["n_at_k"], "1@k exec": e["n_at_k"]})
-        mb = e.get("minus_best")
-        if mb and mb.get("ci"):
-            lo, hi = mb["ci"]
-            rows[name]["1@k exec - best single [95% CI, paired]"] = (
-                f'{mb["value"]:+.1f} [{lo:+.1f}, {hi:+.1f}]')
-    print(json.dumps(rows, indent=1))
+        points[name] = row
+    return points
 
 
 if __name__ == "__main__":
