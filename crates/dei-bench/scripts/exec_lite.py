@@ -151,10 +151,11 @@ def main():
             f.write(json.dumps(t) + "\n")
     ids = {t["instance_id"] for t in tasks}
     cands = [json.loads(l) for l in open(os.path.join(a.data, "lite_candidates.jsonl"))]
+    # the runs of every instance, so that a draw is the same whichever instances are ranked
+    full = sorted({c["run"] for c in cands} - {"devin_20240312_subset"})
     cands = [c for c in cands if c["instance_id"] in ids]
     committees = [n for n in a.committees.split(",") if n]
     if a.draw:
-        full = sorted({c["run"] for c in cands} - {"devin_20240312_subset"})
         drawn = draw_committees(full, a.draw, a.draw_seed)
         COMMITTEES.update(drawn)
         committees += list(drawn)
