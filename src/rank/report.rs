@@ -90,15 +90,17 @@ fn exec_line(e: &crate::exec::gather::IssueExec) -> String {
             ));
         }
         for n in &e.narrowed_files {
-            let why = match n.seconds {
-                _ if !n.for_time() => "no test passed whole at base".to_string(),
-                Some(s) => {
-                    format!("{s:.0} s whole at base, over its {:.0} s gate, which grows with --exec-timeout", n.gate)
-                }
-                None => format!(
-                    "stopped whole at base before it ended, over its {:.0} s gate, which grows with --exec-timeout",
+            let why = if n.for_time() {
+                let whole = match n.seconds {
+                    Some(s) => format!("{s:.0} s whole at base"),
+                    None => "stopped whole at base before it ended".to_string(),
+                };
+                format!(
+                    "{whole}, over its {:.0} s gate, which grows with --exec-timeout",
                     n.gate
-                ),
+                )
+            } else {
+                "no test passed whole at base".to_string()
             };
             left_out.push(format!(
                 "all but the {} test{} naming the edits of {} ({why})",
@@ -478,6 +480,13 @@ mod tests {
         let line = exec_line(&e);
         assert!(
             line.contains("all but the 1 test naming the edits of t/test_a.py (stopped whole at base before it ended, over its 20 s gate, which grows with --exec-timeout));"),
+            "{line}"
+        );
+        // Within its gate: narrowed because no test passed whole, not for time.
+        e.narrowed_files[0].seconds = Some(0.4);
+        let line = exec_line(&e);
+        assert!(
+            line.contains("all but the 1 test naming the edits of t/test_a.py (no test passed whole at base));"),
             "{line}"
         );
         e.narrowed_files.clear();
