@@ -10,6 +10,7 @@ use crate::model::repo::{self, Snapshot};
 use crate::model::task;
 use crate::model::{Applies, Behaviour, Candidate, Review, ReviewStatus, Task};
 use crate::patch::{self, Mode};
+use crate::rank::health::{pick_basis, Basis, Member};
 use crate::rank::select;
 use crate::review::{Committee, IssueBundle, Prepared};
 use anyhow::bail;
@@ -97,6 +98,10 @@ pub struct RankResult {
     /// What was run for this issue (`--exec`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub exec: Option<IssueExec>,
+    /// What the pick rests on, from what ran ([`crate::rank::health::pick_basis`]); `None`
+    /// without `--exec` or without a pick.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pick_basis: Option<Basis>,
 }
 
 /// Whether an issue's ranking can be trusted as a pick.
@@ -112,6 +117,28 @@ pub enum IssueStatus {
 }
 
 impl RankResult {
+    /// What the pick rests on ([`crate::rank::health::pick_basis`]).
+    pub fn basis(&self) -> Option<Basis> {
+        let top: Vec<bool> = {
+            let picked = self.pick();
+            self.ranked
+                .iter()
+                .map(|r| picked.iter().any(|p| std::ptr::eq(*p, r)))
+                .collect()
+        };
+        let members: Vec<Member> = self
+            .ranked
+            .iter()
+            .zip(top)
+            .map(|(r, top)| Member {
+                agent: &r.agent,
+                behaviour: r.behaviour.as_ref(),
+                top,
+            })
+            .collect();
+        pick_basis(&members)
+    }
+
     /// The candidates sharing the top place, when the issue was fully reviewed; empty when
     /// it was not (a pick from rule scores alone, or from some of the candidates, is no pick).
     pub fn pick(&self) -> Vec<&Ranked> {
@@ -411,7 +438,7 @@ pub fn rank_issue(
     } else {
         IssueStatus::Ranked
     };
-    Ok(RankResult {
+    let mut result = RankResult {
         instance_id: task.instance_id.clone(),
         repo: task.repo.clone(),
         base_commit: snapshot.commit.clone(),
@@ -423,5 +450,8 @@ pub fn rank_issue(
         ranked,
         problems,
         exec,
-    })
+        pick_basis: None,
+    };
+    result.pick_basis = result.basis();
+    Ok(result)
 }

@@ -53,9 +53,11 @@ pub fn score_cell(r: &Ranked) -> String {
     }
 }
 
-/// The ranked table, one line a candidate. `width` is the terminal's width in columns: agent
-/// names are cut in the middle and reasons at the end to fit it; `None` (output to a file or
-/// pipe) cuts nothing.
+/// One line on what the pick rests on (`--exec`).
+pub fn basis_line(b: crate::rank::health::Basis) -> String {
+    format!("pick rests on: {} ({})\n", b.word(), b.meaning())
+}
+
 /// One line on what `--exec` ran for the issue, or why nothing ran.
 fn exec_line(e: &crate::exec::gather::IssueExec) -> String {
     if let Some(why) = &e.error {
@@ -279,6 +281,9 @@ fn model_test_line(
     }
 }
 
+/// The ranked table, one line a candidate. `width` is the terminal's width in columns: agent
+/// names are cut in the middle and reasons at the end to fit it; `None` (output to a file or
+/// pipe) cuts nothing.
 pub fn table(result: &RankResult, width: Option<usize>) -> String {
     let mut out = String::new();
     out.push_str(&format!(
@@ -305,6 +310,9 @@ pub fn table(result: &RankResult, width: Option<usize>) -> String {
     }
     if let Some(e) = &result.exec {
         out.push_str(&exec_line(e));
+    }
+    if let Some(b) = result.pick_basis {
+        out.push_str(&basis_line(b));
     }
     out.push('\n');
     let agent_len = result

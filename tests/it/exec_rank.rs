@@ -130,6 +130,8 @@ fn exec_runs_every_candidate_in_the_sandbox_and_ranks_by_behaviour() {
 
     // The fix changes what the issue shows and breaks nothing: it is picked.
     assert_eq!(v["ranked"][0]["agent"], "careful-agent", "{err}");
+    // No other candidate behaves as it does (the partial fix also prints a debug line).
+    assert_eq!(v["pick_basis"], "alone", "{err}");
     let careful = &by_agent(&v, "careful-agent")["behaviour"];
     assert_eq!(careful["repro"], "changed");
     // Its run ends as the base run does (the output differs), and the JSON says how.
@@ -301,11 +303,17 @@ fn a_setup_of_the_users_own_builds_at_the_base_commit_and_a_failing_one_fails_th
             .contains("execution: 3 tests passing twice at the base commit in tests/test_words.py"),
         "{table}"
     );
+    assert!(
+        table.contains("\npick rests on: alone (it ran healthy and changes what the issue shows, but no other agent family's candidate behaves the same)\n"),
+        "{table}"
+    );
     // A setup that fails: the ranking is still printed, the step is named, and the exit
     // status is not 0, since the evidence asked for is missing.
     let (ok, table, err) = rank_exec_plain(&["--setup", "echo installing; exit 3"], &cache, &tmp);
     assert!(!ok, "{table}");
     assert!(table.contains("   1  careful-agent"), "{table}");
+    // Nothing ran: the pick rests on nothing that ran, and no line claims otherwise.
+    assert!(!table.contains("pick rests on"), "{table}");
     assert!(
         table.contains(
             "execution: nothing ran: environment for example/textkit 0.1: step `install` failed"
@@ -324,6 +332,7 @@ fn without_exec_nothing_runs_and_nothing_changes() {
     assert!(out.status.success(), "{}", stderr(&out));
     let v: Value = serde_json::from_str(&stdout(&out)).unwrap();
     assert!(v.get("exec").is_none());
+    assert!(v.get("pick_basis").is_none());
     assert!(v["ranked"]
         .as_array()
         .unwrap()

@@ -653,6 +653,7 @@ mod tests {
             ranked,
             problems: vec![],
             exec: None,
+            pick_basis: None,
         }
     }
 

@@ -24,7 +24,8 @@
 //! appends a line only for an issue whose ranking changed.
 
 use super::IssueOutcome;
-use crate::model::{Behaviour, ReproChange, Review, Score};
+use crate::model::{Behaviour, Review, Score};
+use crate::rank::health::{healthy_each, pick_basis, Member};
 use crate::rank::select;
 use crate::review::Committee;
 use serde_json::Value;
@@ -34,23 +35,6 @@ use std::collections::BTreeMap;
 pub const MIN_ISSUES: usize = 3;
 /// The start of the note the record adds to a candidate's reason.
 const NOTE: &str = "its agent's record in this run:";
-
-/// Whether a candidate's run showed nothing counted against it: it broke no test that passed
-/// at the base commit, did not break the reproduction, and did not leave the reproduction as
-/// at base while another candidate of the issue changed it. `None` when nothing ran for it.
-pub fn healthy(me: &Behaviour, others: &[&Behaviour]) -> Option<bool> {
-    if !me.ran() {
-        return None;
-    }
-    let other_changes = others
-        .iter()
-        .any(|b| b.ran() && b.repro == Some(ReproChange::Changed));
-    Some(
-        me.broken.is_empty()
-            && me.repro != Some(ReproChange::Broken)
-            && !(me.repro.is_some_and(ReproChange::unchanged) && other_changes),
-    )
-}
 
 /// (healthy, ran) per agent.
 type Tally = BTreeMap<String, (usize, usize)>;
@@ -85,23 +69,6 @@ pub fn within_noise(best: &(f64, usize, usize), a: &(f64, usize, usize)) -> bool
     let (pb, pa) = (share(best), share(a));
     let var = |p: f64, n: usize| p * (1.0 - p) / n.max(1) as f64;
     pb - pa <= NOISE_SE * (var(pb, best.2) + var(pa, a.2)).sqrt() + 1e-12
-}
-
-/// [`healthy`] for each candidate of one issue against all the others (`None`: no behaviour
-/// was recorded for it).
-fn healthy_each(bs: &[Option<&Behaviour>]) -> Vec<Option<bool>> {
-    bs.iter()
-        .enumerate()
-        .map(|(i, me)| {
-            let others: Vec<&Behaviour> = bs
-                .iter()
-                .enumerate()
-                .filter(|(j, _)| *j != i)
-                .filter_map(|(_, b)| *b)
-                .collect();
-            healthy((*me)?, &others)
-        })
-        .collect()
 }
 
 /// Each agent's (healthy, ran) on one issue.
@@ -274,6 +241,20 @@ fn rerank(
         v
     };
     let by_order = picked && firsts(&placed) != firsts(&select::rank(&reviews));
+    let basis = {
+        let tops = if picked { firsts(&placed) } else { Vec::new() };
+        let members: Vec<Member> = ranked
+            .iter()
+            .zip(&behaviours)
+            .enumerate()
+            .map(|(i, (c, b))| Member {
+                agent: agent_of(c),
+                behaviour: b.as_ref(),
+                top: tops.contains(&i),
+            })
+            .collect();
+        pick_basis(&members)
+    };
     let mut old: Vec<Option<Value>> = ranked.drain(..).map(Some).collect();
     for p in &placed {
         let mut c = old[p.index].take().unwrap_or(Value::Null);
@@ -305,6 +286,12 @@ fn rerank(
         .collect();
     let labelled = ranked.iter().any(|c| c.get("resolved").is_some());
     o.top_resolved = super::top_credit(labelled, &labels);
+    if let Some(r) = o.result.as_mut().and_then(Value::as_object_mut) {
+        match basis {
+            Some(b) => r.insert("pick_basis".into(), serde_json::json!(b)),
+            None => r.remove("pick_basis"),
+        };
+    }
     Some(by_order)
 }
 
@@ -345,39 +332,6 @@ fn score_json(s: &Score) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn b(broken: &[&str], repro: Option<ReproChange>) -> Behaviour {
-        Behaviour {
-            broken: broken.iter().map(|s| s.to_string()).collect(),
-            tests_run: 3,
-            repro,
-            class: Some(0),
-            ..Default::default()
-        }
-    }
-
-    #[test]
-    fn healthy_counts_what_the_committee_counts_against() {
-        let changed = b(&[], Some(ReproChange::Changed));
-        let same = b(&[], Some(ReproChange::Same));
-        assert_eq!(healthy(&changed, &[&same]), Some(true));
-        // Leaving the reproduction as at base is held against it only when another changes it.
-        assert_eq!(healthy(&same, &[&changed]), Some(false));
-        assert_eq!(healthy(&same, &[&same]), Some(true));
-        assert_eq!(healthy(&b(&["t"], None), &[]), Some(false));
-        assert_eq!(
-            healthy(&b(&[], Some(ReproChange::Broken)), &[]),
-            Some(false)
-        );
-        let none = Behaviour::default();
-        assert_eq!(healthy(&none, &[&changed]), None);
-        // Another exception at the statement that failed at base: still unchanged, and no
-        // change for the others.
-        let still = b(&[], Some(ReproChange::StillFails));
-        assert_eq!(healthy(&still, &[&changed]), Some(false));
-        assert_eq!(healthy(&still, &[&same]), Some(true));
-        assert_eq!(healthy(&same, &[&still]), Some(true));
-    }
 
     #[test]
     fn records_leave_the_issue_out_and_need_enough_issues() {
@@ -450,6 +404,8 @@ mod tests {
             (ranked[0]["rank"].as_u64(), ranked[1]["rank"].as_u64()),
             (Some(1), Some(2))
         );
+        // What the new pick rests on is written with it: healthy, with no reproduction.
+        assert_eq!(last.result.as_ref().unwrap()["pick_basis"], "quiet");
         let parts = ranked[0]["review"]["score"]["parts"].as_array().unwrap();
         assert!(parts
             .iter()

@@ -3,6 +3,7 @@
 use super::journal::{self, Manifest};
 use super::{ErrorKind, IssueOutcome};
 use crate::exec::gather::{is_zero, IssueExec};
+use crate::rank::health::Basis;
 use serde::{Deserialize as _, Serialize};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -25,6 +26,9 @@ pub struct Row {
     pub candidate_errors: usize,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// What the pick rests on (`--exec`; `rank::health::Basis`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pick_basis: Option<Basis>,
 }
 
 /// Totals over every issue of a run.
@@ -100,6 +104,9 @@ pub struct ExecCounts {
     /// Of the fresh runs' time on the clock, what their processes spent waiting for a CPU.
     #[serde(default)]
     pub waited_seconds: f64,
+    /// Picks by what they rest on (`rank::health::Basis`), over the issues with a pick.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub pick_basis: BTreeMap<Basis, usize>,
     /// Why nothing ran (the first line of `exec.error`: no spec, a build step that failed) →
     /// the issues it hit, in run order.
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
@@ -194,6 +201,11 @@ impl Summary {
         };
         let (mut credit, mut oracle) = (0.0, 0usize);
         for o in outcomes {
+            let basis: Option<Basis> = o
+                .result
+                .as_ref()
+                .and_then(|r| r.get("pick_basis"))
+                .and_then(|b| Basis::deserialize(b).ok());
             s.candidates += o.candidates;
             s.issue_ms += o.elapsed_ms;
             match o.error_kind {
@@ -202,9 +214,11 @@ impl Summary {
                     s.candidates_ranked += o.candidates;
                     let exec = o.result.as_ref().and_then(|r| r.get("exec"));
                     if let Some(e) = exec.and_then(|e| IssueExec::deserialize(e).ok()) {
-                        s.exec
-                            .get_or_insert_with(ExecCounts::default)
-                            .add(&o.instance_id, &e);
+                        let counts = s.exec.get_or_insert_with(ExecCounts::default);
+                        counts.add(&o.instance_id, &e);
+                        if let Some(b) = basis {
+                            *counts.pick_basis.entry(b).or_default() += 1;
+                        }
                     }
                     s.candidate_errors += o.candidate_errors.len();
                     if let Some(c) = o.top_resolved {
@@ -231,6 +245,7 @@ impl Summary {
                 any_resolved: o.any_resolved,
                 candidate_errors: o.candidate_errors.len(),
                 error: o.error.clone(),
+                pick_basis: basis,
             });
         }
         if s.labelled > 0 {
@@ -309,6 +324,17 @@ impl Summary {
                 e.issues, e.environment, e.tests, e.flaky, e.reproduction, e.split, e.runs, e.cached_runs, e.run_seconds,
                 cpu_time(e)
             ));
+            if !e.pick_basis.is_empty() {
+                let parts: Vec<String> = e
+                    .pick_basis
+                    .iter()
+                    .map(|(b, n)| format!("{} {n}", b.word()))
+                    .collect();
+                out.push_str(&format!(
+                    "  what the picks rest on: {} (dei rank's `pick rests on` line says what each means)\n",
+                    parts.join(", ")
+                ));
+            }
             if e.tests_set_aside > 0 {
                 out.push_str(&format!(
                     "  {}: those edits were set aside, and the tests ran as at the base commit\n",
@@ -698,6 +724,46 @@ mod tests {
             "{}",
             s.table(10)
         );
+    }
+
+    #[test]
+    fn what_the_picks_rest_on_is_counted_and_said() {
+        let with = |id: &str, basis: Option<&str>| {
+            let mut o = outcome(id, Some(serde_json::json!({"stable_tests": 1})));
+            if let (Some(b), Some(r)) = (basis, o.result.as_mut()) {
+                r["pick_basis"] = serde_json::json!(b);
+            }
+            o
+        };
+        let s = Summary::new(
+            &[
+                with("a", Some("agreement")),
+                with("b", Some("quiet")),
+                with("c", Some("quiet")),
+                with("d", None),
+            ],
+            4,
+            0,
+        );
+        let e = s.exec.clone().expect("counted");
+        assert_eq!(
+            e.pick_basis,
+            BTreeMap::from([(Basis::Agreement, 1), (Basis::Quiet, 2)])
+        );
+        assert_eq!(s.rows[0].pick_basis, Some(Basis::Agreement));
+        assert_eq!(s.rows[3].pick_basis, None);
+        let t = s.table(10);
+        assert!(
+            t.contains("\n  what the picks rest on: agreement 1, quiet 2 (dei rank's `pick rests on` line says what each means)\n"),
+            "{t}"
+        );
+        // The JSON names each basis by its word.
+        let v = serde_json::to_value(&s).unwrap();
+        assert_eq!(v["exec"]["pick_basis"]["quiet"], 2, "{v}");
+        assert_eq!(v["rows"][0]["pick_basis"], "agreement");
+        // Without a basis (no pick, or an older journal), nothing is said.
+        let none = Summary::new(&[with("a", None)], 1, 0).table(10);
+        assert!(!none.contains("rest on"), "{none}");
     }
 
     #[test]
