@@ -8,6 +8,7 @@ use super::orders::{natural_order, random_orders, OrderKind};
 use super::selection;
 use super::table::{self, AgentInputs, Baseline, Table};
 use super::{n_at_k, Slot};
+use crate::rank::health::Basis;
 use std::path::PathBuf;
 
 /// How to compute the curves.
@@ -274,12 +275,30 @@ pub struct EvalReport {
     pub notes: Vec<String>,
     pub diversity: Diversity,
     pub curves: Vec<Curve>,
+    /// n@K over the issues of each basis of the pick (`--exec` rankings), strongest first;
+    /// empty when the selection carries none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub by_basis: Vec<BasisRow>,
+}
+
+/// The picks of one basis (`rank::health::Basis`): how many issues, how often their pick
+/// resolves them, and how often the committee's best single member does on the same issues.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct BasisRow {
+    pub basis: Basis,
+    pub issues: usize,
+    /// n@K over these issues, in percent of them (ties as expected value).
+    pub n_at_k: f64,
+    /// The best single member's (over all instances) resolve rate on these issues, in percent.
+    pub best_single: f64,
 }
 
 /// Evaluate a built table.
 pub fn evaluate(t: &Table, opts: &Options) -> EvalReport {
     let mut orders = opts.orders.clone();
     orders.dedup();
+    let mut d = diversity(t, &opts.bootstrap);
+    d.gaps.pick = pick_gap(t, &d, opts);
     EvalReport {
         unit: "percent of instances",
         instances: t.instances.len(),
@@ -289,13 +308,42 @@ pub fn evaluate(t: &Table, opts: &Options) -> EvalReport {
         top_n: opts.top_n,
         bootstrap: (opts.bootstrap.resamples > 0).then_some(opts.bootstrap),
         notes: t.notes.clone(),
-        diversity: {
-            let mut d = diversity(t, &opts.bootstrap);
-            d.gaps.pick = pick_gap(t, &d, opts);
-            d
-        },
+        by_basis: by_basis(t, &d, opts),
+        diversity: d,
         curves: orders.into_iter().map(|o| curve(t, o, opts)).collect(),
     }
+}
+
+/// n@K and the best single member over the issues of each basis of the pick; empty when the
+/// table carries no basis.
+fn by_basis(t: &Table, d: &Diversity, opts: &Options) -> Vec<BasisRow> {
+    let k = t.agents.len();
+    if !t.has_selection || k == 0 || t.basis.iter().all(Option::is_none) {
+        return Vec::new();
+    }
+    let Some(best) = t.agents.iter().position(|a| *a == d.gaps.best_single) else {
+        return Vec::new();
+    };
+    let pick = &series(t, &(0..k).collect::<Vec<_>>(), opts.top_n).n_at_k[k - 1];
+    Basis::ALL
+        .iter()
+        .filter_map(|&b| {
+            let rows: Vec<usize> = (0..t.instances.len())
+                .filter(|&i| t.basis.get(i).copied().flatten() == Some(b))
+                .collect();
+            if rows.is_empty() {
+                return None;
+            }
+            let n = rows.len() as f64;
+            Some(BasisRow {
+                basis: b,
+                issues: rows.len(),
+                n_at_k: 100.0 * rows.iter().map(|&i| pick[i]).sum::<f64>() / n,
+                best_single: 100.0 * rows.iter().filter(|&&i| t.resolved[i][best]).count() as f64
+                    / n,
+            })
+        })
+        .collect()
 }
 
 /// The selection's n@K against the committee's best member, per instance: does picking beat

@@ -18,7 +18,10 @@
 //! When the same (instance, agent) appears twice outside a journal, the later score wins and
 //! is counted.
 
+use crate::model::Behaviour;
+use crate::rank::health::{pick_basis, Basis, Member};
 use crate::rank::run::journal::JOURNAL;
+use serde::Deserialize as _;
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
@@ -38,6 +41,10 @@ pub struct Selection {
     pub top_only: bool,
     /// What was read and what was left out, for the report's notes.
     pub notes: Vec<String>,
+    /// What each issue's pick rests on (`rank::health::Basis`), read from rankings that carry
+    /// execution evidence (`--exec`): computed from each candidate's behaviour and rank, so a
+    /// journal written before the field existed gives it too.
+    pub basis: BTreeMap<String, Basis>,
     /// Issues with a ranking, scored or not.
     ranked: BTreeSet<String>,
 }
@@ -196,6 +203,25 @@ struct JournalRanked {
     score: Option<f64>,
     #[serde(default)]
     rank: Option<u64>,
+    #[serde(default)]
+    behaviour: Option<Behaviour>,
+}
+
+/// What the pick of one ranking rests on, from its candidates' (agent, behaviour, rank): the
+/// pick is what ranked first. `None` without ranks or without execution evidence.
+fn basis_of(ranked: &[(&str, Option<&Behaviour>, Option<u64>)]) -> Option<Basis> {
+    if ranked.iter().any(|(_, _, rank)| rank.is_none()) {
+        return None;
+    }
+    let members: Vec<Member> = ranked
+        .iter()
+        .map(|&(agent, behaviour, rank)| Member {
+            agent,
+            behaviour,
+            top: rank == Some(1),
+        })
+        .collect();
+    pick_basis(&members)
 }
 
 /// A `dei rank` result is read in its order: when every entry has a rank (`by_rank`), a
@@ -216,7 +242,7 @@ fn read_journal(path: &Path, sel: &mut Selection) -> anyhow::Result<()> {
     let file = std::fs::File::open(path)
         .map_err(|e| err(path, format_args!("cannot read journal: {e}")))?;
     let mut reader = std::io::BufReader::new(file);
-    type Ranking = Vec<(String, Option<f64>)>;
+    type Ranking = (Vec<(String, Option<f64>)>, Option<Basis>);
     let mut last: BTreeMap<String, Result<Ranking, String>> = BTreeMap::new();
     let (mut buf, mut line_no) = (Vec::new(), 0usize);
     let mut bad: Vec<String> = Vec::new();
@@ -238,13 +264,21 @@ fn read_journal(path: &Path, sel: &mut Selection) -> anyhow::Result<()> {
                 let entry = match (l.error_kind, l.result) {
                     (None, Some(r)) => {
                         let by_rank = r.ranked.iter().all(|x| x.rank.is_some());
-                        Ok(r.ranked
+                        let basis = basis_of(
+                            &r.ranked
+                                .iter()
+                                .map(|x| (x.agent.as_str(), x.behaviour.as_ref(), x.rank))
+                                .collect::<Vec<_>>(),
+                        );
+                        let scores = r
+                            .ranked
                             .into_iter()
                             .map(|x| (x.agent, in_rank_order(by_rank, x.score, x.rank)))
-                            .collect())
+                            .collect();
+                        Ok((scores, basis))
                     }
                     // Ranked but not reviewed (`unreviewed`): asked, and nothing was picked.
-                    (Some(_), Some(_)) => Ok(vec![]),
+                    (Some(_), Some(_)) => Ok((vec![], None)),
                     (kind, None) => Err(kind.unwrap_or_else(|| "ranking not kept".into())),
                 };
                 last.insert(l.instance_id, entry);
@@ -258,9 +292,12 @@ fn read_journal(path: &Path, sel: &mut Selection) -> anyhow::Result<()> {
     let mut ranked = 0usize;
     for (id, entry) in last {
         match entry {
-            Ok(scores) => {
+            Ok((scores, basis)) => {
                 ranked += 1;
                 sel.ranked.insert(id.clone());
+                if let Some(b) = basis {
+                    sel.basis.insert(id.clone(), b);
+                }
                 for (agent, score) in scores {
                     if let Some(score) = score.filter(|s| s.is_finite()) {
                         insert(sel, &id, &agent, score);
@@ -401,6 +438,31 @@ fn add_value(path: &Path, v: &Value, at: &str, sel: &mut Selection) -> anyhow::R
         let by_rank = ranked
             .iter()
             .all(|r| r.get("rank").and_then(Value::as_u64).is_some());
+        if let Some(id) = instance {
+            let behaviours: Vec<Option<Behaviour>> = ranked
+                .iter()
+                .map(|r| {
+                    r.get("behaviour")
+                        .and_then(|b| Behaviour::deserialize(b).ok())
+                })
+                .collect();
+            let entries: Vec<(&str, Option<&Behaviour>, Option<u64>)> = ranked
+                .iter()
+                .zip(&behaviours)
+                .map(|(r, b)| {
+                    (
+                        r.get("agent").and_then(Value::as_str).unwrap_or(""),
+                        b.as_ref(),
+                        r.get("rank").and_then(Value::as_u64),
+                    )
+                })
+                .collect();
+            // A later ranking of the issue replaces an earlier one, its basis too.
+            match basis_of(&entries) {
+                Some(b) => sel.basis.insert(id.to_string(), b),
+                None => sel.basis.remove(id),
+            };
+        }
         for (j, r) in ranked.iter().enumerate() {
             let inst = r
                 .get("instance_id")

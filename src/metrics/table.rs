@@ -7,6 +7,7 @@ use super::orders::natural_cmp;
 use super::selection::Selection;
 use crate::candidates::Loaded;
 use crate::model::Candidate;
+use crate::rank::health::Basis;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 
@@ -93,6 +94,10 @@ pub struct Table {
     /// Only each instance's top pick over all agents is known (a run summary): n@k holds
     /// for the whole committee only.
     pub top_only: bool,
+    /// `basis[i]`: what the ranking's pick for instance `i` rests on (`--exec`); empty when
+    /// the selection says nothing of it, or the table is not the ranking's whole committee
+    /// (`--agents`: the pick among fewer agents is another candidate).
+    pub basis: Vec<Option<Basis>>,
 }
 
 impl Table {
@@ -130,6 +135,7 @@ impl Table {
             selection_source: None,
             no_pick: Vec::new(),
             top_only: false,
+            basis: Vec::new(),
         }
     }
 
@@ -157,6 +163,12 @@ impl Table {
             selection_source: self.selection_source.clone(),
             no_pick: self.no_pick.clone(),
             top_only: self.top_only,
+            // Fewer agents pick other candidates: the ranking's basis is not theirs.
+            basis: if cols.len() == self.agents.len() {
+                self.basis.clone()
+            } else {
+                Vec::new()
+            },
         }
     }
 }
@@ -265,6 +277,7 @@ pub fn build(src: &Sources) -> anyhow::Result<Table> {
         selection_source: scored.selection_source,
         no_pick: scored.no_pick,
         top_only: scored.top_only,
+        basis: scored.basis,
     })
 }
 
@@ -617,6 +630,7 @@ struct Scores {
     selection_source: Option<String>,
     no_pick: Vec<bool>,
     top_only: bool,
+    basis: Vec<Option<Basis>>,
 }
 
 /// Scores from a selection, noting agents it names that match none, scores outside the
@@ -706,6 +720,14 @@ fn selection_scores(
         selection_source: Some(sel.path.display().to_string()),
         no_pick,
         top_only: sel.top_only,
+        basis: if chosen.len() == reg.agents.len() && !sel.basis.is_empty() {
+            instances
+                .iter()
+                .map(|i| sel.basis.get(i).copied())
+                .collect()
+        } else {
+            Vec::new()
+        },
     })
 }
 
@@ -732,5 +754,6 @@ fn baseline_scores(b: Baseline, presence: &[Vec<Presence>]) -> Scores {
         }),
         no_pick: Vec::new(),
         top_only: false,
+        basis: Vec::new(),
     }
 }

@@ -133,6 +133,32 @@ pub fn table(r: &EvalReport) -> String {
         g.unsolved, g.solved_by_one
     );
 
+    if !r.by_basis.is_empty() {
+        let _ = writeln!(
+            o,
+            "\nWhat the picks rest on (--exec; dei rank's `pick rests on` line): {}@{} on the issues of each, beside the best single member on the same issues",
+            r.top_n, g.k
+        );
+        let _ = writeln!(
+            o,
+            "  {:<10}  {:>6}  {:>6}  {:>11}",
+            "basis",
+            "issues",
+            format!("{}@{}", r.top_n, g.k),
+            "best single"
+        );
+        for b in &r.by_basis {
+            let _ = writeln!(
+                o,
+                "  {:<10}  {:>6}  {:>6.1}  {:>11.1}",
+                b.basis.word(),
+                b.issues,
+                b.n_at_k,
+                b.best_single
+            );
+        }
+    }
+
     for c in &r.curves {
         let title = match (&c.agents, c.shuffles) {
             (Some(a), _) => format!("order {}: {}", c.order.name(), a.join(" → ")),

@@ -341,3 +341,125 @@ fn a_folder_without_a_journal_is_a_clear_error() {
         "{err}"
     );
 }
+
+/// A journal line of issue `id` ranking `alpha_x` and `beta_x`: each `(rank, behaviour)`.
+fn basis_line(id: &str, alpha: (u64, Value), beta: (u64, Value)) -> String {
+    json!({"instance_id": id, "result": {"instance_id": id, "status": "ranked", "ranked": [
+        {"agent": "alpha_x", "score": 6.0, "rank": alpha.0, "behaviour": alpha.1},
+        {"agent": "beta_x", "score": 5.0, "rank": beta.0, "behaviour": beta.1},
+    ]}})
+    .to_string()
+        + "\n"
+}
+
+/// `dei eval` says, per basis of the pick, how many issues, how often the pick resolves them
+/// and how often the best single member does on the same issues, computed from each
+/// candidate's behaviour and rank (a journal written before `pick_basis` existed gives it too).
+#[test]
+fn eval_reports_the_picks_by_what_they_rest_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let changed = |class: u64| json!({"tests_run": 2, "repro": "changed", "class": class});
+    let same = json!({"tests_run": 2, "repro": "same", "class": 0});
+    let breaks = json!({"tests_run": 2, "broken": ["t::x"], "repro": "changed", "class": 3});
+    let journal = [
+        // Both families change the reproduction alike: agreement.
+        basis_line("i-1", (1, changed(1)), (2, changed(1))),
+        // Another class: alone.
+        basis_line("i-2", (1, changed(1)), (2, changed(2))),
+        // Nobody changes it: quiet.
+        basis_line("i-3", (1, same.clone()), (2, same.clone())),
+        // The pick breaks a test: unhealthy.
+        basis_line("i-4", (1, breaks), (2, changed(1))),
+        // A tie of two that agree: agreement, credit ½.
+        basis_line("i-5", (1, changed(1)), (1, changed(1))),
+    ]
+    .concat();
+    let journal_path = dir.path().join("journal.jsonl");
+    std::fs::write(&journal_path, &journal).unwrap();
+    // alpha resolves 1, 4 and 5 (the best single member); beta resolves 2.
+    let mut labels = String::new();
+    for (i, a, r) in [
+        (1, "alpha_x", true),
+        (1, "beta_x", false),
+        (2, "alpha_x", false),
+        (2, "beta_x", true),
+        (3, "alpha_x", false),
+        (3, "beta_x", false),
+        (4, "alpha_x", true),
+        (4, "beta_x", false),
+        (5, "alpha_x", true),
+        (5, "beta_x", false),
+    ] {
+        labels.push_str(
+            &(json!({"instance_id": format!("i-{i}"), "agent": a, "resolved": r}).to_string()
+                + "\n"),
+        );
+    }
+    let labels_path = dir.path().join("labels.jsonl");
+    std::fs::write(&labels_path, labels).unwrap();
+    let r = eval(&["--labels", s(&labels_path), "--scores", s(&journal_path)]);
+    let rows: Vec<(String, u64, f64, f64)> = r["by_basis"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no by_basis: {r}"))
+        .iter()
+        .map(|b| {
+            (
+                b["basis"].as_str().unwrap().to_string(),
+                b["issues"].as_u64().unwrap(),
+                b["n_at_k"].as_f64().unwrap(),
+                b["best_single"].as_f64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        rows,
+        vec![
+            ("agreement".to_string(), 2, 75.0, 100.0),
+            ("alone".to_string(), 1, 0.0, 0.0),
+            ("quiet".to_string(), 1, 0.0, 0.0),
+            ("unhealthy".to_string(), 1, 100.0, 100.0),
+        ]
+    );
+    // The text report has the same rows.
+    let out = dei_cmd()
+        .args([
+            "eval",
+            "--labels",
+            s(&labels_path),
+            "--scores",
+            s(&journal_path),
+        ])
+        .args(["--order", "given", "--bootstrap", "0"])
+        .output()
+        .unwrap();
+    let t = text(&out.stdout);
+    assert!(t.contains("What the picks rest on"), "{t}");
+    assert!(
+        t.contains("  agreement        2    75.0        100.0\n"),
+        "{t}"
+    );
+    // `dei rank --json` results, one per line, give the same rows.
+    let results: String = journal
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap()["result"].to_string() + "\n")
+        .collect();
+    let json_path = dir.path().join("results.jsonl");
+    std::fs::write(&json_path, results).unwrap();
+    let again = eval(&["--labels", s(&labels_path), "--scores", s(&json_path)]);
+    assert_eq!(again["by_basis"], r["by_basis"]);
+    // One agent of two: its pick is another candidate, so the ranking's basis is not said.
+    let one = eval(&[
+        "--labels",
+        s(&labels_path),
+        "--scores",
+        s(&journal_path),
+        "--agents",
+        "alpha_x",
+    ]);
+    assert!(one.get("by_basis").is_none(), "{one}");
+    // A ranking without execution evidence has no basis.
+    let plain = journal.replace("\"behaviour\"", "\"was\"");
+    std::fs::write(&journal_path, plain).unwrap();
+    let r = eval(&["--labels", s(&labels_path), "--scores", s(&journal_path)]);
+    assert!(r.get("by_basis").is_none(), "{r}");
+}

@@ -249,6 +249,8 @@ def last_point(ev):
         "instances": d["instances"],
         # n@K - best single, paired per instance, with its bootstrap interval when one was drawn
         "minus_best": (gaps.get("pick") or {}).get("minus_best"),
+        # n@K and the best single member per basis of the pick (--exec rankings only)
+        "by_basis": d.get("by_basis", []),
     }
 
 
