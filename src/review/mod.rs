@@ -95,4 +95,8 @@ pub trait Committee: Send + Sync {
     fn exec_record_orders(&self) -> bool {
         false
     }
+    /// Whether the record counts only the issues whose reproduction told the candidates apart.
+    fn exec_record_told_apart(&self) -> bool {
+        false
+    }
 }

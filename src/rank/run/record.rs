@@ -24,7 +24,7 @@
 //! appends a line only for an issue whose ranking changed.
 
 use super::IssueOutcome;
-use crate::model::{Behaviour, Review, Score};
+use crate::model::{Behaviour, ReproChange, Review, Score};
 use crate::rank::health::{healthy_each, pick_basis, Member};
 use crate::rank::select;
 use crate::review::Committee;
@@ -125,10 +125,21 @@ pub fn apply(outcomes: &mut [IssueOutcome], committee: &dyn Committee) -> Applie
     if !committee.takes_exec_record() {
         return out;
     }
+    let told_apart = committee.exec_record_told_apart();
     let tallies: Vec<Tally> = outcomes
         .iter()
         .map(|o| match (&o.result, o.is_ok()) {
-            (Some(r), true) => tally(&behaviours(r)),
+            (Some(r), true) => {
+                let cands = behaviours(r);
+                let changed = cands
+                    .iter()
+                    .any(|(_, b)| b.repro == Some(ReproChange::Changed));
+                if told_apart && !changed {
+                    Tally::new()
+                } else {
+                    tally(&cands)
+                }
+            }
             _ => Tally::new(),
         })
         .collect();
@@ -219,7 +230,12 @@ fn rerank(
                 });
             }
             review.score = score;
-            review.reason = with_note(&review.reason, rec, ran_healthy[i]);
+            review.reason = with_note(
+                &review.reason,
+                rec,
+                ran_healthy[i],
+                committee.exec_record_told_apart(),
+            );
         }
         reviews.push(review);
         tiers.push(tier);
@@ -302,7 +318,12 @@ fn agent_of(c: &Value) -> &str {
 
 /// `reason` with the record's note (replacing an earlier one); `ordered`: the candidate ran
 /// healthy here and ranks among the healthy by its record.
-fn with_note(reason: &str, rec: Option<&(f64, usize, usize)>, ordered: bool) -> String {
+fn with_note(
+    reason: &str,
+    rec: Option<&(f64, usize, usize)>,
+    ordered: bool,
+    told_apart: bool,
+) -> String {
     let mut notes: Vec<String> = reason
         .split("; ")
         .filter(|n| !n.is_empty() && !n.starts_with(NOTE))
@@ -315,7 +336,12 @@ fn with_note(reason: &str, rec: Option<&(f64, usize, usize)>, ordered: bool) -> 
     };
     match rec {
         Some(&(_, h, n)) => notes.push(format!(
-            "{NOTE} healthy runs on {h} of {n} other issues{why}"
+            "{NOTE} healthy runs on {h} of {n} other issues{}{why}",
+            if told_apart {
+                " whose reproduction a candidate changed"
+            } else {
+                ""
+            }
         )),
         None if ordered => notes.push(format!(
             "{NOTE} too few other issues, counted as the mean{why}"
@@ -439,14 +465,14 @@ mod tests {
 
     #[test]
     fn the_note_is_replaced_not_repeated() {
-        let once = with_note("applies cleanly", Some(&(0.1, 2, 3)), false);
-        let twice = with_note(&once, Some(&(0.1, 3, 4)), false);
+        let once = with_note("applies cleanly", Some(&(0.1, 2, 3)), false, false);
+        let twice = with_note(&once, Some(&(0.1, 3, 4)), false, false);
         assert_eq!(
             twice,
             format!("applies cleanly; {NOTE} healthy runs on 3 of 4 other issues")
         );
-        assert_eq!(with_note(&twice, None, false), "applies cleanly");
-        let ordered = with_note(&twice, Some(&(0.1, 3, 4)), true);
+        assert_eq!(with_note(&twice, None, false, false), "applies cleanly");
+        let ordered = with_note(&twice, Some(&(0.1, 3, 4)), true, false);
         assert!(
             ordered.ends_with("within half a standard error of the best counting as the best)"),
             "{ordered}"
@@ -527,6 +553,55 @@ mod tests {
             .map(|c| (c["agent"].as_str().unwrap(), c["rank"].as_u64().unwrap()))
             .collect();
         assert_eq!(order, [("weak", 1), ("strong", 2)]);
+    }
+
+    /// Six issues where no candidate changes the reproduction (weak leaves it as at base and
+    /// breaks nothing, strong breaks a test), three where strong changes it and weak leaves it
+    /// as at base, and a last issue where both run healthy and tie.
+    fn quiet_and_told_apart_run() -> Vec<IssueOutcome> {
+        let with_repro = |mut o: IssueOutcome, weak: &str, strong: &str| {
+            let r = o.result.as_mut().unwrap();
+            r["ranked"][0]["behaviour"]["repro"] = weak.into();
+            r["ranked"][1]["behaviour"]["repro"] = strong.into();
+            o
+        };
+        (0..6)
+            .map(|k| with_repro(issue(&format!("q{k}"), false, true), "same", "same"))
+            .chain(
+                (0..3).map(|k| with_repro(issue(&format!("c{k}"), true, true), "same", "changed")),
+            )
+            .chain([issue("last", true, true)])
+            .collect()
+    }
+
+    #[test]
+    fn a_record_told_apart_counts_only_the_issues_whose_reproduction_a_candidate_changed() {
+        // Over every issue weak ran healthy on 6 of 9 and strong on 3: weak's record wins.
+        let mut run = quiet_and_told_apart_run();
+        apply(
+            &mut run,
+            &crate::review::offline::Offline::new(Default::default()),
+        );
+        assert_eq!(run[9].top, vec!["weak".to_string()]);
+        // Over the three issues the reproduction told apart, strong ran healthy on all of them
+        // and weak on none.
+        let mut run = quiet_and_told_apart_run();
+        let told = crate::review::offline::Offline::new(crate::review::offline::Weights {
+            exec_record_told_apart: true,
+            ..Default::default()
+        });
+        apply(&mut run, &told);
+        assert_eq!(run[9].top, vec!["strong".to_string()]);
+        let reason = run[9].result.as_ref().unwrap()["ranked"][0]["reason"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        assert!(
+            reason.contains(
+                "healthy runs on 3 of 3 other issues whose reproduction a candidate changed"
+            ),
+            "{reason}"
+        );
     }
 
     #[test]

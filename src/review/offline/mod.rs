@@ -23,7 +23,7 @@
 //! | new files | `new_file` when it creates non-test files |
 //! | track record | `prior · agent_prior[agent]`, else `prior · family_prior[family]` (empty maps by default) |
 //! | shape | `large · largeness` + `small · smallness` + `scatter · scatter` ([`shape::shape`]) |
-//! | execution record (`rank --all --exec` only) | `exec_record · (share − mean)`: the agent's share of healthy runs on the run's other issues (`rank::run::record`); with `exec_record_orders` the candidates that ran healthy also rank first, by that record |
+//! | execution record (`rank --all --exec` only) | `exec_record · (share − mean)`: the agent's share of healthy runs on the run's other issues (`rank::run::record`); with `exec_record_orders` the candidates that ran healthy also rank first, by that record; `exec_record_told_apart` (off) counts it only over the issues whose reproduction a candidate changed |
 //! | execution (`--exec` only) | `exec_breaks`, `exec_repro_changed` / `exec_repro_same` (the issue's reproduction, and the model-written test with `--exec-llm-repro`), `exec_agreement` ([`behaviour`]) |
 //!
 //! With execution evidence that splits the candidates into two or more behaviour classes, a
@@ -95,6 +95,10 @@ pub struct Weights {
     /// order of their agents' records (then by score); the others follow by score. Needs
     /// `exec_record` ≠ 0; `false`: the record is only a part of the score.
     pub exec_record_orders: bool,
+    /// Count the record only over the run's issues whose reproduction told the candidates
+    /// apart (some candidate changed what it shows): elsewhere a candidate that changes
+    /// nothing runs as healthy as the fix, so the record there rewards changing little.
+    pub exec_record_told_apart: bool,
 }
 
 impl Default for Weights {
@@ -124,6 +128,7 @@ impl Default for Weights {
             exec_agreement: 4.0,
             exec_record: EXEC_RECORD,
             exec_record_orders: true,
+            exec_record_told_apart: false,
         }
     }
 }
@@ -452,6 +457,10 @@ impl Committee for Offline {
 
     fn exec_record_orders(&self) -> bool {
         self.takes_exec_record() && self.weights.exec_record_orders
+    }
+
+    fn exec_record_told_apart(&self) -> bool {
+        self.weights.exec_record_told_apart
     }
 
     fn review(&self, bundle: &IssueBundle) -> anyhow::Result<Vec<Review>> {
