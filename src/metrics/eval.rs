@@ -291,6 +291,8 @@ pub struct BasisRow {
     pub n_at_k: f64,
     /// The best single member's (over all instances) resolve rate on these issues, in percent.
     pub best_single: f64,
+    /// Union@K over these issues: how often some candidate resolves them, in percent.
+    pub union: f64,
 }
 
 /// Evaluate a built table.
@@ -314,7 +316,7 @@ pub fn evaluate(t: &Table, opts: &Options) -> EvalReport {
     }
 }
 
-/// n@K and the best single member over the issues of each basis of the pick; empty when the
+/// n@K, the best single member and Union@K over the issues of each basis of the pick; empty when the
 /// table carries no basis.
 fn by_basis(t: &Table, d: &Diversity, opts: &Options) -> Vec<BasisRow> {
     let k = t.agents.len();
@@ -340,6 +342,12 @@ fn by_basis(t: &Table, d: &Diversity, opts: &Options) -> Vec<BasisRow> {
                 issues: rows.len(),
                 n_at_k: 100.0 * rows.iter().map(|&i| pick[i]).sum::<f64>() / n,
                 best_single: 100.0 * rows.iter().filter(|&&i| t.resolved[i][best]).count() as f64
+                    / n,
+                union: 100.0
+                    * rows
+                        .iter()
+                        .filter(|&&i| t.resolved[i].iter().any(|&r| r))
+                        .count() as f64
                     / n,
             })
         })

@@ -136,25 +136,27 @@ pub fn table(r: &EvalReport) -> String {
     if !r.by_basis.is_empty() {
         let _ = writeln!(
             o,
-            "\nWhat the picks rest on (--exec; dei rank's `pick rests on` line): {}@{} on the issues of each, beside the best single member on the same issues",
-            r.top_n, g.k
+            "\nWhat the picks rest on (--exec; dei rank's `pick rests on` line): {}@{} on the issues of each, beside the best single member and Union@{} on the same issues",
+            r.top_n, g.k, g.k
         );
         let _ = writeln!(
             o,
-            "  {:<10}  {:>6}  {:>6}  {:>11}",
+            "  {:<10}  {:>6}  {:>6}  {:>11}  {:>8}",
             "basis",
             "issues",
             format!("{}@{}", r.top_n, g.k),
-            "best single"
+            "best single",
+            format!("Union@{}", g.k)
         );
         for b in &r.by_basis {
             let _ = writeln!(
                 o,
-                "  {:<10}  {:>6}  {:>6.1}  {:>11.1}",
+                "  {:<10}  {:>6}  {:>6.1}  {:>11.1}  {:>8.1}",
                 b.basis.word(),
                 b.issues,
                 b.n_at_k,
-                b.best_single
+                b.best_single,
+                b.union
             );
         }
     }

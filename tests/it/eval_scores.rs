@@ -398,7 +398,7 @@ fn eval_reports_the_picks_by_what_they_rest_on() {
     let labels_path = dir.path().join("labels.jsonl");
     std::fs::write(&labels_path, labels).unwrap();
     let r = eval(&["--labels", s(&labels_path), "--scores", s(&journal_path)]);
-    let rows: Vec<(String, u64, f64, f64)> = r["by_basis"]
+    let rows: Vec<(String, u64, f64, f64, f64)> = r["by_basis"]
         .as_array()
         .unwrap_or_else(|| panic!("no by_basis: {r}"))
         .iter()
@@ -408,16 +408,18 @@ fn eval_reports_the_picks_by_what_they_rest_on() {
                 b["issues"].as_u64().unwrap(),
                 b["n_at_k"].as_f64().unwrap(),
                 b["best_single"].as_f64().unwrap(),
+                b["union"].as_f64().unwrap(),
             )
         })
         .collect();
+    // (basis, issues, n@K, best single, Union@K): on i-2 only beta is right.
     assert_eq!(
         rows,
         vec![
-            ("agreement".to_string(), 2, 75.0, 100.0),
-            ("alone".to_string(), 1, 0.0, 0.0),
-            ("quiet".to_string(), 1, 0.0, 0.0),
-            ("unhealthy".to_string(), 1, 100.0, 100.0),
+            ("agreement".to_string(), 2, 75.0, 100.0, 100.0),
+            ("alone".to_string(), 1, 0.0, 0.0, 100.0),
+            ("quiet".to_string(), 1, 0.0, 0.0, 0.0),
+            ("unhealthy".to_string(), 1, 100.0, 100.0, 100.0),
         ]
     );
     // The text report has the same rows.
@@ -435,7 +437,7 @@ fn eval_reports_the_picks_by_what_they_rest_on() {
     let t = text(&out.stdout);
     assert!(t.contains("What the picks rest on"), "{t}");
     assert!(
-        t.contains("  agreement        2    75.0        100.0\n"),
+        t.contains("  agreement        2    75.0        100.0     100.0\n"),
         "{t}"
     );
     // `dei rank --json` results, one per line, give the same rows.

@@ -2,7 +2,8 @@
 """How often picks of each basis are right: `dei eval`'s `by_basis` (what each issue's pick rests
 on, read from its candidates' behaviour and rank; `dei rank`'s `pick rests on` line), summed over
 committees. Per basis: the picks (issue × committee), how many of them resolve their issue (ties
-as expected value) and how many the committee's best single member resolves on the same issues.
+as expected value), how many the committee's best single member resolves on the same issues, and on
+how many some candidate of the committee resolves the issue (Union@k).
 Labels only score; nothing here ranks.
 
   python3 crates/dei-bench/scripts/exec_basis.py --dei target/release/dei --out OUT \\
@@ -34,7 +35,7 @@ def main():
     else:
         names = a.committees.split(",")
     points = half_points(a.dei, [a.out], a.split, names, bootstrap=False)
-    total = {b: [0, 0.0, 0.0] for b in ORDER}
+    total = {b: [0, 0.0, 0.0, 0.0] for b in ORDER}
     per = {}
     for name in names:
         rows = points[name]["exec"]["by_basis"]
@@ -47,13 +48,15 @@ def main():
             t[0] += r["issues"]
             t[1] += r["n_at_k"] * r["issues"] / 100
             t[2] += r["best_single"] * r["issues"] / 100
+            t[3] += r["union"] * r["issues"] / 100
     print(f"{len(names)} committees, {a.split}: picks by basis (issue x committee)")
-    print("basis\tpicks\tshare\tpick right %\tbest single right %")
+    print("basis\tpicks\tshare\tpick right %\tbest single right %\tUnion@k %")
     n = sum(t[0] for t in total.values())
     for b in ORDER:
-        k, right, best = total[b]
+        k, right, best, union = total[b]
         if k:
-            print(f"{b}\t{k}\t{100 * k / n:.1f}\t{100 * right / k:.1f}\t{100 * best / k:.1f}")
+            print(f"{b}\t{k}\t{100 * k / n:.1f}\t{100 * right / k:.1f}\t{100 * best / k:.1f}"
+                  f"\t{100 * union / k:.1f}")
     print("\nper committee: issues / pick right % per basis")
     print("committee\t" + "\t".join(ORDER))
     for name in names:
