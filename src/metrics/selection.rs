@@ -203,8 +203,16 @@ struct JournalRanked {
     score: Option<f64>,
     #[serde(default)]
     rank: Option<u64>,
-    #[serde(default)]
+    /// Read for the pick's basis only: one that does not read is none, never a lost line.
+    #[serde(default, deserialize_with = "lenient_behaviour")]
     behaviour: Option<Behaviour>,
+}
+
+fn lenient_behaviour<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> Result<Option<Behaviour>, D::Error> {
+    let v = Value::deserialize(d)?;
+    Ok(Behaviour::deserialize(v).ok())
 }
 
 /// What the pick of one ranking rests on, from its candidates' (agent, behaviour, rank): the

@@ -462,6 +462,13 @@ fn eval_reports_the_picks_by_what_they_rest_on() {
     // A ranking without execution evidence has no basis.
     let plain = journal.replace("\"behaviour\"", "\"was\"");
     std::fs::write(&journal_path, plain).unwrap();
-    let r = eval(&["--labels", s(&labels_path), "--scores", s(&journal_path)]);
-    assert!(r.get("by_basis").is_none(), "{r}");
+    let without = eval(&["--labels", s(&labels_path), "--scores", s(&journal_path)]);
+    assert!(without.get("by_basis").is_none(), "{without}");
+    // A behaviour that does not read costs the basis, never the line: the scores still count.
+    let odd = journal.replace("\"tests_run\":2", "\"tests_run\":\"two\"");
+    assert_ne!(odd, journal);
+    std::fs::write(&journal_path, odd).unwrap();
+    let odd = eval(&["--labels", s(&labels_path), "--scores", s(&journal_path)]);
+    assert_eq!(n_at_all(&odd), n_at_all(&r), "{odd}");
+    assert!(!odd["notes"].to_string().contains("unreadable"), "{odd}");
 }
