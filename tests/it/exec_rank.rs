@@ -1739,12 +1739,23 @@ fn a_run_adds_each_agents_execution_record_over_its_other_issues_once() {
             .output()
             .expect("dei runs");
         assert!(out.status.success(), "{}", stderr(&out));
-        stderr(&out)
+        (stdout(&out), stderr(&out))
     };
-    let first = rank();
+    let (table, first) = rank();
     assert!(
         first.contains("execution record") && first.contains("4 issue ranking(s) updated"),
         "{first}"
+    );
+    // Each pick is the careful fix, which no other candidate behaves like (as when ranked
+    // alone): the summary says so per issue and counts it.
+    assert!(
+        table.contains("\n  what the picks rest on: alone 4 ("),
+        "{table}"
+    );
+    assert_eq!(
+        table.matches("  alone       careful-agent").count(),
+        4,
+        "{table}"
     );
     // The two fixes run healthy everywhere and share a record: the scores pick, not its order.
     assert!(
@@ -1783,7 +1794,7 @@ fn a_run_adds_each_agents_execution_record_over_its_other_issues_once() {
             .any(|a| a == "breaks-tests-agent"));
     }
     // Resumed with nothing left to rank: the record is the same, and nothing is appended.
-    let again = rank();
+    let (_, again) = rank();
     assert!(again.contains("0 issue ranking(s) updated"), "{again}");
     assert_eq!(journal().lines().count(), lines);
 }

@@ -144,8 +144,13 @@ impl IssueOutcome {
 
     /// The outcome as the run keeps it in memory: of the full ranking, only what the summary
     /// counts (the issue's `exec`, without its per-candidate behaviour and the model-written
-    /// test's script); the rest is on disk in the journal.
+    /// test's script, and what the pick rests on); the rest is on disk in the journal.
     pub fn slim(self) -> IssueOutcome {
+        let basis = self
+            .result
+            .as_ref()
+            .and_then(|r| r.get("pick_basis"))
+            .cloned();
         let result = self
             .result
             .as_ref()
@@ -166,7 +171,11 @@ impl IssueOutcome {
                         }
                     }
                 }
-                serde_json::json!({ "exec": exec })
+                let mut kept = serde_json::json!({ "exec": exec });
+                if let Some(b) = &basis {
+                    kept["pick_basis"] = b.clone();
+                }
+                kept
             });
         IssueOutcome { result, ..self }
     }
@@ -735,7 +744,7 @@ mod tests {
     fn in_memory_outcomes_keep_what_the_summary_counts() {
         let o: IssueOutcome = serde_json::from_value(serde_json::json!({
             "instance_id": "i-1",
-            "result": {"ranked": [{"agent": "a"}], "exec": {
+            "result": {"ranked": [{"agent": "a"}], "pick_basis": "quiet", "exec": {
                 "runs": 7, "behaviour": [{"tests_run": 3}],
                 "model_test": {"status": "kept", "model": "m", "script": "print(1)"},
                 "model_test_samples": [{"status": "kept", "model": "m", "script": "print(1)"}, {"status": "discarded", "model": "m", "sample": 1, "script": "print(2)"}]
@@ -752,7 +761,13 @@ mod tests {
         let samples = r["exec"]["model_test_samples"].as_array().unwrap();
         assert_eq!(samples.len(), 2);
         assert!(samples.iter().all(|m| m.get("script").is_none()));
+        // What the pick rests on stays, for the summary's counts.
+        assert_eq!(r["pick_basis"], "quiet");
         let s = Summary::new(&[slim], 1, 0);
+        assert_eq!(
+            s.rows[0].pick_basis,
+            Some(crate::rank::health::Basis::Quiet)
+        );
         assert_eq!(s.exec.map(|e| (e.runs, e.model_tests_kept)), Some((7, 1)));
         // Without --exec nothing is kept.
         let plain: IssueOutcome = serde_json::from_value(serde_json::json!({

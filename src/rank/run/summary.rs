@@ -264,10 +264,28 @@ impl Summary {
             .iter()
             .filter(|r| r.status == "ok" || r.status == ErrorKind::Unreviewed.label())
             .collect();
+        // With --exec, what each pick rests on gets a column.
+        let with_basis = shown.iter().any(|r| r.pick_basis.is_some());
+        let basis_cell = |b: Option<Basis>| {
+            if with_basis {
+                format!("{:<10}  ", b.map_or("-", Basis::word))
+            } else {
+                String::new()
+            }
+        };
         if !shown.is_empty() {
             out.push_str(&format!(
-                "{:<36}  {:<10}  {:>5}  {:>5}  {:>8}  top pick\n",
-                "issue", "status", "cands", "score", "resolved"
+                "{:<36}  {:<10}  {:>5}  {:>5}  {:>8}  {}top pick\n",
+                "issue",
+                "status",
+                "cands",
+                "score",
+                "resolved",
+                if with_basis {
+                    format!("{:<10}  ", "rests on")
+                } else {
+                    String::new()
+                }
             ));
         }
         for r in shown.iter().take(max_rows) {
@@ -277,12 +295,13 @@ impl Summary {
                 n => format!("{} (+{} tied)", r.top[0], n - 1),
             };
             out.push_str(&format!(
-                "{:<36}  {:<10}  {:>5}  {:>5}  {:>8}  {}\n",
+                "{:<36}  {:<10}  {:>5}  {:>5}  {:>8}  {}{}\n",
                 r.instance_id,
                 r.status,
                 r.candidates,
                 r.top_score.map_or("-".into(), |s| format!("{s:.2}")),
                 r.top_resolved.map_or("-".into(), |c| format!("{c:.2}")),
+                basis_cell(r.pick_basis),
                 truncate(&top, 70)
             ));
         }
@@ -757,6 +776,10 @@ mod tests {
             t.contains("\n  what the picks rest on: agreement 1, quiet 2 (dei rank's `pick rests on` line says what each means)\n"),
             "{t}"
         );
+        // Each issue's line says it too, `-` where nothing is picked.
+        assert!(t.contains("  resolved  rests on    top pick\n"), "{t}");
+        assert!(t.contains("  agreement   \n"), "{t}");
+        assert!(t.contains("  -           \n"), "{t}");
         // The JSON names each basis by its word.
         let v = serde_json::to_value(&s).unwrap();
         assert_eq!(v["exec"]["pick_basis"]["quiet"], 2, "{v}");
@@ -764,6 +787,7 @@ mod tests {
         // Without a basis (no pick, or an older journal), nothing is said.
         let none = Summary::new(&[with("a", None)], 1, 0).table(10);
         assert!(!none.contains("rest on"), "{none}");
+        assert!(none.contains("  resolved  top pick\n"), "{none}");
     }
 
     #[test]
