@@ -313,6 +313,26 @@ pub fn report(r: &EvalReport) -> String {
         g.solved_by_one
     );
 
+    if !r.by_basis.is_empty() {
+        let _ = writeln!(
+            o,
+            "<h2>What the picks rest on (--exec)</h2>\n<table><tr><th class=\"l\">basis</th><th>issues</th><th>{}@{}</th><th>best single</th><th>Union@{}</th></tr>",
+            r.top_n, g.k, g.k
+        );
+        for b in &r.by_basis {
+            let _ = writeln!(
+                o,
+                "<tr><td class=\"l\">{}</td><td>{}</td><td>{:.1}</td><td>{:.1}</td><td>{:.1}</td></tr>",
+                b.basis.word(),
+                b.issues,
+                b.n_at_k,
+                b.best_single,
+                b.union
+            );
+        }
+        o.push_str("</table>\n");
+    }
+
     o.push_str("<h2>Curves vs k</h2>\n");
     for c in &r.curves {
         let title = match (&c.agents, c.shuffles) {

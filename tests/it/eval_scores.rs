@@ -440,6 +440,36 @@ fn eval_reports_the_picks_by_what_they_rest_on() {
         t.contains("  agreement        2    75.0        100.0     100.0\n"),
         "{t}"
     );
+    // So does the HTML report.
+    let html_path = dir.path().join("r.html");
+    let out = dei_cmd()
+        .args([
+            "eval",
+            "--labels",
+            s(&labels_path),
+            "--scores",
+            s(&journal_path),
+        ])
+        .args([
+            "--order",
+            "given",
+            "--bootstrap",
+            "0",
+            "--html",
+            s(&html_path),
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let html = std::fs::read_to_string(&html_path).unwrap();
+    assert!(
+        html.contains("<h2>What the picks rest on (--exec)</h2>"),
+        "{html}"
+    );
+    assert!(
+        html.contains("<tr><td class=\"l\">agreement</td><td>2</td><td>75.0</td><td>100.0</td><td>100.0</td></tr>"),
+        "{html}"
+    );
     // `dei rank --json` results, one per line, give the same rows.
     let results: String = journal
         .lines()
