@@ -19,7 +19,7 @@
 //! is counted.
 
 use crate::model::Behaviour;
-use crate::rank::health::{pick_basis, Basis, Member};
+use crate::rank::health::{pick_basis_by_rank, pick_basis_of_json, Basis};
 use crate::rank::run::journal::JOURNAL;
 use serde::Deserialize as _;
 use serde_json::Value;
@@ -215,23 +215,6 @@ fn lenient_behaviour<'de, D: serde::Deserializer<'de>>(
     Ok(Behaviour::deserialize(v).ok())
 }
 
-/// What the pick of one ranking rests on, from its candidates' (agent, behaviour, rank): the
-/// pick is what ranked first. `None` without ranks or without execution evidence.
-fn basis_of(ranked: &[(&str, Option<&Behaviour>, Option<u64>)]) -> Option<Basis> {
-    if ranked.iter().any(|(_, _, rank)| rank.is_none()) {
-        return None;
-    }
-    let members: Vec<Member> = ranked
-        .iter()
-        .map(|&(agent, behaviour, rank)| Member {
-            agent,
-            behaviour,
-            top: rank == Some(1),
-        })
-        .collect();
-    pick_basis(&members)
-}
-
 /// A `dei rank` result is read in its order: when every entry has a rank (`by_rank`), a
 /// scored entry's score is `-rank` (ties share a rank), so the pick is what ranked first. That
 /// is the scores' own order wherever they decide it, and stays the printed pick where a run's
@@ -272,7 +255,7 @@ fn read_journal(path: &Path, sel: &mut Selection) -> anyhow::Result<()> {
                 let entry = match (l.error_kind, l.result) {
                     (None, Some(r)) => {
                         let by_rank = r.ranked.iter().all(|x| x.rank.is_some());
-                        let basis = basis_of(
+                        let basis = pick_basis_by_rank(
                             &r.ranked
                                 .iter()
                                 .map(|x| (x.agent.as_str(), x.behaviour.as_ref(), x.rank))
@@ -447,26 +430,8 @@ fn add_value(path: &Path, v: &Value, at: &str, sel: &mut Selection) -> anyhow::R
             .iter()
             .all(|r| r.get("rank").and_then(Value::as_u64).is_some());
         if let Some(id) = instance {
-            let behaviours: Vec<Option<Behaviour>> = ranked
-                .iter()
-                .map(|r| {
-                    r.get("behaviour")
-                        .and_then(|b| Behaviour::deserialize(b).ok())
-                })
-                .collect();
-            let entries: Vec<(&str, Option<&Behaviour>, Option<u64>)> = ranked
-                .iter()
-                .zip(&behaviours)
-                .map(|(r, b)| {
-                    (
-                        r.get("agent").and_then(Value::as_str).unwrap_or(""),
-                        b.as_ref(),
-                        r.get("rank").and_then(Value::as_u64),
-                    )
-                })
-                .collect();
             // A later ranking of the issue replaces an earlier one, its basis too.
-            match basis_of(&entries) {
+            match pick_basis_of_json(ranked) {
                 Some(b) => sel.basis.insert(id.to_string(), b),
                 None => sel.basis.remove(id),
             };

@@ -177,6 +177,49 @@ pub fn pick_basis(members: &[Member]) -> Option<Basis> {
         .max()
 }
 
+/// [`pick_basis`] of a ranking given as each candidate's (agent, behaviour, rank): the pick is
+/// what ranked first. `None` when some candidate has no rank.
+pub fn pick_basis_by_rank(ranked: &[(&str, Option<&Behaviour>, Option<u64>)]) -> Option<Basis> {
+    if ranked.iter().any(|(_, _, rank)| rank.is_none()) {
+        return None;
+    }
+    let members: Vec<Member> = ranked
+        .iter()
+        .map(|&(agent, behaviour, rank)| Member {
+            agent,
+            behaviour,
+            top: rank == Some(1),
+        })
+        .collect();
+    pick_basis(&members)
+}
+
+/// [`pick_basis_by_rank`] of a ranking as `dei rank`'s JSON holds it (`ranked`: entries with
+/// `agent`, `rank` and `behaviour`); a behaviour that does not read counts as none.
+pub fn pick_basis_of_json(ranked: &[serde_json::Value]) -> Option<Basis> {
+    let behaviours: Vec<Option<Behaviour>> = ranked
+        .iter()
+        .map(|c| {
+            c.get("behaviour")
+                .and_then(|b| Behaviour::deserialize(b).ok())
+        })
+        .collect();
+    let entries: Vec<(&str, Option<&Behaviour>, Option<u64>)> = ranked
+        .iter()
+        .zip(&behaviours)
+        .map(|(c, b)| {
+            (
+                c.get("agent")
+                    .and_then(serde_json::Value::as_str)
+                    .unwrap_or(""),
+                b.as_ref(),
+                c.get("rank").and_then(serde_json::Value::as_u64),
+            )
+        })
+        .collect();
+    pick_basis_by_rank(&entries)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -10,7 +10,7 @@ use crate::model::repo::{self, Snapshot};
 use crate::model::task;
 use crate::model::{Applies, Behaviour, Candidate, Review, ReviewStatus, Task};
 use crate::patch::{self, Mode};
-use crate::rank::health::{pick_basis, Basis, Member};
+use crate::rank::health::{pick_basis_by_rank, Basis};
 use crate::rank::select;
 use crate::review::{Committee, IssueBundle, Prepared};
 use anyhow::bail;
@@ -117,26 +117,18 @@ pub enum IssueStatus {
 }
 
 impl RankResult {
-    /// What the pick rests on ([`crate::rank::health::pick_basis`]).
+    /// What the pick rests on ([`crate::rank::health::pick_basis`]); `None` when nothing is
+    /// picked (see [`RankResult::pick`]).
     pub fn basis(&self) -> Option<Basis> {
-        let top: Vec<bool> = {
-            let picked = self.pick();
-            self.ranked
-                .iter()
-                .map(|r| picked.iter().any(|p| std::ptr::eq(*p, r)))
-                .collect()
-        };
-        let members: Vec<Member> = self
+        if self.status != IssueStatus::Ranked {
+            return None;
+        }
+        let ranked: Vec<(&str, Option<&Behaviour>, Option<u64>)> = self
             .ranked
             .iter()
-            .zip(top)
-            .map(|(r, top)| Member {
-                agent: &r.agent,
-                behaviour: r.behaviour.as_ref(),
-                top,
-            })
+            .map(|r| (r.agent.as_str(), r.behaviour.as_ref(), Some(r.rank as u64)))
             .collect();
-        pick_basis(&members)
+        pick_basis_by_rank(&ranked)
     }
 
     /// The candidates sharing the top place, when the issue was fully reviewed; empty when

@@ -25,7 +25,7 @@
 
 use super::IssueOutcome;
 use crate::model::{Behaviour, ReproChange, Review, Score};
-use crate::rank::health::{healthy_each, pick_basis, Member};
+use crate::rank::health::{healthy_each, pick_basis_of_json};
 use crate::rank::select;
 use crate::review::Committee;
 use serde_json::Value;
@@ -257,20 +257,6 @@ fn rerank(
         v
     };
     let by_order = picked && firsts(&placed) != firsts(&select::rank(&reviews));
-    let basis = {
-        let tops = if picked { firsts(&placed) } else { Vec::new() };
-        let members: Vec<Member> = ranked
-            .iter()
-            .zip(&behaviours)
-            .enumerate()
-            .map(|(i, (c, b))| Member {
-                agent: agent_of(c),
-                behaviour: b.as_ref(),
-                top: tops.contains(&i),
-            })
-            .collect();
-        pick_basis(&members)
-    };
     let mut old: Vec<Option<Value>> = ranked.drain(..).map(Some).collect();
     for p in &placed {
         let mut c = old[p.index].take().unwrap_or(Value::Null);
@@ -280,6 +266,11 @@ fn rerank(
     }
     // The outcome's own summary of the pick, as `IssueOutcome::ranked` makes it.
     let ranked: &[Value] = ranked;
+    let basis = if picked {
+        pick_basis_of_json(ranked)
+    } else {
+        None
+    };
     let top: Vec<&Value> = if picked {
         ranked
             .iter()

@@ -266,9 +266,9 @@ impl Summary {
             .collect();
         // With --exec, what each pick rests on gets a column.
         let with_basis = shown.iter().any(|r| r.pick_basis.is_some());
-        let basis_cell = |b: Option<Basis>| {
+        let basis_cell = |word: &str| {
             if with_basis {
-                format!("{:<10}  ", b.map_or("-", Basis::word))
+                format!("{word:<10}  ")
             } else {
                 String::new()
             }
@@ -281,11 +281,7 @@ impl Summary {
                 "cands",
                 "score",
                 "resolved",
-                if with_basis {
-                    format!("{:<10}  ", "rests on")
-                } else {
-                    String::new()
-                }
+                basis_cell("rests on")
             ));
         }
         for r in shown.iter().take(max_rows) {
@@ -301,7 +297,7 @@ impl Summary {
                 r.candidates,
                 r.top_score.map_or("-".into(), |s| format!("{s:.2}")),
                 r.top_resolved.map_or("-".into(), |c| format!("{c:.2}")),
-                basis_cell(r.pick_basis),
+                basis_cell(r.pick_basis.map_or("-", Basis::word)),
                 truncate(&top, 70)
             ));
         }
