@@ -1,6 +1,6 @@
 //! Prompt templates (minijinja): the default set lives in `prompts/` and is built into the
 //! binary; `--prompt-dir DIR` replaces any of its files with the file of the same name in DIR.
-//! Each stage renders its own templates (`review::prompts`: `system.j2`, `candidate.j2`,
+//! Each stage renders its own templates (`review::prompts`: `system.j2`, `candidate.j2`, `reproduction.j2`,
 //! `pointwise.j2`, `listwise.j2`, `pairwise.j2`; `localize::rerank`: `localize_system.j2`,
 //! `localize_files.j2`, `localize_functions.j2`; the generator: the set [`GENERATE`], loaded
 //! with [`Prompts::generator`]; `exec::llm_repro`: the set [`REPRO_TEST`], loaded with
@@ -12,9 +12,13 @@ use minijinja::{Environment, UndefinedBehavior};
 use std::path::Path;
 
 /// The built-in templates, by file name.
-pub const DEFAULTS: [(&str, &str); 8] = [
+pub const DEFAULTS: [(&str, &str); 9] = [
     ("system.j2", include_str!("../../prompts/system.j2")),
     ("candidate.j2", include_str!("../../prompts/candidate.j2")),
+    (
+        "reproduction.j2",
+        include_str!("../../prompts/reproduction.j2"),
+    ),
     ("pointwise.j2", include_str!("../../prompts/pointwise.j2")),
     ("listwise.j2", include_str!("../../prompts/listwise.j2")),
     ("pairwise.j2", include_str!("../../prompts/pairwise.j2")),

@@ -86,6 +86,11 @@ pub struct Behaviour {
     /// the same, or none ran.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub repro_end: Option<String>,
+    /// What the reproduction printed with this candidate (normalized as compared, its own
+    /// debug prints dropped, clipped), when its run differs from the base commit's; `None`
+    /// when it is the same, none ran, or the base's output moved between its two runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repro_output: Option<String>,
     /// What the issue says its code should show, as the reproduction shows it with this
     /// candidate; `None` when the issue names nothing the base run does not already show, or
     /// the reproduction did not run for it.

@@ -415,6 +415,8 @@ pub fn rank_issue(
             .map(|e| e.behaviour.clone())
             .unwrap_or_default(),
         repro_by_agent: exec.as_ref().is_some_and(|e| e.repro_from.is_some()),
+        repro_code: exec.as_ref().and_then(|e| e.repro_code.clone()),
+        repro_output: exec.as_ref().and_then(|e| e.repro_output.clone()),
         model_tests_kept: exec.as_ref().map_or(0, |e| e.model_tests_kept()),
         tests_in_part: exec.as_ref().map(|e| e.tests_in_part()).unwrap_or_default(),
     };

@@ -29,6 +29,11 @@ pub struct IssueBundle {
     /// The reproduction that ran is an agent's script, not the issue's code (see
     /// [`crate::exec::gather::IssueExec::repro_from`]).
     pub repro_by_agent: bool,
+    /// The reproduction's code and what it printed at the base commit (see
+    /// [`crate::exec::gather::IssueExec::repro_code`] and `repro_output`); `None` without
+    /// `--exec`, or when none ran.
+    pub repro_code: Option<String>,
+    pub repro_output: Option<String>,
     /// Model-written reproduction tests kept for the issue (`--exec-llm-repro`); with more
     /// than one, a candidate's `model_test` is the verdict most of them print.
     pub model_tests_kept: usize,

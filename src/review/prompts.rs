@@ -90,10 +90,35 @@ pub struct ExecView {
     /// many the reproduction shows with this candidate (shown, of); `None` when the issue names
     /// none or the reproduction did not run for it.
     pub expected: Option<(usize, usize)>,
+    /// What the reproduction printed with this candidate, when its run differs from the base
+    /// commit's (see [`crate::model::Behaviour::repro_output`]).
+    pub repro_output: Option<String>,
     /// Other agent families with a candidate that behaves the same on everything that ran.
     pub same_families: usize,
     /// Why the candidate could not be run (then nothing else is known).
     pub error: Option<String>,
+}
+
+/// The reproduction that ran for an issue, as the prompts show it once, above the candidates.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ReproView {
+    /// Its code (the issue's, made runnable, or an agent's script).
+    pub code: String,
+    /// What it printed at the base commit; `None` when that is not compared (it moved between
+    /// two runs).
+    pub base_output: Option<String>,
+    /// An agent's script, not the issue's code (which agent is never said).
+    pub by_agent: bool,
+}
+
+/// The reproduction of `bundle`'s issue for its prompts; `None` without `--exec`, or when none
+/// ran.
+pub fn repro_view(bundle: &IssueBundle) -> Option<ReproView> {
+    Some(ReproView {
+        code: bundle.repro_code.clone()?,
+        base_output: bundle.repro_output.clone(),
+        by_agent: bundle.repro_by_agent,
+    })
 }
 
 /// The execution view of every candidate of `bundle`, in its order: `None` where a candidate
@@ -119,6 +144,7 @@ pub fn exec_views(bundle: &IssueBundle) -> Vec<Option<ExecView>> {
                     written_run: 0,
                     written_passed: 0,
                     expected: None,
+                    repro_output: None,
                     same_families: 0,
                     error: Some(e.lines().next().unwrap_or("").to_string()),
                 });
@@ -162,6 +188,7 @@ pub fn exec_views(bundle: &IssueBundle) -> Vec<Option<ExecView>> {
                 written_run: others.len(),
                 written_passed: others.iter().filter(|&&ok| ok).count(),
                 expected: b.expected.map(|x| (x.shown, x.of)),
+                repro_output: b.repro_output.clone(),
                 same_families,
                 error: None,
             })
@@ -265,32 +292,35 @@ impl Prompts {
     pub fn pointwise(
         &self,
         task: &Task,
+        repro: Option<&ReproView>,
         c: &PromptCandidate,
         rubric: &Rubric,
         format: Format,
     ) -> anyhow::Result<Rendered> {
         self.render(
             "pointwise.j2",
-            minijinja::context! { issue => task.problem_statement.trim(), candidate => c, rubric => rubric.text, format => format, executed => executed(&[c]) },
+            minijinja::context! { issue => task.problem_statement.trim(), reproduction => repro, candidate => c, rubric => rubric.text, format => format, executed => executed(&[c]) },
         )
     }
 
     pub fn listwise(
         &self,
         task: &Task,
+        repro: Option<&ReproView>,
         cs: &[PromptCandidate],
         rubric: &Rubric,
         format: Format,
     ) -> anyhow::Result<Rendered> {
         self.render(
             "listwise.j2",
-            minijinja::context! { issue => task.problem_statement.trim(), candidates => cs, rubric => rubric.text, format => format, executed => executed(&cs.iter().collect::<Vec<_>>()) },
+            minijinja::context! { issue => task.problem_statement.trim(), reproduction => repro, candidates => cs, rubric => rubric.text, format => format, executed => executed(&cs.iter().collect::<Vec<_>>()) },
         )
     }
 
     pub fn pairwise(
         &self,
         task: &Task,
+        repro: Option<&ReproView>,
         a: &PromptCandidate,
         b: &PromptCandidate,
         rubric: &Rubric,
@@ -298,7 +328,7 @@ impl Prompts {
     ) -> anyhow::Result<Rendered> {
         self.render(
             "pairwise.j2",
-            minijinja::context! { issue => task.problem_statement.trim(), candidates => [a, b], rubric => rubric.text, format => format, executed => executed(&[a, b]) },
+            minijinja::context! { issue => task.problem_statement.trim(), reproduction => repro, candidates => [a, b], rubric => rubric.text, format => format, executed => executed(&[a, b]) },
         )
     }
 }
@@ -348,7 +378,7 @@ mod tests {
             exec: None,
         };
         let e = p
-            .pointwise(&task, &c, &Rubric::default_rubric(), Format::Json)
+            .pointwise(&task, None, &c, &Rubric::default_rubric(), Format::Json)
             .unwrap_err()
             .to_string();
         assert!(e.contains("pointwise.j2") && !e.contains("built-in"), "{e}");

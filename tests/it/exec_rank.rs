@@ -136,6 +136,21 @@ fn exec_runs_every_candidate_in_the_sandbox_and_ranks_by_behaviour() {
     assert_eq!(careful["repro"], "changed");
     // Its run ends as the base run does (the output differs), and the JSON says how.
     assert_eq!(careful["repro_end"], "runs without error");
+    // What ran, for a reader: the code as extracted, what it printed at base (the
+    // issue's wrong counts) and with the fix (the right ones).
+    let code = exec["repro_code"].as_str().unwrap_or_default();
+    assert!(code.contains("word_count(\"a  b\")"), "{exec}");
+    assert!(!code.contains("_dei_"), "the wrapping is not shown: {code}");
+    assert_eq!(
+        exec["repro_output"], "3\n1\n[dei-repro] no exception\n",
+        "{exec}"
+    );
+    assert_eq!(careful["repro_output"], "2\n2\n[dei-repro] no exception\n");
+    // The partial fix's debug line is its own, not part of what the code shows.
+    assert_eq!(
+        by_agent(&v, "second-agent")["behaviour"]["repro_output"],
+        "2\n1\n[dei-repro] no exception\n"
+    );
     assert!(broken(&v, "careful-agent").is_empty());
     // A candidate that breaks one test that passed at the base commit.
     assert_eq!(
@@ -145,6 +160,7 @@ fn exec_runs_every_candidate_in_the_sandbox_and_ranks_by_behaviour() {
     // One that changes nothing: the code behaves as at the base commit.
     assert_eq!(by_agent(&v, "noop-agent")["behaviour"]["repro"], "same");
     assert!(by_agent(&v, "noop-agent")["behaviour"]["repro_end"].is_null());
+    assert!(by_agent(&v, "noop-agent")["behaviour"]["repro_output"].is_null());
     assert!(broken(&v, "noop-agent").is_empty());
     // The test the tests-only agent adds fails at base: it runs with every candidate, the two
     // fixes pass it, the one changing nothing and its own author (no fix) do not.

@@ -9,7 +9,7 @@ use dei::llm::prompts::Prompts;
 use dei::llm::Format;
 use dei::model::{Applies, Behaviour, ExpectedShown, ModelTest, ReproChange, Review};
 use dei::review::llm::LlmCommittee;
-use dei::review::prompts::{exec_views, PromptCandidate};
+use dei::review::prompts::{exec_views, repro_view, PromptCandidate};
 use dei::review::rubric::Rubric;
 use dei::review::{Committee, IssueBundle, Prepared};
 use llm_mock::{bundle, Mock};
@@ -49,6 +49,7 @@ fn behaviour(broken: &[&str], repro: ReproChange, class: usize) -> Behaviour {
         tests_set_aside: Vec::new(),
         class: Some(class),
         repro_end: None,
+        repro_output: None,
         expected: None,
         error: None,
     }
@@ -91,6 +92,8 @@ fn without_behaviour_the_prompts_are_what_they_were_and_with_it_they_say_what_ra
                 .join(name),
         )
         .unwrap();
+        // The reproduction is shown only with execution evidence; cut its include too.
+        let text = text.replace("{% include \"reproduction.j2\" %}\n", "");
         let old = match text.find("{% if candidate.exec %}") {
             Some(at) => text[..at].to_string(),
             None => {
@@ -108,6 +111,8 @@ fn without_behaviour_the_prompts_are_what_they_were_and_with_it_they_say_what_ra
     let rubric = Rubric::default_rubric();
     let render = |p: &Prompts, b: &IssueBundle| -> Vec<String> {
         let views = exec_views(b);
+        let repro = repro_view(b);
+        let repro = repro.as_ref();
         let cs: Vec<PromptCandidate> = b
             .candidates
             .iter()
@@ -116,10 +121,18 @@ fn without_behaviour_the_prompts_are_what_they_were_and_with_it_they_say_what_ra
             .collect();
         let mut out = Vec::new();
         for format in [Format::Json, Format::Tags] {
-            out.push(p.pointwise(&b.task, &cs[0], &rubric, format).unwrap().user);
-            out.push(p.listwise(&b.task, &cs, &rubric, format).unwrap().user);
             out.push(
-                p.pairwise(&b.task, &cs[0], &cs[1], &rubric, format)
+                p.pointwise(&b.task, repro, &cs[0], &rubric, format)
+                    .unwrap()
+                    .user,
+            );
+            out.push(
+                p.listwise(&b.task, repro, &cs, &rubric, format)
+                    .unwrap()
+                    .user,
+            );
+            out.push(
+                p.pairwise(&b.task, repro, &cs[0], &cs[1], &rubric, format)
                     .unwrap()
                     .user,
             );
@@ -132,6 +145,12 @@ fn without_behaviour_the_prompts_are_what_they_were_and_with_it_they_say_what_ra
         render(&before, &b),
         "without behaviour nothing changes"
     );
+    // A reproduction without any candidate's behaviour (no `--exec` evidence) is not shown.
+    b.repro_code = Some("print(f(2))".into());
+    b.repro_output = Some("3\n".into());
+    assert_eq!(plain, render(&prompts, &b), "no behaviour, no reproduction");
+    b.repro_code = None;
+    b.repro_output = None;
     assert!(plain.iter().all(|t| !t.contains("What running it showed")));
 
     // With execution evidence: what ran and what changed, and the instructions ask to use it.
@@ -248,6 +267,46 @@ fn without_behaviour_the_prompts_are_what_they_were_and_with_it_they_say_what_ra
     assert!(!point.contains("The issue's reproduction"), "{point}");
     assert!(by_agent.iter().all(|t| !t.contains("other-agent")));
     b.repro_by_agent = false;
+
+    // What ran is shown: the reproduction's code and base output once, above the candidates,
+    // and what it printed with each candidate whose run differs.
+    assert!(shown
+        .iter()
+        .all(|t| !t.contains("The reproduction that ran")));
+    b.repro_code = Some("from pkg.mod import f\nf(2)\n".into());
+    b.repro_output = Some("[dei-repro] statement 2 raised ValueError: bad\n".into());
+    b.behaviour[0].as_mut().unwrap().repro_output = Some("4\n".into());
+    let code = render(&prompts, &b);
+    for t in &code {
+        assert_eq!(t.matches("## The reproduction that ran").count(), 1, "{t}");
+        assert!(t.contains("The issue's code, made runnable"), "{t}");
+        assert!(t.contains("```\nfrom pkg.mod import f\nf(2)\n```\n"), "{t}");
+        assert!(
+            t.contains("At the base commit it printed (temporary paths, addresses and line numbers hidden):\n```\n[dei-repro] statement 2 raised ValueError: bad\n```\n"),
+            "{t}"
+        );
+        assert!(
+            t.find("## The reproduction that ran")
+                < t.find("## The candidate").or(t.find("## Two candidate")),
+            "above the candidates: {t}"
+        );
+    }
+    // Pointwise shows candidate 0 (its output), listwise all three (one output), pairwise 0 and 1.
+    for t in &code {
+        assert_eq!(
+            t.matches("With this patch it printed:\n```\n4\n```\n")
+                .count(),
+            1,
+            "{t}"
+        );
+    }
+    b.repro_by_agent = true;
+    let by_agent = render(&prompts, &b);
+    assert!(by_agent[0].contains("One of the candidate agents wrote this script"));
+    b.repro_by_agent = false;
+    b.repro_code = None;
+    b.repro_output = None;
+    b.behaviour[0].as_mut().unwrap().repro_output = None;
 
     // Tests another agent wrote (failing at base): how many sets the candidate passes; a
     // family's own tests are not shown to its own candidates.

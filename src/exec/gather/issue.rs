@@ -12,13 +12,14 @@ use super::runs::{
 use super::trees::{after_files, build_commit, own_prints};
 use super::trim::{left_out_in, slowest_to_leave_out};
 use super::{
-    IssueExec, NarrowedFile, Resolved, TrimmedFile, WrittenRecord, MAX_AGENT_SCRIPTS,
-    MAX_TEST_FILES, MAX_WRITTEN, REPRO_FILE, SLOW_FILE_TRIM, TRIM_REACH, UNREAD, WHOLE_FILE_SHARE,
+    IssueExec, NarrowedFile, Resolved, TrimmedFile, WrittenRecord, CODE_CHARS, CODE_LINES,
+    MAX_AGENT_SCRIPTS, MAX_TEST_FILES, MAX_WRITTEN, OUTPUT_CHARS, OUTPUT_LINES, REPRO_FILE,
+    SLOW_FILE_TRIM, TRIM_REACH, UNREAD, WHOLE_FILE_SHARE,
 };
 use crate::exec::env::{Env, EnvBuilder};
 use crate::exec::llm_repro::{self, ModelTestRecord, TestContext, TestStatus};
 use crate::exec::outcome::{
-    behaviour_classes, regression, Regression, ReproOutcome, Signature, Status,
+    behaviour_classes, clip, regression, Regression, ReproOutcome, Signature, Status,
 };
 use crate::exec::regress;
 use crate::exec::repro::{self, RepoNames};
@@ -189,6 +190,9 @@ struct Progress {
     batch_cmds: Vec<String>,
     batches: Vec<Vec<usize>>,
     script: Option<String>,
+    /// The reproduction's code as a reader reads it: the issue's code as extracted (imports
+    /// added), or the agent's script that stands in for it.
+    code: Option<String>,
     /// The reproduction's first base run.
     first_repro: Option<ReproOutcome>,
     model_records: Vec<ModelTestRecord>,
@@ -305,6 +309,7 @@ fn plan<'a>(
     let issue_repro =
         repro::reproduction(&task.problem_statement, &names).filter(|r| r.statements > 0);
     let statements = issue_repro.as_ref().map_or(0, |r| r.statements);
+    let code = issue_repro.as_ref().map(|r| r.code.clone());
     let script = issue_repro.map(|r| repro::pinned_or_as_is(&r.script));
     out.reproduction = script.is_some();
 
@@ -448,6 +453,7 @@ fn plan<'a>(
         batch_cmds: Vec::new(),
         batches: Vec::new(),
         script,
+        code,
         first_repro: None,
         model_records,
     };
@@ -869,6 +875,7 @@ impl Progress {
             match self.seen.repros.get(&0) {
                 Some(b) if steady && usable_agent_script(b, names) => {
                     self.script = Some(script);
+                    self.code = Some(s.script.clone());
                     self.out.reproduction = true;
                     self.out.repro_from = Some(format!("{}, written by {}", s.path, s.agent));
                     break;
@@ -1049,7 +1056,12 @@ impl Progress {
         model_kept: &[usize],
         written_kept: &[(usize, Vec<String>)],
     ) -> IssueExec {
-        let Progress { mut out, seen, .. } = self;
+        let Progress {
+            mut out,
+            seen,
+            code,
+            ..
+        } = self;
         let Results {
             tests,
             repros,
@@ -1086,6 +1098,18 @@ impl Progress {
         let repro_base = repros.get(&0).cloned();
         if out.reproduction || repro_base.is_some() {
             out.repro_base = repro_base.as_ref().map(describe);
+        }
+        // What a reader needs to check the reproduction: its code, and what it printed at base
+        // and (below) with each candidate whose run differs. Output that moved between the two
+        // base runs is not compared, so it is not shown either.
+        let shown = out.reproduction && !out.repro_output_unstable;
+        if out.reproduction {
+            out.repro_code = code.as_deref().map(|c| clip(c, CODE_LINES, CODE_CHARS));
+        }
+        if shown {
+            out.repro_output = repro_base
+                .as_ref()
+                .map(|b| clip(&b.output, OUTPUT_LINES, OUTPUT_CHARS));
         }
         // What the issue says its code should show that the base run does not show.
         let expected: Vec<String> = match &repro_base {
@@ -1141,6 +1165,10 @@ impl Progress {
                     .as_ref()
                     .filter(|_| change.is_some_and(|c| c != ReproChange::Same))
                     .map(describe),
+                repro_output: rep
+                    .as_ref()
+                    .filter(|_| shown && change.is_some_and(|c| c != ReproChange::Same))
+                    .map(|o| clip(&o.output, OUTPUT_LINES, OUTPUT_CHARS)),
                 expected: rep
                     .as_ref()
                     .filter(|_| change.is_some() && !expected.is_empty())

@@ -54,6 +54,13 @@ const TRIM_REACH: f64 = 2.0;
 /// tests (xarray's `test_dataset.py`) prints about 140 KB of them; with 64 KiB the middle of
 /// the summary was lost, and with it those tests' results at base.
 const RUN_OUTPUT_BYTES: usize = 512 << 10;
+/// How much of the reproduction's code, and of what one run of it printed, the results keep
+/// for a reader (and a model's prompt): lines, then characters.
+pub const CODE_LINES: usize = 80;
+pub const CODE_CHARS: usize = 4_000;
+pub const OUTPUT_LINES: usize = 40;
+pub const OUTPUT_CHARS: usize = 2_000;
+
 /// Agents' reproduction scripts tried at base when the issue gives no usable reproduction.
 const MAX_AGENT_SCRIPTS: usize = 3;
 /// Agent families whose written tests are tried as probes per issue.
@@ -259,6 +266,18 @@ pub struct IssueExec {
     /// weigh it (docs/execution.md, "What the issue expects").
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub expected: Vec<String>,
+    /// The reproduction's code as a reader reads it (the issue's code as extracted, imports
+    /// added, without the wrapping that reports each statement; or the agent's script that
+    /// stands in for it), clipped ([`CODE_LINES`], [`CODE_CHARS`]); `None` when none ran.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repro_code: Option<String>,
+    /// What the reproduction printed at the base commit, as compared (normalized: temporary
+    /// paths, addresses and line numbers hidden), clipped ([`OUTPUT_LINES`],
+    /// [`OUTPUT_CHARS`]); each candidate whose run differs carries its own
+    /// ([`Behaviour::repro_output`]). `None` when none ran, or its output moved between the
+    /// two base runs (then only how runs end is compared).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repro_output: Option<String>,
     /// Where the reproduction came from when not from the issue: an agent's script
     /// (`reproduce_bug.py, written by AGENT`); `None`: the issue's code, or none ran.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -11,7 +11,7 @@ mod test_runs;
 mod tests;
 pub use classes::{behaviour_classes, BehaviourClass, Signature};
 pub use repro::{
-    final_exception, first_failing_statement, normalize_output, print_prefixes, raised_statements,
-    ReproOutcome, REPRO_MARK,
+    clip, final_exception, first_failing_statement, normalize_output, print_prefixes,
+    raised_statements, ReproOutcome, REPRO_MARK,
 };
 pub use test_runs::{parse_test_output, regression, Counts, Regression, Status, TestRun};

@@ -2,6 +2,40 @@
 //! (temporary paths, addresses, timings, line numbers hidden), with its final exception and the
 //! statement that first raised.
 
+/// `text` cut for a reader: its first `max_lines` lines, within `max_chars` (on a character
+/// boundary), with a last line saying how much was cut (`… [12 more lines]`).
+pub fn clip(text: &str, max_lines: usize, max_chars: usize) -> String {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut out = String::new();
+    let mut kept = 0;
+    for l in &lines {
+        if kept == max_lines || out.len() + l.len() + 1 > max_chars {
+            break;
+        }
+        out.push_str(l);
+        out.push('\n');
+        kept += 1;
+    }
+    if kept == 0 && !lines.is_empty() && max_lines > 0 {
+        // One line longer than the whole allowance: its start.
+        let mut end = max_chars.min(lines[0].len());
+        while !lines[0].is_char_boundary(end) {
+            end -= 1;
+        }
+        out.push_str(&lines[0][..end]);
+        out.push_str(" …\n");
+        kept = 1;
+    }
+    let more = lines.len() - kept;
+    if more > 0 {
+        out.push_str(&format!(
+            "… [{more} more line{}]\n",
+            if more == 1 { "" } else { "s" }
+        ));
+    }
+    out
+}
+
 /// Replace what differs between two runs of the same behaviour: the given roots (the sandbox
 /// folder) → `<root>`, other temp paths (`/tmp/…`, `/var/folders/…`, and a sandbox folder's
 /// wherever the temp folder is) → `<tmp>`, hexadecimal

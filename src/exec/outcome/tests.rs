@@ -651,3 +651,13 @@ fn behaviour_classes_count_families_not_runs() {
         Some(&["t.py::a".to_string()][..])
     );
 }
+
+#[test]
+fn clip_keeps_whole_lines_and_says_how_many_it_cut() {
+    assert_eq!(clip("", 3, 100), "");
+    assert_eq!(clip("a\nb", 3, 100), "a\nb\n");
+    assert_eq!(clip("a\nb\nc\nd\n", 2, 100), "a\nb\n… [2 more lines]\n");
+    assert_eq!(clip("aaaa\nbbbb\ncc\n", 10, 9), "aaaa\n… [2 more lines]\n");
+    // One line over the whole allowance: its start, cut on a character boundary.
+    assert_eq!(clip("ééééé\nx", 10, 5), "éé …\n… [1 more line]\n");
+}

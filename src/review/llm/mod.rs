@@ -93,7 +93,11 @@ impl LlmCommittee {
         self.engine.totals()
     }
 
-    fn env(&self, exec: Vec<Option<crate::review::prompts::ExecView>>) -> PlanEnv<'_> {
+    fn env(
+        &self,
+        exec: Vec<Option<crate::review::prompts::ExecView>>,
+        repro: Option<crate::review::prompts::ReproView>,
+    ) -> PlanEnv<'_> {
         PlanEnv {
             prompts: &self.prompts,
             rubric: &self.rubric,
@@ -102,6 +106,7 @@ impl LlmCommittee {
             limits: self.limits,
             committee: self.name(),
             exec,
+            repro,
         }
     }
 
@@ -193,8 +198,20 @@ impl Committee for LlmCommittee {
             .iter()
             .zip(&reduced)
             .map(|(b, r)| match r {
-                Some(r) => (&r.bundle, self.env(r.exec.clone())),
-                None => (b, self.env(crate::review::prompts::exec_views(b))),
+                Some(r) => (
+                    &r.bundle,
+                    self.env(
+                        r.exec.clone(),
+                        crate::review::prompts::repro_view(&r.bundle),
+                    ),
+                ),
+                None => (
+                    b,
+                    self.env(
+                        crate::review::prompts::exec_views(b),
+                        crate::review::prompts::repro_view(b),
+                    ),
+                ),
             })
             .collect();
         let plans: Vec<anyhow::Result<Vec<runner::Job>>> = views

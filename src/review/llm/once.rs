@@ -99,6 +99,8 @@ pub fn reduce(bundle: &IssueBundle, exec: Vec<Option<ExecView>>) -> Reduced {
             candidates: keep.iter().map(|&i| bundle.candidates[i].clone()).collect(),
             behaviour,
             repro_by_agent: bundle.repro_by_agent,
+            repro_code: bundle.repro_code.clone(),
+            repro_output: bundle.repro_output.clone(),
             model_tests_kept: bundle.model_tests_kept,
             tests_in_part: bundle.tests_in_part.clone(),
         },

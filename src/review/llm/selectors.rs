@@ -14,7 +14,7 @@ use super::runner::{Job, Outcome};
 use crate::llm::prompts::Prompts;
 use crate::llm::Format;
 use crate::model::{Applies, Review, Score, Stage, Usage};
-use crate::review::prompts::{ExecView, Limits, PromptCandidate};
+use crate::review::prompts::{ExecView, Limits, PromptCandidate, ReproView};
 use crate::review::rubric::Rubric;
 use crate::review::{IssueBundle, Prepared};
 
@@ -29,6 +29,8 @@ pub struct PlanEnv<'a> {
     /// The execution view of each candidate of the bundle being planned (in its order);
     /// empty without `--exec`.
     pub exec: Vec<Option<ExecView>>,
+    /// The issue's reproduction, shown once above the candidates when they ran.
+    pub repro: Option<ReproView>,
 }
 
 impl PlanEnv<'_> {
@@ -178,9 +180,13 @@ impl Selector for Pointwise {
                 continue;
             }
             let c = env.candidate(p, i, "1");
-            let prompt = env
-                .prompts
-                .pointwise(&bundle.task, &c, env.rubric, env.format)?;
+            let prompt = env.prompts.pointwise(
+                &bundle.task,
+                env.repro.as_ref(),
+                &c,
+                env.rubric,
+                env.format,
+            )?;
             for s in 0..env.samples {
                 jobs.push(Job {
                     prompt: prompt.clone(),
@@ -389,9 +395,13 @@ impl Selector for Listwise {
                 .enumerate()
                 .map(|(k, &i)| env.candidate(&bundle.candidates[i], i, &(k + 1).to_string()))
                 .collect();
-            let prompt = env
-                .prompts
-                .listwise(&bundle.task, &cs, env.rubric, env.format)?;
+            let prompt = env.prompts.listwise(
+                &bundle.task,
+                env.repro.as_ref(),
+                &cs,
+                env.rubric,
+                env.format,
+            )?;
             jobs.push(Job {
                 prompt,
                 kind: ReplyKind::List(order.len()),
@@ -459,6 +469,7 @@ impl Selector for Pairwise {
                     };
                     let prompt = env.prompts.pairwise(
                         &bundle.task,
+                        env.repro.as_ref(),
                         &cands[first].0,
                         &cands[second].1,
                         env.rubric,

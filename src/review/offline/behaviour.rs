@@ -379,6 +379,7 @@ mod tests {
             tests_set_aside: Vec::new(),
             class: Some(class),
             repro_end: None,
+            repro_output: None,
             expected: None,
             error: None,
         }

@@ -546,6 +546,8 @@ pub fn bundle(id: &str, n: usize, good: Option<usize>) -> IssueBundle {
         candidates,
         behaviour: Vec::new(),
         repro_by_agent: false,
+        repro_code: None,
+        repro_output: None,
         model_tests_kept: 0,
         tests_in_part: Vec::new(),
     }
