@@ -850,3 +850,22 @@ fn run_python_with(
     }
     out.ok()
 }
+
+#[test]
+fn a_note_after_the_code_on_a_prompt_line_is_cut_and_the_code_kept() {
+    // sympy-22005's shape: the second call is the one the issue is about.
+    let issue = "```python\n>>> solve((x - 1,), x, y)\nTraceback (most recent call last):\n...\nNotImplementedError:\n>>> solve((y - 1,), x, y)  <--- this is not handled correctly\n[(1,)]\nIn [3]: solve(z)  <== and this\n>>> a  <- 1\n>>> for k in ks:  <-- here\n```\n";
+    let r = reproduction(issue, &names()).unwrap();
+    let lines: Vec<&str> = r.code.lines().collect();
+    assert!(lines.contains(&"solve((y - 1,), x, y)"), "{}", r.code);
+    assert!(lines.contains(&"solve(z)"), "{}", r.code);
+    // Code that parses with its arrow is code (`a < -1`), kept whole.
+    assert!(lines.contains(&"a  <- 1"), "{}", r.code);
+    // Where the code before the arrow does not parse alone, the line is left as it is (and
+    // dropped, as before).
+    assert!(
+        !r.code.contains("for k") && !r.code.contains("this is"),
+        "{}",
+        r.code
+    );
+}

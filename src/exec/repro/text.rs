@@ -222,6 +222,25 @@ fn ipython_continuation(t: &str) -> Option<&str> {
     Some(rest.strip_prefix(' ').unwrap_or(rest))
 }
 
+/// Where a reporter's note written after the code on a prompt line starts: two spaces, then
+/// an arrow pointing back at the code (`solve(...)  <--- this is not handled correctly`).
+const NOTE_ARROWS: [&str; 4] = ["  <-", "  <=", "  ←", "  ⟵"];
+
+/// A prompt line's `code` without the note after it ([`NOTE_ARROWS`]), when the line does not
+/// parse with it and does without it: `x  <-- 1` parses (`x < --1`) and is kept whole.
+fn without_note(code: &str) -> &str {
+    let Some(at) = NOTE_ARROWS.iter().filter_map(|a| code.find(a)).min() else {
+        return code;
+    };
+    let parses = |c: &str| python::parse(c).is_some_and(|t| !t.root_node().has_error());
+    let cut = code[..at].trim_end();
+    if !cut.is_empty() && !parses(code) && parses(cut) {
+        cut
+    } else {
+        code
+    }
+}
+
 /// The statements of a `>>>` / `In [n]:` session: prompts stripped, outputs dropped.
 fn session_code(text: &str) -> String {
     let mut out: Vec<String> = Vec::new();
@@ -229,12 +248,12 @@ fn session_code(text: &str) -> String {
     for line in text.lines() {
         let t = line.trim_start();
         if is_doctest_prompt(t) {
-            out.push(t.get(4..).unwrap_or("").to_string());
+            out.push(without_note(t.get(4..).unwrap_or("")).to_string());
             in_stmt = true;
         } else if in_stmt && (t == "..." || t.starts_with("... ")) {
             out.push(t.get(4..).unwrap_or("").to_string());
         } else if let Some(code) = ipython_prompt(t) {
-            out.push(code.to_string());
+            out.push(without_note(code).to_string());
             in_stmt = true;
         } else if in_stmt && ipython_continuation(t).is_some() {
             out.push(ipython_continuation(t).unwrap_or("").to_string());
