@@ -23,7 +23,9 @@ pub use expected::{count_shown, expected_outputs, unshown_at_base};
 pub use names::{implied_imports, RepoNames};
 use names::{imports_for, unbound_names};
 use project::{defines_tests, pylint_script, pytest_script, sphinx_script};
-pub use project::{pylint_command, pytest_flags, pytest_project, sphinx_project, ProjectFiles};
+pub use project::{
+    pylint_command, pytest_flags, pytest_project, sphinx_code_project, sphinx_project, ProjectFiles,
+};
 use script::wrap;
 pub use script::{is_pinned, pinned, pinned_or_as_is};
 use std::collections::BTreeSet;
@@ -80,7 +82,7 @@ pub fn reproduction(issue: &str, names: &RepoNames) -> Option<Reproduction> {
         }
     }
     if names.modules.contains("sphinx") {
-        if let Some(files) = sphinx_project(issue) {
+        if let Some(files) = sphinx_project(issue).or_else(|| sphinx_code_project(issue)) {
             return project(sphinx_script(issue, &files), &files, None, &files[0].0);
         }
     }

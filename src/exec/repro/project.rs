@@ -36,11 +36,222 @@ pub(super) fn file_name_line(line: &str) -> Option<&str> {
     ok.then_some(t)
 }
 
-/// The Sphinx project an issue shows: its [`named_blocks`]. `None` unless it has an
-/// `index.rst`, the project's root document.
+/// The Sphinx project an issue shows: its [`named_blocks`], a module moved into the package its
+/// documents name it in ([`in_packages`]). `None` unless it has an `index.rst`, the project's
+/// root document.
 pub fn sphinx_project(issue: &str) -> Option<Vec<(String, String)>> {
     let files = named_blocks(issue);
-    root_doc_folder(&files).is_some().then_some(files)
+    let index = root_doc_folder(&files)?;
+    Some(in_packages(files, &index))
+}
+
+/// Settings an issue writes inline for its Sphinx build (`` `autodoc_typehints = "description"` ``),
+/// by the prefixes of the configuration values it may name.
+const SETTING_PREFIXES: [&str; 7] = [
+    "autodoc_",
+    "autoclass_",
+    "autosummary_",
+    "napoleon_",
+    "nitpick",
+    "add_module_names",
+    "python_use_unqualified_type_names",
+];
+
+/// Autodoc directives an issue writes in its prose, outside fenced blocks (add `` `.. autoclass::
+/// a.A` `` to index.rst, sphinx-7738), as they would stand in a document.
+fn prose_directives(issue: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for line in super::text::prose_lines(issue) {
+        let mut rest = line;
+        while let Some(at) = rest.find(".. auto") {
+            let d: String = rest[at..]
+                .chars()
+                .take_while(|c| *c != '`' && *c != '\'' && *c != '"')
+                .collect();
+            let d = d.trim_end().to_string();
+            if d.contains("::") && !out.contains(&d) {
+                out.push(d);
+            }
+            rest = &rest[at + 3..];
+        }
+    }
+    out
+}
+
+/// Configuration values an issue writes inline (`` `autodoc_typehints = "description"` ``): a
+/// code span in its prose holding one assignment to a name of [`SETTING_PREFIXES`], as
+/// `conf.py` lines.
+fn inline_settings(issue: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let spans = super::text::prose_lines(issue)
+        .into_iter()
+        .flat_map(|l| l.split('`').skip(1).step_by(2));
+    for span in spans {
+        let Some((name, value)) = span.split_once('=') else {
+            continue;
+        };
+        let (name, value) = (name.trim(), value.trim());
+        let named = SETTING_PREFIXES.iter().any(|p| name.starts_with(p))
+            && name.chars().all(|c| c.is_ascii_lowercase() || c == '_');
+        let line = format!("{name} = {value}");
+        let parses =
+            crate::syntax::python::parse(&line).is_some_and(|t| !t.root_node().has_error());
+        if named && !value.is_empty() && !value.starts_with('=') && parses && !out.contains(&line) {
+            out.push(line);
+        }
+    }
+    out
+}
+
+/// The Python code an issue shows as a module to document: every top-level statement an
+/// import, a definition, an assignment or a docstring, at least one a class or function.
+/// Code that does something when run (calls, prints) is a script, not a module.
+fn module_code(issue: &str) -> Option<String> {
+    let (code, _) = super::text::issue_code(issue);
+    let tree = crate::syntax::python::parse(&code)?;
+    let root = tree.root_node();
+    let mut c = root.walk();
+    let mut defines = false;
+    for n in root.named_children(&mut c) {
+        match n.kind() {
+            "class_definition" | "function_definition" | "decorated_definition" => defines = true,
+            "import_statement"
+            | "import_from_statement"
+            | "future_import_statement"
+            | "comment"
+            | "pass_statement" => {}
+            "expression_statement" => {
+                let ok = n.named_child(0).is_some_and(|x| {
+                    matches!(x.kind(), "assignment" | "string" | "concatenated_string")
+                });
+                if !ok {
+                    return None;
+                }
+            }
+            _ => return None,
+        }
+    }
+    (defines && !root.has_error()).then(|| format!("{}\n", code.trim_end()))
+}
+
+/// A Sphinx project for an issue about autodoc that shows Python code to document but no
+/// project of its own (no `index.rst`): the code as a module (named by a directive in the
+/// issue's prose, `.. autoclass:: a.A` → `a.py`, else `example.py`), an `index.rst` with the
+/// prose's directives, or one `automodule` of the module with its private members and
+/// `__init__`, and a `conf.py` with the settings the issue writes inline. `sphinx_script`
+/// builds it like a project the issue shows. sphinx-7738 and -10451 show their code so.
+pub fn sphinx_code_project(issue: &str) -> Option<Vec<(String, String)>> {
+    if !issue.contains("autodoc") && !issue.contains(".. auto") {
+        return None;
+    }
+    let code = module_code(issue)?;
+    let directives = prose_directives(issue);
+    let module = documented_modules(&[("index.rst".to_string(), directives.join("\n"))])
+        .into_iter()
+        .next()
+        .unwrap_or_else(|| "example".to_string());
+    let last = module.rsplit('.').next().unwrap_or("example").to_string();
+    let index = if directives.is_empty() {
+        format!(
+            "Example\n=======\n\n.. automodule:: {module}\n   :private-members:\n   :special-members: __init__\n"
+        )
+    } else {
+        format!("Example\n=======\n\n{}\n", directives.join("\n\n"))
+    };
+    let mut files = vec![
+        ("index.rst".to_string(), index),
+        (format!("{last}.py"), code),
+    ];
+    let settings = inline_settings(issue);
+    if !settings.is_empty() {
+        files.push(("conf.py".to_string(), format!("{}\n", settings.join("\n"))));
+    }
+    Some(in_packages(files, ""))
+}
+
+/// The modules the project's documents name in autodoc directives (`.. automodule:: a.b`;
+/// `.. autoclass:: a.b.C` names `a.b`).
+fn documented_modules(files: &[(String, String)]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for (_, text) in files.iter().filter(|(n, _)| n.ends_with(".rst")) {
+        for line in text.lines() {
+            let t = line.trim();
+            let Some(rest) = t.strip_prefix(".. auto") else {
+                continue;
+            };
+            let Some((kind, target)) = rest.split_once("::") else {
+                continue;
+            };
+            let target = target.trim();
+            if target.is_empty()
+                || !target
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.')
+            {
+                continue;
+            }
+            let module = if kind == "module" {
+                Some(target)
+            } else {
+                target.rsplit_once('.').map(|(m, _)| m)
+            };
+            if let Some(m) = module.filter(|m| !out.iter().any(|o| o == m)) {
+                out.push(m.to_string());
+            }
+        }
+    }
+    out
+}
+
+/// A module file the issue shows at the project's root (`helloworld.py`) that its documents
+/// name inside a package (`.. automodule:: helloworld.helloworld`, sphinx-8627) moves into
+/// that package (`helloworld/helloworld.py`, with an empty `__init__.py` for each package the
+/// issue does not show): at the root, the import autodoc makes fails, and the build documents
+/// nothing.
+fn in_packages(mut files: Vec<(String, String)>, index: &str) -> Vec<(String, String)> {
+    for module in documented_modules(&files) {
+        let parts: Vec<&str> = module.split('.').collect();
+        if parts.len() < 2 {
+            continue;
+        }
+        let flat = format!("{index}{}.py", parts[parts.len() - 1]);
+        let nested = format!("{index}{}.py", parts.join("/"));
+        if files.iter().any(|(n, _)| *n == nested) {
+            continue;
+        }
+        let Some(at) = files.iter().position(|(n, _)| *n == flat) else {
+            continue;
+        };
+        files[at].0 = nested;
+        for k in 1..parts.len() {
+            let init = format!("{index}{}/__init__.py", parts[..k].join("/"));
+            if !files.iter().any(|(n, _)| *n == init) {
+                files.push((init, String::new()));
+            }
+        }
+    }
+    files
+}
+
+/// Whether the issue builds its project in nitpicky mode: a `sphinx-build` (or `python -m
+/// sphinx`) command line it shows has `-n` among its short flags (`-nvWT`). Warnings about
+/// references Sphinx cannot resolve appear only then (sphinx-8627's `class reference target
+/// not found: Struct`).
+fn nitpicky(issue: &str) -> bool {
+    issue.lines().any(|line| {
+        let Some(at) = line.find("sphinx-build").or_else(|| line.find("-m sphinx")) else {
+            return false;
+        };
+        shell_words(&line[at..]).is_some_and(|words| {
+            words.iter().skip(1).any(|w| {
+                w.starts_with('-')
+                    && !w.starts_with("--")
+                    && w.len() > 1
+                    && w[1..].chars().all(|c| c.is_ascii_alphabetic())
+                    && w.contains('n')
+            })
+        })
+    })
 }
 
 /// The folder of the project's root document among `files` (`""` for `index.rst`, `docs/` for
@@ -89,8 +300,12 @@ fn named_blocks(issue: &str) -> Vec<(String, String)> {
 /// The script that writes the project of [`sphinx_project`] into `dei_project/` (the folder of
 /// its `index.rst`), with a `conf.py` that puts the folder on `sys.path`, loads the
 /// `sphinx.ext.*` extensions the issue names (autodoc and autosummary also when its documents
-/// use their directives) and names `index` the root document, followed by the issue's own
-/// `conf.py`, if it gives one; builds it with the text builder and prints every page built.
+/// use their directives), names `index` the root document and has autodoc document a module's
+/// members, undocumented ones too, unless a directive or the issue's `conf.py` says otherwise
+/// (issues show what their build printed, and a reporter's settings are often left out:
+/// sphinx-8627's functions, which have no docstrings, show only so), followed by the issue's own
+/// `conf.py`, if it gives one; builds it with the text builder (nitpicky when the issue's own
+/// command line is, [`nitpicky`]) and prints every page built.
 pub(super) fn sphinx_script(issue: &str, files: &[(String, String)]) -> String {
     let index = root_doc_folder(files).unwrap_or_default();
     let mut exts: Vec<String> = Vec::new();
@@ -127,7 +342,7 @@ pub(super) fn sphinx_script(issue: &str, files: &[(String, String)]) -> String {
         .find(|(n, _)| *n == conf_name)
         .map_or("", |(_, t)| t.as_str());
     let conf = format!(
-        "import os, sys\nsys.path.insert(0, os.path.abspath('.'))\nextensions = {exts:?}\nmaster_doc = 'index'\n{own_conf}"
+        "import os, sys\nsys.path.insert(0, os.path.abspath('.'))\nextensions = {exts:?}\nmaster_doc = 'index'\nautodoc_default_options = {{'members': True, 'undoc-members': True}}\n{own_conf}"
     );
     let mut all: Vec<(String, String)> = files
         .iter()
@@ -142,7 +357,7 @@ _dei_sys.path.insert(0, _dei_src)
 _dei_code = 1
 try:
     from sphinx.cmd.build import main as _dei_build
-    _dei_code = _dei_build(["-b", "text", "-q", "-E", _dei_src, _dei_out])
+    _dei_code = _dei_build(["-b", "text", "-q", "-E"{}, _dei_src, _dei_out])
     print("{REPRO_MARK} no exception")
 except Exception as _dei_e:
     _dei_msg = str(_dei_e).strip().splitlines()
@@ -163,6 +378,7 @@ _dei_sys.exit(_dei_code)
             &all
         ),
         py_literal(&index),
+        if nitpicky(issue) { ", \"-n\"" } else { "" },
     )
 }
 

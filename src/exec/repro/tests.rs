@@ -74,7 +74,7 @@ fn in_a_sphinx_repository_the_project_is_built() {
     );
     // The conf.py dei writes loads the extensions the issue names, then holds the issue's.
     assert!(
-        r.script.contains("extensions = [\\\"sphinx.ext.autodoc\\\", \\\"sphinx.ext.napoleon\\\"]\\nmaster_doc = 'index'\\nautodoc_type_aliases"),
+        r.script.contains("extensions = [\\\"sphinx.ext.autodoc\\\", \\\"sphinx.ext.napoleon\\\"]\\nmaster_doc = 'index'\\nautodoc_default_options = {'members': True, 'undoc-members': True}\\nautodoc_type_aliases"),
         "{}",
         r.script
     );
@@ -868,4 +868,99 @@ fn a_note_after_the_code_on_a_prompt_line_is_cut_and_the_code_kept() {
         "{}",
         r.code
     );
+}
+
+#[test]
+fn a_module_the_documents_name_in_a_package_moves_into_it_and_nitpicky_follows_the_issue() {
+    // sphinx-8627's shape.
+    let issue = "Simple `index.rst`\n```\nHello\n=====\n\n.. automodule:: helloworld.helloworld\n.. autoclass:: pkg.sub.Thing\n```\n\nSimple `helloworld.py`\n```\nimport struct\n```\n`sub.py`:\n```\nclass Thing: pass\n```\nCommand line:\n```\npython3 -m sphinx -b html docs/ doc-out -nvWT\n```\n";
+    let files = sphinx_project(issue).unwrap();
+    let paths: Vec<&str> = files.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(
+        paths,
+        [
+            "index.rst",
+            "helloworld/helloworld.py",
+            "pkg/sub.py",
+            "helloworld/__init__.py",
+            "pkg/__init__.py"
+        ]
+    );
+    assert_eq!(files[1].1, "import struct\n");
+    let mut names = names();
+    names.modules.insert("sphinx".into());
+    let r = reproduction(issue, &names).unwrap();
+    assert!(
+        r.script.contains("\"-E\", \"-n\", _dei_src"),
+        "{}",
+        r.script
+    );
+    // Without `-n` on the issue's command line, the build is not nitpicky; a module the
+    // documents name at the root stays there.
+    let plain = issue
+        .replace("-nvWT", "-vWT")
+        .replace("helloworld.helloworld", "helloworld");
+    let files = sphinx_project(&plain).unwrap();
+    assert!(files.iter().any(|(n, _)| n == "helloworld.py"));
+    assert!(!files.iter().any(|(n, _)| n.starts_with("helloworld/")));
+    let r = reproduction(&plain, &names).unwrap();
+    assert!(r.script.contains("\"-E\", _dei_src"), "{}", r.script);
+}
+
+#[test]
+fn code_to_document_in_an_autodoc_issue_is_built_as_a_sphinx_project() {
+    // sphinx-7738's shape: the module is named by the directive the prose gives.
+    let issue = "Attribute `hello_` shows up escaped with napoleon.\n\nempty `__init__.py`\n`a.py` contains\n```python\nclass A:\n    \"\"\"\n    Attributes\n    ----------\n    hello_: int\n        hi\n    \"\"\"\n    pass\n```\nrun `sphinx-quickstart`\nadd `'sphinx.ext.autodoc', 'sphinx.ext.napoleon'` to extensions in conf.py.\nadd `.. autoclass:: a.A` to index.rst\n";
+    let files = sphinx_code_project(issue).unwrap();
+    assert_eq!(
+        files[0],
+        (
+            "index.rst".to_string(),
+            "Example\n=======\n\n.. autoclass:: a.A\n".to_string()
+        )
+    );
+    assert_eq!(files[1].0, "a.py");
+    assert!(files[1].1.starts_with("class A:\n"), "{}", files[1].1);
+    assert_eq!(
+        files.len(),
+        2,
+        "no settings written inline: no conf.py of its own"
+    );
+    let mut names = names();
+    names.modules.insert("sphinx".into());
+    let r = reproduction(issue, &names).unwrap();
+    assert!(r.script.contains("_dei_build"), "{}", r.script);
+    assert!(
+        r.script
+            .contains("\\\"sphinx.ext.autodoc\\\", \\\"sphinx.ext.napoleon\\\""),
+        "{}",
+        r.script
+    );
+    // sphinx-10451's shape: no directive, a setting written inline; the module is documented
+    // whole, its private class and `__init__` too.
+    let issue = "Consider this\n```python\nclass _Documented:\n    \"\"\"Class docstring.\"\"\"\n\n    def __init__(self, x: int, *args: int) -> None:\n        \"\"\"Init docstring.\"\"\"\n```\nwhen using the autodoc extension and the setting `autodoc_typehints = \"description\"`.\n\nThe current output is\n```\nClass docstring.\n```\n";
+    let files = sphinx_code_project(issue).unwrap();
+    assert!(
+        files[0].1.contains(
+            ".. automodule:: example\n   :private-members:\n   :special-members: __init__\n"
+        ),
+        "{:?}",
+        files[0]
+    );
+    assert_eq!(files[1].0, "example.py");
+    assert_eq!(
+        files[2],
+        (
+            "conf.py".to_string(),
+            "autodoc_typehints = \"description\"\n".to_string()
+        )
+    );
+    // Code that runs something is a script, not a module to document; an issue that is not
+    // about autodoc gets no project.
+    assert!(sphinx_code_project(&issue.replace(
+        "\"\"\"Init docstring.\"\"\"\n```",
+        "\"\"\"Init docstring.\"\"\"\nprint(_Documented(1))\n```"
+    ))
+    .is_none());
+    assert!(sphinx_code_project(&issue.replace("autodoc", "napoleon")).is_none());
 }
