@@ -1293,6 +1293,8 @@ fn rank_with_agent_scripts(dir: &Path, cache: &Path, tmp: &Path, extra: &str) ->
         exec["repro_from"], "reproduce_bug.py, written by scripted-agent",
         "{exec}"
     );
+    // A reader sees the agent's script as it wrote it, not dei's wrapping of it.
+    assert_eq!(exec["repro_code"], reproduces.as_str(), "{exec}");
     assert!(exec["repro_output_unstable"].is_null(), "{exec}");
     assert_eq!(exec["repro_base"], "runs without error", "{exec}");
     for (agent, want) in [

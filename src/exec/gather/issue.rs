@@ -875,7 +875,7 @@ impl Progress {
             match self.seen.repros.get(&0) {
                 Some(b) if steady && usable_agent_script(b, names) => {
                     self.script = Some(script);
-                    self.code = Some(s.script.clone());
+                    self.code = Some(s.code.clone());
                     self.out.reproduction = true;
                     self.out.repro_from = Some(format!("{}, written by {}", s.path, s.agent));
                     break;

@@ -165,7 +165,9 @@ pub struct AgentScript {
     pub agent: String,
     /// Where the candidate creates it (`reproduce_bug.py`).
     pub path: String,
+    /// The script as it runs (wrapped like the issue's code), and the agent's code as written.
     pub script: String,
+    pub code: String,
 }
 
 /// Words that name a reproduction script (`reproduce_bug.py`, `replicate_issue.py`,
@@ -204,6 +206,7 @@ pub fn agent_scripts(
                     agent: agent.to_string(),
                     path: f.path.clone(),
                     script,
+                    code: code.clone(),
                 },
             ));
         }
