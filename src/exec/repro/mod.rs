@@ -32,6 +32,19 @@ use std::collections::BTreeSet;
 pub use text::{block_code, blocks, issue_code, loose_code, Block, Source};
 use text::{inline_expressions, issue_parts, joined, Part};
 
+/// Whether the issue shows a value drawn by a pretty printer: a line that is not a prompt
+/// holding the pieces such drawings are made of (box drawing, `─`, `╲╱`; the bracket pieces
+/// `⎛`, `⎜`, `⎝`, …). sympy-14308's `Out[3]:` and sympy-20639's `-1___ ╲╱ π` are such.
+fn shows_pretty_output(issue: &str) -> bool {
+    let piece =
+        |c: char| ('\u{239b}'..='\u{23af}').contains(&c) || ('\u{2500}'..='\u{257f}').contains(&c);
+    issue.lines().any(|l| {
+        let t = l.trim_start();
+        !(t.starts_with(">>>") || t.starts_with("In [") || t.starts_with("..."))
+            && t.chars().any(piece)
+    })
+}
+
 /// A runnable reproduction.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Reproduction {
@@ -148,7 +161,13 @@ pub fn reproduction(issue: &str, names: &RepoNames) -> Option<Reproduction> {
     }
     let code = head + &code;
     let flags = pytest_flags(issue);
-    let (script, statements) = wrap(&code, (test_files <= 1).then_some(&flags[..]), &cell_ends)?;
+    let pretty = names.modules.contains("sympy") && shows_pretty_output(issue);
+    let (script, statements) = wrap(
+        &code,
+        (test_files <= 1).then_some(&flags[..]),
+        &cell_ends,
+        pretty,
+    )?;
     Some(Reproduction {
         script,
         code,
@@ -197,7 +216,7 @@ pub fn agent_scripts(
             {
                 continue;
             }
-            let Some((script, _)) = wrap(code, Some(&[]), &[]) else {
+            let Some((script, _)) = wrap(code, Some(&[]), &[], false) else {
                 continue;
             };
             found.push((

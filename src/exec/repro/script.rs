@@ -108,6 +108,21 @@ const DISPLAY: &str = r#"def _dei_display(value):
             print(_dei_shown)
 "#;
 
+/// Shows bare values as sympy's pretty printer draws them too, after their `repr`: for an issue
+/// whose session printed its values so (see [`wrap`]'s `pretty`). A string, or a value it cannot
+/// draw, is shown by `repr` alone.
+const PRETTY: &str = r#"def _dei_show(value, _dei_plain=_dei_show):
+    _dei_plain(value)
+    if value is None or isinstance(value, str):
+        return
+    try:
+        from sympy import pretty as _dei_pretty
+        _dei_drawn = _dei_pretty(value, use_unicode=True)
+    except Exception:
+        return
+    print(_dei_drawn)
+"#;
+
 /// Wrap each top-level statement: `try:` … `except Exception as e: _dei_fail(n, e)`, bare
 /// expressions as `_dei_show(expr)`. A statement holding a string that spans lines is left
 /// unwrapped (indenting it would change the string); an exception there ends the script
@@ -120,10 +135,14 @@ const DISPLAY: &str = r#"def _dei_display(value):
 /// pytest, when the environment has it, with those flags (the issue's own, [`pytest_flags`](super::project::pytest_flags))
 /// and without the repository's pytest settings, as the issue's reporter ran them; it ends as
 /// pytest does.
+///
+/// With `pretty`, bare values are also drawn by sympy's pretty printer ([`PRETTY`]), as the
+/// reporter's session showed them (`isympy`, or after `init_printing()`).
 pub(super) fn wrap(
     code: &str,
     pytest: Option<&[String]>,
     cell_ends: &[usize],
+    pretty: bool,
 ) -> Option<(String, usize)> {
     let tree = python::parse(code)?;
     let root = tree.root_node();
@@ -214,7 +233,8 @@ pub(super) fn wrap(
     };
     let prelude = PRELUDE.replace("@MARK@", REPRO_MARK);
     let display = if displays { DISPLAY } else { "" };
-    let script = format!("{head}{prelude}{display}\n{body}{tail}");
+    let pretty = if pretty { PRETTY } else { "" };
+    let script = format!("{head}{prelude}{pretty}{display}\n{body}{tail}");
     Some((script, n))
 }
 

@@ -198,7 +198,7 @@ fn an_issues_test_file_runs_with_pytest_and_two_named_ones_as_a_project() {
 #[test]
 fn code_that_defines_tests_runs_them_with_pytest() {
     let test = "import pytest\n\n@pytest.mark.skip\ndef test_skip_location():\n    assert 0\n";
-    let (script, n) = wrap(test, Some(&["--runxfail".to_string()]), &[]).unwrap();
+    let (script, n) = wrap(test, Some(&["--runxfail".to_string()]), &[], false).unwrap();
     assert_eq!(n, 2);
     assert!(script.contains("if __name__ == \"__main__\":"), "{script}");
     assert!(
@@ -209,7 +209,7 @@ fn code_that_defines_tests_runs_them_with_pytest() {
         "class TestIt:\n    def test_a(self):\n        pass\n",
         "async def test_a():\n    pass\n",
     ] {
-        let (script, _) = wrap(code, Some(&[]), &[]).unwrap();
+        let (script, _) = wrap(code, Some(&[]), &[], false).unwrap();
         assert!(script.contains("_dei_pytest.main"), "{code}");
     }
     // Code that defines no test, or only calls one, runs as a script.
@@ -218,7 +218,7 @@ fn code_that_defines_tests_runs_them_with_pytest() {
         "test_it()\n",
         "testing = 1\n",
     ] {
-        let (script, _) = wrap(code, Some(&[]), &[]).unwrap();
+        let (script, _) = wrap(code, Some(&[]), &[], false).unwrap();
         assert!(!script.contains("pytest"), "{code}");
         assert!(
             script.ends_with("_dei_sys.exit(1 if _dei_first else 0)\n"),
@@ -963,4 +963,37 @@ fn code_to_document_in_an_autodoc_issue_is_built_as_a_sphinx_project() {
     ))
     .is_none());
     assert!(sphinx_code_project(&issue.replace("autodoc", "napoleon")).is_none());
+}
+
+#[test]
+fn values_a_session_showed_pretty_printed_are_drawn_so_too() {
+    // sympy-20639's shape: the session's output is a pretty-printed drawing.
+    let issue = "```\nIn [52]: Rational(1, 2)\nOut[52]:\n1\n─\n2\n```\n";
+    let mut names = names();
+    let r = reproduction(issue, &names).unwrap();
+    assert!(r.script.contains("_dei_pretty"), "{}", r.script);
+    // sympy's `pretty` stands in: a module beside the script.
+    let fake = "def pretty(value, use_unicode=False):\n    return 'drawn ' + str(value)\n";
+    let local = "class Rational:\n    def __init__(self, a, b):\n        self.a, self.b = a, b\n    def __repr__(self):\n        return '%d/%d' % (self.a, self.b)\n";
+    let script = r.script.replace(
+        "from sympy import Rational",
+        "from rational import Rational",
+    );
+    if let Some(out) = run_python_with(
+        "values_a_session_showed_pretty_printed_are_drawn_so_too",
+        &script,
+        &[],
+        &[("sympy.py", fake), ("rational.py", local)],
+    ) {
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(text.starts_with("1/2\ndrawn 1/2\n"), "{text}");
+    }
+    // Without a drawing in the issue, or outside sympy, values are shown by `repr` alone.
+    let plain = "```\nIn [52]: Rational(1, 2)\nOut[52]: 1/2\n```\n";
+    assert!(!reproduction(plain, &names)
+        .unwrap()
+        .script
+        .contains("_dei_pretty"));
+    names.modules.remove("sympy");
+    assert!(reproduction(issue, &names).is_none_or(|r| !r.script.contains("_dei_pretty")));
 }
