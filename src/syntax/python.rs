@@ -81,6 +81,11 @@ thread_local! {
     static PARSER: std::cell::RefCell<Option<tree_sitter::Parser>> = const { std::cell::RefCell::new(None) };
 }
 
+/// Whether `source` parses as Python without an error or a missing node.
+pub fn parses_cleanly(source: &str) -> bool {
+    parse(source).is_some_and(|t| !t.root_node().has_error())
+}
+
 /// Parse Python source with a per-thread parser.
 pub fn parse(source: &str) -> Option<tree_sitter::Tree> {
     PARSER.with(|cell| {

@@ -94,8 +94,7 @@ fn inline_settings(issue: &str) -> Vec<String> {
         let named = SETTING_PREFIXES.iter().any(|p| name.starts_with(p))
             && name.chars().all(|c| c.is_ascii_lowercase() || c == '_');
         let line = format!("{name} = {value}");
-        let parses =
-            crate::syntax::python::parse(&line).is_some_and(|t| !t.root_node().has_error());
+        let parses = crate::syntax::python::parses_cleanly(&line);
         if named && !value.is_empty() && !value.starts_with('=') && parses && !out.contains(&line) {
             out.push(line);
         }

@@ -232,9 +232,8 @@ fn without_note(code: &str) -> &str {
     let Some(at) = NOTE_ARROWS.iter().filter_map(|a| code.find(a)).min() else {
         return code;
     };
-    let parses = |c: &str| python::parse(c).is_some_and(|t| !t.root_node().has_error());
     let cut = code[..at].trim_end();
-    if !cut.is_empty() && !parses(code) && parses(cut) {
+    if !cut.is_empty() && !python::parses_cleanly(code) && python::parses_cleanly(cut) {
         cut
     } else {
         code
