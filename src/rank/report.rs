@@ -58,6 +58,44 @@ pub fn basis_line(b: crate::rank::health::Basis) -> String {
     format!("pick rests on: {} ({})\n", b.word(), b.meaning())
 }
 
+/// Most changed lines of the pick's reproduction shown under the table.
+const PICK_LINES_SHOWN: usize = 8;
+
+/// What the pick's reproduction printed against the base commit, as changed lines (`- base`,
+/// `+ the pick`, at most [`PICK_LINES_SHOWN`], then a count): what a reader checks before
+/// trusting an `agreement` or `alone` pick. Empty when the pick's run prints as the base run
+/// does, or what they printed is not kept (see `IssueExec::repro_output`).
+pub fn pick_repro_lines(base: &str, pick: &str) -> String {
+    let diff = similar::TextDiff::from_lines(base, pick);
+    let changed: Vec<String> = diff
+        .iter_all_changes()
+        .filter_map(|c| {
+            let sign = match c.tag() {
+                similar::ChangeTag::Delete => '-',
+                similar::ChangeTag::Insert => '+',
+                similar::ChangeTag::Equal => return None,
+            };
+            Some(format!("  {sign} {}", c.value().trim_end_matches('\n')))
+        })
+        .collect();
+    if changed.is_empty() {
+        return String::new();
+    }
+    let mut out =
+        String::from("the pick's reproduction against the base commit (- base, + the pick):\n");
+    for l in changed.iter().take(PICK_LINES_SHOWN) {
+        out.push_str(l);
+        out.push('\n');
+    }
+    if changed.len() > PICK_LINES_SHOWN {
+        out.push_str(&format!(
+            "  … and {} more changed lines (--json: exec.repro_output, behaviour.repro_output)\n",
+            changed.len() - PICK_LINES_SHOWN
+        ));
+    }
+    out
+}
+
 /// One line on what `--exec` ran for the issue, or why nothing ran.
 fn exec_line(e: &crate::exec::gather::IssueExec) -> String {
     if let Some(why) = &e.error {
@@ -314,6 +352,16 @@ pub fn table(result: &RankResult, width: Option<usize>) -> String {
     if let Some(b) = result.pick_basis {
         out.push_str(&basis_line(b));
     }
+    let base = result.exec.as_ref().and_then(|e| e.repro_output.as_deref());
+    let pick = result
+        .ranked
+        .first()
+        .filter(|r| r.rank == 1)
+        .and_then(|r| r.behaviour.as_ref())
+        .and_then(|b| b.repro_output.as_deref());
+    if let (Some(base), Some(pick)) = (base, pick) {
+        out.push_str(&pick_repro_lines(base, pick));
+    }
     out.push('\n');
     let agent_len = result
         .ranked
@@ -545,6 +593,23 @@ mod tests {
         assert_eq!(
             exec_line(&e),
             "execution: nothing ran: no environment for x/y 1.0\n"
+        );
+    }
+
+    #[test]
+    fn the_picks_reproduction_is_shown_as_the_lines_it_changes() {
+        let base = "3\n1\n[dei-repro] no exception\n";
+        assert_eq!(
+            pick_repro_lines(base, "2\n2\n[dei-repro] no exception\n"),
+            "the pick's reproduction against the base commit (- base, + the pick):\n  - 3\n  - 1\n  + 2\n  + 2\n"
+        );
+        assert_eq!(pick_repro_lines(base, base), "");
+        let long: String = (0..20).map(|i| format!("{i}\n")).collect();
+        let shown = pick_repro_lines("x\n", &long);
+        assert!(shown.contains("  - x\n  + 0\n"), "{shown}");
+        assert!(
+            shown.ends_with("  … and 13 more changed lines (--json: exec.repro_output, behaviour.repro_output)\n"),
+            "{shown}"
         );
     }
 

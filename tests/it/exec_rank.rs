@@ -228,6 +228,14 @@ fn exec_runs_every_candidate_in_the_sandbox_and_ranks_by_behaviour() {
     let left: Vec<_> = std::fs::read_dir(&tmp).unwrap().collect();
     assert!(left.is_empty(), "left behind: {left:?}");
 
+    // The table shows what the pick's reproduction prints against the base commit.
+    let (ok, table, err) = rank_exec_plain(&[], &cache, &tmp);
+    assert!(ok, "{err}");
+    assert!(
+        table.contains("the pick's reproduction against the base commit (- base, + the pick):\n  - 3\n  - 1\n  + 2\n  + 2\n"),
+        "{table}"
+    );
+
     // A rerun takes every run from the cache and ranks the same.
     let (again, _) = rank_exec(&cache, &tmp);
     assert_eq!(again["exec"]["cached_runs"], again["exec"]["runs"]);
