@@ -6,8 +6,9 @@ use super::test_runs::Regression;
 use crate::candidates::family_of;
 use std::collections::{BTreeMap, BTreeSet};
 
-/// A candidate's observed behaviour: the tests it breaks and what the reproduction did.
-/// Candidates with equal signatures behave alike on everything that was run.
+/// A candidate's observed behaviour: the tests it breaks and what the reproduction did (its
+/// exceptions without their messages, [`ReproOutcome::without_messages`]). Candidates with
+/// equal signatures behave alike on everything that was run.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
 pub struct Signature {
     /// Broken test ids, sorted; `None`: no regression tests were run.
@@ -28,7 +29,7 @@ impl Signature {
                 b.sort();
                 b
             }),
-            repro,
+            repro: repro.map(|r| r.without_messages()),
             model_test: None,
             written: Vec::new(),
         }

@@ -386,6 +386,24 @@ impl ReproOutcome {
         self
     }
 
+    /// The outcome as behaviour classes compare it: each statement's exception without its
+    /// message (`[dei-repro] statement 4 raised NotImplementedError`). Two candidates that raise
+    /// the same exception at the same statement, worded differently, behave alike, as a
+    /// rewording is no change from the base run ([`ReproOutcome::changed_from`]): sympy-22005's
+    /// fixes raise `NotImplementedError` at statement 5 with and without a closing period.
+    pub fn without_messages(&self) -> ReproOutcome {
+        let mut output = String::with_capacity(self.output.len());
+        for line in self.output.lines() {
+            output.push_str(raised_head(line).unwrap_or(line));
+            output.push('\n');
+        }
+        ReproOutcome {
+            exit: self.exit,
+            exception: self.exception.clone(),
+            output,
+        }
+    }
+
     /// The candidate changed what the issue reported: any difference from the base run, except
     /// a statement that raises the same exception with other words (`[dei-repro] statement 4
     /// raised NotImplementedError: …`, only the message differing). Rewording an error message

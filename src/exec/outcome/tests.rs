@@ -661,3 +661,25 @@ fn clip_keeps_whole_lines_and_says_how_many_it_cut() {
     // One line over the whole allowance: its start, cut on a character boundary.
     assert_eq!(clip("ééééé\nx", 10, 5), "éé …\n… [1 more line]\n");
 }
+
+#[test]
+fn candidates_raising_the_same_exception_worded_differently_share_a_class() {
+    let o = |out: &str| ReproOutcome {
+        exit: Some(1),
+        exception: Some("NotImplementedError".into()),
+        output: out.to_string(),
+    };
+    let a = o("[dei-repro] statement 5 raised NotImplementedError: only finite systems\n[(1,)]\n");
+    let b = o("[dei-repro] statement 5 raised NotImplementedError: only finite systems.\n[(1,)]\n");
+    let c = o("[dei-repro] statement 5 raised NotImplementedError: only finite systems\n[(2,)]\n");
+    let sigs = [
+        Signature::new(None, Some(a)),
+        Signature::new(None, Some(b)),
+        Signature::new(None, Some(c)),
+    ];
+    let classes = behaviour_classes(&[("x", &sigs[0]), ("y", &sigs[1]), ("z", &sigs[2])]);
+    assert_eq!(classes.len(), 2, "{classes:?}");
+    assert_eq!(classes[0].members, vec![0, 1]);
+    // What a value prints still tells them apart.
+    assert_eq!(classes[1].members, vec![2]);
+}
