@@ -386,11 +386,12 @@ impl ReproOutcome {
         self
     }
 
-    /// The outcome as behaviour classes compare it: each statement's exception without its
-    /// message (`[dei-repro] statement 4 raised NotImplementedError`). Two candidates that raise
-    /// the same exception at the same statement, worded differently, behave alike, as a
-    /// rewording is no change from the base run ([`ReproOutcome::changed_from`]): sympy-22005's
-    /// fixes raise `NotImplementedError` at statement 5 with and without a closing period.
+    /// The outcome as runs are compared, with the base run ([`ReproOutcome::changed_from`]) and
+    /// with each other (behaviour classes): each statement's exception without its message
+    /// (`[dei-repro] statement 4 raised NotImplementedError`). Two candidates that raise the same
+    /// exception at the same statement, worded differently, behave alike, as a rewording is no
+    /// change from the base run: sympy-22005's fixes raise `NotImplementedError` at statement 5
+    /// with and without a closing period.
     pub fn without_messages(&self) -> ReproOutcome {
         let mut output = String::with_capacity(self.output.len());
         for line in self.output.lines() {
@@ -408,18 +409,8 @@ impl ReproOutcome {
     /// a statement that raises the same exception with other words (`[dei-repro] statement 4
     /// raised NotImplementedError: …`, only the message differing). Rewording an error message
     /// leaves the behaviour the issue reports as it was.
+    /// Compared as behaviour classes compare runs ([`ReproOutcome::without_messages`]).
     pub fn changed_from(&self, base: &ReproOutcome) -> bool {
-        if self == base {
-            return false;
-        }
-        if self.exit != base.exit || self.exception != base.exception {
-            return true;
-        }
-        let (a, b): (Vec<&str>, Vec<&str>) =
-            (self.output.lines().collect(), base.output.lines().collect());
-        a.len() != b.len()
-            || a.iter().zip(&b).any(|(x, y)| {
-                x != y && !matches!((raised_head(x), raised_head(y)), (Some(p), Some(q)) if p == q)
-            })
+        self != base && self.without_messages() != base.without_messages()
     }
 }
