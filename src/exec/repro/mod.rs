@@ -9,6 +9,7 @@
 //! the rich forms Jupyter asks for: `_repr_latex_`, `_repr_png_`, …), and ends with
 //! `[dei-repro] first exception: T` or `[dei-repro] no exception`. See docs/execution.md.
 
+mod data;
 mod expected;
 mod names;
 mod project;
@@ -19,6 +20,7 @@ mod text;
 
 use crate::localize::search::FileIndex;
 use crate::syntax::python;
+use data::{data_files, writer};
 pub use expected::{count_shown, expected_outputs, unshown_at_base};
 pub use names::{implied_imports, RepoNames};
 use names::{imports_for, unbound_names};
@@ -160,6 +162,7 @@ pub fn reproduction(issue: &str, names: &RepoNames) -> Option<Reproduction> {
         at += 1;
     }
     let code = head + &code;
+    let files = data_files(issue, &code);
     let flags = pytest_flags(issue);
     let pretty = names.modules.contains("sympy") && shows_pretty_output(issue);
     let (script, statements) = wrap(
@@ -167,10 +170,16 @@ pub fn reproduction(issue: &str, names: &RepoNames) -> Option<Reproduction> {
         (test_files <= 1).then_some(&flags[..]),
         &cell_ends,
         pretty,
+        &writer(&files),
     )?;
+    // The files it reads come first in the code shown, as a project's files do.
+    let shown: String = files
+        .iter()
+        .map(|(n, t)| format!("# {n} (written before the code runs)\n{t}"))
+        .collect();
     Some(Reproduction {
         script,
-        code,
+        code: shown + &code,
         statements,
         sources,
         imports_added: imports,
@@ -216,7 +225,7 @@ pub fn agent_scripts(
             {
                 continue;
             }
-            let Some((script, _)) = wrap(code, Some(&[]), &[], false) else {
+            let Some((script, _)) = wrap(code, Some(&[]), &[], false, "") else {
                 continue;
             };
             found.push((

@@ -382,7 +382,7 @@ _dei_sys.exit(_dei_code)
 }
 
 /// A Python string literal holding `s` (a JSON string is one).
-fn py_literal(s: &str) -> String {
+pub(super) fn py_literal(s: &str) -> String {
     serde_json::to_string(s).unwrap_or_else(|_| "\"\"".into())
 }
 

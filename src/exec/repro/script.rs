@@ -137,12 +137,15 @@ const PRETTY: &str = r#"def _dei_show(value, _dei_plain=_dei_show):
 /// pytest does.
 ///
 /// With `pretty`, bare values are also drawn by sympy's pretty printer ([`PRETTY`]), as the
-/// reporter's session showed them (`isympy`, or after `init_printing()`).
+/// reporter's session showed them (`isympy`, or after `init_printing()`). `prologue` (Python
+/// lines: the files the code reads, [`writer`](super::data::writer)) runs before the first
+/// statement.
 pub(super) fn wrap(
     code: &str,
     pytest: Option<&[String]>,
     cell_ends: &[usize],
     pretty: bool,
+    prologue: &str,
 ) -> Option<(String, usize)> {
     let tree = python::parse(code)?;
     let root = tree.root_node();
@@ -234,7 +237,7 @@ pub(super) fn wrap(
     let prelude = PRELUDE.replace("@MARK@", REPRO_MARK);
     let display = if displays { DISPLAY } else { "" };
     let pretty = if pretty { PRETTY } else { "" };
-    let script = format!("{head}{prelude}{pretty}{display}\n{body}{tail}");
+    let script = format!("{head}{prelude}{pretty}{display}{prologue}\n{body}{tail}");
     Some((script, n))
 }
 

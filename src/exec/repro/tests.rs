@@ -198,7 +198,7 @@ fn an_issues_test_file_runs_with_pytest_and_two_named_ones_as_a_project() {
 #[test]
 fn code_that_defines_tests_runs_them_with_pytest() {
     let test = "import pytest\n\n@pytest.mark.skip\ndef test_skip_location():\n    assert 0\n";
-    let (script, n) = wrap(test, Some(&["--runxfail".to_string()]), &[], false).unwrap();
+    let (script, n) = wrap(test, Some(&["--runxfail".to_string()]), &[], false, "").unwrap();
     assert_eq!(n, 2);
     assert!(script.contains("if __name__ == \"__main__\":"), "{script}");
     assert!(
@@ -209,7 +209,7 @@ fn code_that_defines_tests_runs_them_with_pytest() {
         "class TestIt:\n    def test_a(self):\n        pass\n",
         "async def test_a():\n    pass\n",
     ] {
-        let (script, _) = wrap(code, Some(&[]), &[], false).unwrap();
+        let (script, _) = wrap(code, Some(&[]), &[], false, "").unwrap();
         assert!(script.contains("_dei_pytest.main"), "{code}");
     }
     // Code that defines no test, or only calls one, runs as a script.
@@ -218,7 +218,7 @@ fn code_that_defines_tests_runs_them_with_pytest() {
         "test_it()\n",
         "testing = 1\n",
     ] {
-        let (script, _) = wrap(code, Some(&[]), &[], false).unwrap();
+        let (script, _) = wrap(code, Some(&[]), &[], false, "").unwrap();
         assert!(!script.contains("pytest"), "{code}");
         assert!(
             script.ends_with("_dei_sys.exit(1 if _dei_first else 0)\n"),
@@ -996,4 +996,43 @@ fn values_a_session_showed_pretty_printed_are_drawn_so_too() {
         .contains("_dei_pretty"));
     names.modules.remove("sympy");
     assert!(reproduction(issue, &names).is_none_or(|r| !r.script.contains("_dei_pretty")));
+}
+
+/// astropy-14365's shape: the file the issue types into `cat` is written before its `>>>`
+/// session reads it, so the run reaches the reader's own error instead of stopping at a
+/// missing file with every candidate; a file the tree has already is left as it is.
+#[test]
+fn the_file_the_issue_types_in_is_written_before_its_code_reads_it() {
+    let issue = "Create a QDP file:\n```\n> cat > test.qdp\nread serr 1 2 \n1 0.5 1 0.5\n<EOF>\n\n > python\n>>> from qdp import read\n>>> read('test.qdp')\nTraceback (most recent call last):\nValueError: Unrecognized QDP line: read serr 1 2\n>>> open('setup.cfg').read()\n```\nsetup.cfg:\n```ini\n[x]\n```\n";
+    let r = reproduction(issue, &RepoNames::default()).unwrap();
+    assert!(
+        r.code.starts_with(
+            "# test.qdp (written before the code runs)\nread serr 1 2 \n1 0.5 1 0.5\n"
+        ),
+        "{}",
+        r.code
+    );
+    let reader = "def read(name):\n    for line in open(name):\n        if line.split()[0].isupper() or not line[0].isalpha():\n            continue\n        raise ValueError('Unrecognized QDP line: %s' % line.strip())\n    return 'read'\n";
+    let Some(out) = run_python_with(
+        "the_file_the_issue_types_in_is_written_before_its_code_reads_it",
+        &r.script,
+        &[],
+        &[("qdp.py", reader), ("setup.cfg", "[tree]\n")],
+    ) else {
+        return;
+    };
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "[dei-repro] statement 2 raised ValueError: Unrecognized QDP line: read serr 1 2\n'[tree]\\n'\n[dei-repro] first exception: ValueError\n",
+        "{}",
+        r.script
+    );
+    // Without the file the same script stops where every candidate would.
+    let plain = r.script.replace("test.qdp\", \"read", "gone.qdp\", \"read");
+    let out = run_python_with("-", &plain, &[], &[("qdp.py", reader)]).unwrap();
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("raised FileNotFoundError"),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
 }
