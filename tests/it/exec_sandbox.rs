@@ -368,17 +368,32 @@ fn a_busy_machine_does_not_cut_a_run_short_but_a_sleeping_command_ends_at_its_li
         t.join().unwrap();
     }
     assert!(
+        sleeping.timed_out && sleeping.seconds < 4.0,
+        "a sleeping command ran {} s past its 2 s limit: {sleeping:?}",
+        sleeping.seconds
+    );
+    // Killed only after its limit had moved on by its wait, past twice the limit on the clock
+    // (the stretch allows BUSY_STRETCH times): the sandbox did as designed on a machine busier
+    // than the stretch absorbs, which other work on it (not this test's load) makes it. Said,
+    // not failed. Killed at the limit itself, as without the stretch, still fails.
+    let stretched = |o: &Outcome, limit: f64| {
+        o.timed_out && o.seconds >= 2.0 * limit && o.waited_seconds.is_some_and(|w| w >= limit)
+    };
+    if stretched(&busy, 2.0) || stretched(&child, 3.0) {
+        common::skip(&format!(
+            "the machine was busier than the stretch absorbs (the run had {:.0}% of a CPU over {:.1} s): other work is running beside the tests",
+            100.0 * busy.cpu_seconds.unwrap_or(0.0) / busy.seconds.max(0.001),
+            busy.seconds
+        ));
+        return;
+    }
+    assert!(
         busy.success() && !busy.timed_out && busy.output.contains("DONE"),
         "a run that needs 0.7 s of CPU time was cut short on a busy machine: {busy:?}"
     );
     assert!(
         child.success() && !child.timed_out && child.output.contains("PARENT DONE"),
         "a run whose child did the work was cut short once the child had exited: {child:?}"
-    );
-    assert!(
-        sleeping.timed_out && sleeping.seconds < 4.0,
-        "a sleeping command ran {} s past its 2 s limit: {sleeping:?}",
-        sleeping.seconds
     );
     // 0.7 s of work and 0.9 s of sleep: what it would take alone, however busy the machine.
     if let Some(waited) = within.waited_seconds {
