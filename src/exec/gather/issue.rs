@@ -126,6 +126,7 @@ fn environment(resolved: &Resolved, at_base: bool, out: &mut IssueExec) -> Optio
         ((at_base || spec.setup_commit.is_none()) && spec.needs_work_tree())
             .then_some(task.base_commit.as_str())
     });
+    let _said = settings.building(format!("{} {}", spec.repo, spec.version));
     match builder.build(spec, repo, at) {
         Ok(env) => {
             out.env_seconds = env.build_seconds;

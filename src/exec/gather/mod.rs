@@ -101,6 +101,9 @@ struct RunCounts {
     cached: std::sync::atomic::AtomicUsize,
     /// Milliseconds spent in fresh runs.
     millis: std::sync::atomic::AtomicU64,
+    /// Environments being built (or checked) now, as `repo version`: a first build takes
+    /// minutes, and runs nothing a user would otherwise see.
+    envs: std::sync::Mutex<Vec<String>>,
 }
 
 impl ExecSettings {
@@ -158,7 +161,21 @@ impl ExecSettings {
             let mean = self.counts.millis.load(Relaxed) as f64 / 1000.0 / fresh as f64;
             s.push_str(&format!(", {mean:.1} s per run"));
         }
+        let envs = self.counts.envs.lock().unwrap_or_else(|e| e.into_inner());
+        if !envs.is_empty() {
+            let (one, many) = ("environment", "environments");
+            let word = if envs.len() == 1 { one } else { many };
+            s.push_str(&format!("; building the {word} of {}", envs.join(", ")));
+        }
         s
+    }
+
+    /// Say in [`live_status`](Self::live_status) that the environment `name` is being built,
+    /// until the guard drops.
+    fn building(&self, name: String) -> Building<'_> {
+        let mut envs = self.counts.envs.lock().unwrap_or_else(|e| e.into_inner());
+        envs.push(name.clone());
+        Building(&self.counts, name)
     }
 
     fn count(&self, cached: bool, seconds: f64) {
@@ -170,6 +187,18 @@ impl ExecSettings {
             self.counts
                 .millis
                 .fetch_add((seconds * 1000.0) as u64, Relaxed);
+        }
+    }
+}
+
+/// An environment named in the live status while it is built ([`ExecSettings::building`]).
+struct Building<'a>(&'a RunCounts, String);
+
+impl Drop for Building<'_> {
+    fn drop(&mut self) {
+        let mut envs = self.0.envs.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(i) = envs.iter().position(|n| *n == self.1) {
+            envs.remove(i);
         }
     }
 }

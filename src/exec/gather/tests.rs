@@ -217,6 +217,21 @@ fn live_status_counts_fresh_and_cached_runs() {
         s.live_status(),
         "sandbox: 1 running, 3 runs done (1 cached), 3.0 s per run"
     );
+    // An environment being built is said until it is done.
+    {
+        let _a = s.building("sympy/sympy 1.1".into());
+        assert!(s
+            .live_status()
+            .ends_with("; building the environment of sympy/sympy 1.1"));
+        let _b = s.building("psf/requests 2.0".into());
+        assert!(s
+            .live_status()
+            .ends_with("; building the environments of sympy/sympy 1.1, psf/requests 2.0"));
+    }
+    assert_eq!(
+        s.live_status(),
+        "sandbox: 1 running, 3 runs done (1 cached), 3.0 s per run"
+    );
 }
 
 #[test]
