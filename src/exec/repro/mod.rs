@@ -28,8 +28,8 @@ use project::{defines_tests, pylint_script, pytest_script, sphinx_script};
 pub use project::{
     pylint_command, pytest_flags, pytest_project, sphinx_code_project, sphinx_project, ProjectFiles,
 };
-use script::wrap;
 pub use script::{is_pinned, pinned, pinned_or_as_is};
+use script::{wrap, Drawn};
 use std::collections::BTreeSet;
 pub use text::{block_code, blocks, issue_code, loose_code, Block, Source};
 use text::{inline_expressions, issue_parts, joined, Part};
@@ -45,6 +45,34 @@ fn shows_pretty_output(issue: &str) -> bool {
         !(t.starts_with(">>>") || t.starts_with("In [") || t.starts_with("..."))
             && t.chars().any(piece)
     })
+}
+
+/// LaTeX commands a rendered value's source is written with.
+const LATEX_COMMANDS: [&str; 9] = [
+    "\\left",
+    "\\right",
+    "\\ldots",
+    "\\frac{",
+    "\\operatorname{",
+    "\\mathrm{",
+    "\\begin{",
+    "\\displaystyle",
+    "\\cdot",
+];
+
+/// Whether the issue shows LaTeX its session rendered after `init_printing()`: the code calls
+/// it and never `latex` itself (when it does, the script prints what it printed), and a line
+/// that is not a prompt holds a LaTeX command ([`LATEX_COMMANDS`]). sympy-13971's notebook
+/// rendered `\left\[0, 1, 4, 9, \ldots\right\]`; a value whose type has `_repr_latex_`
+/// shows it through `_dei_display` already, but sympy 1.1's sequences have none.
+fn shows_latex_output(issue: &str, code: &str) -> bool {
+    code.contains("init_printing(")
+        && !code.contains("latex(")
+        && issue.lines().any(|l| {
+            let t = l.trim_start();
+            !(t.starts_with(">>>") || t.starts_with("In [") || t.starts_with("..."))
+                && LATEX_COMMANDS.iter().any(|c| t.contains(c))
+        })
 }
 
 /// A runnable reproduction.
@@ -164,12 +192,19 @@ pub fn reproduction(issue: &str, names: &RepoNames) -> Option<Reproduction> {
     let code = head + &code;
     let files = data_files(issue, &code);
     let flags = pytest_flags(issue);
-    let pretty = names.modules.contains("sympy") && shows_pretty_output(issue);
+    let sympy = names.modules.contains("sympy");
+    let drawn = if sympy && shows_pretty_output(issue) {
+        Drawn::Pretty
+    } else if sympy && shows_latex_output(issue, &code) {
+        Drawn::Latex
+    } else {
+        Drawn::Repr
+    };
     let (script, statements) = wrap(
         &code,
         (test_files <= 1).then_some(&flags[..]),
         &cell_ends,
-        pretty,
+        drawn,
         &writer(&files),
     )?;
     // The files it reads come first in the code shown, as a project's files do.
@@ -225,7 +260,7 @@ pub fn agent_scripts(
             {
                 continue;
             }
-            let Some((script, _)) = wrap(code, Some(&[]), &[], false, "") else {
+            let Some((script, _)) = wrap(code, Some(&[]), &[], Drawn::Repr, "") else {
                 continue;
             };
             found.push((

@@ -123,6 +123,33 @@ const PRETTY: &str = r#"def _dei_show(value, _dei_plain=_dei_show):
     print(_dei_drawn)
 "#;
 
+/// Shows bare values as sympy's LaTeX printer writes them too, after their `repr`: for an issue
+/// that shows LaTeX its session rendered (a notebook after `init_printing()`, sympy-13971's
+/// `\left\[0, 1, 4, 9, \ldots\right\]`) but whose code never calls `latex` itself. As
+/// [`PRETTY`]: a string, or a value it cannot write, is shown by `repr` alone.
+const LATEX: &str = r#"def _dei_show(value, _dei_plain=_dei_show):
+    _dei_plain(value)
+    if value is None or isinstance(value, str):
+        return
+    try:
+        from sympy import latex as _dei_latex
+        _dei_drawn = _dei_latex(value)
+    except Exception:
+        return
+    print(_dei_drawn)
+"#;
+
+/// How bare values are shown besides their `repr`: as the issue's session showed them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Drawn {
+    /// `repr` alone.
+    Repr,
+    /// Also sympy's pretty printer ([`PRETTY`]).
+    Pretty,
+    /// Also sympy's LaTeX printer ([`LATEX`]).
+    Latex,
+}
+
 /// Wrap each top-level statement: `try:` … `except Exception as e: _dei_fail(n, e)`, bare
 /// expressions as `_dei_show(expr)`. A statement holding a string that spans lines is left
 /// unwrapped (indenting it would change the string); an exception there ends the script
@@ -136,15 +163,16 @@ const PRETTY: &str = r#"def _dei_show(value, _dei_plain=_dei_show):
 /// and without the repository's pytest settings, as the issue's reporter ran them; it ends as
 /// pytest does.
 ///
-/// With `pretty`, bare values are also drawn by sympy's pretty printer ([`PRETTY`]), as the
-/// reporter's session showed them (`isympy`, or after `init_printing()`). `prologue` (Python
+/// With `drawn` other than [`Drawn::Repr`], bare values are also drawn by sympy's pretty
+/// printer ([`PRETTY`]) or written by its LaTeX printer ([`LATEX`]), as the reporter's session
+/// showed them (`isympy`, or a notebook after `init_printing()`). `prologue` (Python
 /// lines: the files the code reads, [`writer`](super::data::writer)) runs before the first
 /// statement.
 pub(super) fn wrap(
     code: &str,
     pytest: Option<&[String]>,
     cell_ends: &[usize],
-    pretty: bool,
+    drawn: Drawn,
     prologue: &str,
 ) -> Option<(String, usize)> {
     let tree = python::parse(code)?;
@@ -236,8 +264,12 @@ pub(super) fn wrap(
     };
     let prelude = PRELUDE.replace("@MARK@", REPRO_MARK);
     let display = if displays { DISPLAY } else { "" };
-    let pretty = if pretty { PRETTY } else { "" };
-    let script = format!("{head}{prelude}{pretty}{display}{prologue}\n{body}{tail}");
+    let drawing = match drawn {
+        Drawn::Repr => "",
+        Drawn::Pretty => PRETTY,
+        Drawn::Latex => LATEX,
+    };
+    let script = format!("{head}{prelude}{drawing}{display}{prologue}\n{body}{tail}");
     Some((script, n))
 }
 

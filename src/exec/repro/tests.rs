@@ -2,7 +2,7 @@
 
 use super::names::library_module;
 use super::project::{file_name_line, pylint_script, shell_words};
-use super::script::wrap;
+use super::script::{wrap, Drawn};
 use super::text::inline_expressions;
 use super::*;
 use crate::exec::outcome::REPRO_MARK;
@@ -198,7 +198,14 @@ fn an_issues_test_file_runs_with_pytest_and_two_named_ones_as_a_project() {
 #[test]
 fn code_that_defines_tests_runs_them_with_pytest() {
     let test = "import pytest\n\n@pytest.mark.skip\ndef test_skip_location():\n    assert 0\n";
-    let (script, n) = wrap(test, Some(&["--runxfail".to_string()]), &[], false, "").unwrap();
+    let (script, n) = wrap(
+        test,
+        Some(&["--runxfail".to_string()]),
+        &[],
+        Drawn::Repr,
+        "",
+    )
+    .unwrap();
     assert_eq!(n, 2);
     assert!(script.contains("if __name__ == \"__main__\":"), "{script}");
     assert!(
@@ -209,7 +216,7 @@ fn code_that_defines_tests_runs_them_with_pytest() {
         "class TestIt:\n    def test_a(self):\n        pass\n",
         "async def test_a():\n    pass\n",
     ] {
-        let (script, _) = wrap(code, Some(&[]), &[], false, "").unwrap();
+        let (script, _) = wrap(code, Some(&[]), &[], Drawn::Repr, "").unwrap();
         assert!(script.contains("_dei_pytest.main"), "{code}");
     }
     // Code that defines no test, or only calls one, runs as a script.
@@ -218,7 +225,7 @@ fn code_that_defines_tests_runs_them_with_pytest() {
         "test_it()\n",
         "testing = 1\n",
     ] {
-        let (script, _) = wrap(code, Some(&[]), &[], false, "").unwrap();
+        let (script, _) = wrap(code, Some(&[]), &[], Drawn::Repr, "").unwrap();
         assert!(!script.contains("pytest"), "{code}");
         assert!(
             script.ends_with("_dei_sys.exit(1 if _dei_first else 0)\n"),
@@ -996,6 +1003,49 @@ fn values_a_session_showed_pretty_printed_are_drawn_so_too() {
         .contains("_dei_pretty"));
     names.modules.remove("sympy");
     assert!(reproduction(issue, &names).is_none_or(|r| !r.script.contains("_dei_pretty")));
+}
+
+#[test]
+fn values_a_notebook_rendered_as_latex_are_written_so_too() {
+    // sympy-13971's shape: a notebook rendered the value's LaTeX, the code never asks for it.
+    let issue = "```\nimport sympy as sp\nn = sp.Symbol('n')\nsp.init_printing()\nsp.SeqFormula(n**2, (n,0,sp.oo))\n```\nThe Jupyter rendering is:\n\n`\\left\\[0, 1, 4, 9, \\ldots\\right\\]`\n";
+    let mut names = names();
+    let r = reproduction(issue, &names).unwrap();
+    assert!(r.script.contains("_dei_latex"), "{}", r.script);
+    // sympy's `latex` stands in: a package beside the script.
+    let fake = "def latex(value):\n    return r'\\left\\[%d\\right\\]' % value.f\ndef init_printing():\n    pass\ndef Symbol(name):\n    return 3\nclass SeqFormula:\n    def __init__(self, f, r):\n        self.f = f\n    def __repr__(self):\n        return 'SeqFormula(%d)' % self.f\noo = 0\n";
+    if let Some(out) = run_python_with(
+        "values_a_notebook_rendered_as_latex_are_written_so_too",
+        &r.script,
+        &[],
+        &[("sympy.py", fake)],
+    ) {
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(
+            text,
+            "SeqFormula(9)\n\\left\\[9\\right\\]\n[dei-repro] no exception\n"
+        );
+    }
+    // The code prints its LaTeX itself, the issue shows none, the code never calls
+    // `init_printing`, or the repository is not sympy: values are shown by `repr` alone.
+    let asks = issue.replace(
+        "sp.SeqFormula(n**2, (n,0,sp.oo))",
+        "sp.latex(sp.SeqFormula(n**2, (n,0,sp.oo)))",
+    );
+    let none = issue.replace("\\left\\[0, 1, 4, 9, \\ldots\\right\\]", "[0, 1, 4, 9]");
+    // Code that asks for no rendering (sympy-21171's traceback shows LaTeX its printer wrote).
+    let plain = issue.replace("sp.init_printing()\n", "");
+    for other in [&asks, &none, &plain] {
+        assert!(
+            !reproduction(other, &names)
+                .unwrap()
+                .script
+                .contains("_dei_latex"),
+            "{other}"
+        );
+    }
+    names.modules.remove("sympy");
+    assert!(reproduction(issue, &names).is_none_or(|r| !r.script.contains("_dei_latex")));
 }
 
 /// astropy-14365's shape: the file the issue types into `cat` is written before its `>>>`
