@@ -108,45 +108,36 @@ const DISPLAY: &str = r#"def _dei_display(value):
             print(_dei_shown)
 "#;
 
-/// Shows bare values as sympy's pretty printer draws them too, after their `repr`: for an issue
-/// whose session printed its values so (see [`wrap`]'s `pretty`). A string, or a value it cannot
-/// draw, is shown by `repr` alone.
-const PRETTY: &str = r#"def _dei_show(value, _dei_plain=_dei_show):
+/// Shows bare values as one of sympy's printers (`printer`, called as `call`) draws them too,
+/// after their `repr`: for an issue whose session showed its values so (see [`Drawn`]). A
+/// string, or a value the printer cannot draw, is shown by `repr` alone.
+fn drawing(printer: &str, call: &str) -> String {
+    format!(
+        r#"def _dei_show(value, _dei_plain=_dei_show):
     _dei_plain(value)
     if value is None or isinstance(value, str):
         return
     try:
-        from sympy import pretty as _dei_pretty
-        _dei_drawn = _dei_pretty(value, use_unicode=True)
+        from sympy import {printer} as _dei_{printer}
+        _dei_drawn = {call}
     except Exception:
         return
     print(_dei_drawn)
-"#;
-
-/// Shows bare values as sympy's LaTeX printer writes them too, after their `repr`: for an issue
-/// that shows LaTeX its session rendered (a notebook after `init_printing()`, sympy-13971's
-/// `\left\[0, 1, 4, 9, \ldots\right\]`) but whose code never calls `latex` itself. As
-/// [`PRETTY`]: a string, or a value it cannot write, is shown by `repr` alone.
-const LATEX: &str = r#"def _dei_show(value, _dei_plain=_dei_show):
-    _dei_plain(value)
-    if value is None or isinstance(value, str):
-        return
-    try:
-        from sympy import latex as _dei_latex
-        _dei_drawn = _dei_latex(value)
-    except Exception:
-        return
-    print(_dei_drawn)
-"#;
+"#
+    )
+}
 
 /// How bare values are shown besides their `repr`: as the issue's session showed them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Drawn {
     /// `repr` alone.
     Repr,
-    /// Also sympy's pretty printer ([`PRETTY`]).
+    /// Also drawn by sympy's pretty printer, for an issue that shows such a drawing
+    /// (`isympy`, or a session after `init_printing()`: sympy-14308, -20639).
     Pretty,
-    /// Also sympy's LaTeX printer ([`LATEX`]).
+    /// Also written by sympy's LaTeX printer, for an issue that shows the LaTeX its notebook
+    /// rendered after `init_printing()` but whose code never calls `latex` itself
+    /// (sympy-13971's `\left\[0, 1, 4, 9, \ldots\right\]`).
     Latex,
 }
 
@@ -164,7 +155,7 @@ pub(super) enum Drawn {
 /// pytest does.
 ///
 /// With `drawn` other than [`Drawn::Repr`], bare values are also drawn by sympy's pretty
-/// printer ([`PRETTY`]) or written by its LaTeX printer ([`LATEX`]), as the reporter's session
+/// printer or written by its LaTeX printer ([`drawing`]), as the reporter's session
 /// showed them (`isympy`, or a notebook after `init_printing()`). `prologue` (Python
 /// lines: the files the code reads, [`writer`](super::data::writer)) runs before the first
 /// statement.
@@ -265,9 +256,9 @@ pub(super) fn wrap(
     let prelude = PRELUDE.replace("@MARK@", REPRO_MARK);
     let display = if displays { DISPLAY } else { "" };
     let drawing = match drawn {
-        Drawn::Repr => "",
-        Drawn::Pretty => PRETTY,
-        Drawn::Latex => LATEX,
+        Drawn::Repr => String::new(),
+        Drawn::Pretty => drawing("pretty", "_dei_pretty(value, use_unicode=True)"),
+        Drawn::Latex => drawing("latex", "_dei_latex(value)"),
     };
     let script = format!("{head}{prelude}{drawing}{display}{prologue}\n{body}{tail}");
     Some((script, n))
