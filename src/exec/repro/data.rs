@@ -4,7 +4,7 @@
 //! opens it by name (`Table.read('test.qdp', format='ascii.qdp')`, astropy-14365); without the
 //! file every run stops at the same `FileNotFoundError`, with every candidate alike.
 
-use super::project::{py_literal, shell_words};
+use super::project::{line_before_fence, py_literal, relative_path, shell_words};
 use super::text::{blocks, Source};
 
 /// Lines that end a file typed into `cat > NAME` without a here-document marker: the end of
@@ -23,11 +23,8 @@ pub(super) fn data_files(issue: &str, code: &str) -> Vec<(String, String)> {
     {
         let found = shell_files(&b.text).into_iter().chain(
             // A block named by the line before its fence (`test.qdp:`).
-            lines[..b.line.saturating_sub(2).min(lines.len())]
-                .iter()
-                .rev()
-                .find(|l| !l.trim().is_empty())
-                .and_then(|l| data_name_line(l))
+            line_before_fence(&lines, &b)
+                .and_then(data_name_line)
                 .map(|n| (n, format!("{}\n", b.text.trim_end()))),
         );
         for (name, text) in found {
@@ -77,9 +74,7 @@ fn file_name(t: &str) -> Option<String> {
         && t.rsplit('/')
             .next()
             .is_some_and(|base| base.contains('.') && !base.starts_with('.'))
-        && !t.split('/').any(|p| p.is_empty() || p == "..")
-        && t.chars()
-            .all(|c| c.is_ascii_alphanumeric() || "._-/".contains(c));
+        && relative_path(t);
     ok.then(|| t.to_string())
 }
 
@@ -158,7 +153,7 @@ fn cat_command(line: &str) -> Option<(String, Option<String>)> {
         return None;
     }
     let (mut name, mut marker) = (None, None);
-    let mut words = rest.split_whitespace().peekable();
+    let mut words = rest.split_whitespace();
     while let Some(w) = words.next() {
         if let Some(m) = w.strip_prefix("<<") {
             let m = m.trim_start_matches('-');

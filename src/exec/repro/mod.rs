@@ -40,11 +40,16 @@ use text::{inline_expressions, issue_parts, joined, Part};
 fn shows_pretty_output(issue: &str) -> bool {
     let piece =
         |c: char| ('\u{239b}'..='\u{23af}').contains(&c) || ('\u{2500}'..='\u{257f}').contains(&c);
-    issue.lines().any(|l| {
-        let t = l.trim_start();
-        !(t.starts_with(">>>") || t.starts_with("In [") || t.starts_with("..."))
-            && t.chars().any(piece)
-    })
+    unprompted_lines(issue).any(|t| t.chars().any(piece))
+}
+
+/// The issue's lines that are not a session's prompt lines (`>>>`, `In [n]:`, `...`), left
+/// trimmed: where what a session printed, and prose, stand.
+fn unprompted_lines(issue: &str) -> impl Iterator<Item = &str> {
+    issue
+        .lines()
+        .map(str::trim_start)
+        .filter(|t| !(t.starts_with(">>>") || t.starts_with("In [") || t.starts_with("...")))
 }
 
 /// LaTeX commands a rendered value's source is written with.
@@ -68,11 +73,7 @@ const LATEX_COMMANDS: [&str; 9] = [
 fn shows_latex_output(issue: &str, code: &str) -> bool {
     code.contains("init_printing(")
         && !code.contains("latex(")
-        && issue.lines().any(|l| {
-            let t = l.trim_start();
-            !(t.starts_with(">>>") || t.starts_with("In [") || t.starts_with("..."))
-                && LATEX_COMMANDS.iter().any(|c| t.contains(c))
-        })
+        && unprompted_lines(issue).any(|t| LATEX_COMMANDS.iter().any(|c| t.contains(c)))
 }
 
 /// A runnable reproduction.

@@ -1,7 +1,7 @@
 //! A project the issue shows, run with the repository's own tool: a Sphinx build of its named
 //! files, its pylint command, pytest over its test files; and the pytest flags the issue uses.
 
-use super::text::{blocks, Source, PY_LANGS};
+use super::text::{blocks, Block, Source, PY_LANGS};
 use crate::exec::outcome::REPRO_MARK;
 use crate::exec::regress;
 
@@ -28,12 +28,27 @@ pub(super) fn file_name_line(line: &str) -> Option<&str> {
         .trim_end_matches(':')
         .trim_matches(|c| c == '`' || c == '*')
         .trim_end_matches(':');
-    let ok = FILE_ENDINGS.iter().any(|e| t.ends_with(e))
-        && !t.starts_with('/')
+    let ok = FILE_ENDINGS.iter().any(|e| t.ends_with(e)) && relative_path(t);
+    ok.then_some(t)
+}
+
+/// A path that stays inside the folder it is written in: relative, no `..` nor empty part,
+/// only letters, digits and `._-/`.
+pub(super) fn relative_path(t: &str) -> bool {
+    !t.starts_with('/')
         && !t.split('/').any(|p| p.is_empty() || p == "..")
         && t.chars()
-            .all(|c| c.is_ascii_alphanumeric() || "._-/".contains(c));
-    ok.then_some(t)
+            .all(|c| c.is_ascii_alphanumeric() || "._-/".contains(c))
+}
+
+/// The last non-blank line of `lines` (the issue's) before the fence of block `b`, whose
+/// text starts on line `b.line` (1-based), so its fence is the line before that.
+pub(super) fn line_before_fence<'a>(lines: &[&'a str], b: &Block) -> Option<&'a str> {
+    lines[..b.line.saturating_sub(2).min(lines.len())]
+        .iter()
+        .rev()
+        .find(|l| !l.trim().is_empty())
+        .copied()
 }
 
 /// The Sphinx project an issue shows: its [`named_blocks`], a module moved into the package its
@@ -280,12 +295,8 @@ fn named_blocks(issue: &str) -> Vec<(String, String)> {
                 (n.to_string(), rest.join("\n"))
             })
             .or_else(|| {
-                // `line` is the block's first line (1-based): the fence is the line before it.
-                let before = lines[..b.line.saturating_sub(2).min(lines.len())]
-                    .iter()
-                    .rev()
-                    .find(|l| !l.trim().is_empty())?;
-                file_name_line(before).map(|n| (n.to_string(), b.text.clone()))
+                file_name_line(line_before_fence(&lines, &b)?)
+                    .map(|n| (n.to_string(), b.text.clone()))
             });
         if let Some((name, text)) = named {
             if !files.iter().any(|(n, _)| *n == name) {
