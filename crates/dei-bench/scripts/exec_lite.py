@@ -6,7 +6,9 @@ the ranking.
   python3 crates/dei-bench/scripts/exec_lite.py --dei target/release/dei \
       --data ../shared/data --repos DIR --out OUT [--repos-only psf/requests,pallets/flask]
 
-Steps (each resumable: rank runs keep a run directory, sandbox runs a shared cache):
+Steps (each resumable: rank runs keep a run directory, sandbox runs a shared cache; each
+ranking's sittings go to OUT/NAME-MODE-sittings.jsonl, and the report adds their wall time, a
+sitting stopped midway counted up to the last issue it finished):
 1. the task records, stripped of what the evaluation knows (patch, test_patch, FAIL_TO_PASS,
    PASS_TO_PASS, hints_text) and checked to hold none of it; the candidates, stripped of
    their `resolved` labels;
@@ -98,6 +100,54 @@ def run(cmd, log):
         f.flush()
         rc = subprocess.call(cmd, stdout=f, stderr=f)
     return rc, time.time() - t
+
+
+def timed_rank(cmd, log, sittings_file, run_dir):
+    """`run` a `dei rank`, its sitting written to SITTINGS_FILE (one JSON object a line): a start
+    before it, an end after. A sitting stopped before it ended (the machine went, the measurement
+    was killed) is closed when the next one starts, at the last moment it saved a finished issue
+    (its journal's time), so the measurement's wall time adds up over every sitting."""
+    close_stopped(sittings_file, os.path.join(run_dir, "journal.jsonl"))
+    with open(sittings_file, "a") as f:
+        f.write(json.dumps({"start": round(time.time(), 1)}) + "\n")
+    rc, secs = run(cmd, log)
+    with open(sittings_file, "a") as f:
+        f.write(json.dumps({"end": round(time.time(), 1), "rc": rc}) + "\n")
+    return rc, secs
+
+
+def close_stopped(sittings_file, journal):
+    """Ends a sitting that started and never ended at the journal's last write (or its start)."""
+    if not os.path.exists(sittings_file):
+        return
+    lines = [json.loads(l) for l in open(sittings_file) if l.strip()]
+    if lines and "start" in lines[-1]:
+        start = lines[-1]["start"]
+        saved = os.path.getmtime(journal) if os.path.exists(journal) else start
+        with open(sittings_file, "a") as f:
+            f.write(json.dumps({"end": round(max(start, saved), 1), "stopped": True}) + "\n")
+
+
+def sittings(sittings_file):
+    """Wall time over every sitting of one ranking: {"sittings", "stopped", "seconds"}; a sitting
+    still open (running now, or stopped and not yet closed) is not counted."""
+    out = {"sittings": 0, "stopped": 0, "seconds": 0.0}
+    if not os.path.exists(sittings_file):
+        return out
+    start = None
+    for line in open(sittings_file):
+        if not line.strip():
+            continue
+        d = json.loads(line)
+        if "start" in d:
+            start = d["start"]
+        elif start is not None:
+            out["sittings"] += 1
+            out["stopped"] += bool(d.get("stopped"))
+            out["seconds"] += d["end"] - start
+            start = None
+    out["seconds"] = round(out["seconds"], 1)
+    return out
 
 
 def main():
@@ -198,7 +248,7 @@ def main():
             if mode == "exec" and settled and not any(t["instance_id"] not in settled for t in tasks):
                 rc, secs = 0, 0.0  # every issue is settled: nothing to rank with --exec
             else:
-                rc, secs = run(cmd, log)
+                rc, secs = timed_rank(cmd, log, os.path.join(a.out, f"{name}-{mode}-sittings.jsonl"), rd)
             scores = rd
             if mode == "exec" and settled:
                 scores = os.path.join(a.out, f"{name}-exec-scores.jsonl")
@@ -330,6 +380,8 @@ def report(out, committees, results):
             **summary(plain, {"1@k plain": plain["n_at_k"], "1@k exec": ex["n_at_k"]}),
             "rank seconds plain / exec": (results.get((name, "plain"), {}).get("rank_seconds"),
                                           results.get((name, "exec"), {}).get("rank_seconds")),
+            # this sitting's seconds above; these add every sitting since the folder was made
+            "exec wall time, every sitting": sittings(os.path.join(out, f"{name}-exec-sittings.jsonl")),
             "exec": exec_stats(os.path.join(out, name, "exec")),
         }
     print(json.dumps(rows, indent=1))
