@@ -4,9 +4,11 @@
 //! and keeps it only when it prints `Issue reproduced` there; then runs it with each distinct
 //! after-tree, and each candidate carries what it printed ([`ModelTest`]).
 //!
-//! The model sees the issue's text only (the task's `problem_statement`), the repository's
-//! name, its top-level modules and the files an issue-only text search ranks first; never the
-//! reference patch, its tests, the lists of tests that must pass, nor the hints. One call per
+//! The model sees the issue's text (the task's `problem_statement`), the repository's name,
+//! its top-level modules, the files an issue-only text search ranks first and, when the issue
+//! gives a usable reproduction, that code with what it did at the base commit ([`ShownRun`]:
+//! so the model is asked after the base runs); never the reference patch, its tests, the
+//! lists of tests that must pass, nor the hints, nor anything a candidate wrote. One call per
 //! issue, through the [`Engine`] (its response cache, limits, retries, cost cap and ledger),
 //! so a rerun costs nothing. Whatever goes wrong with the model (a failed call, a reply
 //! without a code block, a script that does not parse) is recorded in the issue's
@@ -121,6 +123,22 @@ pub struct TestContext {
     pub modules: Vec<String>,
     /// Files the issue-only search ranks first.
     pub files: Vec<String>,
+    /// The issue's own code as it ran at the base commit, when the issue gives a usable
+    /// reproduction (never an agent's script that stands in for one).
+    pub reproduction: Option<ShownRun>,
+}
+
+/// The issue's code and what it did at the base commit, for the prompt: the model writes its
+/// test against what the reporter's code does there, not only against the issue's words.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct ShownRun {
+    /// The code as it ran (the issue's statements, with the imports they imply).
+    pub code: String,
+    /// How the run ended: `runs without error`, `raises KeyError at statement 3`.
+    pub ends: String,
+    /// What it printed, normalized and clipped; empty when two base runs printed differently
+    /// (so that the prompt, and the response cache's key, is the same on every rerun).
+    pub output: String,
 }
 
 impl TestWriter {
@@ -155,22 +173,7 @@ impl TestWriter {
 
     /// The prompt for `task`: its problem statement and `ctx`, nothing else of the task.
     pub fn prompt(&self, task: &Task, ctx: &TestContext) -> anyhow::Result<Rendered> {
-        let repo = if task.repo.is_empty() {
-            "under test"
-        } else {
-            task.repo.as_str()
-        };
-        self.prompts.render_with(
-            "repro_test.j2",
-            "repro_test_system.j2",
-            minijinja::context! {
-                issue => task.problem_statement.trim(),
-                repo => repo,
-                modules => ctx.modules.iter().take(CONTEXT_MODULES).collect::<Vec<_>>(),
-                files => ctx.files.iter().take(CONTEXT_FILES).collect::<Vec<_>>(),
-                file => TEST_FILE,
-            },
-        )
+        render_prompt(&self.prompts, task, ctx)
     }
 
     /// Ask the model for every sample of `task`'s test: one call each, all at once through
@@ -230,6 +233,27 @@ impl TestWriter {
             })
             .collect()
     }
+}
+
+/// The prompt for `task`: its problem statement and `ctx`, nothing else of the task.
+fn render_prompt(prompts: &Prompts, task: &Task, ctx: &TestContext) -> anyhow::Result<Rendered> {
+    let repo = if task.repo.is_empty() {
+        "under test"
+    } else {
+        task.repo.as_str()
+    };
+    prompts.render_with(
+        "repro_test.j2",
+        "repro_test_system.j2",
+        minijinja::context! {
+            issue => task.problem_statement.trim(),
+            repo => repo,
+            modules => ctx.modules.iter().take(CONTEXT_MODULES).collect::<Vec<_>>(),
+            files => ctx.files.iter().take(CONTEXT_FILES).collect::<Vec<_>>(),
+            repro => ctx.reproduction.as_ref(),
+            file => TEST_FILE,
+        },
+    )
 }
 
 /// The script in a model's reply: the first fenced block tagged Python (`python`, `py`,
@@ -339,6 +363,69 @@ pub fn combine(verdicts: &[ModelTest]) -> Option<ModelTest> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_prompt_shows_the_issues_code_as_it_ran_at_base_only_when_given() {
+        let prompts = Prompts::repro_test(None).unwrap();
+        let task = Task {
+            instance_id: "x__y-1".into(),
+            repo: "x/y".into(),
+            problem_statement: "f(2) returns 5".into(),
+            ..Task::default()
+        };
+        let ctx = TestContext {
+            modules: vec!["y".into()],
+            files: vec!["y/core.py".into()],
+            reproduction: None,
+        };
+        let plain = render_prompt(&prompts, &task, &ctx).unwrap().user;
+        assert!(
+            plain.contains("f(2) returns 5") && plain.contains("y/core.py"),
+            "{plain}"
+        );
+        assert!(!plain.contains("What the issue's code does now"), "{plain}");
+
+        let shown = ShownRun {
+            code: "from y import f\nf(2)\n".into(),
+            ends: "raises KeyError at statement 2".into(),
+            output: "[dei-repro] statement 2 raised KeyError: 'k'".into(),
+        };
+        let with = TestContext {
+            reproduction: Some(shown.clone()),
+            ..ctx.clone()
+        };
+        let user = render_prompt(&prompts, &task, &with).unwrap().user;
+        assert!(user.contains("## What the issue's code does now"), "{user}");
+        assert!(
+            user.contains("```python\nfrom y import f\nf(2)\n"),
+            "{user}"
+        );
+        assert!(
+            user.contains("It raises KeyError at statement 2."),
+            "{user}"
+        );
+        assert!(user.contains("statement 2 raised KeyError: 'k'"), "{user}");
+        // Ahead of the repository's section, after the issue.
+        let at = |s: &str| user.find(s).unwrap();
+        assert!(at("f(2) returns 5") < at("## What the issue's code does now"));
+        assert!(at("## What the issue's code does now") < at("## The repository"));
+
+        // Output that moved between the two base runs is not shown, and the prompt says so.
+        let unsteady = TestContext {
+            reproduction: Some(ShownRun {
+                output: String::new(),
+                ..shown
+            }),
+            ..ctx
+        };
+        let user = render_prompt(&prompts, &task, &unsteady).unwrap().user;
+        assert!(
+            user.contains("It raises KeyError at statement 2."),
+            "{user}"
+        );
+        assert!(user.contains("changed from one run to the next"), "{user}");
+        assert!(!user.contains("raised KeyError: 'k'"), "{user}");
+    }
 
     #[test]
     fn kept_tests_vote_and_a_tie_goes_to_the_earliest_sample() {

@@ -200,6 +200,15 @@ fn a_model_test_failing_at_base_is_kept_and_tells_the_fix_from_the_rest() {
         prompt.contains("textkit/words.py"),
         "the located files: {prompt}"
     );
+    // And the issue's own code with what it printed at the base commit (it counts 3 and 1).
+    let shown = prompt
+        .split("## What the issue's code does now")
+        .nth(1)
+        .and_then(|s| s.split("## The repository").next())
+        .unwrap_or_else(|| panic!("no reproduction section: {prompt}"));
+    assert!(shown.contains("word_count(\"a  b\")"), "{shown}");
+    assert!(shown.contains("It runs without error."), "{shown}");
+    assert!(shown.contains("3\n1\n"), "the base output: {shown}");
     for answer in ANSWERS {
         assert!(!bodies[0].contains(answer), "{answer} was sent: {prompt}");
     }

@@ -120,12 +120,24 @@ def close_stopped(sittings_file, journal):
     """Ends a sitting that started and never ended at the journal's last write (or its start)."""
     if not os.path.exists(sittings_file):
         return
-    lines = [json.loads(l) for l in open(sittings_file) if l.strip()]
+    lines = list(sitting_lines(sittings_file))
     if lines and "start" in lines[-1]:
         start = lines[-1]["start"]
         saved = os.path.getmtime(journal) if os.path.exists(journal) else start
         with open(sittings_file, "a") as f:
             f.write(json.dumps({"end": round(max(start, saved), 1), "stopped": True}) + "\n")
+
+
+def sitting_lines(sittings_file):
+    """The sittings file's records in order; a line torn by a kill mid-write (run with the next
+    record appended to it) is skipped, as `journal_results` skips one."""
+    for line in open(sittings_file):
+        try:
+            d = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(d, dict):
+            yield d
 
 
 def sittings(sittings_file):
@@ -135,10 +147,7 @@ def sittings(sittings_file):
     if not os.path.exists(sittings_file):
         return out
     start = None
-    for line in open(sittings_file):
-        if not line.strip():
-            continue
-        d = json.loads(line)
+    for d in sitting_lines(sittings_file):
         if "start" in d:
             start = d["start"]
         elif start is not None:

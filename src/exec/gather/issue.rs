@@ -43,6 +43,7 @@ fn test_context(task: &Task, files: &FileIndex, names: &RepoNames) -> TestContex
             .take(llm_repro::CONTEXT_FILES)
             .map(|f| f.path)
             .collect(),
+        reproduction: None,
     }
 }
 
@@ -89,6 +90,8 @@ pub(super) fn gather_at(resolved: &Resolved, at_base: bool) -> IssueExec {
     // Phase 1, the base (the tests twice, the reproduction settled on the way).
     run.base(&plan);
     run.settle_reproduction(&plan);
+    // The model's tests are asked now, shown what the issue's code did at base.
+    run.model_tests_at_base(&plan);
     let model_kept = run.keep_model_tests();
     let written_kept = run.written_at_base(&plan);
     // Phase 2, the candidates; phase 3, each broken test once more.
@@ -166,8 +169,11 @@ struct Plan<'a> {
     /// The tests the candidates wrote, one set per agent family, and each set's command.
     probes: Vec<WrittenTests>,
     written_cmds: Vec<String>,
-    /// The model's test, per sample (`None`: that sample gave none).
-    model_scripts: Vec<Option<String>>,
+    /// What the model is shown besides the issue (`None`: no model writes tests).
+    model_context: Option<TestContext>,
+    /// The model's test, per sample (`None`: that sample gave none); set once, after the base
+    /// runs ([`Progress::model_tests_at_base`]).
+    model_scripts: std::sync::OnceLock<Vec<Option<String>>>,
     repro_cmd: String,
     model_cmd: String,
     /// Seconds a test file may take at base to run with the candidates (half the limit).
@@ -314,18 +320,12 @@ fn plan<'a>(
     let script = issue_repro.map(|r| repro::pinned_or_as_is(&r.script));
     out.reproduction = script.is_some();
 
-    // The model's reproduction tests: each sample asked once per issue (the response cache
-    // answers reruns). Settled into `out.model_test` (and `model_test_samples`) after the base
-    // runs.
-    let model_records: Vec<ModelTestRecord> = settings
+    // What the model that writes reproduction tests is shown (it is asked after the base runs,
+    // with what the issue's code did there).
+    let model_context = settings
         .model_test
         .as_ref()
-        .map(|w| w.write_all(task, &test_context(task, files, &names)))
-        .unwrap_or_default();
-    let model_scripts: Vec<Option<String>> = model_records
-        .iter()
-        .map(|r| r.runnable().map(str::to_string))
-        .collect();
+        .map(|_| test_context(task, files, &names));
 
     // Distinct trees: the base, then each distinct after-tree once, with the test files of
     // every candidate that has it.
@@ -438,7 +438,8 @@ fn plan<'a>(
         whole_first,
         probes,
         written_cmds,
-        model_scripts,
+        model_context,
+        model_scripts: std::sync::OnceLock::new(),
         repro_cmd: format!("python {REPRO_FILE}"),
         model_cmd: format!("python {}", llm_repro::TEST_FILE),
         limit,
@@ -456,12 +457,17 @@ fn plan<'a>(
         script,
         code,
         first_repro: None,
-        model_records,
+        model_records: Vec::new(),
     };
     (plan, progress)
 }
 
 impl Plan<'_> {
+    /// The model's test per sample; empty before it is asked (and when no model writes tests).
+    fn model_scripts(&self) -> &[Option<String>] {
+        self.model_scripts.get().map_or(&[], Vec::as_slice)
+    }
+
     fn without_scratch(&self, files: &[TreeFile]) -> Vec<TreeFile> {
         files
             .iter()
@@ -485,7 +491,7 @@ impl Plan<'_> {
     /// A tree with one sample of the model's test at its root.
     fn with_model_test(&self, files: &[TreeFile], sample: usize) -> Vec<TreeFile> {
         let mut v = self.without_scratch(files);
-        if let Some(s) = self.model_scripts.get(sample).and_then(Option::as_ref) {
+        if let Some(s) = self.model_scripts().get(sample).and_then(Option::as_ref) {
             v.push(TreeFile {
                 path: llm_repro::TEST_FILE.into(),
                 contents: Some(s.as_bytes().to_vec()),
@@ -589,11 +595,6 @@ impl Progress {
         }
         if self.script.is_some() {
             base_jobs.push((0, What::Repro, 0));
-        }
-        for (sample, script) in plan.model_scripts.iter().enumerate() {
-            if script.is_some() {
-                base_jobs.push((0, What::ModelTest(sample), 0));
-            }
         }
         for pass in 0..2 {
             let results = self.run(plan, &base_jobs);
@@ -886,6 +887,64 @@ impl Progress {
                 }
             }
         }
+    }
+
+    /// Ask the model for its tests, shown the issue's own reproduction as it ran at base when
+    /// it is used (each sample asked once per issue: the response cache answers reruns, and
+    /// the prompt is the same on each since a base run's output is shown only when steady),
+    /// and run each at base once.
+    fn model_tests_at_base(&mut self, plan: &Plan) {
+        let (Some(writer), Some(ctx)) = (&plan.resolved.settings.model_test, &plan.model_context)
+        else {
+            return;
+        };
+        let ctx = TestContext {
+            reproduction: self.shown_reproduction(),
+            ..ctx.clone()
+        };
+        self.model_records = writer.write_all(plan.resolved.task, &ctx);
+        let scripts = self
+            .model_records
+            .iter()
+            .map(|r| r.runnable().map(str::to_string))
+            .collect();
+        let _ = plan.model_scripts.set(scripts);
+        let jobs: Vec<(usize, What, u32)> = plan
+            .model_scripts()
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| s.is_some())
+            .map(|(sample, _)| (0, What::ModelTest(sample), 0))
+            .collect();
+        if !jobs.is_empty() {
+            let results = self.run(plan, &jobs);
+            absorb_base(
+                &mut self.out,
+                &mut self.seen,
+                &mut self.base_seconds,
+                &jobs,
+                results,
+            );
+        }
+    }
+
+    /// The issue's own reproduction as it ran at base, for the model's prompt: `None` when the
+    /// issue gives none that is used, or an agent's script stands in for it.
+    fn shown_reproduction(&self) -> Option<llm_repro::ShownRun> {
+        if !self.out.reproduction || self.out.repro_from.is_some() {
+            return None;
+        }
+        let base = self.seen.repros.get(&0)?;
+        let output = if self.out.repro_output_unstable {
+            String::new()
+        } else {
+            clip(&base.output, OUTPUT_LINES, OUTPUT_CHARS)
+        };
+        Some(llm_repro::ShownRun {
+            code: clip(self.code.as_deref()?, CODE_LINES, CODE_CHARS),
+            ends: describe(base),
+            output,
+        })
     }
 
     /// The model's tests are kept only when they show the issue at the base commit; returns
