@@ -72,6 +72,11 @@ pub struct ModelTestRecord {
     pub model: String,
     /// The call's tokens and cost (zero when answered from the cache).
     pub usage: Usage,
+    /// Whether the prompt showed the reproduction as it ran at the base commit
+    /// ([`ShownRun`]), so that real-model runs can tell how often a test is kept with and
+    /// without it.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub shown_reproduction: bool,
 }
 
 fn is_zero(n: &u32) -> bool {
@@ -184,6 +189,7 @@ impl TestWriter {
         let blank = |sample: u32| ModelTestRecord {
             model: self.model.clone(),
             sample,
+            shown_reproduction: ctx.reproduction.is_some(),
             ..ModelTestRecord::default()
         };
         let prompt = match self.prompt(task, ctx) {

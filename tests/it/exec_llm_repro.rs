@@ -159,6 +159,7 @@ fn a_model_test_failing_at_base_is_kept_and_tells_the_fix_from_the_rest() {
     assert!(m["script"].as_str().unwrap().contains("word_count"), "{m}");
     assert!(m["why"].is_null(), "{m}");
     assert_eq!(m["usage"]["calls"], 1, "{m}");
+    assert_eq!(m["shown_reproduction"], true, "{m}");
 
     // The fixes resolve it (one of them also breaks another test); the candidate that
     // changes nothing still reproduces it.
@@ -331,6 +332,39 @@ fn several_samples_are_asked_kept_apart_and_vote() {
     assert_eq!(
         by_agent(&again, "careful-agent")["behaviour"]["model_test"],
         "resolved"
+    );
+}
+
+#[test]
+fn an_issue_without_code_asks_from_its_words_alone() {
+    if skip_without_python() {
+        return;
+    }
+    let s = setup();
+    // The example's issue in words only: nothing of it runs.
+    let text = std::fs::read_to_string(&s.tasks).unwrap();
+    let mut task: Value = serde_json::from_str(text.trim()).unwrap();
+    task["problem_statement"] =
+        "word_count miscounts text with repeated spaces, tabs or newlines\n\n\
+        Two spaces between two words count as three words, and a newline between two words as \
+        one. Every run of whitespace should separate words.\n"
+            .into();
+    std::fs::write(&s.tasks, format!("{task}\n")).unwrap();
+
+    let mock = Mock::start(Duration::ZERO);
+    mock.script_always(NEEDLE, GOOD_TEST);
+    let (v, _) = rank_offline(&s, &mock, &[]);
+    assert_eq!(v["exec"]["reproduction"], false, "{}", v["exec"]);
+    let m = &v["exec"]["model_test"];
+    assert_eq!(m["status"], "kept", "{m}");
+    assert!(m.get("shown_reproduction").is_none(), "{m}");
+    let bodies = test_requests(&mock);
+    assert_eq!(bodies.len(), 1);
+    let prompt = llm_mock::user_prompt(&bodies[0]);
+    assert!(prompt.contains("word_count miscounts text"), "{prompt}");
+    assert!(
+        !prompt.contains("What the issue's code does now"),
+        "{prompt}"
     );
 }
 
