@@ -576,6 +576,8 @@ fn a_run_directory_records_and_counts_the_model_tests() {
     assert!(summary["exec"]["runs"].as_u64().unwrap() > 0, "{summary}");
     assert_eq!(summary["exec"]["model_tests"], 1, "{summary}");
     assert_eq!(summary["exec"]["model_tests_kept"], 1);
+    assert_eq!(summary["exec"]["model_tests_shown"], 1, "{summary}");
+    assert_eq!(summary["exec"]["model_tests_shown_kept"], 1, "{summary}");
     assert!(stderr(&out).contains("model-written tests: llm: 1 calls sent"));
     let journal = std::fs::read_to_string(run_dir.join("journal.jsonl")).unwrap();
     let line: Value = serde_json::from_str(journal.lines().next().unwrap()).unwrap();

@@ -89,6 +89,12 @@ pub struct ExecCounts {
     pub model_tests: usize,
     #[serde(skip_serializing_if = "is_zero")]
     pub model_tests_kept: usize,
+    /// Of those, the issues whose prompt showed the issue's own code as it ran at the base
+    /// commit, and how many of them kept their test: keep rates with and without it.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub model_tests_shown: usize,
+    #[serde(skip_serializing_if = "is_zero")]
+    pub model_tests_shown_kept: usize,
     /// Sandbox runs, those from the cache, and seconds spent in the others (on the clock and
     /// on the CPU).
     pub runs: usize,
@@ -127,9 +133,13 @@ impl ExecCounts {
         self.split += usize::from(e.classes >= 2);
         self.tests_set_aside += e.tests_set_aside;
         if let Some(m) = &e.model_test {
+            let kept = usize::from(m.status == crate::exec::llm_repro::TestStatus::Kept);
             self.model_tests += 1;
-            self.model_tests_kept +=
-                usize::from(m.status == crate::exec::llm_repro::TestStatus::Kept);
+            self.model_tests_kept += kept;
+            if m.shown_reproduction {
+                self.model_tests_shown += 1;
+                self.model_tests_shown_kept += kept;
+            }
         }
         self.runs += e.runs;
         self.cached_runs += e.cached_runs;
@@ -379,6 +389,12 @@ impl Summary {
                     "model-written reproduction tests (--exec-llm-repro): asked for {} issues, kept (failing at the base commit) for {}\n",
                     e.model_tests, e.model_tests_kept
                 ));
+                if e.model_tests_shown > 0 {
+                    out.push_str(&format!(
+                        "  shown the issue's code as it ran at the base commit: {} of them, kept for {}\n",
+                        e.model_tests_shown, e.model_tests_shown_kept
+                    ));
+                }
             }
         }
         if let (Some(c), Some(o)) = (self.top1_resolved, self.oracle) {
@@ -717,10 +733,32 @@ mod tests {
                 Some(serde_json::json!({"model_test": {"status": "discarded", "model": "m"}})),
             ),
             outcome("c", Some(serde_json::json!({}))),
+            outcome(
+                "d",
+                Some(
+                    serde_json::json!({"model_test": {"status": "kept", "model": "m",
+                    "shown_reproduction": true}}),
+                ),
+            ),
+            outcome(
+                "e",
+                Some(
+                    serde_json::json!({"model_test": {"status": "not_written", "model": "m",
+                    "shown_reproduction": true}}),
+                ),
+            ),
         ];
-        let s = Summary::new(&with_tests, 3, 0);
+        let s = Summary::new(&with_tests, 5, 0);
         let e = s.exec.clone().expect("counted");
-        assert_eq!((e.model_tests, e.model_tests_kept), (2, 1));
+        assert_eq!((e.model_tests, e.model_tests_kept), (4, 2));
+        assert_eq!((e.model_tests_shown, e.model_tests_shown_kept), (2, 1));
+        assert!(
+            s.table(10).contains(
+                "shown the issue's code as it ran at the base commit: 2 of them, kept for 1"
+            ),
+            "{}",
+            s.table(10)
+        );
         assert!(!s.table(10).contains("set aside"), "{}", s.table(10));
         // Candidates whose edits to the tests were set aside, summed over the issues (a
         // slimmed outcome keeps the count, not the behaviour).
@@ -735,7 +773,7 @@ mod tests {
         );
         assert!(
             s.table(10)
-                .contains("asked for 2 issues, kept (failing at the base commit) for 1"),
+                .contains("asked for 4 issues, kept (failing at the base commit) for 2"),
             "{}",
             s.table(10)
         );
