@@ -171,9 +171,6 @@ struct Plan<'a> {
     written_cmds: Vec<String>,
     /// What the model is shown besides the issue (`None`: no model writes tests).
     model_context: Option<TestContext>,
-    /// The model's test, per sample (`None`: that sample gave none); set once, after the base
-    /// runs ([`Progress::model_tests_at_base`]).
-    model_scripts: std::sync::OnceLock<Vec<Option<String>>>,
     repro_cmd: String,
     model_cmd: String,
     /// Seconds a test file may take at base to run with the candidates (half the limit).
@@ -184,7 +181,8 @@ struct Plan<'a> {
 }
 
 /// What the runs have shown so far, and what they change as they go on: the commands
-/// (narrowed files, batches), the reproduction's script (pinned, or an agent's instead).
+/// (narrowed files, batches), the reproduction's script (pinned, or an agent's instead), the
+/// model's tests (asked once the base runs are done).
 struct Progress {
     out: IssueExec,
     seen: Results,
@@ -203,6 +201,9 @@ struct Progress {
     /// The reproduction's first base run.
     first_repro: Option<ReproOutcome>,
     model_records: Vec<ModelTestRecord>,
+    /// The model's test, per sample (`None`: that sample gave none); empty until it is asked
+    /// ([`Progress::model_tests_at_base`]).
+    model_scripts: Vec<Option<String>>,
 }
 
 /// Plan a try: which tests, the reproduction, the model's tests, the distinct trees and the
@@ -439,7 +440,6 @@ fn plan<'a>(
         probes,
         written_cmds,
         model_context,
-        model_scripts: std::sync::OnceLock::new(),
         repro_cmd: format!("python {REPRO_FILE}"),
         model_cmd: format!("python {}", llm_repro::TEST_FILE),
         limit,
@@ -458,16 +458,12 @@ fn plan<'a>(
         code,
         first_repro: None,
         model_records: Vec::new(),
+        model_scripts: Vec::new(),
     };
     (plan, progress)
 }
 
 impl Plan<'_> {
-    /// The model's test per sample; empty before it is asked (and when no model writes tests).
-    fn model_scripts(&self) -> &[Option<String>] {
-        self.model_scripts.get().map_or(&[], Vec::as_slice)
-    }
-
     fn without_scratch(&self, files: &[TreeFile]) -> Vec<TreeFile> {
         files
             .iter()
@@ -489,9 +485,9 @@ impl Plan<'_> {
     }
 
     /// A tree with one sample of the model's test at its root.
-    fn with_model_test(&self, files: &[TreeFile], sample: usize) -> Vec<TreeFile> {
+    fn with_model_test(&self, files: &[TreeFile], script: Option<&str>) -> Vec<TreeFile> {
         let mut v = self.without_scratch(files);
-        if let Some(s) = self.model_scripts().get(sample).and_then(Option::as_ref) {
+        if let Some(s) = script {
             v.push(TreeFile {
                 path: llm_repro::TEST_FILE.into(),
                 contents: Some(s.as_bytes().to_vec()),
@@ -520,6 +516,7 @@ impl Plan<'_> {
         test_cmds: &[(String, Budget)],
         batch_cmds: &[String],
         script: Option<&str>,
+        model_scripts: &[Option<String>],
     ) -> RunResult {
         let settings = self.resolved.settings;
         let tree = &self.trees[t];
@@ -543,7 +540,7 @@ impl Plan<'_> {
                 (pass, None),
             ),
             What::ModelTest(sample) => self.runner.run(
-                &self.with_model_test(tree, sample),
+                &self.with_model_test(tree, model_scripts.get(sample).and_then(Option::as_deref)),
                 &self.model_cmd,
                 Budget::wall(settings.repro_timeout),
                 tests,
@@ -568,7 +565,15 @@ impl Progress {
     ) -> Vec<RunResult> {
         run_all(
             jobs,
-            &|j| plan.run_job(j, &self.test_cmds, &self.batch_cmds, script),
+            &|j| {
+                plan.run_job(
+                    j,
+                    &self.test_cmds,
+                    &self.batch_cmds,
+                    script,
+                    &self.model_scripts,
+                )
+            },
             plan.resolved.settings.jobs,
         )
     }
@@ -580,7 +585,13 @@ impl Progress {
 
     /// Run one job with `script` and fold it in.
     fn run_one(&mut self, plan: &Plan, job: (usize, What, u32), script: &str) {
-        let r = plan.run_job(&job, &self.test_cmds, &self.batch_cmds, Some(script));
+        let r = plan.run_job(
+            &job,
+            &self.test_cmds,
+            &self.batch_cmds,
+            Some(script),
+            &self.model_scripts,
+        );
         absorb(&mut self.out, &mut self.seen, &[], &job, r);
     }
 
@@ -903,14 +914,13 @@ impl Progress {
             ..ctx.clone()
         };
         self.model_records = writer.write_all(plan.resolved.task, &ctx);
-        let scripts = self
+        self.model_scripts = self
             .model_records
             .iter()
             .map(|r| r.runnable().map(str::to_string))
             .collect();
-        let _ = plan.model_scripts.set(scripts);
-        let jobs: Vec<(usize, What, u32)> = plan
-            .model_scripts()
+        let jobs: Vec<(usize, What, u32)> = self
+            .model_scripts
             .iter()
             .enumerate()
             .filter(|(_, s)| s.is_some())
