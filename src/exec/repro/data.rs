@@ -134,8 +134,7 @@ fn shell_files(text: &str) -> Vec<(String, String)> {
             }
             files.retain(|(n, _)| *n != name);
             files.push((name, body));
-        } else if let Some((name, words, append)) = echo_command(line) {
-            let text = format!("{words}\n");
+        } else if let Some((name, text, append)) = echo_command(line) {
             match files.iter_mut().find(|(n, _)| *n == name) {
                 Some((_, body)) if append => body.push_str(&text),
                 Some((_, body)) => *body = text,
@@ -172,16 +171,80 @@ fn cat_command(line: &str) -> Option<(String, Option<String>)> {
     Some((name?, marker.filter(|m| !m.is_empty())))
 }
 
-/// `echo WORDS > NAME` or `>> NAME` (Windows' `echo x>NAME` too): (name, the words as the
-/// shell passes them to `echo`, whether it appends).
+/// `echo WORDS > NAME` or `>> NAME` (Windows' `echo x>NAME` too): (name, the text `echo`
+/// writes, whether it appends). The words are joined as the shell passes them, with a newline
+/// after; `-n` leaves the newline out and `-e` reads backslash escapes (`\n`, `\t`, `\\`),
+/// as a reporter writes a whole `conf.py` line by line (sphinx-11445's `echo -e 'rst_prolog =
+/// """\n…' >> docs/conf.py`).
 fn echo_command(line: &str) -> Option<(String, String, bool)> {
     let rest = line.strip_prefix("echo ")?;
     let at = rest.rfind('>')?;
     let append = rest[..at].ends_with('>');
     let words = &rest[..if append { at - 1 } else { at }];
     let name = file_name(rest[at + 1..].trim())?;
-    let words = shell_words(words.trim())?.join(" ");
-    Some((name, words, append))
+    let mut words = shell_words(words.trim())?;
+    let (mut escapes, mut newline) = (false, true);
+    while let Some(flags) = words.first().and_then(|w| w.strip_prefix('-')) {
+        if flags.is_empty() || !flags.chars().all(|c| matches!(c, 'e' | 'n' | 'E')) {
+            break;
+        }
+        for c in flags.chars() {
+            match c {
+                'e' => escapes = true,
+                'E' => escapes = false,
+                _ => newline = false,
+            }
+        }
+        words.remove(0);
+    }
+    let mut text = words.join(" ");
+    if escapes {
+        text = echo_escapes(&text);
+    }
+    if newline {
+        text.push('\n');
+    }
+    Some((name, text, append))
+}
+
+/// `echo -e`'s escapes: `\n`, `\t`, `\\`; any other backslash stays as written.
+fn echo_escapes(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut chars = s.chars();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        match chars.next() {
+            Some('n') => out.push('\n'),
+            Some('t') => out.push('\t'),
+            Some('\\') => out.push('\\'),
+            Some(o) => {
+                out.push('\\');
+                out.push(o);
+            }
+            None => out.push('\\'),
+        }
+    }
+    out
+}
+
+/// The files the shell sessions in an issue's fenced blocks write ([`shell_files`]), a name
+/// once (the first block that writes it).
+pub(super) fn issue_shell_files(issue: &str) -> Vec<(String, String)> {
+    let mut files: Vec<(String, String)> = Vec::new();
+    for b in blocks(issue)
+        .into_iter()
+        .filter(|b| b.source == Source::Fenced)
+    {
+        for (name, text) in shell_files(&b.text) {
+            if !files.iter().any(|(n, _)| *n == name) {
+                files.push((name, text));
+            }
+        }
+    }
+    files
 }
 
 #[cfg(test)]
@@ -213,6 +276,21 @@ mod tests {
                 ("b.txt".into(), "one\ntwo  words\n".into()),
                 ("c.py".into(), "def test_tmpdir(tmpdir):\n".into()),
                 ("d.toml".into(), "[a]\nb = 1\n".into()),
+            ]
+        );
+    }
+
+    /// sphinx-11445: `echo -e` writes its escapes as the characters they stand for, `-n` no
+    /// newline; a word that only looks like a flag is text.
+    #[test]
+    fn echo_flags_are_read_as_the_shell_reads_them() {
+        let block = "$ echo -e 'a\\n=\\n\\tb' > a.rst\n$ echo -n x > b.txt\n$ echo -ne 'y\\\\z' >> b.txt\n$ echo -x 'c\\n' > c.txt\n";
+        assert_eq!(
+            shell_files(block),
+            vec![
+                ("a.rst".into(), "a\n=\n\tb\n".into()),
+                ("b.txt".into(), "xy\\z".into()),
+                ("c.txt".into(), "-x c\\n\n".into()),
             ]
         );
     }

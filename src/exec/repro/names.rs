@@ -23,6 +23,11 @@ pub struct RepoNames {
     /// but for those whose name their package's `__init__.py` mentions (see
     /// [`bound_by_parent`]).
     pub submodules: BTreeSet<String>,
+    /// Public name → the subpackage (`sympy.physics.units`, below a top-level package) whose
+    /// `__init__.py` binds it, following star imports as [`exported`](Self::exported) does: the
+    /// one that does, or the one that holds all that do ([`outermost`]); `None` when several
+    /// unrelated ones do. Users import a domain's names from it (`joule`).
+    pub sub_exported: BTreeMap<String, Option<String>>,
 }
 
 /// Modules whose users write `x`, `y`, `alpha` without binding them, as the project's own docs
@@ -117,6 +122,22 @@ impl RepoNames {
                     .or_insert_with(|| Some(module.clone()));
             }
         }
+        let mut binders: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        for p in files.paths().filter(|p| p.ends_with("/__init__.py")) {
+            let Some(module) = library_module(p, &names.modules).filter(|m| m.contains('.')) else {
+                continue;
+            };
+            let mut seen = BTreeSet::new();
+            let mut found = BTreeSet::new();
+            module_names(files, p, 0, &mut seen, &mut found);
+            for name in found {
+                binders.entry(name).or_default().push(module.clone());
+            }
+        }
+        names.sub_exported = binders
+            .into_iter()
+            .map(|(name, modules)| (name, outermost(&modules)))
+            .collect();
         packages.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
         for (_, pkg, init) in packages {
             let mut seen = BTreeSet::new();
@@ -206,6 +227,17 @@ fn is_identifier(s: &str) -> bool {
         .next()
         .is_some_and(|c| c.is_alphabetic() || c == '_')
         && s.chars().all(|c| c.is_alphanumeric() || c == '_')
+}
+
+/// Of the subpackages that bind a name, the one that holds all the others (`sympy.physics.units`
+/// re-exports what `sympy.physics.units.definitions` binds): users import from it. `None` when
+/// none holds them all.
+fn outermost(modules: &[String]) -> Option<String> {
+    let top = modules.iter().min_by_key(|m| m.len())?;
+    modules
+        .iter()
+        .all(|m| m == top || m.starts_with(&format!("{top}.")))
+        .then(|| top.clone())
 }
 
 /// Public names a module binds at top level, following star imports.
@@ -602,15 +634,16 @@ fn bind_targets(n: tree_sitter::Node, code: &str, bound: &mut BTreeSet<String>) 
 /// module or standard-library module (`import name`), a conventional alias (`np`, `plt`, …),
 /// a letter from the repository's symbol module (`from sympy.abc import x`), else a function
 /// or class that one library module alone defines (`from sympy.utilities.iterables import
-/// multiset`; not when the code star-imports). Then each submodule of the repository the code
+/// multiset`; not when the code star-imports), else a name one subpackage alone exports
+/// (`from sympy.physics.units import joule`; likewise). Then each submodule of the repository the code
 /// reaches through its package's attributes without importing it (`import sphinx.ext.napoleon`
 /// for `sphinx.ext.napoleon.NumpyDocstring`, see [`dotted_submodules`]).
 pub fn implied_imports(code: &str, names: &RepoNames) -> Vec<String> {
     imports_for(code, names, true)
 }
 
-/// [`implied_imports`], with the last rule (the one module that defines a name) only when
-/// `defined` says so.
+/// [`implied_imports`], with the last two rules (the one module that defines a name, the one
+/// subpackage that exports it) only when `defined` says so.
 pub(super) fn imports_for(code: &str, names: &RepoNames, defined: bool) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for (u, star) in unbound_names(code) {
@@ -624,6 +657,10 @@ pub(super) fn imports_for(code: &str, names: &RepoNames, defined: bool) -> Vec<S
         } else if let Some((_, imp)) = ALIASES.iter().find(|(a, _)| *a == u) {
             imp.to_string()
         } else if let (true, false, Some(Some(module))) = (defined, star, names.defined.get(&u)) {
+            format!("from {module} import {u}")
+        } else if let (true, false, Some(Some(module))) =
+            (defined, star, names.sub_exported.get(&u))
+        {
             format!("from {module} import {u}")
         } else {
             continue;

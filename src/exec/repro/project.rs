@@ -51,12 +51,18 @@ pub(super) fn line_before_fence<'a>(lines: &[&'a str], b: &Block) -> Option<&'a 
         .copied()
 }
 
-/// The Sphinx project an issue shows: its [`named_blocks`], a module moved into the package its
-/// documents name it in ([`in_packages`]). `None` unless it has an `index.rst`, the project's
-/// root document.
+/// The Sphinx project an issue shows: its [`named_blocks`], then the files its shell session
+/// writes in the project's folder that no block shows (sphinx-11445 appends `rst_prolog` to
+/// `docs/conf.py` with `echo -e`), a module moved into the package its documents name it in
+/// ([`in_packages`]). `None` unless it has an `index.rst`, the project's root document.
 pub fn sphinx_project(issue: &str) -> Option<Vec<(String, String)>> {
-    let files = named_blocks(issue);
+    let mut files = named_blocks(issue);
     let index = root_doc_folder(&files)?;
+    for (name, text) in super::data::issue_shell_files(issue) {
+        if name.starts_with(&index) && !files.iter().any(|(n, _)| *n == name) {
+            files.push((name, text));
+        }
+    }
     Some(in_packages(files, &index))
 }
 
@@ -313,8 +319,9 @@ fn named_blocks(issue: &str) -> Vec<(String, String)> {
 /// use their directives), names `index` the root document and has autodoc document a module's
 /// members, undocumented ones too, unless a directive or the issue's `conf.py` says otherwise
 /// (issues show what their build printed, and a reporter's settings are often left out:
-/// sphinx-8627's functions, which have no docstrings, show only so), followed by the issue's own
-/// `conf.py`, if it gives one; builds it with the text builder (nitpicky when the issue's own
+/// sphinx-8627's functions, which have no docstrings, show only so), looks for templates in
+/// `_templates/` when the project has some there (as sphinx-quickstart's `conf.py` does),
+/// followed by the issue's own `conf.py`, if it gives one; builds it with the text builder (nitpicky when the issue's own
 /// command line is, [`nitpicky`]) and prints every page built.
 pub(super) fn sphinx_script(issue: &str, files: &[(String, String)]) -> String {
     let index = root_doc_folder(files).unwrap_or_default();
@@ -351,8 +358,18 @@ pub(super) fn sphinx_script(issue: &str, files: &[(String, String)]) -> String {
         .iter()
         .find(|(n, _)| *n == conf_name)
         .map_or("", |(_, t)| t.as_str());
+    // Templates the issue shows under `_templates/` are where sphinx-quickstart's `conf.py`
+    // looks for them (sphinx-7686's `_templates/autosummary/module.rst`).
+    let templates = if files
+        .iter()
+        .any(|(n, _)| n.starts_with(&format!("{index}_templates/")))
+    {
+        "templates_path = ['_templates']\n"
+    } else {
+        ""
+    };
     let conf = format!(
-        "import os, sys\nsys.path.insert(0, os.path.abspath('.'))\nextensions = {exts:?}\nmaster_doc = 'index'\nautodoc_default_options = {{'members': True, 'undoc-members': True}}\n{own_conf}"
+        "import os, sys\nsys.path.insert(0, os.path.abspath('.'))\nextensions = {exts:?}\nmaster_doc = 'index'\nautodoc_default_options = {{'members': True, 'undoc-members': True}}\n{templates}{own_conf}"
     );
     let mut all: Vec<(String, String)> = files
         .iter()

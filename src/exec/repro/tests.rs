@@ -348,6 +348,18 @@ fn doctest_session_loses_prompts_and_outputs_and_gains_imports() {
     assert!(!r.script.contains("sinc(x)'"), "output dropped");
 }
 
+/// sympy-20442: prompts typed without their space (`>>>convert_to(…)`), output indented under
+/// them; a `>>>>` quote is no prompt.
+#[test]
+fn a_prompt_without_its_space_is_a_prompt() {
+    let issue = "Example:\n```\n>>>convert_to(joule*second,joule)\n    joule**(7/9)\n```\n```\n>>>x = 1\n>>> x\n1\n```\n";
+    let (code, src) = issue_code(issue);
+    assert_eq!(code, "convert_to(joule*second,joule)\nx = 1\nx");
+    assert!(src.iter().all(|s| s.0 == Source::Fenced), "{src:?}");
+    let quoted = "Reply:\n\n>>>>x = 1\n";
+    assert_eq!(issue_code(quoted).0, "");
+}
+
 #[test]
 fn ipython_session_and_fenced_script_with_its_traceback() {
     let issue = "In [1]: import requests\n\nIn [2]: r = requests.get('http://x',\n   ...:                  hooks={'response': [f]})\n\nOut[2]: <Response [200]>\n";
@@ -415,6 +427,61 @@ fn indented_snippets_python2_prints_and_traceback_statements() {
         issue_code(&both).0,
         "from sympy.combinatorics import Permutation"
     );
+}
+
+/// sympy-20442's `joule`: a name one subpackage's `__init__.py` binds (an assignment in a module
+/// it imports from, so no module defines it), re-exported by the subpackage holding it, is
+/// imported from the outer one; one that two unrelated subpackages bind, or a test package
+/// binds, is not; the top level's export wins.
+#[test]
+fn implied_imports_from_the_one_subpackage_that_exports_a_name() {
+    let files = FileIndex::from_pairs(vec![
+        (
+            "sympy/__init__.py".into(),
+            "from .core import Symbol\n".into(),
+        ),
+        (
+            "sympy/core/__init__.py".into(),
+            "class Symbol:\n    pass\n".into(),
+        ),
+        (
+            "sympy/physics/units/__init__.py".into(),
+            "from .definitions import joule, second, Symbol\nfrom .util import *\n".into(),
+        ),
+        (
+            "sympy/physics/units/util.py".into(),
+            "def convert_to(e, u):\n    pass\n".into(),
+        ),
+        (
+            "sympy/physics/units/definitions/__init__.py".into(),
+            "from .unit_definitions import joule, second\n".into(),
+        ),
+        (
+            "sympy/physics/units/definitions/unit_definitions.py".into(),
+            "joule = 1\nsecond = 2\n".into(),
+        ),
+        (
+            "sympy/physics/mechanics/__init__.py".into(),
+            "from .time import second\n".into(),
+        ),
+        (
+            "sympy/physics/tests/__init__.py".into(),
+            "from .helpers import helper\n".into(),
+        ),
+    ]);
+    let n = RepoNames::from_repo(&files);
+    assert_eq!(
+        implied_imports(
+            "convert_to(joule*second, joule)\nhelper()\nSymbol('x')\n",
+            &n
+        ),
+        vec![
+            "from sympy.physics.units.util import convert_to",
+            "from sympy.physics.units import joule",
+            "from sympy import Symbol",
+        ]
+    );
+    assert!(implied_imports("from sympy import *\njoule\n", &n).is_empty());
 }
 
 /// A name the package does not export, that one library module alone defines at top level,
@@ -912,6 +979,37 @@ fn a_module_the_documents_name_in_a_package_moves_into_it_and_nitpicky_follows_t
     assert!(!files.iter().any(|(n, _)| n.starts_with("helloworld/")));
     let r = reproduction(&plain, &names).unwrap();
     assert!(r.script.contains("\"-E\", _dei_src"), "{}", r.script);
+}
+
+/// sphinx-11445's shape: the documents shown in named blocks and written by `echo -e` too (the
+/// blocks win), `rst_prolog` appended to the project's `conf.py` by `echo -e` alone; a file the
+/// shell writes outside the project's folder stays out.
+#[test]
+fn a_conf_py_the_issues_shell_writes_joins_its_sphinx_project() {
+    let issue = "```bash\n$ sphinx-quickstart docs\n$ echo -e 'Welcome\\n=======\\n' > docs/index.rst\n$ echo -e 'rst_prolog = \"\"\"\\n.. |psf| replace:: PSF\\n\"\"\"\\n' >> docs/conf.py\n$ echo x > other/notes.txt\n```\n\n`docs/index.rst`:\n\n```rst\nWelcome\n=======\n\n.. toctree::\n\n   mypackage\n```\n";
+    let files = sphinx_project(issue).unwrap();
+    let paths: Vec<&str> = files.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(paths, ["docs/index.rst", "docs/conf.py"]);
+    assert!(files[0].1.contains("toctree"), "{}", files[0].1);
+    assert_eq!(
+        files[1].1,
+        "rst_prolog = \"\"\"\n.. |psf| replace:: PSF\n\"\"\"\n\n"
+    );
+    let mut names = names();
+    names.modules.insert("sphinx".into());
+    let r = reproduction(issue, &names).unwrap();
+    assert!(r.script.contains("rst_prolog"), "{}", r.script);
+    assert!(!r.script.contains("templates_path"), "{}", r.script);
+    // sphinx-7686's shape: a template shown under `_templates/` is looked for there.
+    let with_template = format!(
+        "{issue}\n```\n# docs/_templates/autosummary/module.rst\n{{{{ fullname }}}}\n```\n"
+    );
+    let r = reproduction(&with_template, &names).unwrap();
+    assert!(
+        r.script.contains("templates_path = ['_templates']"),
+        "{}",
+        r.script
+    );
 }
 
 #[test]

@@ -202,7 +202,20 @@ fn dedent(text: &str) -> String {
 }
 
 fn is_doctest_prompt(t: &str) -> bool {
-    t == ">>>" || t.starts_with(">>> ")
+    doctest_code(t).is_some()
+}
+
+/// The code after a doctest prompt: `>>> code`, a bare `>>>`, or `>>>code` as a reporter
+/// types it without the space (sympy-20442's `>>>convert_to(joule*second,joule)`). Not
+/// `>>>>` (a quote), nor a prompt followed by a tab.
+fn doctest_code(t: &str) -> Option<&str> {
+    let rest = t.strip_prefix(">>>")?;
+    match rest.chars().next() {
+        None => Some(""),
+        Some(' ') => Some(&rest[1..]),
+        Some(c) if c.is_whitespace() || c == '>' => None,
+        Some(_) => Some(rest),
+    }
 }
 
 /// `In [12]: code` → `code`.
@@ -246,8 +259,8 @@ fn session_code(text: &str) -> String {
     let mut in_stmt = false;
     for line in text.lines() {
         let t = line.trim_start();
-        if is_doctest_prompt(t) {
-            out.push(without_note(t.get(4..).unwrap_or("")).to_string());
+        if let Some(code) = doctest_code(t) {
+            out.push(without_note(code).to_string());
             in_stmt = true;
         } else if in_stmt && (t == "..." || t.starts_with("... ")) {
             out.push(t.get(4..).unwrap_or("").to_string());
