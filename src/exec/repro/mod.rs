@@ -26,7 +26,8 @@ pub use names::{implied_imports, RepoNames};
 use names::{imports_for, unbound_names};
 use project::{defines_tests, pylint_script, pytest_script, sphinx_script};
 pub use project::{
-    pylint_command, pytest_flags, pytest_project, sphinx_code_project, sphinx_project, ProjectFiles,
+    pylint_command, pytest_flags, pytest_project, sphinx_code_project, sphinx_markup_project,
+    sphinx_project, ProjectFiles,
 };
 pub use script::{is_pinned, pinned, pinned_or_as_is};
 use script::{wrap, Drawn};
@@ -172,7 +173,20 @@ pub fn reproduction(issue: &str, names: &RepoNames) -> Option<Reproduction> {
         .count();
     let code = joined(&parts);
     if code.trim().is_empty() {
-        return None;
+        // No code at all: in Sphinx, the reST markup the issue shows, built.
+        return names
+            .modules
+            .contains("sphinx")
+            .then(|| sphinx_markup_project(issue))
+            .flatten()
+            .and_then(|files| {
+                project(
+                    sphinx_script(issue, &files),
+                    &files,
+                    None,
+                    files[0].1.lines().nth(3)?,
+                )
+            });
     }
     let imports = implied_imports(&code, names);
     let head = if imports.is_empty() {

@@ -189,6 +189,37 @@ pub fn sphinx_code_project(issue: &str) -> Option<Vec<(String, String)>> {
     Some(in_packages(files, ""))
 }
 
+/// Fence tags of reStructuredText.
+const RST_TAGS: [&str; 3] = ["rst", "rest", "restructuredtext"];
+
+/// A Sphinx project for an issue that shows reST markup and no Python code at all: the fenced
+/// blocks tagged as reST, or untagged ones whose first line is a directive (`.. option::
+/// [enable=]PATTERN`, sphinx-8506), as its root document. The build shows what the markup
+/// makes of it at base, the warning the issue reports included. A block named as a file is a
+/// project's ([`sphinx_project`]), and the issue's code comes first wherever it has some.
+pub fn sphinx_markup_project(issue: &str) -> Option<Vec<(String, String)>> {
+    let lines: Vec<&str> = issue.lines().collect();
+    let markup: Vec<String> = blocks(issue)
+        .into_iter()
+        .filter(|b| b.source == Source::Fenced)
+        .filter(|b| {
+            let first = b.text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
+            let named = file_name_line(first).is_some()
+                || line_before_fence(&lines, b)
+                    .and_then(file_name_line)
+                    .is_some();
+            let directive = first.starts_with(".. ") && first.contains("::");
+            !named && (RST_TAGS.contains(&b.lang.as_str()) || (b.lang.is_empty() && directive))
+        })
+        .map(|b| b.text.trim_end().to_string())
+        .collect();
+    if markup.is_empty() {
+        return None;
+    }
+    let index = format!("Example\n=======\n\n{}\n", markup.join("\n\n"));
+    Some(vec![("index.rst".to_string(), index)])
+}
+
 /// The modules the project's documents name in autodoc directives (`.. automodule:: a.b`;
 /// `.. autoclass:: a.b.C` names `a.b`).
 fn documented_modules(files: &[(String, String)]) -> Vec<String> {

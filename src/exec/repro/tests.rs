@@ -1012,6 +1012,37 @@ fn a_conf_py_the_issues_shell_writes_joins_its_sphinx_project() {
     );
 }
 
+/// sphinx-8506's shape: reST markup and no code: the markup is the root document of a project
+/// that is built; with Python code, or outside Sphinx, the code (or nothing) as before; a
+/// block tagged as another language or starting with prose is not markup.
+#[test]
+fn an_issue_with_only_rest_markup_builds_it_as_a_sphinx_project() {
+    let issue = "The docs include this:\n```\n.. option:: [enable=]PATTERN\n\n   Immediately enable events\n```\nSphinx 3.2 complains:\n```\nWarning, treated as error:\n../../docs/qemu.rst.inc:4:Malformed option description '[enable=]PATTERN', should look like \"opt\"\n```\n```rst\nSee :option:`[enable=]PATTERN`.\n```\n```text\n.. note:: not markup here\n```\n";
+    let files = sphinx_markup_project(issue).unwrap();
+    assert_eq!(files.len(), 1);
+    assert_eq!(
+        files[0],
+        (
+            "index.rst".to_string(),
+            "Example\n=======\n\n.. option:: [enable=]PATTERN\n\n   Immediately enable events\n\nSee :option:`[enable=]PATTERN`.\n".to_string()
+        )
+    );
+    let mut names = names();
+    names.modules.insert("sphinx".into());
+    let r = reproduction(issue, &names).unwrap();
+    assert!(r.script.contains("sphinx.cmd.build"), "{}", r.code);
+    assert!(r.code.starts_with("# index.rst\nExample"), "{}", r.code);
+    assert_eq!(r.sources, vec![(Source::Fenced, 3)]);
+    // Code comes first; outside Sphinx, markup is no reproduction.
+    let with_code = format!("{issue}```python\nprint(1)\n```\n");
+    assert!(!reproduction(&with_code, &names)
+        .unwrap()
+        .script
+        .contains("sphinx.cmd.build"));
+    assert!(reproduction(issue, &self::names()).is_none());
+    assert!(sphinx_markup_project("```\nWarning: x\n```\n").is_none());
+}
+
 #[test]
 fn code_to_document_in_an_autodoc_issue_is_built_as_a_sphinx_project() {
     // sphinx-7738's shape: the module is named by the directive the prose gives.
