@@ -180,6 +180,7 @@ pub fn reproduction(issue: &str, names: &RepoNames) -> Option<Reproduction> {
             .then(|| sphinx_markup_project(issue))
             .flatten()
             .and_then(|files| {
+                // Its line in the issue: that of the markup's first line, under the title.
                 project(
                     sphinx_script(issue, &files),
                     &files,

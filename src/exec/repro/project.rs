@@ -352,8 +352,8 @@ fn named_blocks(issue: &str) -> Vec<(String, String)> {
 /// (issues show what their build printed, and a reporter's settings are often left out:
 /// sphinx-8627's functions, which have no docstrings, show only so), looks for templates in
 /// `_templates/` when the project has some there (as sphinx-quickstart's `conf.py` does),
-/// followed by the issue's own `conf.py`, if it gives one; builds it with the text builder (nitpicky when the issue's own
-/// command line is, [`nitpicky`]) and prints every page built.
+/// followed by the issue's own `conf.py`, if it gives one; builds it with the text builder
+/// (nitpicky when the issue's own command line is, [`nitpicky`]) and prints every page built.
 pub(super) fn sphinx_script(issue: &str, files: &[(String, String)]) -> String {
     let index = root_doc_folder(files).unwrap_or_default();
     let mut exts: Vec<String> = Vec::new();
