@@ -204,12 +204,9 @@ pub fn sphinx_markup_project(issue: &str) -> Option<Vec<(String, String)>> {
         .filter(|b| b.source == Source::Fenced)
         .filter(|b| {
             let first = b.text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
-            let named = file_name_line(first).is_some()
-                || line_before_fence(&lines, b)
-                    .and_then(file_name_line)
-                    .is_some();
             let directive = first.starts_with(".. ") && first.contains("::");
-            !named && (RST_TAGS.contains(&b.lang.as_str()) || (b.lang.is_empty() && directive))
+            block_file_name(&lines, b).is_none()
+                && (RST_TAGS.contains(&b.lang.as_str()) || (b.lang.is_empty() && directive))
         })
         .map(|b| b.text.trim_end().to_string())
         .collect();
@@ -314,6 +311,17 @@ fn root_doc_folder(files: &[(String, String)]) -> Option<String> {
         .map(|(n, _)| n.trim_end_matches("index.rst").to_string())
 }
 
+/// The file name a fenced block gives itself: by its first line (`# example.py`, `.. index.rst`),
+/// then `true` (that line is the name, not the file's text), or by the line before its fence
+/// (`docs/index.rst:`), then `false`.
+fn block_file_name(lines: &[&str], b: &Block) -> Option<(String, bool)> {
+    let first = b.text.lines().next().unwrap_or("");
+    file_name_line(first)
+        .filter(|_| first.trim_start().starts_with(['#', '.']))
+        .map(|n| (n.to_string(), true))
+        .or_else(|| file_name_line(line_before_fence(lines, b)?).map(|n| (n.to_string(), false)))
+}
+
 /// The fenced blocks of an issue that name their file, by a first line (`# example.py`,
 /// `.. index.rst`) or by the line before the fence (`docs/index.rst:`, `.pylintrc:`), as
 /// (path, text), in order, a path once.
@@ -324,17 +332,11 @@ fn named_blocks(issue: &str) -> Vec<(String, String)> {
         .into_iter()
         .filter(|b| b.source == Source::Fenced)
     {
-        let first = b.text.lines().next().unwrap_or("");
-        let named = file_name_line(first)
-            .filter(|_| first.trim_start().starts_with(['#', '.']))
-            .map(|n| {
-                let rest: Vec<&str> = b.text.lines().skip(1).collect();
-                (n.to_string(), rest.join("\n"))
-            })
-            .or_else(|| {
-                file_name_line(line_before_fence(&lines, &b)?)
-                    .map(|n| (n.to_string(), b.text.clone()))
-            });
+        let named = block_file_name(&lines, &b).map(|(name, in_first_line)| {
+            let skip = usize::from(in_first_line);
+            let rest: Vec<&str> = b.text.lines().skip(skip).collect();
+            (name, rest.join("\n"))
+        });
         if let Some((name, text)) = named {
             if !files.iter().any(|(n, _)| *n == name) {
                 files.push((name, format!("{}\n", text.trim_end())));
