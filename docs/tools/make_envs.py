@@ -38,6 +38,26 @@ LAYOUT = {
 # and carried into every sandbox tree, whose other files come from git.
 MISSING_BLOB = {("astropy/astropy", "5.1"), ("astropy/astropy", "5.2")}
 
+# requests' tests call httpbin (NOTES item 6): offline, a third of them fail at every commit
+# and say nothing about a candidate. A local httpbin serves them inside the sandbox's own
+# network namespace (its loopback up, nothing beyond it reachable): up to 2.7 the tests read
+# its address from HTTPBIN_URL, so a server starts beside each test command; from 2.8 on they
+# take pytest-httpbin's `httpbin` fixture, which serves from within the test process. Pinned
+# to the versions this was verified with.
+HTTPBIN = ["httpbin==0.10.4", "flask==3.1.3", "werkzeug==3.1.9"]
+HTTPBIN_PORT = 8765
+
+
+def local_httpbin(repo, version):
+    """(requirements, env, loopback, service) for requests' tests, or None."""
+    if repo != "psf/requests":
+        return None
+    if version in ("2.10",):
+        return HTTPBIN + ["pytest-httpbin==2.1.0"], {}, True, None
+    return (HTTPBIN, {"HTTPBIN_URL": f"http://127.0.0.1:{HTTPBIN_PORT}/"}, False,
+            {"start": f"python -m httpbin.core --host 127.0.0.1 --port {HTTPBIN_PORT}",
+             "port": HTTPBIN_PORT})
+
 
 def name_of(req):
     return re.split(r"[=<>~!;\[ ]", req.strip(), maxsplit=1)[0].lower().replace("_", "-")
@@ -107,11 +127,20 @@ def main():
                 notes.append("dei: sympy's cache on (the harness's -C dropped): the tests dei runs "
                              "whole take several times less time")
             lay = LAYOUT.get(repo, {"pythonpath": ["."], "generated": []})
-            out.append({
+            env = {"SETUPTOOLS_SCM_PRETEND_VERSION": version + ".0"} if repo == "pytest-dev/pytest" else {}
+            reqs = requirements(p)
+            served = local_httpbin(repo, version)
+            if served:
+                more, more_env, loopback, service = served
+                reqs += more
+                env.update(more_env)
+                notes = [n for n in notes if "need internet" not in n]
+                notes.append("dei: a local httpbin serves the tests in the sandbox (loopback only)")
+            spec = {
                 "repo": repo,
                 "version": version,
                 "python": p["python"],
-                "requirements": requirements(p),
+                "requirements": reqs,
                 "cutoff": o.get("cutoff"),
                 "exempt_pins": bool(o.get("cutoff")),
                 "pre_install": pre,
@@ -119,8 +148,7 @@ def main():
                 "test_cmd": test_cmd,
                 # A mirror or bundle without tags gives setuptools_scm "0.1.devN", which
                 # pytest's own tox.ini minversion refuses: pretend the release's version.
-                "env": ({"SETUPTOOLS_SCM_PRETEND_VERSION": version + ".0"}
-                        if repo == "pytest-dev/pytest" else {}),
+                "env": env,
                 "pythonpath": lay["pythonpath"],
                 "generated": lay["generated"] + (
                     ["astropy/utils/iers/data/eopc04.1962-now"]
@@ -132,7 +160,12 @@ def main():
                 "setup_commit": p.get("environment_setup_commit"),
                 "verified_build_seconds": v.get("build_seconds"),
                 "notes": notes + ([p["notes"]] if p.get("notes") else []),
-            })
+            }
+            if served and loopback:
+                spec["loopback"] = True
+            if served and service:
+                spec["service"] = service
+            out.append(spec)
     json.dump({"source": "SWE-bench harness facts (specs.json) + verified local fixes (verify.json), "
                          "made by docs/tools/make_envs.py",
                "specs": out}, sys.stdout, indent=1)

@@ -75,6 +75,47 @@ pub struct EnvSpec {
     /// the spec's JSON when empty, so an environment without them keeps its hash.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub extras: Vec<String>,
+    /// The tests talk to a server on 127.0.0.1 (pytest-httpbin's fixture serves from within
+    /// the test process): their sandbox's network namespace gets its loopback interface up.
+    /// Nothing beyond the namespace becomes reachable. Left out of the JSON when off.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub loopback: bool,
+    /// A server started beside every test command, which the tests reach on 127.0.0.1 (the
+    /// httpbin that requests' tests call, through `HTTPBIN_URL` in `env`); implies `loopback`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub service: Option<Service>,
+}
+
+/// A server started in the background in the sandbox before each test command, and stopped
+/// with the run (the sandbox kills whatever the command left behind).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Service {
+    /// The shell command that starts it, with the environment's venv first on `PATH`; its
+    /// output is discarded.
+    pub start: String,
+    /// The port it listens on at 127.0.0.1: the tests start once it accepts a connection, or
+    /// after 10 s (then the tests that need it fail at the base commit too, and are not kept).
+    pub port: u16,
+}
+
+impl Service {
+    /// `command`, run once the service accepts connections.
+    fn wrap(&self, command: &str) -> String {
+        // Waits with the venv's Python (no `nc` or bash's /dev/tcp needed), at most 10 s.
+        format!(
+            "({start}) >/dev/null 2>&1 &\n\
+             python -c 'import socket, time\n\
+             for _ in range(200):\n    \
+             try:\n        \
+             socket.create_connection((\"127.0.0.1\", {port}), 0.2).close()\n        \
+             break\n    \
+             except OSError:\n        \
+             time.sleep(0.05)'\n\
+             {command}",
+            start = self.start,
+            port = self.port,
+        )
+    }
 }
 
 /// A package an issue's code may import that a repository's environment need not have, and
@@ -209,6 +250,8 @@ pub fn spec_for(repo: &str, version: &str, overrides: &Overrides) -> anyhow::Res
                 verified_build_seconds: None,
                 notes: vec![],
                 extras: vec![],
+                loopback: false,
+                service: None,
             }
         }
     };
@@ -281,6 +324,19 @@ pub struct Env {
 }
 
 impl Env {
+    /// Whether the tests' sandbox needs its loopback interface up ([`EnvSpec::loopback`]).
+    pub fn loopback(&self) -> bool {
+        self.spec.loopback || self.spec.service.is_some()
+    }
+
+    /// `command` preceded by the start of the spec's service, when it has one.
+    fn with_service(&self, command: String) -> String {
+        match &self.spec.service {
+            Some(s) => s.wrap(&command),
+            None => command,
+        }
+    }
+
     /// Environment variables for a job over a sandbox tree.
     pub fn job_env(&self) -> Vec<(String, String)> {
         let bin = self.venv.join("bin");
@@ -304,7 +360,7 @@ impl Env {
             c.push(' ');
             c.push_str(&shell_quote(f));
         }
-        c
+        self.with_service(c)
     }
 
     /// The test command for one `file`, narrowed to `ids` (`path::Class::test` node ids of
@@ -358,7 +414,7 @@ impl Env {
                 }
             }
         }
-        c
+        self.with_service(c)
     }
 
     /// The command for one `file` narrowed to `ids` (none: the whole file) less the tests
@@ -830,6 +886,7 @@ impl EnvBuilder {
                 ..Limits::default()
             },
             network: true,
+            loopback: false,
             writable: vec![self.cache_dir.clone()],
             inherit_env: false,
         };
@@ -1012,6 +1069,57 @@ mod tests {
         assert_ne!(s.hash("abc"), with.hash("abc"));
         let back: EnvSpec = serde_json::from_str(&serde_json::to_string(&with).unwrap()).unwrap();
         assert_eq!(back, with);
+    }
+
+    #[test]
+    fn requests_tests_run_beside_a_local_httpbin_and_the_others_keep_their_hash() {
+        // Up to 2.7 a server starts before each test command, last of which stays the test
+        // runner's, so narrowing and `--deselect` still reach it.
+        let s = spec_for("psf/requests", "2.4", &Overrides::default()).unwrap();
+        let svc = s
+            .service
+            .clone()
+            .expect("requests 2.4 starts a local httpbin");
+        assert_eq!(
+            s.env["HTTPBIN_URL"],
+            format!("http://127.0.0.1:{}/", svc.port)
+        );
+        let env = Env {
+            spec: s,
+            dir: PathBuf::from("/e"),
+            venv: PathBuf::from("/e/venv"),
+            build_seconds: 0.0,
+            steps: vec![],
+            cached: true,
+        };
+        assert!(env.loopback());
+        let c = env
+            .test_command_without("test_requests.py", &[], &["test_requests.py::t".into()])
+            .unwrap();
+        let (start, last) = c.rsplit_once('\n').unwrap();
+        assert!(start.starts_with("(python -m httpbin.core "), "{c}");
+        assert!(
+            start.contains(&format!("(\"127.0.0.1\", {})", svc.port)),
+            "{c}"
+        );
+        assert!(
+            last.starts_with("pytest -rA ") && last.ends_with("--deselect test_requests.py::t"),
+            "{c}"
+        );
+        // 2.10's tests take pytest-httpbin's fixture: loopback only, the command as it was.
+        let s = spec_for("psf/requests", "2.10", &Overrides::default()).unwrap();
+        assert!(s.loopback && s.service.is_none());
+        assert!(s
+            .requirements
+            .iter()
+            .any(|r| r.starts_with("pytest-httpbin==")));
+        // Specs without either keep their JSON, so their environments keep their hash.
+        let s = spec_for("sympy/sympy", "1.5", &Overrides::default()).unwrap();
+        let json = serde_json::to_string(&s).unwrap();
+        assert!(
+            !json.contains("loopback") && !json.contains("service"),
+            "{json}"
+        );
     }
 
     #[test]

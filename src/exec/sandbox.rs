@@ -255,6 +255,10 @@ pub struct Job {
     pub limits: Limits,
     /// Leave the network on (environment builds download packages; candidates never).
     pub network: bool,
+    /// Bring up the loopback interface of the job's own network namespace, so that a server
+    /// the job starts (a local httpbin the tests talk to) can be reached from within it. No
+    /// address outside the namespace becomes reachable, and nothing outside can reach in.
+    pub loopback: bool,
     /// Folders besides the sandbox folder the job may write to (an environment being built).
     pub writable: Vec<PathBuf>,
     /// Keep the caller's environment (and `HOME`) instead of the cleared one: for the user's
@@ -1180,6 +1184,7 @@ fn run_local(folder: &Path, dir: &Path, job: &Job) -> anyhow::Result<Outcome> {
         use std::os::unix::process::CommandExt;
         cmd.process_group(0);
         let limits = job.limits.clone();
+        let loopback = job.loopback;
         // Everything the child needs is prepared here: it must not allocate after fork.
         // SAFETY: getuid/getgid are async-signal-safe.
         let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
@@ -1207,6 +1212,9 @@ fn run_local(folder: &Path, dir: &Path, job: &Job) -> anyhow::Result<Outcome> {
                     write_proc(c"/proc/self/setgroups", b"deny");
                     write_proc(c"/proc/self/uid_map", &uid_map);
                     write_proc(c"/proc/self/gid_map", &gid_map);
+                    if loopback {
+                        loopback_up()?;
+                    }
                 }
                 // Dies with dei, even when dei is killed with SIGKILL (a command that forks
                 // keeps its children alive only until their own limits stop them).
@@ -1477,6 +1485,33 @@ fn write_proc(path: &std::ffi::CStr, data: &[u8]) {
         if fd >= 0 {
             libc::write(fd, data.as_ptr().cast(), data.len());
             libc::close(fd);
+        }
+    }
+}
+
+/// Set the loopback interface of the calling process's network namespace up (a new namespace
+/// has it down). Async-signal-safe: a socket and two `ioctl`s on a buffer on the stack.
+#[cfg(target_os = "linux")]
+fn loopback_up() -> std::io::Result<()> {
+    // SAFETY: plain system calls on a zeroed `ifreq` on the stack, whose name is "lo".
+    unsafe {
+        let fd = libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0);
+        if fd < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        let mut req: libc::ifreq = std::mem::zeroed();
+        req.ifr_name[0] = b'l' as libc::c_char;
+        req.ifr_name[1] = b'o' as libc::c_char;
+        let ok = libc::ioctl(fd, libc::SIOCGIFFLAGS, &mut req) == 0 && {
+            req.ifr_ifru.ifru_flags |= libc::IFF_UP as libc::c_short;
+            libc::ioctl(fd, libc::SIOCSIFFLAGS, &mut req) == 0
+        };
+        let err = std::io::Error::last_os_error();
+        libc::close(fd);
+        if ok {
+            Ok(())
+        } else {
+            Err(err)
         }
     }
 }

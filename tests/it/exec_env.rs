@@ -36,6 +36,8 @@ fn spec(name: &str) -> EnvSpec {
         verified_build_seconds: None,
         notes: vec![],
         extras: vec![],
+        loopback: false,
+        service: None,
     }
 }
 
@@ -52,6 +54,7 @@ fn run_tests(
     let job = Job {
         command: env.test_command(&[]),
         env: env.job_env(),
+        loopback: env.loopback(),
         limits: Limits {
             timeout: Duration::from_secs(60),
             ..Limits::default()
@@ -95,6 +98,51 @@ fn an_environment_without_requirements_builds_once_and_runs_the_tests() {
         env.venv.canonicalize().unwrap(),
         "the tests ran with the environment's interpreter"
     );
+}
+
+/// The tests of a spec with a service reach it on 127.0.0.1, inside the sandbox's own network
+/// namespace; without one (and without `loopback`), nothing answers there.
+#[test]
+fn a_service_starts_beside_the_tests_and_only_they_reach_it() {
+    if !python3() {
+        common::skip("python3 with venv is not available");
+        return;
+    }
+    let cache = tempfile::tempdir().unwrap();
+    let b = EnvBuilder::new(cache.path());
+    let repo = common::example_repo();
+    let fetch = "python -c \"import urllib.request as u; \
+                 print('GOT', u.urlopen('http://127.0.0.1:8766/README.md', timeout=5).status)\"";
+    let mut s = spec("served");
+    s.service = Some(dei::exec::env::Service {
+        start: "python -m http.server 8766 --bind 127.0.0.1".into(),
+        port: 8766,
+    });
+    s.test_cmd = fetch.into();
+    let env = b.build(&s, &repo, None).unwrap();
+    assert!(env.loopback());
+    let out = run_tests(&env, vec![]);
+    if !out.isolation.network_off {
+        common::skip("this OS refuses a network namespace, so the loopback is the machine's own");
+        return;
+    }
+    assert!(out.success() && out.output.contains("GOT 200"), "{out:?}");
+    // The namespace is the job's own: the server does not outlive it, and outside addresses
+    // stay out of reach.
+    let outside = "python -c \"import socket; socket.create_connection(('1.1.1.1', 80), 3)\"";
+    s.test_cmd = outside.into();
+    let env = b.build(&s, &repo, None).unwrap();
+    let out = run_tests(&env, vec![]);
+    assert!(!out.success(), "{out:?}");
+    assert!(out.output.contains("unreachable"), "{}", out.output);
+
+    // No service, no loopback: nothing answers on 127.0.0.1.
+    let mut plain = spec("unserved");
+    plain.test_cmd = fetch.into();
+    let env = b.build(&plain, &repo, None).unwrap();
+    assert!(!env.loopback());
+    let out = run_tests(&env, vec![]);
+    assert!(!out.success() && !out.output.contains("GOT"), "{out:?}");
 }
 
 #[test]

@@ -528,6 +528,18 @@ fn no_network() {
         !out.success() && !out.output.contains("CONNECTED"),
         "{out:?}"
     );
+    // With the namespace's own loopback up, the machine's is still out of reach.
+    let job = Job {
+        command: cmd.clone(),
+        limits: limits(),
+        loopback: true,
+        ..Job::default()
+    };
+    let out = b.backend.run(&b.tree(vec![]), &job).unwrap();
+    assert!(
+        !out.success() && !out.output.contains("CONNECTED"),
+        "{out:?}"
+    );
     assert!(
         listener.accept().is_err(),
         "the sandboxed command reached a socket outside"

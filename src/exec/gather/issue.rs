@@ -229,6 +229,7 @@ fn plan<'a>(
         commit: &task.base_commit,
         env_key: env.dir.display().to_string(),
         env_vars: env.job_env(),
+        loopback: env.loopback(),
         generated,
         snapshot: std::sync::OnceLock::new(),
     };

@@ -117,6 +117,8 @@ pub(super) struct Runner<'a> {
     pub(super) commit: &'a str,
     pub(super) env_key: String,
     pub(super) env_vars: Vec<(String, String)>,
+    /// The tests talk to a server on 127.0.0.1 ([`crate::exec::env::Env::loopback`]).
+    pub(super) loopback: bool,
     pub(super) generated: Vec<TreeFile>,
     /// The base tree written once with its bytecode compiled, made at the first run that is
     /// not in the cache (`None` inside: it could not be written; runs write their trees).
@@ -263,6 +265,7 @@ impl Runner<'_> {
         let job = Job {
             command,
             env: seeded_env(&self.env_vars, hash_seed),
+            loopback: self.loopback,
             limits: Limits {
                 timeout: budget.wall,
                 cpu_seconds: budget.cpu.map_or(self.settings.limits.cpu_seconds, |c| {
