@@ -76,8 +76,9 @@ pub struct EnvSpec {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub extras: Vec<String>,
     /// The tests talk to a server on 127.0.0.1 (pytest-httpbin's fixture serves from within
-    /// the test process): their sandbox's network namespace gets its loopback interface up.
-    /// Nothing beyond the namespace becomes reachable. Left out of the JSON when off.
+    /// the test process): every run in this environment (the tests, the code) gets the
+    /// loopback interface of its own network namespace up. Nothing beyond the namespace becomes
+    /// reachable. Left out of the JSON when off.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub loopback: bool,
     /// A server started beside every test command, which the tests reach on 127.0.0.1 (the
@@ -324,7 +325,7 @@ pub struct Env {
 }
 
 impl Env {
-    /// Whether the tests' sandbox needs its loopback interface up ([`EnvSpec::loopback`]).
+    /// Whether runs in this environment get their namespace's loopback up ([`EnvSpec::loopback`]).
     pub fn loopback(&self) -> bool {
         self.spec.loopback || self.spec.service.is_some()
     }

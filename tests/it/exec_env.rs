@@ -127,8 +127,7 @@ fn a_service_starts_beside_the_tests_and_only_they_reach_it() {
         return;
     }
     assert!(out.success() && out.output.contains("GOT 200"), "{out:?}");
-    // The namespace is the job's own: the server does not outlive it, and outside addresses
-    // stay out of reach.
+    // With the loopback up, addresses outside the namespace stay out of reach.
     let outside = "python -c \"import socket; socket.create_connection(('1.1.1.1', 80), 3)\"";
     s.test_cmd = outside.into();
     let env = b.build(&s, &repo, None).unwrap();
