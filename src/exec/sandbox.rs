@@ -7,7 +7,8 @@
 //! - **no network**: a new user + network namespace (`unshare(CLONE_NEWUSER|CLONE_NEWNET)` in
 //!   the child, the uid/gid mapped to themselves); when the OS refuses, the command runs with
 //!   the network, this is said once through [`crate::model::notify`] and in every
-//!   [`Outcome::isolation`];
+//!   [`Outcome::isolation`]; with [`Job::loopback`] the namespace's own loopback comes up, for a
+//!   server the job starts (nothing outside the namespace becomes reachable);
 //! - **nothing outlives it**: with the network namespace comes a PID namespace whose init is a
 //!   small waiter forked before the exec ([`pid_namespace_shim`]); when the command ends, the
 //!   init ends and the kernel kills whatever is left in the namespace, also a process that
