@@ -1185,6 +1185,7 @@ fn run_local(folder: &Path, dir: &Path, job: &Job) -> anyhow::Result<Outcome> {
         use std::os::unix::process::CommandExt;
         cmd.process_group(0);
         let limits = job.limits.clone();
+        #[cfg(target_os = "linux")]
         let loopback = job.loopback;
         // Everything the child needs is prepared here: it must not allocate after fork.
         // SAFETY: getuid/getgid are async-signal-safe.

@@ -117,7 +117,8 @@ pub(super) struct Runner<'a> {
     pub(super) commit: &'a str,
     pub(super) env_key: String,
     pub(super) env_vars: Vec<(String, String)>,
-    /// The tests talk to a server on 127.0.0.1 ([`crate::exec::env::Env::loopback`]).
+    /// Every run gets its namespace's loopback up: the tests talk to a server on 127.0.0.1
+    /// ([`crate::exec::env::Env::loopback`]).
     pub(super) loopback: bool,
     pub(super) generated: Vec<TreeFile>,
     /// The base tree written once with its bytecode compiled, made at the first run that is
