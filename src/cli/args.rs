@@ -210,6 +210,10 @@ pub struct ExecArgs {
     /// Test command; the selected test files are appended.
     #[arg(long, value_name = "CMD", requires = "exec")]
     pub test_cmd: Option<String>,
+    /// The tests start a server on 127.0.0.1 and talk to it: each sandbox run gets the
+    /// loopback of its own network namespace (nothing outside it becomes reachable).
+    #[arg(long, requires = "exec")]
+    pub test_loopback: bool,
     /// Where environments are built (default: $DEI_CACHE_DIR or the user's cache folder).
     #[arg(long, value_name = "DIR", requires = "exec")]
     pub env_dir: Option<PathBuf>,
@@ -282,6 +286,7 @@ impl ExecArgs {
             python: self.python.clone(),
             setup: self.setup.clone(),
             test_cmd: self.test_cmd.clone(),
+            loopback: self.test_loopback,
         };
         s.model_test = model_test;
         s.install_extras = self.exec_extras;

@@ -171,18 +171,21 @@ fn dot() -> Vec<String> {
     vec![".".into()]
 }
 
-/// The user's overrides for a repository (`--python`, `--setup`, `--test-cmd`).
+/// The user's overrides for a repository (`--python`, `--setup`, `--test-cmd`,
+/// `--test-loopback`).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Overrides {
     pub python: Option<String>,
     /// Replaces the install step (and the pre-install lines).
     pub setup: Option<String>,
     pub test_cmd: Option<String>,
+    /// The tests start a server on 127.0.0.1 and talk to it ([`EnvSpec::loopback`]).
+    pub loopback: bool,
 }
 
 impl Overrides {
     pub fn is_empty(&self) -> bool {
-        self.python.is_none() && self.setup.is_none() && self.test_cmd.is_none()
+        self.python.is_none() && self.setup.is_none() && self.test_cmd.is_none() && !self.loopback
     }
 }
 
@@ -266,6 +269,7 @@ pub fn spec_for(repo: &str, version: &str, overrides: &Overrides) -> anyhow::Res
     if let Some(t) = &overrides.test_cmd {
         spec.test_cmd = t.clone();
     }
+    spec.loopback |= overrides.loopback;
     Ok(spec)
 }
 
@@ -1217,12 +1221,22 @@ mod tests {
             python: Some("3.11".into()),
             setup: Some("make".into()),
             test_cmd: Some("pytest -q".into()),
+            loopback: false,
         };
         let s = spec_for("me/mine", "1.0", &o).unwrap();
         assert_eq!(
             (s.python.as_str(), s.install.as_deref(), s.test_cmd.as_str()),
             ("3.11", Some("make"), "pytest -q")
         );
+        assert!(!s.loopback);
+        // --test-loopback: the tests' own server reachable, in an environment of its own.
+        let lo = Overrides {
+            loopback: true,
+            ..o.clone()
+        };
+        let with = spec_for("me/mine", "1.0", &lo).unwrap();
+        assert!(with.loopback && !lo.is_empty());
+        assert_ne!(with.hash("x"), s.hash("x"));
         let s = spec_for("sympy/sympy", "1.1", &o).unwrap();
         assert_eq!(s.test_cmd, "pytest -q");
         assert_ne!(

@@ -137,6 +137,9 @@ impl ExecSettings {
                 s.push_str(&format!(", {flag} {v}"));
             }
         }
+        if o.loopback {
+            s.push_str(", --test-loopback");
+        }
         if let Some(w) = &self.model_test {
             s.push_str(&format!(", model test {}", w.settings()));
         }

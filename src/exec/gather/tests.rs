@@ -652,3 +652,20 @@ fn a_test_run_gets_its_pass_as_hash_seed_unless_the_spec_sets_one() {
     let own = vec![("PYTHONHASHSEED".to_string(), "7".to_string())];
     assert_eq!(seeded_env(&own, Some(test_hash_seed(0))), own);
 }
+
+#[test]
+fn the_settings_line_names_every_override_so_a_run_resumes_only_with_the_same() {
+    let mut s = ExecSettings::new(
+        Arc::new(crate::exec::sandbox::LocalBackend::default()),
+        PathBuf::new(),
+        PathBuf::new(),
+    );
+    let plain = s.settings();
+    s.overrides.test_cmd = Some("pytest -rA".into());
+    s.overrides.loopback = true;
+    let line = s.settings();
+    assert!(
+        line.starts_with(&plain) && line.ends_with(", --test-cmd pytest -rA, --test-loopback"),
+        "{line}"
+    );
+}
