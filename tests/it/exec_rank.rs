@@ -1924,3 +1924,34 @@ fn a_run_terminated_mid_way_removes_its_sandbox_folders() {
         "sandbox folders left behind: {left:?}\n{err}"
     );
 }
+
+/// `--test-loopback`: a test command that starts a server on 127.0.0.1 and runs the tests only
+/// once it answers reads them with the flag, and reads none without it (the namespace's
+/// loopback is down).
+#[test]
+fn test_loopback_lets_the_tests_reach_a_server_they_start() {
+    let Some((_dir, cache, tmp)) = exec_dirs() else {
+        return;
+    };
+    let test_cmd = format!(
+        "(python -m http.server 8767 --bind 127.0.0.1 >/dev/null 2>&1 &) ; \
+         python -c \"import time, urllib.request as u
+for _ in range(100):
+    try:
+        u.urlopen('http://127.0.0.1:8767/', timeout=1); break
+    except OSError: time.sleep(0.05)
+else: raise SystemExit('no server')\" && python {}",
+        path_str(&minitest())
+    );
+    let head = ["rank", "examples/candidates"];
+    let mut flags: Vec<&str> = exec_flags(&test_cmd).to_vec();
+    flags.push("--test-loopback");
+    let (v, _) = run_exec(&example_issue_args(&head, &flags), &cache, &tmp);
+    if v["exec"]["not_isolated"].to_string().contains("network") {
+        skip("this machine refuses a network namespace: the loopback is the machine's own");
+        return;
+    }
+    assert_eq!(v["exec"]["stable_tests"], 3, "{}", v["exec"]);
+    let (v, _) = rank_exec_with(&["examples/candidates"], &test_cmd, &cache, &tmp);
+    assert_eq!(v["exec"]["stable_tests"], 0, "{}", v["exec"]);
+}
