@@ -49,14 +49,14 @@ HTTPBIN_PORT = 8765
 
 
 def local_httpbin(repo, version):
-    """(requirements, env, loopback, service) for requests' tests, or None."""
+    """(requirements, env, spec fields) for requests' tests, or None."""
     if repo != "psf/requests":
         return None
     if version in ("2.10",):
-        return HTTPBIN + ["pytest-httpbin==2.1.0"], {}, True, None
-    return (HTTPBIN, {"HTTPBIN_URL": f"http://127.0.0.1:{HTTPBIN_PORT}/"}, False,
-            {"start": f"python -m httpbin.core --host 127.0.0.1 --port {HTTPBIN_PORT}",
-             "port": HTTPBIN_PORT})
+        return HTTPBIN + ["pytest-httpbin==2.1.0"], {}, {"loopback": True}
+    return (HTTPBIN, {"HTTPBIN_URL": f"http://127.0.0.1:{HTTPBIN_PORT}/"},
+            {"service": {"start": f"python -m httpbin.core --host 127.0.0.1 --port {HTTPBIN_PORT}",
+                         "port": HTTPBIN_PORT}})
 
 
 def name_of(req):
@@ -130,8 +130,9 @@ def main():
             env = {"SETUPTOOLS_SCM_PRETEND_VERSION": version + ".0"} if repo == "pytest-dev/pytest" else {}
             reqs = requirements(p)
             served = local_httpbin(repo, version)
+            fields = {}
             if served:
-                more, more_env, loopback, service = served
+                more, more_env, fields = served
                 reqs += more
                 env.update(more_env)
                 notes = [n for n in notes if "need internet" not in n]
@@ -161,10 +162,7 @@ def main():
                 "verified_build_seconds": v.get("build_seconds"),
                 "notes": notes + ([p["notes"]] if p.get("notes") else []),
             }
-            if served and loopback:
-                spec["loopback"] = True
-            if served and service:
-                spec["service"] = service
+            spec.update(fields)
             out.append(spec)
     json.dump({"source": "SWE-bench harness facts (specs.json) + verified local fixes (verify.json), "
                          "made by docs/tools/make_envs.py",

@@ -18,6 +18,16 @@ fn python3() -> bool {
         .is_ok_and(|o| o.status.success())
 }
 
+/// A temporary cache folder for a test that builds environments, or `None` (said in the test
+/// output) when python3 cannot make a venv.
+fn cache_or_skip() -> Option<tempfile::TempDir> {
+    if !python3() {
+        common::skip("python3 with venv is not available");
+        return None;
+    }
+    Some(tempfile::tempdir().unwrap())
+}
+
 fn spec(name: &str) -> EnvSpec {
     EnvSpec {
         repo: format!("example/{name}"),
@@ -66,11 +76,9 @@ fn run_tests(
 
 #[test]
 fn an_environment_without_requirements_builds_once_and_runs_the_tests() {
-    if !python3() {
-        common::skip("python3 with venv is not available");
+    let Some(cache) = cache_or_skip() else {
         return;
-    }
-    let cache = tempfile::tempdir().unwrap();
+    };
     let b = EnvBuilder::new(cache.path());
     let repo = common::example_repo();
     let s = spec("plain");
@@ -104,11 +112,9 @@ fn an_environment_without_requirements_builds_once_and_runs_the_tests() {
 /// namespace; without one (and without `loopback`), nothing answers there.
 #[test]
 fn a_service_starts_beside_the_tests_and_only_they_reach_it() {
-    if !python3() {
-        common::skip("python3 with venv is not available");
+    let Some(cache) = cache_or_skip() else {
         return;
-    }
-    let cache = tempfile::tempdir().unwrap();
+    };
     let b = EnvBuilder::new(cache.path());
     let repo = common::example_repo();
     let fetch = "python -c \"import urllib.request as u; \
@@ -146,11 +152,9 @@ fn a_service_starts_beside_the_tests_and_only_they_reach_it() {
 
 #[test]
 fn two_builders_at_once_build_one_environment() {
-    if !python3() {
-        common::skip("python3 with venv is not available");
+    let Some(cache) = cache_or_skip() else {
         return;
-    }
-    let cache = tempfile::tempdir().unwrap();
+    };
     let repo = common::example_repo();
     let s = spec("race");
     let results: Vec<_> = std::thread::scope(|sc| {
@@ -171,11 +175,9 @@ fn two_builders_at_once_build_one_environment() {
 
 #[test]
 fn an_install_from_a_work_tree_and_its_generated_files_reach_the_sandbox() {
-    if !python3() {
-        common::skip("python3 with venv is not available");
+    let Some(cache) = cache_or_skip() else {
         return;
-    }
-    let cache = tempfile::tempdir().unwrap();
+    };
     let mut s = spec("installed");
     // What setuptools_scm needs (a .git) is there, and the file it writes is carried over.
     s.pre_install = vec!["test -d .git".into()];
@@ -200,11 +202,9 @@ fn an_install_from_a_work_tree_and_its_generated_files_reach_the_sandbox() {
 
 #[test]
 fn a_failing_build_step_is_a_clear_error_naming_it() {
-    if !python3() {
-        common::skip("python3 with venv is not available");
+    let Some(cache) = cache_or_skip() else {
         return;
-    }
-    let cache = tempfile::tempdir().unwrap();
+    };
     let mut s = spec("broken");
     s.pre_install = vec![
         "true".into(),
