@@ -1,10 +1,10 @@
 //! The shipped environment specs, built for real from the bundled repositories (psf/requests,
-//! pallets/flask, pytest-dev/pytest; sympy/sympy when a folder in `DEI_REPOS` holds it) and
-//! used to run one test file of each at its setup commit in the sandbox. Needs PyPI, so it runs
-//! only with `DEI_EXEC_REAL=1` (one version per repository; `DEI_EXEC_REAL=all` for every
-//! shipped version; `DEI_EXEC_REAL_REPOS=sympy/sympy,…` to pick repositories), and prints build
-//! times. requests' smoke tests are ones that call httpbin, served by the spec's local httpbin.
-//! Times:
+//! pallets/flask, pytest-dev/pytest; sympy/sympy and pydata/xarray when a folder in `DEI_REPOS`
+//! holds them) and used to run one test file of each at its setup commit in the sandbox. Needs
+//! PyPI, so it runs only with `DEI_EXEC_REAL=1` (one version per repository;
+//! `DEI_EXEC_REAL=all` for every shipped version; `DEI_EXEC_REAL_REPOS=sympy/sympy,…` to pick
+//! repositories), and prints build times. requests' smoke tests are ones that call httpbin,
+//! served by the spec's local httpbin; xarray's need cftime, a backend of its spec. Times:
 //!
 //!     DEI_EXEC_REAL=1 cargo test --test exec_env_real -- --nocapture
 //!
@@ -26,6 +26,8 @@ fn smoke(repo: &str) -> (&'static [&'static str], &'static str) {
         ),
         "pallets/flask" => (&["tests/test_json.py"], ""),
         "sympy/sympy" => (&["sympy/utilities/tests/test_iterables.py"], ""),
+        // Tests that need cftime, one of the backends its spec adds: they skip without it.
+        "pydata/xarray" => (&["xarray/tests/test_cftimeindex.py"], "-k field_accessors"),
         _ => (&["testing/test_nodes.py", "testing/test_mark.py"], ""),
     }
 }
@@ -45,6 +47,7 @@ fn shipped_specs_build_and_run_tests_in_the_sandbox() {
         "pallets/flask",
         "pytest-dev/pytest",
         "sympy/sympy",
+        "pydata/xarray",
     ] {
         if !only.is_empty() && !only.split(',').any(|r| r == repo_name) {
             continue;
