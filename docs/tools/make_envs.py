@@ -69,7 +69,7 @@ def local_httpbin(repo, version):
 # its gate allows for tests of code no Lite issue here edits: numba's JIT (sparse, numbagg; one
 # sparse test of test_dataset.py took 11.6 s) and the plotting stack (matplotlib, seaborn,
 # nc-time-axis), rasterio and pooch. At pydata__xarray-4248's base, test_dataset.py: 870
-# passed in 20.5 s with these, 873 in 33 s with those too, 773 and 4 failed in 24.5 s without.
+# passed in 20.5 s with these, 873 in 33 s with those too, 775 and 4 failed in 24.5 s without.
 XARRAY_BACKENDS = [
     "bottleneck==1.3.7", "cftime==1.6.2", "netCDF4==1.6.4", "h5py==3.9.0", "h5netcdf==1.2.0",
     "numexpr==2.8.4", "hypothesis==6.80.0", "pint==0.22", "zarr==2.15.0", "toolz==0.12.0",
