@@ -80,7 +80,9 @@ def name_of(req):
     return re.split(r"[=<>~!;\[ ]", req.strip(), maxsplit=1)[0].lower().replace("_", "-")
 
 
-def requirements(pair):
+def requirements(pair, extra=()):
+    """The pair's requirements by name (a pin wins over an unpinned name), then `extra`'s
+    names the pair lacks."""
     out = {}
     for word in (pair.get("conda_packages") or "").split():
         out.setdefault(name_of(word), word)
@@ -89,6 +91,8 @@ def requirements(pair):
             out[name_of(line)] = line
     for pin in pair.get("pip") or []:
         out[name_of(pin)] = pin
+    for req in extra:
+        out.setdefault(name_of(req), req)
     return list(out.values())
 
 
@@ -145,9 +149,9 @@ def main():
                              "whole take several times less time")
             lay = LAYOUT.get(repo, {"pythonpath": ["."], "generated": []})
             env = {"SETUPTOOLS_SCM_PRETEND_VERSION": version + ".0"} if repo == "pytest-dev/pytest" else {}
-            reqs = requirements(p)
-            if repo == "pydata/xarray":
-                reqs += [r for r in XARRAY_BACKENDS if name_of(r) not in {name_of(x) for x in reqs}]
+            backends = XARRAY_BACKENDS if repo == "pydata/xarray" else []
+            reqs = requirements(p, backends)
+            if backends:
                 notes.append("dei: the environment.yml backends pip can install, pinned as of the "
                              "harness pins (mid-2023); numba's, the plotting stack, cdms2, iris, cartopy, "
                              "cfgrib, distributed, rasterio, pooch left out")
