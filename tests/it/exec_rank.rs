@@ -547,6 +547,48 @@ fn a_file_named_after_the_edit_whose_one_test_waits_long_runs_without_that_test(
 }
 
 #[test]
+fn a_file_whose_time_is_spread_over_many_tests_is_trimmed_from_every_tests_seconds() {
+    // tests/test_words.py with 200 more tests of 20 ms each: 4 s whole, over the gate of a
+    // sixth of the 8 s limit (1.3 s). The 100 slowest listed (2 s) cannot bring it within, so
+    // it used to be narrowed to the two tests naming `word_count`; it now runs once more at
+    // base listing every test's seconds (`--durations=0`) and loses as many of them as that
+    // takes, keeping the rest and its own four tests.
+    let Some((dir, cache, tmp)) = exec_dirs() else {
+        return;
+    };
+    let mut words = slow_test_words("pass");
+    for i in 0..200 {
+        words.push_str(&format!(
+            "\n\ndef test_thin_{i:03}():\n    time.sleep(0.02)\n"
+        ));
+    }
+    let v = rank_with_pytest(dir.path(), &[("tests/test_words.py", &words)], &cache, &tmp);
+    let exec = &v["exec"];
+    assert!(exec["error"].is_null(), "{exec}");
+    assert!(exec.get("narrowed_files").is_none(), "{exec}");
+    let trimmed = &exec["trimmed_files"];
+    assert_eq!(trimmed.as_array().map(Vec::len), Some(1), "{exec}");
+    assert_eq!(trimmed[0]["file"], "tests/test_words.py", "{exec}");
+    assert_eq!(trimmed[0]["whole"], true, "{exec}");
+    let left_out = trimmed[0]["left_out"].as_array().unwrap();
+    // More than the 100 a run lists by default, and only the thin tests.
+    assert!(left_out.len() > 100 && left_out.len() < 200, "{exec}");
+    assert!(
+        left_out
+            .iter()
+            .all(|t| t.as_str().unwrap().contains("::test_thin_")),
+        "{exec}"
+    );
+    // test_cli's test naming `word_count`, test_words' own four and the thin tests kept.
+    let kept = 200 - left_out.len() as u64;
+    assert_eq!(exec["stable_tests"], 1 + 4 + kept, "{exec}");
+    assert_eq!(
+        by_agent(&v, "careful-agent")["behaviour"]["tests_run"],
+        1 + 4 + kept
+    );
+}
+
+#[test]
 fn a_file_over_half_the_limit_runs_without_its_slowest_test_rather_than_not_at_all() {
     // tests/test_cli.py is not named after the edited module: it runs only its tests naming
     // `word_count`, here two, one of which sleeps 5 s, over half the 8 s limit (4 s). It used
