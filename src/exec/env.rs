@@ -1003,7 +1003,8 @@ fn generated_match(patterns: &[String], path: &str) -> bool {
 
 /// How many of the slowest tests a pytest run lists with their seconds (`--durations`). A
 /// file's time is often spread thin: of xarray's `test_dataset.py` (900 tests, 9–13 s at base),
-/// the 50 slowest took 1.6–3.7 s.
+/// the 50 slowest took 1.6–3.7 s. A file that these cannot bring within its gate is listed
+/// whole once (see [`Env::test_command_timing_all`]).
 pub const DURATIONS_LISTED: usize = 100;
 
 /// The test runners whose tests can be selected by name.
