@@ -122,7 +122,26 @@ fn clean_id(id: &str) -> String {
         Some(i) if id.ends_with(']') && id[i..].contains('%') => id[..i].trim(),
         _ => id,
     };
-    id.replace("::()", "")
+    id_without_reason(id).replace("::()", "")
+}
+
+/// A node id less what follows it on pytest 7's `XPASS id reason` line (no ` - ` between):
+/// the id ends at the first space after its first `::` that is outside brackets, so a
+/// parametrized id keeps the spaces of its parameters (`test_x[a b]`).
+fn id_without_reason(id: &str) -> &str {
+    let Some(name) = id.find("::") else {
+        return id;
+    };
+    let mut depth = 0usize;
+    for (i, c) in id[name..].char_indices() {
+        match c {
+            '[' => depth += 1,
+            ']' => depth = depth.saturating_sub(1),
+            ' ' if depth == 0 => return id[..name + i].trim_end(),
+            _ => {}
+        }
+    }
+    id
 }
 
 /// `text` without ANSI escape sequences (CSI `ESC [ params final`, and two-byte `ESC x`).

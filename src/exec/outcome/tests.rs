@@ -208,6 +208,30 @@ fn pytest_short_summary() {
 }
 
 #[test]
+fn an_xpass_line_with_its_reason_names_the_test_alone() {
+    // pytest 7 puts an xfail's reason after an unexpected pass's id with no ` - `.
+    let r = parse_test_output(
+        "XPASS x/t.py::test_close[mean-2] See https://github.com/pydata/xarray/pull/4369\n\
+         XPASS x/t.py::TestA::test_copy[False-orig1] \n\
+         XPASS x/t.py::test_plain reason words\n\
+         PASSED x/t.py::test_slow[a b]\n\
+         XFAIL x/t.py::test_known - reason\n\
+         == 1 passed, 1 xfailed, 3 xpassed in 1.0s ==\n",
+    );
+    let ids: Vec<&str> = r.results.keys().map(String::as_str).collect();
+    assert_eq!(
+        ids,
+        [
+            "x/t.py::TestA::test_copy[False-orig1]",
+            "x/t.py::test_close[mean-2]",
+            "x/t.py::test_known",
+            "x/t.py::test_plain",
+            "x/t.py::test_slow[a b]",
+        ]
+    );
+}
+
+#[test]
 fn old_pytest_verbose() {
     let r = parse_test_output(PYTEST_OLD_V);
     assert_eq!(
