@@ -589,6 +589,47 @@ fn a_file_whose_time_is_spread_over_many_tests_is_trimmed_from_every_tests_secon
 }
 
 #[test]
+fn a_file_whose_time_is_not_in_its_tests_is_narrowed_after_every_tests_seconds() {
+    // Its time is in importing it (2 s), not in its 200 quick tests: neither the 100 slowest
+    // nor all of them can bring it within the 1.3 s gate, so after the run listing every
+    // test's seconds it is narrowed to the two tests naming `word_count`, and says the
+    // seconds of its whole try.
+    let Some((dir, cache, tmp)) = exec_dirs() else {
+        return;
+    };
+    let mut words =
+        slow_test_words("pass").replacen("import time\n", "import time\n\ntime.sleep(2)\n", 1);
+    for i in 0..200 {
+        words.push_str(&format!(
+            "\n\ndef test_quick_{i:03}():\n    time.sleep(0.002)\n"
+        ));
+    }
+    let v = rank_with_pytest(dir.path(), &[("tests/test_words.py", &words)], &cache, &tmp);
+    let exec = &v["exec"];
+    assert!(exec["error"].is_null(), "{exec}");
+    assert!(exec.get("trimmed_files").is_none(), "{exec}");
+    let narrowed = the_one_narrowed_file(exec);
+    assert!(narrowed["seconds"].as_f64().unwrap() >= 2.0, "{exec}");
+    assert_eq!(exec["stable_tests"], 1 + 2, "{exec}");
+    // One base run listed every test's seconds (the stand-in lists 100 otherwise).
+    let listed = |out: &str| {
+        out.matches("call     tests/test_words.py::test_quick_")
+            .count()
+    };
+    let outputs: Vec<String> = walk(&cache)
+        .iter()
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        .filter_map(|p| serde_json::from_str::<Value>(&std::fs::read_to_string(p).ok()?).ok())
+        .filter_map(|run| Some(run.get("output")?.as_str()?.to_string()))
+        .collect();
+    assert_eq!(
+        outputs.iter().filter(|o| listed(o) == 200).count(),
+        1,
+        "{exec}"
+    );
+}
+
+#[test]
 fn a_file_over_half_the_limit_runs_without_its_slowest_test_rather_than_not_at_all() {
     // tests/test_cli.py is not named after the edited module: it runs only its tests naming
     // `word_count`, here two, one of which sleeps 5 s, over half the 8 s limit (4 s). It used

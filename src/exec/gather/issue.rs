@@ -677,6 +677,12 @@ impl Progress {
                 again.push(k);
             }
         }
+        // The seconds of each one's whole try, which its listing run replaces: a file narrowed
+        // after all says those (the listing run may be stopped where the try was not).
+        let tried: Vec<Option<f64>> = relist
+            .iter()
+            .map(|k| self.base_seconds.get(k).copied())
+            .collect();
         for &k in &relist {
             if let Some(c) = plan
                 .env
@@ -686,11 +692,11 @@ impl Progress {
             }
         }
         self.rerun_at_base(plan, &relist);
-        for &k in &relist {
+        for (&k, seconds) in relist.iter().zip(tried) {
             if self.trim(plan, k, plan.whole_limit, true) {
                 again.push(k);
             } else {
-                narrow.push((k, None));
+                narrow.push((k, seconds));
             }
         }
         self.narrow(plan, &narrow);
