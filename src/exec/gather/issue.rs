@@ -737,16 +737,15 @@ impl Progress {
 
     /// Whether file `k`'s first base run finished, its runner can leave tests out, and it
     /// listed the seconds of fewer tests than it ran (pytest lists the slowest
-    /// [`DURATIONS_LISTED`](crate::exec::env::DURATIONS_LISTED)): a file whose time is spread
-    /// thin over many tests (xarray's `test_dataset.py`, whose 100 slowest took 13 of its
-    /// 39 s) may then still be trimmed within its gate from every test's seconds.
+    /// [`DURATIONS_LISTED`](crate::exec::env::DURATIONS_LISTED)), stopping at that count rather
+    /// than at pytest's 5 ms threshold: a file whose time is spread thin over many tests
+    /// (xarray's `test_dataset.py`, whose 100 slowest took 13 of its 39 s) may then still be
+    /// trimmed within its gate from every test's seconds.
     fn lists_too_few(&self, plan: &Plan, k: usize) -> bool {
         plan.env.can_leave_out_tests()
-            && self
-                .seen
-                .tests
-                .get(&(0, k, 0))
-                .is_some_and(|r| r.finished() && r.durations.len() < r.results.len())
+            && self.seen.tests.get(&(0, k, 0)).is_some_and(|r| {
+                r.finished() && r.durations.len() < r.results.len() && !r.durations_hid_quick
+            })
     }
 
     /// How file `k` runs without its slowest tests, when it does (`out.trimmed_files`; such a

@@ -74,6 +74,10 @@ pub struct TestRun {
     /// (`0.52s call     path::test`): the slowest tests of the run, as many as it lists.
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub durations: BTreeMap<String, f64>,
+    /// pytest said it hid the durations under its threshold (`(12 durations < 0.005s hidden.
+    /// …)`): the list reached below 5 ms, so every test at or over that is in it.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub durations_hid_quick: bool,
 }
 
 impl TestRun {
@@ -288,6 +292,12 @@ pub fn parse_test_output(text: &str) -> TestRun {
         // --durations: `0.52s call     path::test` (also `setup`, `teardown`).
         if let Some((id, secs)) = duration_line(line) {
             *run.durations.entry(clean_id(id)).or_insert(0.0) += secs;
+            continue;
+        }
+        // `(12 durations < 0.005s hidden.  Use -vv to show these durations.)` (pytest 6 and
+        // later; `(12 durations hidden. …)` before).
+        if line.starts_with('(') && line.contains(" durations") && line.contains("hidden.") {
+            run.durations_hid_quick = true;
             continue;
         }
         // -rA short summary: `PASSED id`, `FAILED id - msg`.

@@ -307,6 +307,7 @@ fn run(pairs: &[(&str, Status)], finished: bool) -> TestRun {
         file_errors: BTreeSet::new(),
         counts: finished.then(Counts::default),
         durations: BTreeMap::new(),
+        durations_hid_quick: false,
     }
 }
 
@@ -353,6 +354,15 @@ PASSED tests/test_x.py::TestA::test_b
             ),
         ]
     );
+    // It said it hid the quick ones: every test over 5 ms is listed.
+    assert!(r.durations_hid_quick);
+    let cut = text.replace(
+        "(12 durations < 0.005s hidden.  Use -vv to show these durations.)",
+        "",
+    );
+    assert!(!parse_test_output(&cut).durations_hid_quick);
+    let old = text.replace("< 0.005s hidden", "hidden");
+    assert!(parse_test_output(&old).durations_hid_quick);
 }
 
 #[test]
