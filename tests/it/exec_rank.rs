@@ -546,6 +546,13 @@ fn a_file_named_after_the_edit_whose_one_test_waits_long_runs_without_that_test(
     );
 }
 
+/// 200 more tests for test_words.py, `test_NAME_000` to `test_NAME_199`, each sleeping `seconds`.
+fn many_tests(name: &str, seconds: f64) -> String {
+    (0..200)
+        .map(|i| format!("\n\ndef test_{name}_{i:03}():\n    time.sleep({seconds})\n"))
+        .collect()
+}
+
 #[test]
 fn a_file_whose_time_is_spread_over_many_tests_is_trimmed_from_every_tests_seconds() {
     // tests/test_words.py with 200 more tests of 20 ms each: 4 s whole, over the gate of a
@@ -556,12 +563,7 @@ fn a_file_whose_time_is_spread_over_many_tests_is_trimmed_from_every_tests_secon
     let Some((dir, cache, tmp)) = exec_dirs() else {
         return;
     };
-    let mut words = slow_test_words("pass");
-    for i in 0..200 {
-        words.push_str(&format!(
-            "\n\ndef test_thin_{i:03}():\n    time.sleep(0.02)\n"
-        ));
-    }
+    let words = slow_test_words("pass") + &many_tests("thin", 0.02);
     let v = rank_with_pytest(dir.path(), &[("tests/test_words.py", &words)], &cache, &tmp);
     let exec = &v["exec"];
     assert!(exec["error"].is_null(), "{exec}");
@@ -597,13 +599,9 @@ fn a_file_whose_time_is_not_in_its_tests_is_narrowed_after_every_tests_seconds()
     let Some((dir, cache, tmp)) = exec_dirs() else {
         return;
     };
-    let mut words =
+    let words =
         slow_test_words("pass").replacen("import time\n", "import time\n\ntime.sleep(2)\n", 1);
-    for i in 0..200 {
-        words.push_str(&format!(
-            "\n\ndef test_quick_{i:03}():\n    time.sleep(0.002)\n"
-        ));
-    }
+    let words = words + &many_tests("quick", 0.002);
     let v = rank_with_pytest(dir.path(), &[("tests/test_words.py", &words)], &cache, &tmp);
     let exec = &v["exec"];
     assert!(exec["error"].is_null(), "{exec}");
