@@ -442,19 +442,18 @@ impl Env {
         Some(c)
     }
 
-    /// The command for one `file` narrowed to `ids` (none: the whole file) that lists every
-    /// test's seconds (`--durations=0`; pytest hides those under 5 ms), not only the slowest
-    /// [`DURATIONS_LISTED`]: a file whose time is spread over many tests can lose enough of
-    /// them to come within its gate only when all their seconds are known. `None` for a runner
-    /// that cannot leave tests out.
-    pub fn test_command_timing_all(&self, file: &str, ids: &[String]) -> Option<String> {
+    /// The command for one whole `file` that lists every test's seconds (`--durations=0`;
+    /// pytest hides those under 5 ms), not only the slowest [`DURATIONS_LISTED`]: a file whose
+    /// time is spread over many tests can lose enough of them to come within its gate only
+    /// when all their seconds are known. `None` for a runner that cannot leave tests out.
+    pub fn test_command_timing_all(&self, file: &str) -> Option<String> {
         if !self.can_leave_out_tests() {
             return None;
         }
         // pytest takes the last `--durations`.
         Some(format!(
             "{} --durations=0",
-            self.test_command_selected(file, ids)
+            self.test_command_selected(file, &[])
         ))
     }
 
@@ -1332,10 +1331,10 @@ mod tests {
         assert_eq!(sympy.test_command_without("t/test_a.py", &[], &slow), None);
         // Every test's seconds, for a file whose slowest 100 cannot bring it within its gate.
         assert_eq!(
-            py.test_command_timing_all("t/test_a.py", &[]).as_deref(),
+            py.test_command_timing_all("t/test_a.py").as_deref(),
             Some("pytest -rA --durations=100 t/test_a.py --durations=0")
         );
-        assert_eq!(sympy.test_command_timing_all("t/test_a.py", &[]), None);
+        assert_eq!(sympy.test_command_timing_all("t/test_a.py"), None);
     }
 
     #[test]

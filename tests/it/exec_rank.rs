@@ -470,13 +470,17 @@ fn rank_with_a_slow_file(wait: &str, runner: Option<&str>) -> Option<(Value, Vec
     assert!(exec.get("whole_files").is_none(), "{exec}");
     let tests_run = by_agent(&v, "careful-agent")["behaviour"]["tests_run"].clone();
     assert_eq!(tests_run, exec["stable_tests"], "{exec}");
-    let runs = walk(&cache)
+    Some((exec, cached_runs(&cache)))
+}
+
+/// Every sandbox run recorded in `cache` (its JSON files that say whether the run timed out).
+fn cached_runs(cache: &Path) -> Vec<Value> {
+    walk(cache)
         .iter()
         .filter(|p| p.extension().is_some_and(|e| e == "json"))
         .filter_map(|p| serde_json::from_str::<Value>(&std::fs::read_to_string(p).ok()?).ok())
         .filter(|run| run.get("timed_out").is_some())
-        .collect();
-    Some((exec, runs))
+        .collect()
 }
 
 /// The one entry of `exec.trimmed_files`: `file`, run whole or not, without `left_out` alone.
@@ -614,14 +618,12 @@ fn a_file_whose_time_is_not_in_its_tests_is_narrowed_after_every_tests_seconds()
         out.matches("call     tests/test_words.py::test_quick_")
             .count()
     };
-    let outputs: Vec<String> = walk(&cache)
-        .iter()
-        .filter(|p| p.extension().is_some_and(|e| e == "json"))
-        .filter_map(|p| serde_json::from_str::<Value>(&std::fs::read_to_string(p).ok()?).ok())
-        .filter_map(|run| Some(run.get("output")?.as_str()?.to_string()))
-        .collect();
+    let runs = cached_runs(&cache);
     assert_eq!(
-        outputs.iter().filter(|o| listed(o) == 200).count(),
+        runs.iter()
+            .filter_map(|r| r["output"].as_str())
+            .filter(|o| listed(o) == 200)
+            .count(),
         1,
         "{exec}"
     );

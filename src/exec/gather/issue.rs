@@ -684,10 +684,7 @@ impl Progress {
             .map(|k| self.base_seconds.get(k).copied())
             .collect();
         for &k in &relist {
-            if let Some(c) = plan
-                .env
-                .test_command_timing_all(&self.out.test_files[k], &[])
-            {
+            if let Some(c) = plan.env.test_command_timing_all(&self.out.test_files[k]) {
                 self.test_cmds[k].0 = c;
             }
         }
