@@ -135,8 +135,15 @@ pub struct RunLock {
     _file: File,
 }
 
+/// How long [`RunLock::acquire`] waits for a lock held by someone else before it gives up.
+/// A process forked from this one holds a copy of every open descriptor until it execs, the
+/// lock's too, and keeps the lock held that long after this process lets it go: another
+/// thread starting a command (git, a sandboxed test run) just as a run ends is enough for the
+/// next run on the same directory to find it held for a few milliseconds.
+const LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(3);
+
 impl RunLock {
-    /// Lock `dir`, or say which process holds it.
+    /// Lock `dir`, or say which process holds it (after waiting up to [`LOCK_WAIT`] for it).
     pub fn acquire(dir: &Path) -> anyhow::Result<RunLock> {
         std::fs::create_dir_all(dir)
             .with_context(|| format!("cannot create run directory {}", dir.display()))?;
@@ -148,14 +155,35 @@ impl RunLock {
             .truncate(false)
             .open(&path)
             .with_context(|| format!("cannot open lock file {}", path.display()))?;
-        if file.try_lock_exclusive().is_err() {
-            let mut holder = String::new();
-            let _ = file.read_to_string(&mut holder);
-            anyhow::bail!(
-                "run directory {} is in use by another dei run ({})\n  hint: wait for it to finish, or use a different --run-dir",
-                dir.display(),
-                if holder.trim().is_empty() { "unknown process".to_string() } else { holder.trim().to_string() }
-            );
+        let started = std::time::Instant::now();
+        loop {
+            match file.try_lock_exclusive() {
+                Ok(()) => break,
+                Err(e) if e.kind() != fs2::lock_contended_error().kind() => {
+                    return Err(e).with_context(|| {
+                        format!(
+                            "cannot lock {}\n  hint: use a --run-dir on a local file system",
+                            path.display()
+                        )
+                    });
+                }
+                Err(_) if started.elapsed() < LOCK_WAIT => {
+                    std::thread::sleep(std::time::Duration::from_millis(20));
+                }
+                Err(_) => {
+                    let mut holder = String::new();
+                    let _ = file.read_to_string(&mut holder);
+                    anyhow::bail!(
+                        "run directory {} is in use by another dei run ({})\n  hint: wait for it to finish, or use a different --run-dir",
+                        dir.display(),
+                        if holder.trim().is_empty() {
+                            "unknown process".to_string()
+                        } else {
+                            holder.trim().to_string()
+                        }
+                    );
+                }
+            }
         }
         file.set_len(0)?;
         file.seek(SeekFrom::Start(0))?;
@@ -300,5 +328,61 @@ impl Journal {
             .write_all(&line)
             .and_then(|_| self.file.sync_data())
             .with_context(|| format!("cannot write journal {}", self.path.display()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::process::CommandExt as _;
+
+    /// A command started by another thread while a run holds the lock holds a copy of it until
+    /// it execs; the next run on the directory waits that out instead of calling it in use.
+    #[test]
+    fn a_lock_held_by_a_forked_child_until_it_execs_is_waited_for() {
+        let dir = tempfile::tempdir().unwrap();
+        let held = RunLock::acquire(dir.path()).unwrap();
+        let mut fds = [0; 2];
+        // SAFETY: a plain pipe; both ends are closed below or by the child's exit.
+        assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
+        let (read_end, write_end) = (fds[0], fds[1]);
+        let starter = std::thread::spawn(move || {
+            let mut cmd = std::process::Command::new("true");
+            // SAFETY: only async-signal-safe calls between fork and exec.
+            unsafe {
+                cmd.pre_exec(move || {
+                    libc::write(write_end, b"f".as_ptr().cast(), 1);
+                    libc::usleep(400_000);
+                    Ok(())
+                });
+            }
+            cmd.status().map(|s| s.success())
+        });
+        let mut byte = 0u8;
+        // SAFETY: reading one byte into a local.
+        let got = unsafe { libc::read(read_end, (&mut byte as *mut u8).cast(), 1) };
+        assert_eq!(got, 1, "the child should have said it forked");
+        // The child now holds a copy of the locked descriptor, for 0.4 s more.
+        drop(held);
+        let again = RunLock::acquire(dir.path());
+        assert!(again.is_ok(), "{:?}", again.err());
+        assert!(starter.join().unwrap().unwrap());
+        // SAFETY: closing the pipe this test made.
+        unsafe {
+            libc::close(read_end);
+            libc::close(write_end);
+        }
+    }
+
+    #[test]
+    fn a_lock_held_by_another_open_file_is_refused_with_its_holder() {
+        let dir = tempfile::tempdir().unwrap();
+        let _held = RunLock::acquire(dir.path()).unwrap();
+        let err = RunLock::acquire(dir.path()).unwrap_err().to_string();
+        assert!(
+            err.contains("in use by another dei run")
+                && err.contains(&format!("pid {}", std::process::id())),
+            "{err}"
+        );
     }
 }
