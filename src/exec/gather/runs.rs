@@ -489,13 +489,22 @@ pub(super) fn how_it_ended(run: &Run) -> String {
             (None, None) => "ended".to_string(),
         }
     };
-    let last = run
+    let mut lines = run
         .output
         .lines()
         .rev()
         .map(str::trim)
-        .find(|l| !l.is_empty() && !l.starts_with("[dei:"))
-        .map(relative_to_tree);
+        .filter(|l| !l.is_empty() && !l.starts_with("[dei:"));
+    let last = lines.next().map(|l| {
+        // unittest ends on its verdict alone (`OK`, `FAILED (errors=1)`); the line before it
+        // says how many tests ran, which is what tells a runner that found none (`Ran 0
+        // tests`, pytest-style functions under `unittest -v`) from one whose lines dei missed.
+        let verdict = l == "OK" || l.starts_with("OK (") || l.starts_with("FAILED (");
+        match lines.next() {
+            Some(ran) if verdict && ran.starts_with("Ran ") => format!("{ran}, {l}"),
+            _ => relative_to_tree(l),
+        }
+    });
     match last {
         Some(l) if l.chars().count() > 160 => {
             format!("{status}: {}…", l.chars().take(160).collect::<String>())

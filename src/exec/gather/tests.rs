@@ -174,6 +174,27 @@ fn a_run_without_test_results_says_how_it_ended_and_its_last_line() {
         )),
         "exited with status 1: E   ImportError: cannot import name 'console_main' from 'pytest' (src/pytest/__init__.py)"
     );
+    // unittest's verdict comes with the count of tests it ran.
+    assert_eq!(
+        how_it_ended(&run(
+            Some(0),
+            false,
+            "\n----------------------------------------------------------------------\nRan 0 tests in 0.000s\n\nOK\n"
+        )),
+        "exited with status 0: Ran 0 tests in 0.000s, OK"
+    );
+    assert_eq!(
+        how_it_ended(&run(
+            Some(1),
+            false,
+            "Ran 3 tests in 0.1s\n\nFAILED (errors=3)\n"
+        )),
+        "exited with status 1: Ran 3 tests in 0.1s, FAILED (errors=3)"
+    );
+    assert_eq!(
+        how_it_ended(&run(Some(0), false, "Ran the setup\nOK, done\n")),
+        "exited with status 0: OK, done"
+    );
     let long = how_it_ended(&run(Some(2), false, &"x".repeat(500)));
     assert_eq!(long.chars().count(), "exited with status 2: ".len() + 161);
     assert!(long.ends_with('…'));
