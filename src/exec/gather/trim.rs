@@ -9,8 +9,11 @@ use crate::exec::outcome::TestRun;
 /// The tests to leave out of a base run that took `seconds` against `gate`, and their seconds
 /// together: the slowest the run's durations list, those not in `keep` (the tests naming the
 /// edits) before those in it, until the run less their seconds is within `target` (at most the
-/// gate). `None` when the run was within the gate, when the listed tests cannot bring it
-/// there, or when no test that passed would be left.
+/// gate). A test whose id begins another test's id of the run is never chosen: pytest's
+/// `--deselect` matches by prefix, so leaving out `t.py::test_align` would leave out
+/// `t.py::test_align_exact` too ([`extended_by_another`]). `None` when the run was within the
+/// gate, when the listed tests cannot bring it there, or when no test that passed would be
+/// left.
 pub(super) fn slowest_to_leave_out(
     run: &TestRun,
     seconds: f64,
@@ -20,7 +23,12 @@ pub(super) fn slowest_to_leave_out(
     if seconds <= gate || !run.finished() {
         return None;
     }
-    let mut order: Vec<(&String, f64)> = run.durations.iter().map(|(id, s)| (id, *s)).collect();
+    let mut order: Vec<(&String, f64)> = run
+        .durations
+        .iter()
+        .filter(|(id, _)| !extended_by_another(run, id))
+        .map(|(id, s)| (id, *s))
+        .collect();
     // Tests not naming the edits first, each group slowest first; ties by id, so the choice
     // does not hang on the map's order.
     order.sort_by(|a, b| {
@@ -48,10 +56,23 @@ pub(super) fn slowest_to_leave_out(
     passing_left.then_some((left_out, left_seconds))
 }
 
+/// Whether another test of `run` has an id that begins with `id` (`t.py::test_align_exact`
+/// for `t.py::test_align`; a parametrized id ends with its bracket, so `[1]` begins no `[10]`).
+/// The ids are sorted, so such a test, if any, is the next one.
+fn extended_by_another(run: &TestRun, id: &str) -> bool {
+    use std::ops::Bound::{Excluded, Unbounded};
+    run.results
+        .range::<str, _>((Excluded(id), Unbounded))
+        .next()
+        .is_some_and(|(next, _)| next.starts_with(id))
+}
+
 /// How many other tests of `run` a run without `left_out` leaves out as well: pytest's
 /// `--deselect` matches node ids by prefix, so leaving out `t.py::test_align` leaves out
-/// `t.py::test_align_exact` too (29 more tests than the 295 left out of xarray-4493's
-/// `test_dataset.py`).
+/// `t.py::test_align_exact` too. [`slowest_to_leave_out`] chooses no such test since the
+/// thirty-second session (29 more tests than the 295 left out of xarray-4493's
+/// `test_dataset.py` before); a test the run's output lost (its middle is cut past the kept
+/// bytes) can still be one.
 pub(super) fn left_out_by_prefix(run: &TestRun, left_out: &[String]) -> usize {
     let out: std::collections::BTreeSet<&str> = left_out.iter().map(String::as_str).collect();
     run.results
@@ -86,31 +107,31 @@ mod tests {
         use Status::*;
         let mut r = run(&[
             ("t.py::slow_edit", 9.0, Passed),
-            ("t.py::slow", 8.0, Passed),
+            ("t.py::big", 8.0, Passed),
             ("t.py::medium", 4.0, Passed),
             ("t.py::quicker", 0.5, Passed),
         ]);
         // Tests too quick for the durations' list.
         r.results.insert("t.py::quick".into(), Passed);
         let keep = vec!["t.py::slow_edit".to_string()];
-        // 30 s against a 20 s gate: down to 15 s takes 15 s out. slow, medium and quicker
+        // 30 s against a 20 s gate: down to 15 s takes 15 s out. big, medium and quicker
         // (12.5 s) leave 17.5, so slow_edit goes too, last.
         let (out, secs) = slowest_to_leave_out(&r, 30.0, (20.0, 15.0), &keep).unwrap();
         assert_eq!(
             out,
             [
-                "t.py::slow",
+                "t.py::big",
                 "t.py::medium",
                 "t.py::quicker",
                 "t.py::slow_edit"
             ]
         );
         assert_eq!(secs, 21.5);
-        // 24 s: slow alone brings it to 16, medium to 12.
+        // 24 s: big alone brings it to 16, medium to 12.
         let (out, _) = slowest_to_leave_out(&r, 24.0, (20.0, 15.0), &keep).unwrap();
-        assert_eq!(out, ["t.py::slow", "t.py::medium"]);
+        assert_eq!(out, ["t.py::big", "t.py::medium"]);
         let (out, _) = slowest_to_leave_out(&r, 23.0, (20.0, 15.0), &keep).unwrap();
-        assert_eq!(out, ["t.py::slow"]);
+        assert_eq!(out, ["t.py::big"]);
         // Within the gate: nothing to do.
         assert_eq!(slowest_to_leave_out(&r, 19.0, (20.0, 15.0), &keep), None);
         // The listed tests cannot bring it down (the time is in collection, or in tests the
@@ -127,6 +148,30 @@ mod tests {
         assert!(slowest_to_leave_out(&killed, 25.0, (20.0, 15.0), &[]).is_some());
         killed.counts = None;
         assert_eq!(slowest_to_leave_out(&killed, 25.0, (20.0, 15.0), &[]), None);
+    }
+
+    #[test]
+    fn a_test_whose_id_begins_another_is_not_left_out() {
+        use Status::*;
+        let r = run(&[
+            ("t.py::test_align", 9.0, Passed),
+            ("t.py::test_align_exact", 0.5, Passed),
+            ("t.py::test_roll[1]", 6.0, Passed),
+            ("t.py::test_roll[10]", 0.2, Passed),
+            ("t.py::test_z", 5.0, Passed),
+        ]);
+        // 25 s against 20: test_align (9 s) would do alone, but leaving it out would leave
+        // out test_align_exact too; test_roll[1] and test_z (11 s) go instead.
+        let (out, secs) = slowest_to_leave_out(&r, 25.0, (20.0, 15.0), &[]).unwrap();
+        assert_eq!(out, ["t.py::test_roll[1]", "t.py::test_z"]);
+        assert_eq!(secs, 11.0);
+        assert_eq!(left_out_by_prefix(&r, &out), 0);
+        // Without it the file cannot be brought within: no trim.
+        assert_eq!(slowest_to_leave_out(&r, 40.0, (20.0, 15.0), &[]), None);
+        assert!(extended_by_another(&r, "t.py::test_align"));
+        assert!(!extended_by_another(&r, "t.py::test_align_exact"));
+        assert!(!extended_by_another(&r, "t.py::test_roll[1]"));
+        assert!(!extended_by_another(&r, "t.py::test_z"));
     }
 
     #[test]
