@@ -343,8 +343,9 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let held = RunLock::acquire(dir.path()).unwrap();
         let mut fds = [0; 2];
-        // SAFETY: a plain pipe; both ends are closed below or by the child's exit.
-        assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
+        // SAFETY: a pipe closed on exec (no command another test starts keeps it), both ends
+        // closed below.
+        assert_eq!(unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) }, 0);
         let (read_end, write_end) = (fds[0], fds[1]);
         let starter = std::thread::spawn(move || {
             let mut cmd = std::process::Command::new("true");
