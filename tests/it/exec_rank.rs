@@ -270,9 +270,11 @@ fn a_test_command_that_prints_no_test_result_is_named_not_read_as_no_passing_tes
         ),
         "{why}"
     );
-    // Its last line is unittest's verdict on running no test (`OK`; `NO TESTS RAN` from 3.12).
+    // Its last line is unittest's verdict on running no test, with the count before it (`Ran 0
+    // tests in 0.000s, OK`; `NO TESTS RAN` from 3.12).
     assert!(
-        why.ends_with(": OK") || why.contains("NO TESTS RAN"),
+        (why.contains(": Ran 0 tests in ") && why.ends_with("s, OK"))
+            || why.contains("NO TESTS RAN"),
         "{why}"
     );
     // The table says so, and what to check; a rerun takes every run from the cache.
