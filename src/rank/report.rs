@@ -120,11 +120,10 @@ fn exec_line(e: &crate::exec::gather::IssueExec) -> String {
         }
         for t in &e.trimmed_files {
             left_out.push(format!(
-                "the {} slowest test{} of {}{} ({:.0} of its {:.0} s at base, over {:.0} s)",
+                "the {} slowest test{} of {} ({:.0} of its {:.0} s at base, over {:.0} s)",
                 t.left_out.len(),
                 if t.left_out.len() == 1 { "" } else { "s" },
                 t.file,
-                t.also_by_prefix(),
                 t.left_out_seconds,
                 t.seconds,
                 t.gate
@@ -513,20 +512,10 @@ mod tests {
             gate: 20.0,
             left_out: vec!["t/test_a.py::slow".into(), "t/test_a.py::slower".into()],
             left_out_seconds: 17.6,
-            also_left_out: 0,
         }];
         let line = exec_line(&e);
         assert!(
             line.contains("t/test_b.py; the 2 slowest tests of t/test_a.py (18 of its 31 s at base, over 20 s));"),
-            "{line}"
-        );
-        // And the tests pytest's prefix match leaves out with them.
-        e.trimmed_files[0].also_left_out = 3;
-        let line = exec_line(&e);
-        assert!(
-            line.contains(
-                "the 2 slowest tests of t/test_a.py and 3 more whose ids begin with theirs (18 of"
-            ),
             "{line}"
         );
         e.trimmed_files.clear();

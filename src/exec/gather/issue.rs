@@ -10,7 +10,7 @@ use super::runs::{
     RunResult, Runner, What,
 };
 use super::trees::{after_files, build_commit, own_prints};
-use super::trim::{left_out_by_prefix, left_out_in, slowest_to_leave_out};
+use super::trim::{left_out_in, slowest_to_leave_out};
 use super::{
     IssueExec, NarrowedFile, Resolved, TrimmedFile, WrittenRecord, CODE_CHARS, CODE_LINES,
     MAX_AGENT_SCRIPTS, MAX_TEST_FILES, MAX_WRITTEN, OUTPUT_CHARS, OUTPUT_LINES, REPRO_FILE,
@@ -774,7 +774,6 @@ impl Progress {
         let Some(command) = plan.env.test_command_without(&file, ids, &left_out) else {
             return false;
         };
-        let also_left_out = left_out_by_prefix(run, &left_out);
         self.test_cmds[k].0 = command;
         self.out.trimmed_files.push(TrimmedFile {
             file,
@@ -783,7 +782,6 @@ impl Progress {
             gate,
             left_out,
             left_out_seconds,
-            also_left_out,
         });
         true
     }

@@ -420,21 +420,6 @@ pub struct TrimmedFile {
     /// edits last), and their seconds together at base.
     pub left_out: Vec<String>,
     pub left_out_seconds: f64,
-    /// Other tests left out with them: pytest's `--deselect` matches ids by prefix, so a
-    /// test whose id begins with a left-out test's id does not run either.
-    #[serde(default, skip_serializing_if = "is_zero")]
-    pub also_left_out: usize,
-}
-
-impl TrimmedFile {
-    /// ` and N more whose ids begin with theirs` when the prefix match left more out, else
-    /// nothing: for the phrases that say what a file ran without.
-    pub fn also_by_prefix(&self) -> String {
-        match self.also_left_out {
-            0 => String::new(),
-            n => format!(" and {n} more whose ids begin with theirs"),
-        }
-    }
 }
 
 /// A test file tried whole and narrowed to its tests naming the edits (see
@@ -483,12 +468,7 @@ impl IssueExec {
         });
         let trimmed = self.trimmed_files.iter().map(|t| {
             let n = t.left_out.len();
-            format!(
-                "{} ran without its {n} slowest {}{}",
-                t.file,
-                tests(n),
-                t.also_by_prefix()
-            )
+            format!("{} ran without its {n} slowest {}", t.file, tests(n))
         });
         let narrowed = self
             .narrowed_files

@@ -467,7 +467,6 @@ fn the_files_that_ran_in_part_for_time_are_said_for_a_prompt() {
         gate: 20.0,
         left_out: vec!["t/test_a.py::x".into()],
         left_out_seconds: 12.0,
-        also_left_out: 0,
     }];
     let narrowed = |file: &str, seconds| NarrowedFile {
         file: file.into(),
@@ -489,11 +488,6 @@ fn the_files_that_ran_in_part_for_time_are_said_for_a_prompt() {
             "t/test_b.py ran only its 3 tests naming the edited code",
             "t/test_c.py ran only its 3 tests naming the edited code",
         ]
-    );
-    e.trimmed_files[0].also_left_out = 2;
-    assert_eq!(
-        e.tests_in_part()[1],
-        "t/test_a.py ran without its 1 slowest test and 2 more whose ids begin with theirs"
     );
 }
 

@@ -67,21 +67,6 @@ fn extended_by_another(run: &TestRun, id: &str) -> bool {
         .is_some_and(|(next, _)| next.starts_with(id))
 }
 
-/// How many other tests of `run` a run without `left_out` leaves out as well: pytest's
-/// `--deselect` matches node ids by prefix, so leaving out `t.py::test_align` leaves out
-/// `t.py::test_align_exact` too. [`slowest_to_leave_out`] chooses no such test since the
-/// thirty-second session (29 more tests than the 295 left out of xarray-4493's
-/// `test_dataset.py` before); a test the run's output lost (its middle is cut past the kept
-/// bytes) can still be one.
-pub(super) fn left_out_by_prefix(run: &TestRun, left_out: &[String]) -> usize {
-    let out: std::collections::BTreeSet<&str> = left_out.iter().map(String::as_str).collect();
-    run.results
-        .keys()
-        .filter(|id| !out.contains(id.as_str()))
-        .filter(|id| left_out.iter().any(|l| id.starts_with(l.as_str())))
-        .count()
-}
-
 /// Whether a run without `left_out` did leave them out (an older pytest without
 /// `--deselect`, or an id it spells otherwise, runs them anyway) and some test passed.
 pub(super) fn left_out_in(run: &TestRun, left_out: &[String]) -> bool {
@@ -165,34 +150,16 @@ mod tests {
         let (out, secs) = slowest_to_leave_out(&r, 25.0, (20.0, 15.0), &[]).unwrap();
         assert_eq!(out, ["t.py::test_roll[1]", "t.py::test_z"]);
         assert_eq!(secs, 11.0);
-        assert_eq!(left_out_by_prefix(&r, &out), 0);
         // Without it the file cannot be brought within: no trim.
         assert_eq!(slowest_to_leave_out(&r, 40.0, (20.0, 15.0), &[]), None);
         assert!(extended_by_another(&r, "t.py::test_align"));
         assert!(!extended_by_another(&r, "t.py::test_align_exact"));
         assert!(!extended_by_another(&r, "t.py::test_roll[1]"));
         assert!(!extended_by_another(&r, "t.py::test_z"));
-    }
-
-    #[test]
-    fn a_test_whose_id_begins_with_a_left_out_one_is_left_out_too() {
-        use Status::*;
-        let r = run(&[
-            ("t.py::test_rename", 0.1, Passed),
-            ("t.py::test_rename_vars", 0.1, Passed),
-            ("t.py::test_rolling[1]", 0.1, Passed),
-            ("t.py::test_rolling[10]", 0.1, Passed),
-            ("t.py::TestA::test_x", 0.1, Passed),
-        ]);
-        let left = |ids: &[&str]| ids.iter().map(|s| s.to_string()).collect::<Vec<_>>();
-        assert_eq!(left_out_by_prefix(&r, &left(&["t.py::test_rename"])), 1);
-        // A parametrized id ends with its bracket: `[1]` is no prefix of `[10]`.
-        assert_eq!(left_out_by_prefix(&r, &left(&["t.py::test_rolling[1]"])), 0);
-        assert_eq!(
-            left_out_by_prefix(&r, &left(&["t.py::test_rename", "t.py::test_rename_vars"])),
-            0
-        );
-        assert_eq!(left_out_by_prefix(&r, &left(&["t.py::TestA"])), 1);
+        // A class's id begins its tests' ids.
+        let c = run(&[("t.py::TestA::test_x", 0.1, Passed)]);
+        assert!(extended_by_another(&c, "t.py::TestA"));
+        assert!(!extended_by_another(&c, "t.py::TestA::test_x"));
     }
 
     #[test]
