@@ -3,7 +3,7 @@
 
 use super::reading::{
     compared_runs, describe, imports_module, missing_extra, missing_package, only_name_errors,
-    repro_change, settle_repro, unimported_module, usable_agent_script, UNSTEADY,
+    repro_change, settle_repro, unimported_module, usable_agent_script, Quoted, UNSTEADY,
 };
 use super::runs::{
     absorb, absorb_base, pack, passes_within, run_all, test_hash_seed, tree_key, Budget, Results,
@@ -151,6 +151,9 @@ struct Plan<'a> {
     names: RepoNames,
     /// Top-level statements of the issue's reproduction (0 without one).
     statements: usize,
+    /// What tells code quoted from the library from a reproduction: which statements are
+    /// imports, and the names the code never binds.
+    quoted: Quoted,
     /// Files the candidates create at the repository's root (the agents' scratch).
     scratch: BTreeSet<&'a str>,
     /// Per candidate: its edits to the repository's tests, set aside.
@@ -318,6 +321,12 @@ fn plan<'a>(
     let issue_repro =
         repro::reproduction(&task.problem_statement, &names).filter(|r| r.statements > 0);
     let statements = issue_repro.as_ref().map_or(0, |r| r.statements);
+    let quoted = issue_repro
+        .as_ref()
+        .map_or_else(Quoted::default, |r| Quoted {
+            imports: r.import_statements.clone(),
+            unbound: r.unbound.clone(),
+        });
     let code = issue_repro.as_ref().map(|r| r.code.clone());
     let script = issue_repro.map(|r| repro::pinned_or_as_is(&r.script));
     out.reproduction = script.is_some();
@@ -431,6 +440,7 @@ fn plan<'a>(
         runner,
         names,
         statements,
+        quoted,
         scratch,
         aside,
         trees,
@@ -890,16 +900,18 @@ impl Progress {
         }
         // Code quoted from the library rather than a reproduction (flask-5063's
         // `app.register_blueprint(…)` with no `app`, requests-2317's `builtin_str(method)`):
-        // every statement raises `NameError` at base, so nothing of it runs with any candidate
-        // either.
+        // every statement but its imports raises `NameError` at base for a name the code
+        // never binds, so nothing of it runs with any candidate either.
         let base_repro = self.seen.repros.get(&0).and(self.first_repro.as_ref());
-        if let Some(msg) = base_repro.and_then(|b| only_name_errors(&b.output, plan.statements)) {
+        if let Some(msg) =
+            base_repro.and_then(|b| only_name_errors(&b.output, plan.statements, &plan.quoted))
+        {
             self.seen.repros.remove(&0);
             self.out.repro_output_unstable = false;
             self.out.repro_pinned = false;
             self.out.reproduction = false;
             self.out.repro_base = Some(format!(
-                "not used: every statement of it raises NameError at the base commit ({msg}): code quoted from the library, not a reproduction"
+                "not used: every statement of it but its imports raises NameError at the base commit ({msg}): code quoted from the library, not a reproduction"
             ));
         }
     }

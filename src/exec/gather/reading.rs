@@ -45,17 +45,35 @@ pub(super) fn missing_package(o: &ReproOutcome, names: &RepoNames) -> Option<Str
     })
 }
 
-/// When the reproduction's output reports each of its `statements` (1…n) raising `NameError`,
-/// the first one's message (`name 'app' is not defined`).
-pub(super) fn only_name_errors(output: &str, statements: usize) -> Option<String> {
+/// What tells code quoted from the library from a reproduction (see [`only_name_errors`]).
+#[derive(Debug, Clone, Default)]
+pub(super) struct Quoted {
+    /// The statements (1…n) that are imports.
+    pub imports: Vec<usize>,
+    /// Names the code uses but never binds or imports.
+    pub unbound: Vec<String>,
+}
+
+/// When the reproduction's output reports each of its `statements` (1…n) but its imports
+/// raising `NameError` for a name the code never binds, the first one's message (`name 'app'
+/// is not defined`). An import that runs proves nothing of the issue (flask-4992's `import
+/// os`, one `dei` added, ran before every statement after it raised `NameError` for `app`); a
+/// name the code binds, or one it never names, raised in the library's own code, and that
+/// may be the bug.
+pub(super) fn only_name_errors(output: &str, statements: usize, quoted: &Quoted) -> Option<String> {
     let mut raised = BTreeSet::new();
     let mut first = None;
     for (n, what) in raised_statements(output) {
         let msg = what.strip_prefix("NameError: ")?;
+        let name = msg.strip_prefix("name '")?.split('\'').next()?;
+        if !quoted.unbound.iter().any(|u| u == name) {
+            return None;
+        }
         raised.insert(n);
         first.get_or_insert_with(|| msg.to_string());
     }
-    (statements > 0 && raised.iter().copied().eq(1..=statements))
+    let rest = (1..=statements).filter(|n| !quoted.imports.contains(n));
+    (!raised.is_empty() && raised.iter().copied().eq(rest))
         .then_some(first)
         .flatten()
 }

@@ -2,7 +2,7 @@
 
 use super::reading::{
     describe, imports_module, missing_extra, missing_package, only_name_errors, repro_change,
-    settle_repro,
+    settle_repro, Quoted,
 };
 use super::runs::{
     absorb, absorb_base, compiled_first, how_it_ended, pack, passes_within, Budget, Results, Run,
@@ -33,29 +33,59 @@ fn at(n: usize, e: &str) -> ReproOutcome {
     )
 }
 
-/// Every statement raising `NameError` is library code quoted, not a reproduction; one
-/// statement that runs, or raises something else, keeps it.
+/// Every statement but the imports raising `NameError` for a name the code never binds is
+/// library code quoted, not a reproduction; one statement that runs, raises something else,
+/// or raises `NameError` for a name the code binds (the library's own) keeps it.
 #[test]
 fn code_whose_every_statement_raises_name_error_is_quoted_library_code() {
     let out = |lines: &[&str]| lines.iter().map(|l| format!("{l}\n")).collect::<String>();
+    let quoted = |imports: &[usize], unbound: &[&str]| Quoted {
+        imports: imports.to_vec(),
+        unbound: unbound.iter().map(|u| u.to_string()).collect(),
+    };
+    let app = quoted(&[], &["app"]);
     let both = out(&[
         "[dei-repro] statement 1 raised NameError: name 'app' is not defined",
         "[dei-repro] statement 2 raised NameError: name 'app' is not defined",
         "[dei-repro] first exception: NameError",
     ]);
     assert_eq!(
-        only_name_errors(&both, 2).as_deref(),
+        only_name_errors(&both, 2, &app).as_deref(),
         Some("name 'app' is not defined")
     );
     // A third statement ran.
-    assert_eq!(only_name_errors(&both, 3), None);
+    assert_eq!(only_name_errors(&both, 3, &app), None);
+    // ... unless it is an import (flask-4992: `import os`, which dei adds, then `app.…`).
+    let after_import = out(&[
+        "[dei-repro] statement 2 raised NameError: name 'app' is not defined",
+        "[dei-repro] statement 3 raised NameError: name 'app' is not defined",
+        "[dei-repro] first exception: NameError",
+    ]);
+    assert_eq!(
+        only_name_errors(&after_import, 3, &quoted(&[1], &["app"])).as_deref(),
+        Some("name 'app' is not defined")
+    );
+    assert_eq!(only_name_errors(&after_import, 3, &app), None);
+    // Only imports ran, nothing raised: nothing to say.
+    assert_eq!(
+        only_name_errors("[dei-repro] no exception\n", 1, &quoted(&[1], &[])),
+        None
+    );
+    // A name the code binds (or never names) raised in the library: that may be the bug.
+    assert_eq!(
+        only_name_errors(&after_import, 3, &quoted(&[1], &["other"])),
+        None
+    );
     let other = out(&[
         "[dei-repro] statement 1 raised NameError: name 'x' is not defined",
         "[dei-repro] statement 2 raised ValueError: bad",
     ]);
-    assert_eq!(only_name_errors(&other, 2), None);
-    assert_eq!(only_name_errors("", 0), None);
-    assert_eq!(only_name_errors("[dei-repro] no exception\n", 1), None);
+    assert_eq!(only_name_errors(&other, 2, &quoted(&[], &["x"])), None);
+    assert_eq!(only_name_errors("", 0, &app), None);
+    assert_eq!(
+        only_name_errors("[dei-repro] no exception\n", 1, &app),
+        None
+    );
 }
 
 /// The reproduction's two base runs: the same → kept whole; printing differently but

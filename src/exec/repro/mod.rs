@@ -30,7 +30,7 @@ pub use project::{
     sphinx_project, ProjectFiles,
 };
 pub use script::{is_pinned, pinned, pinned_or_as_is};
-use script::{wrap, Drawn};
+use script::{wrap, Drawn, Wrapped};
 use std::collections::BTreeSet;
 pub use text::{block_code, blocks, issue_code, loose_code, Block, Source};
 use text::{inline_expressions, issue_parts, joined, Part};
@@ -87,6 +87,12 @@ pub struct Reproduction {
     /// Top-level statements the script runs (1 for a tool run over the issue's project: a
     /// Sphinx build, a pylint command).
     pub statements: usize,
+    /// Which of those statements (1…n) are imports, the ones added for names the issue
+    /// implies among them.
+    pub import_statements: Vec<usize>,
+    /// Names the code uses but never binds or imports (none after a star import): a
+    /// `NameError` for one of them is the code's own, not the library's.
+    pub unbound: Vec<String>,
     /// Where the code came from (kind, issue line), in order.
     pub sources: Vec<(Source, usize)>,
     /// Imports added for names the issue uses but never imports.
@@ -115,6 +121,8 @@ pub fn reproduction(issue: &str, names: &RepoNames) -> Option<Reproduction> {
                 script,
                 code,
                 statements: 1,
+                import_statements: Vec::new(),
+                unbound: Vec::new(),
                 sources: vec![(Source::Fenced, line)],
                 imports_added: Vec::new(),
             })
@@ -216,7 +224,7 @@ pub fn reproduction(issue: &str, names: &RepoNames) -> Option<Reproduction> {
     } else {
         Drawn::Repr
     };
-    let (script, statements) = wrap(
+    let wrapped = wrap(
         &code,
         (test_files <= 1).then_some(&flags[..]),
         &cell_ends,
@@ -228,10 +236,17 @@ pub fn reproduction(issue: &str, names: &RepoNames) -> Option<Reproduction> {
         .iter()
         .map(|(n, t)| format!("# {n} (written before the code runs)\n{t}"))
         .collect();
+    let unbound = unbound_names(&code)
+        .into_iter()
+        .filter(|(_, after_star)| !after_star)
+        .map(|(name, _)| name)
+        .collect();
     Some(Reproduction {
-        script,
+        script: wrapped.script,
         code: shown + &code,
-        statements,
+        statements: wrapped.statements,
+        import_statements: wrapped.imports,
+        unbound,
         sources,
         imports_added: imports,
     })
@@ -276,7 +291,7 @@ pub fn agent_scripts(
             {
                 continue;
             }
-            let Some((script, _)) = wrap(code, Some(&[]), &[], Drawn::Repr, "") else {
+            let Some(Wrapped { script, .. }) = wrap(code, Some(&[]), &[], Drawn::Repr, "") else {
                 continue;
             };
             found.push((

@@ -619,7 +619,7 @@ fn bind_targets(n: tree_sitter::Node, code: &str, bound: &mut BTreeSet<String>) 
             bound.insert(code[n.start_byte()..n.end_byte()].to_string());
         }
         "pattern_list" | "tuple_pattern" | "list_pattern" | "list_splat_pattern" | "tuple"
-        | "list" | "expression_list" => {
+        | "list" | "expression_list" | "as_pattern_target" => {
             let mut c = n.walk();
             for k in n.named_children(&mut c) {
                 bind_targets(k, code, bound);

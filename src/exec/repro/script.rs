@@ -165,13 +165,14 @@ pub(super) fn wrap(
     cell_ends: &[usize],
     drawn: Drawn,
     prologue: &str,
-) -> Option<(String, usize)> {
+) -> Option<Wrapped> {
     let tree = python::parse(code)?;
     let root = tree.root_node();
     let flags = pytest.filter(|_| defines_tests(root, code));
     let mut head = String::new();
     let mut body = String::new();
     let mut n = 0;
+    let mut imports = Vec::new();
     let mut displays = false;
     let mut c = root.walk();
     let nodes: Vec<_> = root
@@ -186,6 +187,9 @@ pub(super) fn wrap(
             continue;
         }
         n += 1;
+        if matches!(node.kind(), "import_statement" | "import_from_statement") {
+            imports.push(n);
+        }
         let stmt = if node.kind() == "expression_statement"
             && !node.named_child(0).is_some_and(|x| {
                 matches!(
@@ -261,7 +265,20 @@ pub(super) fn wrap(
         Drawn::Latex => drawing("latex", "_dei_latex(value)"),
     };
     let script = format!("{head}{prelude}{drawing}{display}{prologue}\n{body}{tail}");
-    Some((script, n))
+    Some(Wrapped {
+        script,
+        statements: n,
+        imports,
+    })
+}
+
+/// A script [`wrap`] made: the script, how many top-level statements it runs (numbered 1…n
+/// in the `[dei-repro] statement n raised …` lines it prints), and which of them are imports.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) struct Wrapped {
+    pub script: String,
+    pub statements: usize,
+    pub imports: Vec<usize>,
 }
 
 fn has_multiline_string(node: tree_sitter::Node) -> bool {

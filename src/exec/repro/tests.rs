@@ -198,7 +198,11 @@ fn an_issues_test_file_runs_with_pytest_and_two_named_ones_as_a_project() {
 #[test]
 fn code_that_defines_tests_runs_them_with_pytest() {
     let test = "import pytest\n\n@pytest.mark.skip\ndef test_skip_location():\n    assert 0\n";
-    let (script, n) = wrap(
+    let Wrapped {
+        script,
+        statements: n,
+        imports,
+    } = wrap(
         test,
         Some(&["--runxfail".to_string()]),
         &[],
@@ -207,6 +211,7 @@ fn code_that_defines_tests_runs_them_with_pytest() {
     )
     .unwrap();
     assert_eq!(n, 2);
+    assert_eq!(imports, [1]);
     assert!(script.contains("if __name__ == \"__main__\":"), "{script}");
     assert!(
         script.contains("_dei_pytest.main([__file__, \"--rootdir\", _dei_os.getcwd(), \"-c\", \"/dev/null\", \"-p\", \"no:cacheprovider\", \"-rfEsxX\", \"--runxfail\"])"),
@@ -216,7 +221,7 @@ fn code_that_defines_tests_runs_them_with_pytest() {
         "class TestIt:\n    def test_a(self):\n        pass\n",
         "async def test_a():\n    pass\n",
     ] {
-        let (script, _) = wrap(code, Some(&[]), &[], Drawn::Repr, "").unwrap();
+        let script = wrap(code, Some(&[]), &[], Drawn::Repr, "").unwrap().script;
         assert!(script.contains("_dei_pytest.main"), "{code}");
     }
     // Code that defines no test, or only calls one, runs as a script.
@@ -225,7 +230,7 @@ fn code_that_defines_tests_runs_them_with_pytest() {
         "test_it()\n",
         "testing = 1\n",
     ] {
-        let (script, _) = wrap(code, Some(&[]), &[], Drawn::Repr, "").unwrap();
+        let script = wrap(code, Some(&[]), &[], Drawn::Repr, "").unwrap().script;
         assert!(!script.contains("pytest"), "{code}");
         assert!(
             script.ends_with("_dei_sys.exit(1 if _dei_first else 0)\n"),
@@ -1214,4 +1219,23 @@ fn the_file_the_issue_types_in_is_written_before_its_code_reads_it() {
         "{}",
         String::from_utf8_lossy(&out.stdout)
     );
+}
+
+/// The reproduction says which statements are imports (those `dei` adds among them) and which
+/// names the code never binds: what tells a library excerpt (flask-4992's `app.config…` with
+/// no `app`) from a reproduction once it has run.
+#[test]
+fn a_reproduction_names_its_imports_and_the_names_it_never_binds() {
+    let issue = "```python\napp.config.from_file(\"config.toml\", tomllib.load)\n```\n\n```python\nwith open(os.path.join(app.config.root_path, \"c.toml\"), \"rb\") as file:\n    conf = symbols(file.read())\n```\n";
+    let r = reproduction(issue, &names()).unwrap();
+    assert_eq!(r.imports_added, ["import os", "from sympy import symbols"]);
+    assert_eq!(r.statements, 4);
+    assert_eq!(r.import_statements, [1, 2]);
+    // `file` and `conf` are bound; `os` and `symbols` imported.
+    assert_eq!(r.unbound, ["app", "tomllib"]);
+    // After a star import a name may come from it: not counted as the code's own.
+    let star = "```python\nfrom sympy import *\nfoo(1)\n```\n";
+    let r = reproduction(star, &names()).unwrap();
+    assert_eq!(r.import_statements, [1]);
+    assert!(r.unbound.is_empty(), "{:?}", r.unbound);
 }
