@@ -40,6 +40,23 @@ pub(super) fn data_files(issue: &str, code: &str) -> Vec<(String, String)> {
 /// runs, folders as needed; a file the tree already has is left as it is (the issue's
 /// `setup.cfg` never replaces the repository's). Empty without files.
 pub(super) fn writer(files: &[(String, String)]) -> String {
+    files_writer(
+        "Files the issue shows its code reading, written as it shows them.",
+        files,
+    )
+}
+
+/// [`writer`] for the files an agent's script reads that its own candidate creates beside it
+/// (SWE-agent's `replicate_issue.py` loading its `config.toml`): every tree's run of the
+/// script starts with them, so only the code under it differs.
+pub(super) fn companion_writer(files: &[(String, String)]) -> String {
+    files_writer(
+        "Files the script reads, written as its author's candidate creates them.",
+        files,
+    )
+}
+
+fn files_writer(comment: &str, files: &[(String, String)]) -> String {
     if files.is_empty() {
         return String::new();
     }
@@ -48,7 +65,7 @@ pub(super) fn writer(files: &[(String, String)]) -> String {
         .map(|(n, t)| format!("    ({}, {}),\n", py_literal(n), py_literal(t)))
         .collect();
     format!(
-        r#"# Files the issue shows its code reading, written as it shows them.
+        r#"# {comment}
 for _dei_name, _dei_text in [
 {list}]:
     if not _dei_os.path.exists(_dei_name):
@@ -61,7 +78,7 @@ for _dei_name, _dei_text in [
 }
 
 /// Whether `code` holds `name` as a whole string literal (`'test.qdp'`, `"test.qdp"`).
-fn names_literal(code: &str, name: &str) -> bool {
+pub(super) fn names_literal(code: &str, name: &str) -> bool {
     ['\'', '"']
         .iter()
         .any(|q| code.contains(&format!("{q}{name}{q}")))

@@ -20,7 +20,7 @@ mod text;
 
 use crate::localize::search::FileIndex;
 use crate::syntax::python;
-use data::{data_files, writer};
+use data::{companion_writer, data_files, names_literal, writer};
 pub use expected::{count_shown, expected_outputs, unshown_at_base};
 pub use names::{implied_imports, RepoNames};
 use names::{imports_for, unbound_names};
@@ -272,7 +272,8 @@ const SCRIPT_WORDS: [&str; 4] = ["reproduc", "replicat", "bug", "issue"];
 /// repository's root (absent at the base commit) whose names say they reproduce something.
 /// In order: scripts before `test_*` files (those define tests, which run only where the
 /// environment has pytest), then by agent and path; a script several candidates write comes
-/// once, under the first.
+/// once, under the first. A file the script names (`'config.toml'`) that its own candidate
+/// creates at the root is written before it runs.
 pub fn agent_scripts(
     cands: &[(&str, &crate::model::PatchView)],
     repo: &FileIndex,
@@ -291,7 +292,18 @@ pub fn agent_scripts(
             {
                 continue;
             }
-            let Some(Wrapped { script, .. }) = wrap(code, Some(&[]), &[], Drawn::Repr, "") else {
+            // The files the script names that its own candidate creates beside it, which no
+            // tree's run would have otherwise (the agents' scratch is left out of every tree).
+            let companions: Vec<(String, String)> = view
+                .files
+                .iter()
+                .filter(|c| c.path != f.path && !c.path.contains('/') && c.before.is_none())
+                .filter(|c| repo.get(&c.path).is_none() && names_literal(code, &c.path))
+                .filter_map(|c| Some((c.path.clone(), c.after.clone()?)))
+                .collect();
+            let prologue = companion_writer(&companions);
+            let Some(Wrapped { script, .. }) = wrap(code, Some(&[]), &[], Drawn::Repr, &prologue)
+            else {
                 continue;
             };
             found.push((

@@ -321,6 +321,33 @@ fn agent_scripts_are_new_root_files_named_like_reproductions() {
     let s = &agent_scripts(&[("c", &c)], &repo)[0];
     assert!(s.script.contains("_dei_show(print(5))") || s.script.contains("print(5)"));
     assert!(s.script.contains(REPRO_MARK));
+
+    // The files a script names that its own candidate creates at the root (SWE-agent's
+    // `config.toml` beside `replicate_issue.py`) are written before it runs, in every tree;
+    // a file it does not name, one in a folder, and the repository's own are not.
+    let loads = "import tomllib\nprint(tomllib.load(open('config.toml', 'rb')), 'isympy.py', \"notes.txt\")\n";
+    let d = view(vec![
+        file("replicate_issue.py", None, loads),
+        file("config.toml", None, "a = 1\n"),
+        file("other.toml", None, "b = 2\n"),
+        file("notes.txt", None, "seen\n"),
+        file("isympy.py", Some("x = 1\n"), "x = 2\n"),
+    ]);
+    let s = &agent_scripts(&[("d", &d)], &repo)[0];
+    assert!(
+        s.script.contains(
+            "    (\"config.toml\", \"a = 1\\n\"),\n    (\"notes.txt\", \"seen\\n\"),\n]:"
+        ),
+        "{}",
+        s.script
+    );
+    assert!(!s.script.contains("other.toml") && !s.script.contains("x = 2"));
+    // It writes them before the script's first statement.
+    assert!(s.script.find("config.toml") < s.script.find("_dei_fail(1"));
+    // Without such a file, nothing is written.
+    assert!(!agent_scripts(&[("c", &c)], &repo)[0]
+        .script
+        .contains("Files the script reads"));
 }
 
 #[test]
