@@ -312,7 +312,12 @@ pub fn agent_scripts(
                     agent: agent.to_string(),
                     path: f.path.clone(),
                     script,
-                    code: code.clone(),
+                    // Shown as the code is: the files it reads first.
+                    code: companions
+                        .iter()
+                        .map(|(n, t)| format!("# {n} (written before the script runs)\n{t}"))
+                        .chain([code.clone()])
+                        .collect(),
                 },
             ));
         }

@@ -342,6 +342,14 @@ fn agent_scripts_are_new_root_files_named_like_reproductions() {
         s.script
     );
     assert!(!s.script.contains("other.toml") && !s.script.contains("x = 2"));
+    // Its code, as shown, lists them first.
+    assert!(
+        s.code
+            .starts_with("# config.toml (written before the script runs)\na = 1\n# notes.txt"),
+        "{}",
+        s.code
+    );
+    assert!(s.code.ends_with(loads));
     // It writes them before the script's first statement.
     assert!(s.script.find("config.toml") < s.script.find("_dei_fail(1"));
     // Without such a file, nothing is written.
