@@ -149,10 +149,8 @@ struct Plan<'a> {
     env: Env,
     runner: Runner<'a>,
     names: RepoNames,
-    /// Top-level statements of the issue's reproduction (0 without one).
-    statements: usize,
-    /// What tells code quoted from the library from a reproduction: which statements are
-    /// imports, and the names the code never binds.
+    /// What tells code quoted from the library from the issue's reproduction: its top-level
+    /// statements (none without one), which of them are imports, and the names it never binds.
     quoted: Quoted,
     /// Files the candidates create at the repository's root (the agents' scratch).
     scratch: BTreeSet<&'a str>,
@@ -320,10 +318,10 @@ fn plan<'a>(
     // stands in: see [`Progress::agent_scripts`].
     let issue_repro =
         repro::reproduction(&task.problem_statement, &names).filter(|r| r.statements > 0);
-    let statements = issue_repro.as_ref().map_or(0, |r| r.statements);
     let quoted = issue_repro
         .as_ref()
         .map_or_else(Quoted::default, |r| Quoted {
+            statements: r.statements,
             imports: r.import_statements.clone(),
             unbound: r.unbound.clone(),
         });
@@ -439,7 +437,6 @@ fn plan<'a>(
         env,
         runner,
         names,
-        statements,
         quoted,
         scratch,
         aside,
@@ -903,9 +900,7 @@ impl Progress {
         // every statement but its imports raises `NameError` at base for a name the code
         // never binds, so nothing of it runs with any candidate either.
         let base_repro = self.seen.repros.get(&0).and(self.first_repro.as_ref());
-        if let Some(msg) =
-            base_repro.and_then(|b| only_name_errors(&b.output, plan.statements, &plan.quoted))
-        {
+        if let Some(msg) = base_repro.and_then(|b| only_name_errors(&b.output, &plan.quoted)) {
             self.seen.repros.remove(&0);
             self.out.repro_output_unstable = false;
             self.out.repro_pinned = false;

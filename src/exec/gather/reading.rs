@@ -48,19 +48,21 @@ pub(super) fn missing_package(o: &ReproOutcome, names: &RepoNames) -> Option<Str
 /// What tells code quoted from the library from a reproduction (see [`only_name_errors`]).
 #[derive(Debug, Clone, Default)]
 pub(super) struct Quoted {
-    /// The statements (1…n) that are imports.
+    /// Top-level statements of the code (numbered 1…n in its output).
+    pub statements: usize,
+    /// The statements that are imports.
     pub imports: Vec<usize>,
     /// Names the code uses but never binds or imports.
     pub unbound: Vec<String>,
 }
 
-/// When the reproduction's output reports each of its `statements` (1…n) but its imports
+/// When the reproduction's output reports each of its statements (1…n) but its imports
 /// raising `NameError` for a name the code never binds, the first one's message (`name 'app'
 /// is not defined`). An import that runs proves nothing of the issue (flask-4992's `import
 /// os`, one `dei` added, ran before every statement after it raised `NameError` for `app`); a
 /// name the code binds, or one it never names, raised in the library's own code, and that
 /// may be the bug.
-pub(super) fn only_name_errors(output: &str, statements: usize, quoted: &Quoted) -> Option<String> {
+pub(super) fn only_name_errors(output: &str, quoted: &Quoted) -> Option<String> {
     let mut raised = BTreeSet::new();
     let mut first = None;
     for (n, what) in raised_statements(output) {
@@ -72,7 +74,7 @@ pub(super) fn only_name_errors(output: &str, statements: usize, quoted: &Quoted)
         raised.insert(n);
         first.get_or_insert_with(|| msg.to_string());
     }
-    let rest = (1..=statements).filter(|n| !quoted.imports.contains(n));
+    let rest = (1..=quoted.statements).filter(|n| !quoted.imports.contains(n));
     (!raised.is_empty() && raised.iter().copied().eq(rest))
         .then_some(first)
         .flatten()

@@ -39,22 +39,23 @@ fn at(n: usize, e: &str) -> ReproOutcome {
 #[test]
 fn code_whose_every_statement_raises_name_error_is_quoted_library_code() {
     let out = |lines: &[&str]| lines.iter().map(|l| format!("{l}\n")).collect::<String>();
-    let quoted = |imports: &[usize], unbound: &[&str]| Quoted {
+    let quoted = |statements: usize, imports: &[usize], unbound: &[&str]| Quoted {
+        statements,
         imports: imports.to_vec(),
         unbound: unbound.iter().map(|u| u.to_string()).collect(),
     };
-    let app = quoted(&[], &["app"]);
+    let app = |n| quoted(n, &[], &["app"]);
     let both = out(&[
         "[dei-repro] statement 1 raised NameError: name 'app' is not defined",
         "[dei-repro] statement 2 raised NameError: name 'app' is not defined",
         "[dei-repro] first exception: NameError",
     ]);
     assert_eq!(
-        only_name_errors(&both, 2, &app).as_deref(),
+        only_name_errors(&both, &app(2)).as_deref(),
         Some("name 'app' is not defined")
     );
     // A third statement ran.
-    assert_eq!(only_name_errors(&both, 3, &app), None);
+    assert_eq!(only_name_errors(&both, &app(3)), None);
     // ... unless it is an import (flask-4992: `import os`, which dei adds, then `app.…`).
     let after_import = out(&[
         "[dei-repro] statement 2 raised NameError: name 'app' is not defined",
@@ -62,28 +63,28 @@ fn code_whose_every_statement_raises_name_error_is_quoted_library_code() {
         "[dei-repro] first exception: NameError",
     ]);
     assert_eq!(
-        only_name_errors(&after_import, 3, &quoted(&[1], &["app"])).as_deref(),
+        only_name_errors(&after_import, &quoted(3, &[1], &["app"])).as_deref(),
         Some("name 'app' is not defined")
     );
-    assert_eq!(only_name_errors(&after_import, 3, &app), None);
+    assert_eq!(only_name_errors(&after_import, &app(3)), None);
     // Only imports ran, nothing raised: nothing to say.
     assert_eq!(
-        only_name_errors("[dei-repro] no exception\n", 1, &quoted(&[1], &[])),
+        only_name_errors("[dei-repro] no exception\n", &quoted(1, &[1], &[])),
         None
     );
     // A name the code binds (or never names) raised in the library: that may be the bug.
     assert_eq!(
-        only_name_errors(&after_import, 3, &quoted(&[1], &["other"])),
+        only_name_errors(&after_import, &quoted(3, &[1], &["other"])),
         None
     );
     let other = out(&[
         "[dei-repro] statement 1 raised NameError: name 'x' is not defined",
         "[dei-repro] statement 2 raised ValueError: bad",
     ]);
-    assert_eq!(only_name_errors(&other, 2, &quoted(&[], &["x"])), None);
-    assert_eq!(only_name_errors("", 0, &app), None);
+    assert_eq!(only_name_errors(&other, &quoted(2, &[], &["x"])), None);
+    assert_eq!(only_name_errors("", &app(0)), None);
     assert_eq!(
-        only_name_errors("[dei-repro] no exception\n", 1, &app),
+        only_name_errors("[dei-repro] no exception\n", &app(1)),
         None
     );
 }

@@ -77,6 +77,15 @@ for _dei_name, _dei_text in [
     )
 }
 
+/// `files` as the code they come before is shown: each under a `# name (written before the
+/// {what} runs)` line.
+pub(super) fn shown_before(files: &[(String, String)], what: &str) -> String {
+    files
+        .iter()
+        .map(|(n, t)| format!("# {n} (written before the {what} runs)\n{t}"))
+        .collect()
+}
+
 /// Whether `code` holds `name` as a whole string literal (`'test.qdp'`, `"test.qdp"`).
 pub(super) fn names_literal(code: &str, name: &str) -> bool {
     ['\'', '"']

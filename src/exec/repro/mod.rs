@@ -20,7 +20,7 @@ mod text;
 
 use crate::localize::search::FileIndex;
 use crate::syntax::python;
-use data::{companion_writer, data_files, names_literal, writer};
+use data::{companion_writer, data_files, names_literal, shown_before, writer};
 pub use expected::{count_shown, expected_outputs, unshown_at_base};
 pub use names::{implied_imports, RepoNames};
 use names::{imports_for, unbound_names};
@@ -232,10 +232,7 @@ pub fn reproduction(issue: &str, names: &RepoNames) -> Option<Reproduction> {
         &writer(&files),
     )?;
     // The files it reads come first in the code shown, as a project's files do.
-    let shown: String = files
-        .iter()
-        .map(|(n, t)| format!("# {n} (written before the code runs)\n{t}"))
-        .collect();
+    let shown = shown_before(&files, "code");
     let unbound = unbound_names(&code)
         .into_iter()
         .filter(|(_, after_star)| !after_star)
@@ -313,11 +310,7 @@ pub fn agent_scripts(
                     path: f.path.clone(),
                     script,
                     // Shown as the issue's code is: the files it reads first.
-                    code: companions
-                        .iter()
-                        .map(|(n, t)| format!("# {n} (written before the script runs)\n{t}"))
-                        .chain([code.clone()])
-                        .collect(),
+                    code: shown_before(&companions, "script") + code,
                 },
             ));
         }
