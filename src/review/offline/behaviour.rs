@@ -312,10 +312,10 @@ pub fn parts(members: &[Member], i: usize, w: &ExecWeights) -> Vec<Part> {
             // Agreeing to leave the reported behaviour as it is votes for no fix.
             let broken = me.repro == Some(ReproChange::Broken)
                 || matches!(me.model_test, Some(ModelTest::Other | ModelTest::Timeout));
-            let idle = broken
-                || (me.repro.is_some_and(ReproChange::unchanged) && other_changes)
-                || (me.model_test == Some(ModelTest::Reproduced) && other_resolves)
-                || (failed > 0 && passed == 0);
+            let unchanged = (me.repro.is_some_and(ReproChange::unchanged) && other_changes)
+                || (me.model_test == Some(ModelTest::Reproduced) && other_resolves);
+            let fails_written = failed > 0 && passed == 0;
+            let idle = broken || unchanged || fails_written;
             // A committee of one family (an agent's runs only): its runs are the voters.
             let one_family = members
                 .iter()
@@ -336,9 +336,13 @@ pub fn parts(members: &[Member], i: usize, w: &ExecWeights) -> Vec<Part> {
                 _ if idle && broken => {
                     "agrees with others only in breaking the issue's code".to_string()
                 }
-                _ if idle => {
+                _ if idle && unchanged => {
                     "agrees with others only in changing nothing the issue shows".to_string()
                 }
+                // It may change what the issue shows; failing what another family's fix passes
+                // is what withholds the vote.
+                _ if idle => "agrees with others only in failing the tests another agent wrote"
+                    .to_string(),
                 (0, 0) => "behaves unlike every other candidate".to_string(),
                 (0, _) => "behaves like other runs of its own agent family only".to_string(),
                 (n, _) => format!(
@@ -547,6 +551,9 @@ mod tests {
         assert_eq!(written_value(&parts(&ms, 2, &W)), -1.0);
         // Failing it while others pass is no vote for z's class; y agrees with x's family.
         assert_eq!(value(&parts(&ms, 2, &W), AGREEMENT), 0.0);
+        assert!(parts(&ms, 2, &W)
+            .iter()
+            .any(|p| p.note == "agrees with others only in failing the tests another agent wrote"));
         assert!(value(&parts(&ms, 1, &W), AGREEMENT) > 0.0);
         // Two families' tests: passing one of two is their mean.
         let bs = vec![
@@ -562,6 +569,35 @@ mod tests {
         let none = vec![w(&[("x", false)], 0), w(&[("x", false)], 0)];
         let ms = members(&["x", "y"], &none);
         assert!(parts(&ms, 1, &W).is_empty());
+    }
+
+    #[test]
+    fn a_fix_that_fails_another_familys_test_is_not_said_to_change_nothing() {
+        // y and z both change what the issue shows; z fails the test x wrote, which y passes.
+        let c = Some(ReproChange::Changed);
+        let bs = vec![
+            Behaviour {
+                written: [("x".to_string(), true)].into_iter().collect(),
+                ..b(&[], c, 0)
+            },
+            Behaviour {
+                written: [("x".to_string(), true)].into_iter().collect(),
+                ..b(&[], c, 0)
+            },
+            Behaviour {
+                written: [("x".to_string(), false)].into_iter().collect(),
+                ..b(&[], c, 1)
+            },
+        ];
+        let ms = members(&["x", "y", "z"], &bs);
+        let z = parts(&ms, 2, &W);
+        assert_eq!(value(&z, AGREEMENT), 0.0);
+        let note = &z.iter().find(|p| p.name == AGREEMENT).expect("a part").note;
+        assert!(
+            note.contains("failing the tests another agent wrote"),
+            "{note}"
+        );
+        assert!(!note.contains("changing nothing"), "{note}");
     }
 
     #[test]
