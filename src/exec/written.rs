@@ -15,7 +15,8 @@ use std::collections::BTreeSet;
 #[derive(Debug, Clone, PartialEq)]
 pub struct WrittenTests {
     pub agent: String,
-    /// The agent's family (its tests are not evidence about its own family's candidates).
+    /// The agent's family (one set per family; the set is no evidence about its author's own
+    /// candidate, see `Behaviour::wrote_tests`).
     pub family: String,
     /// The candidate's versions of the test files holding them, put over any tree they run in.
     pub files: Vec<TreeFile>,

@@ -104,6 +104,11 @@ pub struct Behaviour {
     /// agent family that wrote them: whether this candidate passes every one of them.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub written: BTreeMap<String, bool>,
+    /// This candidate wrote its family's set in `written` (the set is its own tests, written to
+    /// pass its own fix, so it says nothing about this candidate; it still says something about
+    /// the family's other runs, whose fixes were not written against it).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub wrote_tests: bool,
     /// The repository's test files the candidate edits, set aside: its tests ran as they were at
     /// the base commit (a rewritten assertion does not hide a break).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

@@ -163,11 +163,11 @@ pub fn exec_views(bundle: &IssueBundle) -> Vec<Option<ExecView>> {
                     .len(),
                 None => 0,
             };
-            // Tests other families wrote (a family's own say nothing about its candidates).
+            // Tests other candidates wrote (its own say nothing about it).
             let others: Vec<bool> = b
                 .written
                 .iter()
-                .filter(|(f, _)| **f != family)
+                .filter(|(f, _)| !(b.wrote_tests && **f == family))
                 .map(|(_, &ok)| ok)
                 .collect();
             Some(ExecView {

@@ -46,6 +46,7 @@ fn behaviour(broken: &[&str], repro: ReproChange, class: usize) -> Behaviour {
         repro: Some(repro),
         model_test: None,
         written: Default::default(),
+        wrote_tests: false,
         tests_set_aside: Vec::new(),
         class: Some(class),
         repro_end: None,

@@ -17,10 +17,10 @@
 //!   it, and when it ends in other issues or the time limit (like a broken reproduction).
 //! - **tests other agents wrote** (the test functions a candidate adds to the repository's
 //!   test files, kept when they fail twice at the base commit; one set per agent family): over
-//!   the sets of the *other* families that some other candidate passes, or that this one does,
-//!   the mean of `exec_repro_changed` for each it passes and `exec_repro_same` for each it
-//!   fails. A family's own tests say nothing about its own candidates (they were written to
-//!   pass).
+//!   the sets that some other candidate passes, or that this one does, the mean of
+//!   `exec_repro_changed` for each it passes and `exec_repro_same` for each it fails. A
+//!   candidate's own tests say nothing about it (they were written to pass it); they do about
+//!   the other runs of its family, whose fixes were not written against them.
 //! - **behaviour agreement**: `exec_agreement · s/(1+s)` with `s` the number of other agent
 //!   families whose candidates behave identically on everything that ran (its own family's
 //!   further candidates count `same_family`; in a committee of one family, each other run
@@ -248,7 +248,7 @@ pub fn parts(members: &[Member], i: usize, w: &ExecWeights) -> Vec<Part> {
     // (or this one does) tell fixes apart.
     let (mut passed, mut failed) = (0usize, 0usize);
     for (family, &ok) in &me.written {
-        if family == members[i].family {
+        if me.wrote_tests && family == members[i].family {
             continue;
         }
         if ok {
@@ -380,6 +380,7 @@ mod tests {
             repro,
             model_test: None,
             written: Default::default(),
+            wrote_tests: false,
             tests_set_aside: Vec::new(),
             class: Some(class),
             repro_end: None,
@@ -534,19 +535,29 @@ mod tests {
             .sum()
     }
 
+    fn author(mut b: Behaviour) -> Behaviour {
+        b.wrote_tests = true;
+        b
+    }
+
     #[test]
-    fn tests_an_agent_wrote_count_for_the_other_families_only() {
+    fn tests_an_agent_wrote_count_for_every_candidate_but_their_author() {
         // x wrote the test and passes it; y passes it, z does not; x2 is x's other run.
         let bs = vec![
-            w(&[("x", true)], 0),
+            author(w(&[("x", true)], 0)),
             w(&[("x", true)], 0),
             w(&[("x", false)], 1),
             w(&[("x", true)], 0),
         ];
         let ms = members(&["x", "y", "z", "x"], &bs);
-        // Its own family's test says nothing about x (its fix was written to pass it).
+        // Its own test says nothing about x (its fix was written to pass it); x's other run
+        // was not written against it, and passing it counts as it does for y.
         assert_eq!(written_value(&parts(&ms, 0, &W)), 0.0);
-        assert_eq!(written_value(&parts(&ms, 3, &W)), 0.0);
+        assert_eq!(written_value(&parts(&ms, 3, &W)), 1.0);
+        // x's other run failing it, where x passes it, counts against it.
+        let bs = vec![author(w(&[("x", true)], 0)), w(&[("x", false)], 1)];
+        let ms2 = members(&["x", "x"], &bs);
+        assert_eq!(written_value(&parts(&ms2, 1, &W)), -1.0);
         assert_eq!(written_value(&parts(&ms, 1, &W)), 1.0);
         assert_eq!(written_value(&parts(&ms, 2, &W)), -1.0);
         // Failing it while others pass is no vote for z's class; y agrees with x's family.
@@ -558,8 +569,8 @@ mod tests {
         // Two families' tests: passing one of two is their mean.
         let bs = vec![
             w(&[("x", true), ("v", false)], 0),
-            w(&[("x", true), ("v", true)], 1),
-            w(&[("x", false), ("v", true)], 2),
+            author(w(&[("x", true), ("v", true)], 1)),
+            author(w(&[("x", false), ("v", true)], 2)),
         ];
         let ms = members(&["y", "x", "v"], &bs);
         assert_eq!(written_value(&parts(&ms, 0, &W)), 0.0);
