@@ -310,7 +310,7 @@ fn without_behaviour_the_prompts_are_what_they_were_and_with_it_they_say_what_ra
     b.behaviour[0].as_mut().unwrap().repro_output = None;
 
     // Tests another agent wrote (failing at base): how many sets the candidate passes; a
-    // family's own tests are not shown to its own candidates.
+    // candidate's own tests are not shown to it.
     assert!(shown
         .iter()
         .all(|t| !t.contains("other candidate agents wrote")));
@@ -318,6 +318,7 @@ fn without_behaviour_the_prompts_are_what_they_were_and_with_it_they_say_what_ra
     for (i, ok) in [(0, true), (1, false), (2, true)] {
         if let Some(b) = b.behaviour[i].as_mut() {
             b.written = [(author.clone(), ok)].into_iter().collect();
+            b.wrote_tests = i == 2;
         }
     }
     let written = render(&prompts, &b);

@@ -175,13 +175,25 @@ pub fn parts(members: &[Member], i: usize, w: &ExecWeights) -> Vec<Part> {
         } else {
             note
         };
-        if rarity > 0.0 {
-            out.push(Part {
-                name: "breaks tests",
-                value: w.breaks * rarity,
-                note,
-            });
-        }
+        // A test every family breaks costs nothing, but the reader still learns of it (the
+        // candidate does not run healthy for the record, which a reader sees as its basis).
+        let note = if rarity > 0.0 {
+            note
+        } else {
+            let every = if one_family_runs.is_some() {
+                "every run of its agent family does"
+            } else {
+                "every agent family does"
+            };
+            format!(
+                "breaks {n} test{tests} that passed, as {every}: {test} (no cost: a test all break says more about the test than about the candidate)"
+            )
+        };
+        out.push(Part {
+            name: "breaks tests",
+            value: w.breaks * rarity,
+            note,
+        });
     }
 
     // The reproduction, when some other candidate changes what it shows.
@@ -473,10 +485,29 @@ mod tests {
     }
 
     #[test]
-    fn a_test_every_family_breaks_costs_nothing() {
+    fn a_test_every_family_breaks_costs_nothing_and_is_still_named() {
         let bs = vec![b(&["t::a"], None, 0), b(&["t::a"], None, 0)];
         let ms = members(&["x", "y"], &bs);
-        assert_eq!(value(&parts(&ms, 0, &W), "breaks tests"), 0.0);
+        let p = parts(&ms, 0, &W);
+        assert_eq!(value(&p, "breaks tests"), 0.0);
+        let note = &p
+            .iter()
+            .find(|x| x.name == "breaks tests")
+            .expect("named")
+            .note;
+        assert!(
+            note.starts_with("breaks 1 test that passed, as every agent family does: t::a"),
+            "{note}"
+        );
+        // The runs of one family, all breaking it.
+        let ms = members(&["acr", "acr"], &bs);
+        let p = parts(&ms, 1, &W);
+        assert_eq!(value(&p, "breaks tests"), 0.0);
+        assert!(
+            p[0].note.contains("as every run of its agent family does"),
+            "{}",
+            p[0].note
+        );
     }
 
     #[test]
