@@ -196,10 +196,12 @@ pub struct ExecArgs {
     #[arg(long)]
     pub exec: bool,
     /// Sandboxes at once.
-    #[arg(long, default_value_t = 1, value_name = "N", requires = "exec")]
+    #[arg(long, default_value_t = 1, value_name = "N", requires = "exec",
+        value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
     pub exec_jobs: usize,
     /// Time limit of one test run, in seconds (the code gets at most 60).
-    #[arg(long, default_value_t = 180, value_name = "SECS", requires = "exec")]
+    #[arg(long, default_value_t = 180, value_name = "SECS", requires = "exec",
+        value_parser = clap::value_parser!(u64).range(1..))]
     pub exec_timeout: u64,
     /// Python for a repository with no shipped environment (`3.9`, `python3`, or a path).
     #[arg(long, value_name = "PYTHON", requires = "exec")]
@@ -261,9 +263,9 @@ impl ExecArgs {
         &self,
         run_dir: Option<&std::path::Path>,
         model_test: Option<std::sync::Arc<dei::exec::llm_repro::TestWriter>>,
-    ) -> Option<std::sync::Arc<dei::exec::gather::ExecSettings>> {
+    ) -> anyhow::Result<Option<std::sync::Arc<dei::exec::gather::ExecSettings>>> {
         if !self.exec {
-            return None;
+            return Ok(None);
         }
         let env_dir = self
             .env_dir
@@ -274,13 +276,19 @@ impl ExecArgs {
             (None, Some(d)) => d.join("exec"),
             (None, None) => dei::exec::env::default_cache_dir().join("runs"),
         };
+        writable(&cache_dir).map_err(|e| {
+            anyhow::anyhow!(
+                "the run cache {} cannot be written ({e}): runs would not be kept, and a stopped run would redo them; name a folder you can write to with --exec-cache DIR",
+                cache_dir.display()
+            )
+        })?;
         let mut s = dei::exec::gather::ExecSettings::new(
             std::sync::Arc::new(dei::exec::sandbox::LocalBackend::default()),
             env_dir,
             cache_dir,
         );
-        s.jobs = self.exec_jobs.max(1);
-        s.limits.timeout = std::time::Duration::from_secs(self.exec_timeout.max(1));
+        s.jobs = self.exec_jobs;
+        s.limits.timeout = std::time::Duration::from_secs(self.exec_timeout);
         s.repro_timeout = s.repro_timeout.min(s.limits.timeout);
         s.overrides = dei::exec::env::Overrides {
             python: self.python.clone(),
@@ -290,8 +298,17 @@ impl ExecArgs {
         };
         s.model_test = model_test;
         s.install_extras = self.exec_extras;
-        Some(std::sync::Arc::new(s))
+        Ok(Some(std::sync::Arc::new(s)))
     }
+}
+
+/// Whether files can be written in `dir` (created when missing): a file is written there and
+/// removed.
+fn writable(dir: &std::path::Path) -> std::io::Result<()> {
+    std::fs::create_dir_all(dir)?;
+    let probe = dir.join(format!(".dei-write-check-{}", std::process::id()));
+    std::fs::write(&probe, b"")?;
+    std::fs::remove_file(&probe)
 }
 
 /// `--agent-name` (`dei rank`, `dei eval`).

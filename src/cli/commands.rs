@@ -197,7 +197,7 @@ pub fn rank(mut args: RankArgs) -> anyhow::Result<()> {
     let (writer, own) = test_writer(&args.exec, &llm, judging.engine.as_ref())?;
     let req = dei::rank::pipeline::RankRequest {
         relocator: judging.relocator,
-        exec: args.exec.settings(None, writer),
+        exec: args.exec.settings(None, writer)?,
         ..req
     };
     if req.exec.is_some() {
@@ -337,7 +337,7 @@ pub fn rank_many(args: RankArgs) -> anyhow::Result<()> {
     let llm = args.llm.options();
     let judging = committee(&llm, args.offline_weights.as_deref())?;
     let (writer, own) = test_writer(&args.exec, &llm, judging.engine.as_ref())?;
-    let exec = args.exec.settings(Some(&run_dir), writer);
+    let exec = args.exec.settings(Some(&run_dir), writer)?;
     let req = dei::rank::run::RunRequest {
         candidates: args.candidates,
         naming: args.names.naming()?,

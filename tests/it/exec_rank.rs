@@ -316,6 +316,39 @@ fn rank_exec_plain(extra: &[&str], cache: &Path, tmp: &Path) -> (bool, String, S
 }
 
 #[test]
+fn a_run_cache_that_cannot_be_written_or_a_zero_limit_is_refused_before_anything_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let (cache, tmp) = (dir.path().join("cache"), dir.path().join("tmp"));
+    std::fs::create_dir_all(&tmp).unwrap();
+    // A folder below a file cannot be made, by root either.
+    let file = dir.path().join("a-file");
+    std::fs::write(&file, "").unwrap();
+    let under_file = file.join("runs");
+    let (ok, _, err) = rank_exec_plain(&["--exec-cache", &path_str(&under_file)], &cache, &tmp);
+    assert!(!ok, "{err}");
+    assert!(err.contains("the run cache"), "{err}");
+    assert!(err.contains("--exec-cache DIR"), "{err}");
+    assert!(
+        !cache.join("envs").exists(),
+        "nothing was built before the refusal"
+    );
+    for (flag, value) in [("--exec-timeout", "0"), ("--exec-jobs", "0")] {
+        let out = dei_command()
+            .args(example_rank_args(&["--exec", flag, value]))
+            .env("DEI_CACHE_DIR", &cache)
+            .env("TMPDIR", &tmp)
+            .output()
+            .unwrap();
+        let (ok, err) = (out.status.success(), stderr(&out));
+        assert!(!ok, "{flag} {value}: {err}");
+        assert!(
+            err.contains(&format!("invalid value '0' for '{flag}")),
+            "{err}"
+        );
+    }
+}
+
+#[test]
 fn a_setup_of_the_users_own_builds_at_the_base_commit_and_a_failing_one_fails_the_run() {
     let Some((_dir, cache, tmp)) = exec_dirs() else {
         return;
