@@ -280,3 +280,30 @@ fn shipped_offline_weights_are_named_and_a_wrong_name_says_which_exist() {
         stderr(&bad)
     );
 }
+
+#[test]
+fn a_reader_that_goes_away_ends_dei_quietly_not_with_a_panic() {
+    use std::process::Stdio;
+    // `dei rank … 2>&1 | head -1`: the pipe is closed before dei writes its table.
+    let mut child = dei_command()
+        .args(example_rank_args(&[]))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("dei starts");
+    drop(child.stdout.take());
+    let out = child.wait_with_output().expect("dei ends");
+    let err = stderr(&out);
+    assert!(!err.contains("panicked"), "{err}");
+    assert_ne!(out.status.code(), Some(101), "{err}");
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::ExitStatusExt;
+        assert_eq!(
+            out.status.signal(),
+            Some(libc::SIGPIPE),
+            "{:?}: {err}",
+            out.status
+        );
+    }
+}
