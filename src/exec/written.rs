@@ -16,7 +16,7 @@ use std::collections::BTreeSet;
 pub struct WrittenTests {
     pub agent: String,
     /// The agent's family (one set per family; the set is no evidence about its author's own
-    /// candidate, see `Behaviour::wrote_tests`).
+    /// candidate, see `Behaviour::wrote`).
     pub family: String,
     /// The candidate's versions of the test files holding them, put over any tree they run in.
     pub files: Vec<TreeFile>,

@@ -104,11 +104,11 @@ pub struct Behaviour {
     /// agent family that wrote them: whether this candidate passes every one of them.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub written: BTreeMap<String, bool>,
-    /// This candidate wrote its family's set in `written` (the set is its own tests, written to
-    /// pass its own fix, so it says nothing about this candidate; it still says something about
-    /// the family's other runs, whose fixes were not written against it).
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub wrote_tests: bool,
+    /// The key of `written` whose set this candidate wrote (its family): its own tests, written
+    /// to pass its own fix, say nothing about it; they do about its family's other runs, whose
+    /// fixes were not written against them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wrote: Option<String>,
     /// The repository's test files the candidate edits, set aside: its tests ran as they were at
     /// the base commit (a rewritten assertion does not hide a break).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

@@ -167,7 +167,7 @@ pub fn exec_views(bundle: &IssueBundle) -> Vec<Option<ExecView>> {
             let others: Vec<bool> = b
                 .written
                 .iter()
-                .filter(|(f, _)| !(b.wrote_tests && **f == family))
+                .filter(|(f, _)| b.wrote.as_ref() != Some(*f))
                 .map(|(_, &ok)| ok)
                 .collect();
             Some(ExecView {

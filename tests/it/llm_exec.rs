@@ -46,7 +46,7 @@ fn behaviour(broken: &[&str], repro: ReproChange, class: usize) -> Behaviour {
         repro: Some(repro),
         model_test: None,
         written: Default::default(),
-        wrote_tests: false,
+        wrote: None,
         tests_set_aside: Vec::new(),
         class: Some(class),
         repro_end: None,
@@ -318,7 +318,7 @@ fn without_behaviour_the_prompts_are_what_they_were_and_with_it_they_say_what_ra
     for (i, ok) in [(0, true), (1, false), (2, true)] {
         if let Some(b) = b.behaviour[i].as_mut() {
             b.written = [(author.clone(), ok)].into_iter().collect();
-            b.wrote_tests = i == 2;
+            b.wrote = (i == 2).then(|| author.clone());
         }
     }
     let written = render(&prompts, &b);

@@ -1275,9 +1275,10 @@ impl Progress {
                 .zip(&passes)
                 .map(|((p, _), &ok)| (plan.probes[*p].family.clone(), ok))
                 .collect();
-            let wrote_tests = written_kept
+            let wrote = written_kept
                 .iter()
-                .any(|(p, _)| plan.probes[*p].agent == cands[i].0);
+                .find(|(p, _)| plan.probes[*p].agent == cands[i].0)
+                .map(|(p, _)| plan.probes[*p].family.clone());
             let behaviour = Behaviour {
                 broken: reg.as_ref().map(|r| r.broken.clone()).unwrap_or_default(),
                 tests_run: reg.as_ref().map_or(0, |r| r.stable),
@@ -1299,7 +1300,7 @@ impl Progress {
                     }),
                 model_test,
                 written,
-                wrote_tests,
+                wrote,
                 tests_set_aside: plan.aside[i].clone(),
                 class: None,
                 error: None,

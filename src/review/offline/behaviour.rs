@@ -260,7 +260,7 @@ pub fn parts(members: &[Member], i: usize, w: &ExecWeights) -> Vec<Part> {
     // (or this one does) tell fixes apart.
     let (mut passed, mut failed) = (0usize, 0usize);
     for (family, &ok) in &me.written {
-        if me.wrote_tests && family == members[i].family {
+        if me.wrote.as_ref() == Some(family) {
             continue;
         }
         if ok {
@@ -392,7 +392,7 @@ mod tests {
             repro,
             model_test: None,
             written: Default::default(),
-            wrote_tests: false,
+            wrote: None,
             tests_set_aside: Vec::new(),
             class: Some(class),
             repro_end: None,
@@ -566,8 +566,9 @@ mod tests {
             .sum()
     }
 
-    fn author(mut b: Behaviour) -> Behaviour {
-        b.wrote_tests = true;
+    /// `b`, as the author of `family`'s set.
+    fn author(mut b: Behaviour, family: &str) -> Behaviour {
+        b.wrote = Some(family.to_string());
         b
     }
 
@@ -575,7 +576,7 @@ mod tests {
     fn tests_an_agent_wrote_count_for_every_candidate_but_their_author() {
         // x wrote the test and passes it; y passes it, z does not; x2 is x's other run.
         let bs = vec![
-            author(w(&[("x", true)], 0)),
+            author(w(&[("x", true)], 0), "x"),
             w(&[("x", true)], 0),
             w(&[("x", false)], 1),
             w(&[("x", true)], 0),
@@ -586,7 +587,7 @@ mod tests {
         assert_eq!(written_value(&parts(&ms, 0, &W)), 0.0);
         assert_eq!(written_value(&parts(&ms, 3, &W)), 1.0);
         // x's other run failing it, where x passes it, counts against it.
-        let bs = vec![author(w(&[("x", true)], 0)), w(&[("x", false)], 1)];
+        let bs = vec![author(w(&[("x", true)], 0), "x"), w(&[("x", false)], 1)];
         let ms2 = members(&["x", "x"], &bs);
         assert_eq!(written_value(&parts(&ms2, 1, &W)), -1.0);
         assert_eq!(written_value(&parts(&ms, 1, &W)), 1.0);
@@ -600,8 +601,8 @@ mod tests {
         // Two families' tests: passing one of two is their mean.
         let bs = vec![
             w(&[("x", true), ("v", false)], 0),
-            author(w(&[("x", true), ("v", true)], 1)),
-            author(w(&[("x", false), ("v", true)], 2)),
+            author(w(&[("x", true), ("v", true)], 1), "x"),
+            author(w(&[("x", false), ("v", true)], 2), "v"),
         ];
         let ms = members(&["y", "x", "v"], &bs);
         assert_eq!(written_value(&parts(&ms, 0, &W)), 0.0);
