@@ -13,8 +13,10 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
 
 /// Whether a candidate's run showed nothing counted against it: it broke no test that passed
-/// at the base commit, did not break the reproduction, and did not leave the reproduction as
-/// at base while another candidate of the issue changed it. `None` when nothing ran for it.
+/// at the base commit, did not break the reproduction, did not leave the reproduction as at
+/// base while another candidate of the issue changed it, and did not fail every test set other
+/// candidates wrote that another candidate passes ([`fails_written`]; on the tune half such
+/// candidates were right 4% of the time, those passing one 63%). `None` when nothing ran for it.
 pub fn healthy(me: &Behaviour, others: &[&Behaviour]) -> Option<bool> {
     if !me.ran() {
         return None;
@@ -25,8 +27,29 @@ pub fn healthy(me: &Behaviour, others: &[&Behaviour]) -> Option<bool> {
     Some(
         me.broken.is_empty()
             && me.repro != Some(ReproChange::Broken)
-            && !(me.repro.is_some_and(ReproChange::unchanged) && other_changes),
+            && !(me.repro.is_some_and(ReproChange::unchanged) && other_changes)
+            && !fails_written(me, others),
     )
+}
+
+/// Whether a candidate fails every test set other candidates wrote (its own aside) that
+/// another candidate passes, and there is one.
+pub fn fails_written(me: &Behaviour, others: &[&Behaviour]) -> bool {
+    let (mut passed, mut failed) = (0usize, 0usize);
+    for (family, &ok) in &me.written {
+        if me.wrote.as_ref() == Some(family) {
+            continue;
+        }
+        if ok {
+            passed += 1;
+        } else if others
+            .iter()
+            .any(|b| b.ran() && b.written.get(family) == Some(&true))
+        {
+            failed += 1;
+        }
+    }
+    failed > 0 && passed == 0
 }
 
 /// [`healthy`] for each candidate of one issue against all the others (`None`: no behaviour
@@ -63,7 +86,8 @@ pub enum Basis {
     /// no candidate changes it. What ran says it breaks nothing, not that it fixes anything.
     Quiet,
     /// It did not run healthy: it breaks a test that passed at the base commit, breaks the
-    /// reproduction, or leaves it as at base while another candidate changes it.
+    /// reproduction, leaves it as at base while another candidate changes it, or fails the
+    /// tests another agent wrote that another candidate passes.
     Unhealthy,
     /// Nothing ran for it (the sandbox could not run it, or the issue had nothing to run).
     Untested,
@@ -103,7 +127,7 @@ impl Basis {
                 "it ran healthy, but nothing that ran shows it changing what the issue reports"
             }
             Basis::Unhealthy => {
-                "it did not run healthy (it breaks a test, breaks the reproduction, or leaves it as at base while another candidate changes it)"
+                "it did not run healthy (it breaks a test, breaks the reproduction, leaves it as at base while another candidate changes it, or fails the tests another agent wrote that another candidate passes)"
             }
             Basis::Untested => "nothing ran for it",
         }
@@ -273,6 +297,35 @@ mod tests {
             })
             .collect();
         pick_basis(&members)
+    }
+
+    #[test]
+    fn failing_the_tests_another_agent_wrote_that_another_candidate_passes_is_not_healthy() {
+        let with = |passes: bool, wrote: Option<&str>| Behaviour {
+            written: [("moatless".to_string(), passes)].into_iter().collect(),
+            wrote: wrote.map(str::to_string),
+            ..b(&[], None)
+        };
+        let author = with(true, Some("moatless"));
+        let (pass, fail) = (with(true, None), with(false, None));
+        assert_eq!(healthy(&fail, &[&author, &pass]), Some(false));
+        assert_eq!(healthy(&pass, &[&author, &fail]), Some(true));
+        // Its own set aside: an author failing its own test is not held to it.
+        let lone_author = with(false, Some("moatless"));
+        assert_eq!(healthy(&lone_author, &[&pass]), Some(true));
+        // A set nobody else passes tells nothing.
+        assert_eq!(healthy(&fail, &[&with(false, None)]), Some(true));
+        // Passing one of two sets is enough.
+        let two = Behaviour {
+            written: [
+                ("moatless".to_string(), false),
+                ("sweagent".to_string(), true),
+            ]
+            .into_iter()
+            .collect(),
+            ..b(&[], None)
+        };
+        assert_eq!(healthy(&two, &[&author]), Some(true));
     }
 
     #[test]

@@ -19,7 +19,8 @@ With --draw N, N further committees r1..rN are drawn from the 13 runs that cover
 (devin's 38-instance subset left out), of 3, 4, 5 and 6 runs in turn: each takes the runs first in
 the order of SHA-256 of "SEED:i:run" (--draw-seed). The draw reads run names only, never a label;
 the members go to OUT/committees.json. They give the tune half more committees than the named five
-to choose a rule on, each with its own best member.
+to choose a rule on, each with its own best member. --draw-only r1,r3 ranks only those of them
+(the draw itself is the same).
 
 With --offline-weights FILE every ranking uses those weights (`dei rank --offline-weights`): a
 variant of the committee's rules, ranked from the same sandbox cache.
@@ -176,6 +177,8 @@ def main():
     ap.add_argument("--draw", type=int, default=0,
                     help="also rank N committees r1..rN drawn from the 13 runs that cover every instance")
     ap.add_argument("--draw-seed", default="dei-committees")
+    ap.add_argument("--draw-only", default="",
+                    help="with --draw, rank only these of the drawn committees (comma-separated: r1,r3)")
     ap.add_argument("--offline-weights", default=None,
                     help="rank with these offline weights (dei rank --offline-weights)")
     ap.add_argument("--skip-settled", action="store_true",
@@ -217,7 +220,10 @@ def main():
     if a.draw:
         drawn = draw_committees(full, a.draw, a.draw_seed)
         COMMITTEES.update(drawn)
-        committees += list(drawn)
+        only = [n for n in a.draw_only.split(",") if n]
+        unknown = [n for n in only if n not in drawn]
+        assert not unknown, f"--draw-only names committees not drawn: {unknown}"
+        committees += [n for n in drawn if not only or n in only]
         with open(os.path.join(a.out, "committees.json"), "w") as f:
             json.dump({"seed": a.draw_seed, "committees": drawn}, f, indent=1)
     results = {}

@@ -51,7 +51,25 @@ def healthy(c, ranked):
         return False
     others_change = any(ran(o.get("behaviour")) and o["behaviour"].get("repro") == "changed"
                         for o in ranked if o is not c)
-    return not (b.get("repro") in ("same", "still_fails") and others_change)
+    if b.get("repro") in ("same", "still_fails") and others_change:
+        return False
+    return not fails_written(c, ranked)
+
+
+def fails_written(c, ranked):
+    """Whether a candidate fails every test set other candidates wrote (its own aside) that
+    another candidate passes, and there is one (dei's rank::health::fails_written)."""
+    b = c.get("behaviour") or {}
+    passed = failed = 0
+    for family, ok in (b.get("written") or {}).items():
+        if b.get("wrote") == family:
+            continue
+        if ok:
+            passed += 1
+        elif any(o is not c and ran(o.get("behaviour"))
+                 and (o["behaviour"].get("written") or {}).get(family) is True for o in ranked):
+            failed += 1
+    return failed > 0 and passed == 0
 
 
 def tally(ranked):
