@@ -21,7 +21,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from exec_lite import half, journal_results, labels as read_labels  # noqa: E402
-from exec_prior import healthy, ran  # noqa: E402
+from exec_prior import fails_written, healthy, ran  # noqa: E402
 
 
 def state(c, ranked):
@@ -36,7 +36,12 @@ def state(c, ranked):
         return "broke a test"
     if b.get("repro") == "broken":
         return "broke the reproduction"
-    return "left the reproduction as at base"
+    others_change = any(o is not c and ran(o.get("behaviour")) and o["behaviour"].get("repro") == "changed"
+                        for o in ranked)
+    if b.get("repro") in ("same", "still_fails") and others_change:
+        return "left the reproduction as at base"
+    assert fails_written(c, ranked), "unhealthy for no reason this script knows"
+    return "failed another agent's tests"
 
 
 def main():
@@ -71,7 +76,8 @@ def main():
     print(f"agent: {agent}")
     for h in ("tune", "report"):
         print(f"== {h}: its candidate | issues | it is right | the pick is right")
-        for st in ("healthy", "broke a test", "broke the reproduction", "left the reproduction as at base", "none", "absent"):
+        for st in ("healthy", "broke a test", "broke the reproduction", "left the reproduction as at base",
+                   "failed another agent's tests", "none", "absent"):
             n = rows[(h, st, True)] + rows[(h, st, False)]
             if n:
                 print(f"  {st:34} {n:4} {rows[(h, st, True)]:4} {rows[(h, st, 'pick')]:6.1f}")
