@@ -324,7 +324,7 @@ fn a_run_cache_that_cannot_be_written_or_a_zero_limit_is_refused_before_anything
     let file = dir.path().join("a-file");
     std::fs::write(&file, "").unwrap();
     let under_file = file.join("runs");
-    let (ok, _, err) = rank_exec_plain(&["--exec-cache", &path_str(&under_file)], &cache, &tmp);
+    let (ok, _, err) = rank_exec_plain(&["--exec-cache", path_str(&under_file)], &cache, &tmp);
     assert!(!ok, "{err}");
     assert!(err.contains("the run cache"), "{err}");
     assert!(err.contains("--exec-cache DIR"), "{err}");
