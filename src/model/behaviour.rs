@@ -122,6 +122,24 @@ pub struct Behaviour {
 }
 
 impl Behaviour {
+    /// The test sets other candidates wrote (its own aside) that it passes, and those it fails
+    /// while another candidate passes them (`another_passes(family)`): a set nobody else
+    /// passes tells nothing.
+    pub fn written_tally(&self, another_passes: impl Fn(&str) -> bool) -> (usize, usize) {
+        let (mut passed, mut failed) = (0, 0);
+        for (family, &ok) in &self.written {
+            if self.wrote.as_ref() == Some(family) {
+                continue;
+            }
+            if ok {
+                passed += 1;
+            } else if another_passes(family) {
+                failed += 1;
+            }
+        }
+        (passed, failed)
+    }
+
     /// Whether anything ran for this candidate.
     pub fn ran(&self) -> bool {
         self.error.is_none()

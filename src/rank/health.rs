@@ -35,20 +35,11 @@ pub fn healthy(me: &Behaviour, others: &[&Behaviour]) -> Option<bool> {
 /// Whether a candidate fails every test set other candidates wrote (its own aside) that
 /// another candidate passes, and there is one.
 pub fn fails_written(me: &Behaviour, others: &[&Behaviour]) -> bool {
-    let (mut passed, mut failed) = (0usize, 0usize);
-    for (family, &ok) in &me.written {
-        if me.wrote.as_ref() == Some(family) {
-            continue;
-        }
-        if ok {
-            passed += 1;
-        } else if others
+    let (passed, failed) = me.written_tally(|family| {
+        others
             .iter()
             .any(|b| b.ran() && b.written.get(family) == Some(&true))
-        {
-            failed += 1;
-        }
-    }
+    });
     failed > 0 && passed == 0
 }
 

@@ -256,19 +256,10 @@ pub fn parts(members: &[Member], i: usize, w: &ExecWeights) -> Vec<Part> {
         }),
     }
 
-    // Tests other agent families wrote, failing at base: those some other candidate passes
+    // Tests other candidates wrote, failing at base: those some other candidate passes
     // (or this one does) tell fixes apart.
-    let (mut passed, mut failed) = (0usize, 0usize);
-    for (family, &ok) in &me.written {
-        if me.wrote.as_ref() == Some(family) {
-            continue;
-        }
-        if ok {
-            passed += 1;
-        } else if someone_else(members, i, |b| b.written.get(family) == Some(&true)) {
-            failed += 1;
-        }
-    }
+    let (passed, failed) = me
+        .written_tally(|family| someone_else(members, i, |b| b.written.get(family) == Some(&true)));
     if passed + failed > 0 {
         let n = passed + failed;
         out.push(Part {
