@@ -342,7 +342,7 @@ pub fn parts(members: &[Member], i: usize, w: &ExecWeights) -> Vec<Part> {
                 _ if idle && unchanged => {
                     "agrees with others only in changing nothing the issue shows".to_string()
                 }
-                // It may change what the issue shows; failing what another family's fix passes
+                // It may change what the issue shows; failing what another candidate's fix passes
                 // is what withholds the vote.
                 _ if idle => "agrees with others only in failing the tests another agent wrote"
                     .to_string(),
