@@ -2,8 +2,9 @@
 """An agent's execution record (dei's rank::run::record) at several weights, from exec_lite.py runs.
 
 Over the issues the output folders ranked with --exec, each agent's record is its share of healthy
-candidates (ran, broke no test that passed twice at base, did not break the reproduction, and did
-not leave it as at base while another candidate changed it) on the *other* issues, minus the mean
+candidates (ran, broke no test that passed twice at base, did not break the reproduction, did not
+leave it as at base while another candidate changed it, and did not fail every test set other
+candidates wrote that another candidate passes) on the *other* issues, minus the mean
 share over the agents seen on at least MIN_ISSUES of them. The score becomes the offline
 committee's raw sum of parts plus `w * record`, squashed as dei squashes it; with the record's
 ordering (dei's default, `exec_record_orders`; --no-order leaves it out) the candidates that ran
