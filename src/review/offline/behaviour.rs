@@ -141,6 +141,16 @@ pub fn parts(members: &[Member], i: usize, w: &ExecWeights) -> Vec<Part> {
         let (share, breaking, test) = rarest;
         let tests = if n == 1 { "" } else { "s" };
         let note = match one_family_runs {
+            // A test every family breaks costs nothing, but the reader still learns of it (the
+            // candidate does not run healthy for the record, which a reader sees as its basis).
+            _ if rarity <= 0.0 => format!(
+                "breaks {n} test{tests} that passed, as {}: {test} (no cost: a test all break says more about the test than about the candidate)",
+                if one_family_runs.is_some() {
+                    "every run of its agent family does"
+                } else {
+                    "every agent family does"
+                },
+            ),
             Some(total) => {
                 let others = ((share * total as f64).round() as usize).saturating_sub(1);
                 format!(
@@ -174,20 +184,6 @@ pub fn parts(members: &[Member], i: usize, w: &ExecWeights) -> Vec<Part> {
             )
         } else {
             note
-        };
-        // A test every family breaks costs nothing, but the reader still learns of it (the
-        // candidate does not run healthy for the record, which a reader sees as its basis).
-        let note = if rarity > 0.0 {
-            note
-        } else {
-            let every = if one_family_runs.is_some() {
-                "every run of its agent family does"
-            } else {
-                "every agent family does"
-            };
-            format!(
-                "breaks {n} test{tests} that passed, as {every}: {test} (no cost: a test all break says more about the test than about the candidate)"
-            )
         };
         out.push(Part {
             name: "breaks tests",
