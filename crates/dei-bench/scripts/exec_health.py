@@ -21,7 +21,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from exec_lite import half, journal_results, labels as read_labels  # noqa: E402
-from exec_prior import fails_written, healthy, ran  # noqa: E402
+from exec_prior import fails_written, healthy, left_as_base  # noqa: E402
 
 
 def state(c, ranked):
@@ -36,9 +36,7 @@ def state(c, ranked):
         return "broke a test"
     if b.get("repro") == "broken":
         return "broke the reproduction"
-    others_change = any(o is not c and ran(o.get("behaviour")) and o["behaviour"].get("repro") == "changed"
-                        for o in ranked)
-    if b.get("repro") in ("same", "still_fails") and others_change:
+    if left_as_base(c, ranked):
         return "left the reproduction as at base"
     assert fails_written(c, ranked), "unhealthy for no reason this script knows"
     return "failed another agent's tests"

@@ -50,11 +50,15 @@ def healthy(c, ranked):
         return None
     if b.get("broken") or b.get("repro") == "broken":
         return False
+    return not (left_as_base(c, ranked) or fails_written(c, ranked))
+
+
+def left_as_base(c, ranked):
+    """Whether a candidate leaves the reproduction as at base while another candidate changes it."""
+    b = c.get("behaviour") or {}
     others_change = any(ran(o.get("behaviour")) and o["behaviour"].get("repro") == "changed"
                         for o in ranked if o is not c)
-    if b.get("repro") in ("same", "still_fails") and others_change:
-        return False
-    return not fails_written(c, ranked)
+    return b.get("repro") in ("same", "still_fails") and others_change
 
 
 def fails_written(c, ranked):
