@@ -167,6 +167,79 @@ fn a_different_command_on_an_existing_directory_is_refused() {
     );
 }
 
+/// The same inputs in another folder (`moved`), as a user who moved the project would give them.
+fn moved_copy(sy: &Synth, moved: &std::path::Path) -> Synth {
+    std::fs::create_dir_all(moved).unwrap();
+    let (preds, tasks) = (moved.join("preds.jsonl"), moved.join("tasks.jsonl"));
+    std::fs::copy(&sy.preds, &preds).unwrap();
+    std::fs::copy(&sy.tasks, &tasks).unwrap();
+    Synth {
+        repo: sy.repo.clone(),
+        tasks,
+        preds,
+        ids: sy.ids.clone(),
+    }
+}
+
+#[test]
+fn a_run_resumes_after_its_inputs_move_and_refuses_inputs_whose_content_changed() {
+    let dir = tempfile::tempdir().unwrap();
+    let sy = make(dir.path(), 6, 3, 3);
+    let run_dir = dir.path().join("run");
+    assert!(run(&rank_args(&sy, &run_dir, &["--all"])).status.success());
+    let journal = std::fs::read(run_dir.join("journal.jsonl")).unwrap();
+
+    // Moved: the same contents elsewhere resume the run, with nothing to redo.
+    let moved = moved_copy(&sy, &dir.path().join("moved"));
+    let out = run(&rank_args(&moved, &run_dir, &["--all"]));
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("0 issues run now, 6 already"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert_eq!(
+        std::fs::read(run_dir.join("journal.jsonl")).unwrap(),
+        journal
+    );
+
+    // Edited without changing its size: one patch's `abs(x)` becomes `abs(y)`. Compared by
+    // path and size, this resumed over results of the old patch.
+    let preds = std::fs::read_to_string(&moved.preds).unwrap();
+    let edited = preds.replacen("abs(x)", "abs(y)", 1);
+    assert_ne!(edited, preds);
+    assert_eq!(edited.len(), preds.len());
+    std::fs::write(&moved.preds, &edited).unwrap();
+    let out = run(&rank_args(&moved, &run_dir, &["--all"]));
+    assert!(!out.status.success());
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("holds results of a different run (candidates differ in content: ")
+            && err.contains("preds.jsonl not what the run began with"),
+        "{err}"
+    );
+
+    // The tasks file edited in place: its path alone was compared before.
+    std::fs::write(&moved.preds, &preds).unwrap();
+    let tasks = std::fs::read_to_string(&moved.tasks).unwrap();
+    std::fs::write(
+        &moved.tasks,
+        tasks.replacen("wrong value", "wrong result", 1),
+    )
+    .unwrap();
+    let out = run(&rank_args(&moved, &run_dir, &["--all"]));
+    assert!(!out.status.success());
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("tasks file differs in content: ") && err.contains("tasks.jsonl is not"),
+        "{err}"
+    );
+    assert_eq!(
+        std::fs::read(run_dir.join("journal.jsonl")).unwrap(),
+        journal
+    );
+}
+
 /// Counts committee calls per issue, and raises `stop` after `stop_after` calls.
 struct Counting {
     inner: Offline,

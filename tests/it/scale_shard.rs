@@ -131,6 +131,55 @@ fn shards_partition_the_issues_and_merge_equals_one_run() {
     );
 }
 
+/// Shards run on two machines hold their inputs in other folders; the same contents merge.
+#[test]
+fn shards_whose_inputs_lay_in_other_folders_merge_and_other_contents_do_not() {
+    let dir = tempfile::tempdir().unwrap();
+    let sy = make(dir.path(), 12, 3, 4);
+    let there = dir.path().join("elsewhere");
+    std::fs::create_dir(&there).unwrap();
+    let copy = |name: &str, text: &str| {
+        let p = there.join(name);
+        std::fs::write(&p, text).unwrap();
+        p
+    };
+    let preds = std::fs::read_to_string(&sy.preds).unwrap();
+    let sy2 = Synth {
+        repo: sy.repo.clone(),
+        tasks: copy("tasks.jsonl", &std::fs::read_to_string(&sy.tasks).unwrap()),
+        preds: copy("preds.jsonl", &preds),
+        ids: sy.ids.clone(),
+    };
+    let (d1, d2) = (dir.path().join("s1"), dir.path().join("s2"));
+    assert!(run(&rank_args(&sy, &d1, &["--all", "--shard", "1/2"]))
+        .status
+        .success());
+    assert!(run(&rank_args(&sy2, &d2, &["--all", "--shard", "2/2"]))
+        .status
+        .success());
+    let out = run(&["merge".into(), s(&d1).into(), s(&d2).into()]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(
+        journal_ids(&d1).len() + journal_ids(&d2).len(),
+        12,
+        "the two shards hold every issue once"
+    );
+
+    // A shard of other candidates (one patch edited, the size kept) is refused.
+    let d3 = dir.path().join("s3");
+    std::fs::write(&sy2.preds, preds.replacen("abs(x)", "abs(y)", 1)).unwrap();
+    assert!(run(&rank_args(&sy2, &d3, &["--all", "--shard", "2/2"]))
+        .status
+        .success());
+    let out = run(&["merge".into(), s(&d1).into(), s(&d3).into()]);
+    assert!(!out.status.success());
+    assert!(
+        text(&out.stderr).contains("are runs of different inputs (candidates differ in content"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
 #[test]
 fn repeated_issue_flags_match_single_issue_rank() {
     let dir = tempfile::tempdir().unwrap();

@@ -46,6 +46,65 @@ pub struct Manifest {
     /// `i/n`, when the run is one shard.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shard: Option<String>,
+    /// SHA-256 of each candidate input's content, in `candidates`' order ([`input_digest`]).
+    /// With it, the inputs are the same when their contents are, wherever they now lie: a run
+    /// resumes, and shards merge, after the inputs moved; and an edit that keeps a file's size,
+    /// or changes a file inside a folder, is told. Empty in manifests written before it was
+    /// recorded (and where an input could not be read): paths and sizes are compared then.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub candidates_sha256: Vec<String>,
+    /// SHA-256 of the tasks file's content (empty as above: its path is compared then).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub tasks_sha256: String,
+}
+
+/// SHA-256 (hex) of an input's content: a file's bytes; a folder's files, each as its path
+/// relative to the folder and its bytes, in path order (symbolic links followed to files, not
+/// to folders). `None` when something in it cannot be read.
+pub fn input_digest(path: &Path) -> Option<String> {
+    use sha2::{Digest as _, Sha256};
+    fn file(h: &mut Sha256, p: &Path) -> Option<()> {
+        let mut f = File::open(p).ok()?;
+        let mut buf = vec![0u8; 1 << 16];
+        loop {
+            let n = f.read(&mut buf).ok()?;
+            if n == 0 {
+                return Some(());
+            }
+            h.update(&buf[..n]);
+        }
+    }
+    fn folder(h: &mut Sha256, root: &Path, dir: &Path) -> Option<()> {
+        let mut entries: Vec<_> = std::fs::read_dir(dir)
+            .ok()?
+            .collect::<Result<Vec<_>, _>>()
+            .ok()?;
+        entries.sort_by_key(|e| e.file_name());
+        for e in entries {
+            let p = e.path();
+            let kind = e.file_type().ok()?;
+            let is_file = kind.is_file() || (kind.is_symlink() && p.is_file());
+            if kind.is_dir() {
+                folder(h, root, &p)?;
+            } else if is_file {
+                let rel = p.strip_prefix(root).ok()?;
+                h.update(rel.as_os_str().as_encoded_bytes());
+                h.update([0u8]);
+                let mut inner = Sha256::new();
+                file(&mut inner, &p)?;
+                h.update(inner.finalize());
+            }
+        }
+        Some(())
+    }
+    let mut h = Sha256::new();
+    if std::fs::metadata(path).ok()?.is_dir() {
+        h.update(b"folder\0");
+        folder(&mut h, path, path)?;
+    } else {
+        file(&mut h, path)?;
+    }
+    Some(format!("{:x}", h.finalize()))
 }
 
 fn default_max_patch_bytes() -> usize {
@@ -55,7 +114,36 @@ fn default_max_patch_bytes() -> usize {
 impl Manifest {
     /// The first field that differs from `other`, as a sentence.
     pub fn difference(&self, other: &Manifest) -> Option<String> {
-        if self.candidates != other.candidates {
+        let by_content = |a: &Manifest, b: &Manifest| {
+            !a.candidates_sha256.is_empty()
+                && a.candidates_sha256.len() == a.candidates.len()
+                && b.candidates_sha256.len() == b.candidates.len()
+        };
+        if by_content(self, other) {
+            if self.candidates_sha256 != other.candidates_sha256 {
+                let changed: Vec<String> = other
+                    .candidates
+                    .iter()
+                    .zip(&other.candidates_sha256)
+                    .filter(|(_, d)| !self.candidates_sha256.contains(d))
+                    .map(|((p, _), _)| p.display().to_string())
+                    .collect();
+                return Some(
+                    if changed.is_empty() || self.candidates.len() != other.candidates.len() {
+                        format!(
+                            "candidates differ: {} input(s) then, {} now",
+                            self.candidates.len(),
+                            other.candidates.len()
+                        )
+                    } else {
+                        format!(
+                            "candidates differ in content: {} not what the run began with",
+                            changed.join(", ")
+                        )
+                    },
+                );
+            }
+        } else if self.candidates != other.candidates {
             let show = |m: &Manifest| {
                 m.candidates
                     .iter()
@@ -69,7 +157,14 @@ impl Manifest {
                 show(other)
             ));
         }
-        if self.tasks != other.tasks {
+        if !self.tasks_sha256.is_empty() && !other.tasks_sha256.is_empty() {
+            if self.tasks_sha256 != other.tasks_sha256 {
+                return Some(format!(
+                    "tasks file differs in content: {} is not what the run began with",
+                    other.tasks.display()
+                ));
+            }
+        } else if self.tasks != other.tasks {
             return Some(format!(
                 "tasks file differs: {} vs {}",
                 self.tasks.display(),
@@ -335,6 +430,101 @@ impl Journal {
 mod tests {
     use super::*;
     use std::os::unix::process::CommandExt as _;
+
+    #[test]
+    fn an_input_is_known_by_its_content_wherever_it_lies() {
+        let dir = tempfile::tempdir().unwrap();
+        let (a, b, c) = (
+            dir.path().join("a"),
+            dir.path().join("b"),
+            dir.path().join("c"),
+        );
+        std::fs::write(&a, "one\n").unwrap();
+        std::fs::write(&b, "one\n").unwrap();
+        std::fs::write(&c, "two\n").unwrap();
+        let d = |p: &Path| input_digest(p).expect("readable");
+        assert_eq!(d(&a), d(&b));
+        assert_ne!(d(&a), d(&c), "same size, other content");
+        assert_eq!(input_digest(&dir.path().join("missing")), None);
+
+        // A folder of .diff files, one folder per agent: an edit, a rename, an added file each
+        // change it; the same files copied elsewhere do not.
+        let tree = |root: &Path| {
+            std::fs::create_dir_all(root.join("agent1")).unwrap();
+            std::fs::write(root.join("agent1/x-1.diff"), "--- a\n+++ b\n").unwrap();
+            std::fs::write(root.join("agent1/x-2.diff"), "--- c\n+++ d\n").unwrap();
+        };
+        let (f, g) = (dir.path().join("f"), dir.path().join("g"));
+        tree(&f);
+        tree(&g);
+        let base = d(&f);
+        assert_eq!(base, d(&g));
+        std::fs::write(g.join("agent1/x-2.diff"), "--- c\n+++ e\n").unwrap();
+        assert_ne!(d(&g), base, "a file's content");
+        tree(&g);
+        std::fs::rename(g.join("agent1"), g.join("agent2")).unwrap();
+        assert_ne!(d(&g), base, "a folder's name");
+        std::fs::remove_dir_all(&g).unwrap();
+        tree(&g);
+        assert_eq!(d(&g), base);
+        std::fs::write(g.join("agent1/x-3.diff"), "").unwrap();
+        assert_ne!(d(&g), base, "an added file");
+    }
+
+    fn manifest(cands: &[(&str, &str)], tasks: (&str, &str)) -> Manifest {
+        Manifest {
+            version: 1,
+            candidates: cands.iter().map(|(p, _)| (PathBuf::from(p), 10)).collect(),
+            tasks: PathBuf::from(tasks.0),
+            strict: false,
+            context_tokens: 4000,
+            max_patch_bytes: 1 << 22,
+            committee: "offline".into(),
+            committee_settings: String::new(),
+            exec: "off".into(),
+            agent_names: Vec::new(),
+            shard: None,
+            candidates_sha256: cands
+                .iter()
+                .map(|(_, d)| d.to_string())
+                .filter(|d| !d.is_empty())
+                .collect(),
+            tasks_sha256: tasks.1.into(),
+        }
+    }
+
+    #[test]
+    fn manifests_compare_contents_and_fall_back_to_paths_without_them() {
+        let run = manifest(&[("/old/p.jsonl", "aa")], ("/old/t.jsonl", "tt"));
+        // Moved, same contents: the same run.
+        let moved = manifest(&[("/new/p.jsonl", "aa")], ("/new/t.jsonl", "tt"));
+        assert_eq!(run.difference(&moved), None);
+        // Same paths (and sizes), other contents.
+        let edited = manifest(&[("/old/p.jsonl", "ab")], ("/old/t.jsonl", "tt"));
+        assert_eq!(
+            run.difference(&edited).as_deref(),
+            Some("candidates differ in content: /old/p.jsonl not what the run began with")
+        );
+        let tasks = manifest(&[("/old/p.jsonl", "aa")], ("/old/t.jsonl", "tu"));
+        assert_eq!(
+            run.difference(&tasks).as_deref(),
+            Some("tasks file differs in content: /old/t.jsonl is not what the run began with")
+        );
+        let more = manifest(
+            &[("/old/p.jsonl", "aa"), ("/old/q", "bb")],
+            ("/old/t.jsonl", "tt"),
+        );
+        assert_eq!(
+            run.difference(&more).as_deref(),
+            Some("candidates differ: 1 input(s) then, 2 now")
+        );
+        // A manifest written before contents were recorded: paths and sizes, as then.
+        let old = manifest(&[("/old/p.jsonl", "")], ("/old/t.jsonl", ""));
+        assert_eq!(old.difference(&edited), None);
+        assert!(old
+            .difference(&moved)
+            .is_some_and(|d| d.starts_with("candidates differ: /old/p.jsonl (10 bytes)")));
+    }
 
     /// A command started by another thread while a run holds the lock holds a copy of it until
     /// it execs; the next run on the directory waits that out instead of calling it in use.

@@ -300,6 +300,14 @@ fn manifest(req: &RunRequest, committee: &dyn Committee) -> Manifest {
             .map_or_else(|| "off".to_string(), |e| format!("on: {}", e.settings())),
         agent_names: req.naming.given(),
         shard: req.shard.map(|s| s.to_string()),
+        // An input that cannot be read leaves every digest out: paths and sizes are compared.
+        candidates_sha256: req
+            .candidates
+            .iter()
+            .map(|p| journal::input_digest(p))
+            .collect::<Option<Vec<_>>>()
+            .unwrap_or_default(),
+        tasks_sha256: journal::input_digest(&req.tasks).unwrap_or_default(),
     }
 }
 
