@@ -58,53 +58,41 @@ pub struct Manifest {
     pub tasks_sha256: String,
 }
 
-/// SHA-256 (hex) of an input's content: a file's bytes; a folder's files, each as its path
-/// relative to the folder and its bytes, in path order (symbolic links followed to files, not
-/// to folders). `None` when something in it cannot be read.
+/// SHA-256 (hex) of an input's content: a file's bytes; a folder's candidate files (those the
+/// loader reads: `.json`, `.jsonl`, `.diff`, `.patch`, hidden entries left out, as
+/// [`crate::candidates::files_under`] lists them), each as its path relative to the folder and
+/// its bytes, in path order. So a `.git` or a notes file beside the patches changes nothing.
+/// `None` when something in it cannot be read.
 pub fn input_digest(path: &Path) -> Option<String> {
     use sha2::{Digest as _, Sha256};
-    fn file(h: &mut Sha256, p: &Path) -> Option<()> {
+    fn file(p: &Path) -> Option<sha2::digest::Output<Sha256>> {
+        let mut h = Sha256::new();
         let mut f = File::open(p).ok()?;
         let mut buf = vec![0u8; 1 << 16];
         loop {
             let n = f.read(&mut buf).ok()?;
             if n == 0 {
-                return Some(());
+                return Some(h.finalize());
             }
             h.update(&buf[..n]);
         }
     }
-    fn folder(h: &mut Sha256, root: &Path, dir: &Path) -> Option<()> {
-        let mut entries: Vec<_> = std::fs::read_dir(dir)
-            .ok()?
-            .collect::<Result<Vec<_>, _>>()
-            .ok()?;
-        entries.sort_by_key(|e| e.file_name());
-        for e in entries {
-            let p = e.path();
-            let kind = e.file_type().ok()?;
-            let is_file = kind.is_file() || (kind.is_symlink() && p.is_file());
-            if kind.is_dir() {
-                folder(h, root, &p)?;
-            } else if is_file {
-                let rel = p.strip_prefix(root).ok()?;
-                h.update(rel.as_os_str().as_encoded_bytes());
-                h.update([0u8]);
-                let mut inner = Sha256::new();
-                file(&mut inner, &p)?;
-                h.update(inner.finalize());
-            }
-        }
-        Some(())
-    }
-    let mut h = Sha256::new();
-    if std::fs::metadata(path).ok()?.is_dir() {
+    let digest = if std::fs::metadata(path).ok()?.is_dir() {
+        let mut h = Sha256::new();
         h.update(b"folder\0");
-        folder(&mut h, path, path)?;
+        for p in crate::candidates::files_under(path).ok()? {
+            if crate::candidates::file_kind(&p).is_none() {
+                continue;
+            }
+            h.update(p.strip_prefix(path).ok()?.as_os_str().as_encoded_bytes());
+            h.update([0u8]);
+            h.update(file(&p)?);
+        }
+        h.finalize()
     } else {
-        file(&mut h, path)?;
-    }
-    Some(format!("{:x}", h.finalize()))
+        file(path)?
+    };
+    Some(format!("{digest:x}"))
 }
 
 fn default_max_patch_bytes() -> usize {
@@ -469,6 +457,12 @@ mod tests {
         assert_eq!(d(&g), base);
         std::fs::write(g.join("agent1/x-3.diff"), "").unwrap();
         assert_ne!(d(&g), base, "an added file");
+        // What the loader does not read changes nothing: a hidden folder, a notes file.
+        std::fs::remove_file(g.join("agent1/x-3.diff")).unwrap();
+        std::fs::create_dir_all(g.join(".git")).unwrap();
+        std::fs::write(g.join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
+        std::fs::write(g.join("agent1/NOTES.txt"), "tried twice\n").unwrap();
+        assert_eq!(d(&g), base);
     }
 
     fn manifest(cands: &[(&str, &str)], tasks: (&str, &str)) -> Manifest {
