@@ -491,7 +491,8 @@ fn first_byte(path: &Path) -> Option<u8> {
 }
 
 /// Every file below `dir`, recursively, in sorted order, hidden entries (`.git`, `.DS_Store`)
-/// left out.
+/// and `dei rank` run directories ([`is_run_dir`](crate::model::paths::is_run_dir): a run kept
+/// inside the folder of its candidates) left out.
 pub fn files_under(dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
     let mut out = Vec::new();
     walk(dir, &mut out)?;
@@ -510,6 +511,9 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> anyhow::Result<()> {
             continue;
         }
         if path.is_dir() {
+            if crate::model::paths::is_run_dir(&path) {
+                continue;
+            }
             walk(&path, out)?;
         } else {
             out.push(path);

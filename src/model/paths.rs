@@ -2,6 +2,17 @@
 //! a file name too generic to point anywhere; a candidates file whose stem says nothing about
 //! its run. One home for these rules; every stage asks here.
 
+/// The manifest of a `dei rank --run-dir` directory (`rank::run::journal`).
+pub const RUN_MANIFEST: &str = "run.json";
+/// The journal of a `dei rank --run-dir` directory, one line per finished issue.
+pub const RUN_JOURNAL: &str = "journal.jsonl";
+
+/// True for a `dei rank --run-dir` directory (its manifest and journal beside each other):
+/// results, not candidates, when it lies inside a folder of candidates.
+pub fn is_run_dir(dir: &std::path::Path) -> bool {
+    dir.join(RUN_MANIFEST).is_file() && dir.join(RUN_JOURNAL).is_file()
+}
+
 /// True for Python sources (indexed with tree-sitter; other files get line windows).
 pub fn is_python(path: &str) -> bool {
     path.ends_with(".py") || path.ends_with(".pyi")

@@ -240,6 +240,37 @@ fn a_run_resumes_after_its_inputs_move_and_refuses_inputs_whose_content_changed(
     );
 }
 
+/// A run kept inside the folder of its candidates: its files are results, not candidates, and
+/// the run resumes over them.
+#[test]
+fn a_run_directory_inside_the_candidates_folder_is_not_read_as_candidates() {
+    let dir = tempfile::tempdir().unwrap();
+    let sy = make(dir.path(), 4, 3, 3);
+    let cands = dir.path().join("cands");
+    std::fs::create_dir(&cands).unwrap();
+    std::fs::copy(&sy.preds, cands.join("agents.jsonl")).unwrap();
+    let inside = Synth {
+        repo: sy.repo.clone(),
+        tasks: sy.tasks.clone(),
+        preds: cands.clone(),
+        ids: sy.ids.clone(),
+    };
+    let run_dir = cands.join("run");
+    let first = run(&rank_args(&inside, &run_dir, &["--all"]));
+    assert!(first.status.success(), "{}", text(&first.stderr));
+    let again = run(&rank_args(&inside, &run_dir, &["--all"]));
+    assert!(again.status.success(), "{}", text(&again.stderr));
+    for out in [&first, &again] {
+        let err = text(&out.stderr);
+        assert!(!err.contains("input problem"), "{err}");
+    }
+    assert!(
+        text(&again.stderr).contains("0 issues run now, 4 already"),
+        "{}",
+        text(&again.stderr)
+    );
+}
+
 /// Counts committee calls per issue, and raises `stop` after `stop_after` calls.
 struct Counting {
     inner: Offline,

@@ -14,8 +14,8 @@ use std::fs::{File, OpenOptions};
 use std::io::{Read as _, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
-pub const JOURNAL: &str = "journal.jsonl";
-pub const MANIFEST: &str = "run.json";
+pub const JOURNAL: &str = crate::model::paths::RUN_JOURNAL;
+pub const MANIFEST: &str = crate::model::paths::RUN_MANIFEST;
 pub const LOCK: &str = "lock";
 pub const SUMMARY: &str = "summary.json";
 
