@@ -273,7 +273,7 @@ impl ExecArgs {
             .unwrap_or_else(dei::exec::env::default_cache_dir);
         let cache_dir = match (&self.exec_cache, run_dir) {
             (Some(d), _) => d.clone(),
-            (None, Some(d)) => d.join("exec"),
+            (None, Some(d)) => d.join(dei::rank::run::journal::EXEC_CACHE),
             (None, None) => dei::exec::env::default_cache_dir().join("runs"),
         };
         writable(&cache_dir).map_err(|e| {

@@ -215,9 +215,21 @@ fn a_run_resumes_after_its_inputs_move_and_refuses_inputs_whose_content_changed(
     let err = text(&out.stderr);
     assert!(
         err.contains("holds results of a different run (candidates differ in content: ")
-            && err.contains("preds.jsonl not what the run began with"),
+            && err.contains("preds.jsonl not what the run began with")
+            && !err.contains("--exec-cache"),
         "{err}"
     );
+    // A run that kept sandbox runs is told how the new run reuses them.
+    std::fs::create_dir(run_dir.join("exec")).unwrap();
+    let err = text(&run(&rank_args(&moved, &run_dir, &["--all"])).stderr);
+    assert!(
+        err.contains(&format!(
+            "pick a new --run-dir; with --exec, add `--exec-cache {}` to reuse the sandbox runs kept here",
+            run_dir.join("exec").display()
+        )),
+        "{err}"
+    );
+    std::fs::remove_dir(run_dir.join("exec")).unwrap();
 
     // The tasks file edited in place: its path alone was compared before.
     std::fs::write(&moved.preds, &preds).unwrap();

@@ -18,6 +18,8 @@ pub const JOURNAL: &str = crate::model::paths::RUN_JOURNAL;
 pub const MANIFEST: &str = crate::model::paths::RUN_MANIFEST;
 pub const LOCK: &str = "lock";
 pub const SUMMARY: &str = "summary.json";
+/// The sandbox runs of `--exec`, kept by default inside the run directory (`--exec-cache`).
+pub const EXEC_CACHE: &str = "exec";
 
 /// What a run directory holds results for. A rerun must ask for the same thing.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -288,8 +290,19 @@ pub fn check_manifest(dir: &Path, want: &Manifest) -> anyhow::Result<()> {
                 )
             })?;
             if let Some(diff) = have.difference(want) {
+                // New inputs need a new run directory; the sandbox runs kept in this one still
+                // serve them (they are keyed by what ran, not by the run).
+                let cache = dir.join(EXEC_CACHE);
+                let keep = if cache.is_dir() {
+                    format!(
+                        "; with --exec, add `--exec-cache {}` to reuse the sandbox runs kept here",
+                        cache.display()
+                    )
+                } else {
+                    String::new()
+                };
                 anyhow::bail!(
-                    "run directory {} holds results of a different run ({diff})\n  hint: rerun with the same inputs to resume, or pick a new --run-dir",
+                    "run directory {} holds results of a different run ({diff})\n  hint: rerun with the same inputs to resume, or pick a new --run-dir{keep}",
                     dir.display()
                 );
             }
