@@ -115,7 +115,7 @@ impl Basis {
                 "it ran healthy and changes what the issue shows, but no other agent family's candidate behaves the same"
             }
             Basis::Quiet => {
-                "it ran healthy, but nothing that ran shows it changing what the issue reports"
+                "it ran healthy, but neither the issue's code nor a model-written test shows it changing what the issue reports"
             }
             Basis::Unhealthy => {
                 "it did not run healthy (it breaks a test, breaks the reproduction, leaves it as at base while another candidate changes it, or fails the tests another agent wrote that another candidate passes)"
@@ -382,6 +382,23 @@ mod tests {
             Some(Basis::Quiet)
         );
         assert_eq!(basis(&[("a", Some(&tests_only))], &[0]), Some(Basis::Quiet));
+        // Passing a test another agent wrote (failing at base) does not lift it: on the tune
+        // half such quiet picks were right 0 of 11 times (docs/execution.md).
+        let mut passes_written = same.clone();
+        passes_written.written.insert("moatless".into(), true);
+        let mut author = same.clone();
+        author.written.insert("moatless".into(), true);
+        author.wrote = Some("moatless".into());
+        assert_eq!(
+            basis(
+                &[
+                    ("a", Some(&passes_written)),
+                    ("20241117_moatless_x", Some(&author))
+                ],
+                &[0]
+            ),
+            Some(Basis::Quiet)
+        );
         // Left as at base while another changes it: not healthy.
         assert_eq!(
             basis(&[("a", Some(&same)), ("b", Some(&changed))], &[0]),
