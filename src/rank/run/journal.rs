@@ -118,20 +118,21 @@ impl Manifest {
                     .filter(|(_, d)| !self.candidates_sha256.contains(d))
                     .map(|((p, _), _)| p.display().to_string())
                     .collect();
-                return Some(
-                    if changed.is_empty() || self.candidates.len() != other.candidates.len() {
-                        format!(
-                            "candidates differ: {} input(s) then, {} now",
-                            self.candidates.len(),
-                            other.candidates.len()
-                        )
-                    } else {
-                        format!(
-                            "candidates differ in content: {} not what the run began with",
-                            changed.join(", ")
-                        )
-                    },
-                );
+                return Some(if self.candidates.len() != other.candidates.len() {
+                    format!(
+                        "candidates differ: {} input(s) then, {} now",
+                        self.candidates.len(),
+                        other.candidates.len()
+                    )
+                } else if changed.is_empty() {
+                    // Order counts: the first candidate to write tests gives its family's set.
+                    "candidates differ: the same inputs in another order".to_string()
+                } else {
+                    format!(
+                        "candidates differ in content: {} not what the run began with",
+                        changed.join(", ")
+                    )
+                });
             }
         } else if self.candidates != other.candidates {
             let show = |m: &Manifest| {
@@ -524,6 +525,12 @@ mod tests {
         assert_eq!(
             run.difference(&more).as_deref(),
             Some("candidates differ: 1 input(s) then, 2 now")
+        );
+        let two = manifest(&[("/old/p", "aa"), ("/old/q", "bb")], ("/old/t", "tt"));
+        let swapped = manifest(&[("/old/q", "bb"), ("/old/p", "aa")], ("/old/t", "tt"));
+        assert_eq!(
+            two.difference(&swapped).as_deref(),
+            Some("candidates differ: the same inputs in another order")
         );
         // A manifest written before contents were recorded: paths and sizes, as then.
         let old = manifest(&[("/old/p.jsonl", "")], ("/old/t.jsonl", ""));
