@@ -19,8 +19,9 @@
 //!   test files, kept when they fail twice at the base commit; one set per agent family): over
 //!   the sets that some other candidate passes, or that this one does, the mean of
 //!   `exec_repro_changed` for each it passes and `exec_repro_same` for each it fails. A
-//!   candidate's own tests say nothing about it (they were written to pass it); they do about
-//!   the other runs of its family, whose fixes were not written against them.
+//!   candidate's own tests alone say nothing about it (they were written to pass it); they do
+//!   about the other runs of its family, whose fixes were not written against them; and when
+//!   another candidate passes them too, the author counts them as that candidate does.
 //! - **behaviour agreement**: `exec_agreement · s/(1+s)` with `s` the number of other agent
 //!   families whose candidates behave identically on everything that ran (its own family's
 //!   further candidates count `same_family`; in a committee of one family, each other run
@@ -253,25 +254,44 @@ pub fn parts(members: &[Member], i: usize, w: &ExecWeights) -> Vec<Part> {
     }
 
     // Tests other candidates wrote, failing at base: those some other candidate passes
-    // (or this one does) tell fixes apart.
-    let (passed, failed) = me
+    // (or this one does) tell fixes apart. Its own set, written to pass its own fix, says
+    // nothing about it alone; when another candidate passes it too, the two behave alike on
+    // it, and the author counts it as that candidate does (else the author alone went
+    // without the part every candidate behaving as it does gets).
+    let (mut passed, failed) = me
         .written_tally(|family| someone_else(members, i, |b| b.written.get(family) == Some(&true)));
+    let own_shared = me.wrote.as_ref().is_some_and(|own| {
+        me.written.get(own) == Some(&true)
+            && someone_else(members, i, |b| b.written.get(own) == Some(&true))
+    });
+    if own_shared {
+        passed += 1;
+    }
     if passed + failed > 0 {
         let n = passed + failed;
         out.push(Part {
             name: if failed == 0 {
-                "passes tests other agents wrote"
+                "passes tests agents wrote"
             } else if passed == 0 {
                 "fails tests other agents wrote"
             } else {
-                "passes some tests other agents wrote"
+                "passes some tests agents wrote"
             },
             value: (passed as f64 * w.repro_changed + failed as f64 * w.repro_same) / n as f64,
-            note: match (passed, failed) {
-                (1, 0) => "passes a test another agent wrote that fails at the base commit".into(),
-                (0, 1) => "fails a test another agent wrote that another candidate passes".into(),
-                _ => format!(
-                    "passes {passed} of {n} test sets other agents wrote that fail at the base commit"
+            note: match (passed, failed, own_shared) {
+                (1, 0, true) => {
+                    "passes the test it wrote, which fails at the base commit and another candidate passes too"
+                        .into()
+                }
+                (1, 0, false) => "passes a test another agent wrote that fails at the base commit".into(),
+                (0, 1, _) => "fails a test another agent wrote that another candidate passes".into(),
+                (_, _, own) => format!(
+                    "passes {passed} of {n} test sets agents wrote that fail at the base commit{}",
+                    if own {
+                        " (its own among them, which another candidate passes too)"
+                    } else {
+                        ""
+                    }
                 ),
             },
         });
@@ -548,7 +568,9 @@ mod tests {
 
     fn written_value(ps: &[Part]) -> f64 {
         ps.iter()
-            .filter(|p| p.name.contains("tests other agents wrote"))
+            .filter(|p| {
+                p.name.contains("tests agents wrote") || p.name.contains("tests other agents wrote")
+            })
             .map(|p| p.value)
             .sum()
     }
@@ -569,10 +591,16 @@ mod tests {
             w(&[("x", true)], 0),
         ];
         let ms = members(&["x", "y", "z", "x"], &bs);
-        // Its own test says nothing about x (its fix was written to pass it); x's other run
-        // was not written against it, and passing it counts as it does for y.
-        assert_eq!(written_value(&parts(&ms, 0, &W)), 0.0);
+        // x's fix was written to pass its own test; y and x's other run (not written against
+        // it) pass it too, so x counts it as they do.
+        assert_eq!(written_value(&parts(&ms, 0, &W)), 1.0);
+        assert!(parts(&ms, 0, &W).iter().any(|p| p.note
+            == "passes the test it wrote, which fails at the base commit and another candidate passes too"));
         assert_eq!(written_value(&parts(&ms, 3, &W)), 1.0);
+        // Passed by its author alone, it says nothing about the author.
+        let bs = vec![author(w(&[("x", true)], 0), "x"), w(&[("x", false)], 1)];
+        let ms_alone = members(&["x", "y"], &bs);
+        assert_eq!(written_value(&parts(&ms_alone, 0, &W)), 0.0);
         // x's other run failing it, where x passes it, counts against it.
         let bs = vec![author(w(&[("x", true)], 0), "x"), w(&[("x", false)], 1)];
         let ms2 = members(&["x", "x"], &bs);
@@ -593,7 +621,16 @@ mod tests {
         ];
         let ms = members(&["y", "x", "v"], &bs);
         assert_eq!(written_value(&parts(&ms, 0, &W)), 0.0);
-        // v's candidate fails x's test, which others pass: against it.
+        // v's candidate fails x's test, which others pass (against it), and passes its own,
+        // which x passes too (for it): their mean.
+        assert_eq!(written_value(&parts(&ms, 2, &W)), 0.0);
+        // With its own test passed by nobody else, only x's counts: against it.
+        let bs = vec![
+            w(&[("x", true), ("v", false)], 0),
+            author(w(&[("x", true), ("v", false)], 1), "x"),
+            author(w(&[("x", false), ("v", true)], 2), "v"),
+        ];
+        let ms = members(&["y", "x", "v"], &bs);
         assert_eq!(written_value(&parts(&ms, 2, &W)), -1.0);
         // A test nobody passes tells nothing.
         let none = vec![w(&[("x", false)], 0), w(&[("x", false)], 0)];
