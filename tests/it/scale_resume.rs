@@ -167,20 +167,6 @@ fn a_different_command_on_an_existing_directory_is_refused() {
     );
 }
 
-/// The same inputs in another folder (`moved`), as a user who moved the project would give them.
-fn moved_copy(sy: &Synth, moved: &std::path::Path) -> Synth {
-    std::fs::create_dir_all(moved).unwrap();
-    let (preds, tasks) = (moved.join("preds.jsonl"), moved.join("tasks.jsonl"));
-    std::fs::copy(&sy.preds, &preds).unwrap();
-    std::fs::copy(&sy.tasks, &tasks).unwrap();
-    Synth {
-        repo: sy.repo.clone(),
-        tasks,
-        preds,
-        ids: sy.ids.clone(),
-    }
-}
-
 #[test]
 fn a_run_resumes_after_its_inputs_move_and_refuses_inputs_whose_content_changed() {
     let dir = tempfile::tempdir().unwrap();
@@ -190,7 +176,7 @@ fn a_run_resumes_after_its_inputs_move_and_refuses_inputs_whose_content_changed(
     let journal = std::fs::read(run_dir.join("journal.jsonl")).unwrap();
 
     // Moved: the same contents elsewhere resume the run, with nothing to redo.
-    let moved = moved_copy(&sy, &dir.path().join("moved"));
+    let moved = copied_to(&sy, &dir.path().join("moved"));
     let out = run(&rank_args(&moved, &run_dir, &["--all"]));
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert!(

@@ -136,20 +136,8 @@ fn shards_partition_the_issues_and_merge_equals_one_run() {
 fn shards_whose_inputs_lay_in_other_folders_merge_and_other_contents_do_not() {
     let dir = tempfile::tempdir().unwrap();
     let sy = make(dir.path(), 12, 3, 4);
-    let there = dir.path().join("elsewhere");
-    std::fs::create_dir(&there).unwrap();
-    let copy = |name: &str, text: &str| {
-        let p = there.join(name);
-        std::fs::write(&p, text).unwrap();
-        p
-    };
+    let sy2 = copied_to(&sy, &dir.path().join("elsewhere"));
     let preds = std::fs::read_to_string(&sy.preds).unwrap();
-    let sy2 = Synth {
-        repo: sy.repo.clone(),
-        tasks: copy("tasks.jsonl", &std::fs::read_to_string(&sy.tasks).unwrap()),
-        preds: copy("preds.jsonl", &preds),
-        ids: sy.ids.clone(),
-    };
     let (d1, d2) = (dir.path().join("s1"), dir.path().join("s2"));
     assert!(run(&rank_args(&sy, &d1, &["--all", "--shard", "1/2"]))
         .status

@@ -99,6 +99,21 @@ pub fn make(dir: &Path, issues: usize, agents: usize, funcs: usize) -> Synth {
     }
 }
 
+/// The same inputs in another folder (`moved`), as a user who moved the project, or a second
+/// machine, would give them.
+pub fn copied_to(sy: &Synth, moved: &Path) -> Synth {
+    std::fs::create_dir_all(moved).unwrap();
+    let (preds, tasks) = (moved.join("preds.jsonl"), moved.join("tasks.jsonl"));
+    std::fs::copy(&sy.preds, &preds).unwrap();
+    std::fs::copy(&sy.tasks, &tasks).unwrap();
+    Synth {
+        repo: sy.repo.clone(),
+        tasks,
+        preds,
+        ids: sy.ids.clone(),
+    }
+}
+
 pub fn dei_cmd() -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_dei"));
     c.env_remove("DEI_REPOS")
