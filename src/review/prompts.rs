@@ -86,6 +86,10 @@ pub struct ExecView {
     /// how many ran with this candidate, and how many of them it passes.
     pub written_run: usize,
     pub written_passed: usize,
+    /// When the candidate wrote a test set of its own that fails at the base commit and passes
+    /// with it: how many other candidates pass it too (0 otherwise). Alone it says nothing
+    /// about the candidate; passed by others, they behave alike on it.
+    pub own_written_passed_by: usize,
     /// Of the values the issue says its code should show that the base run does not show, how
     /// many the reproduction shows with this candidate (shown, of); `None` when the issue names
     /// none or the reproduction did not run for it.
@@ -143,6 +147,7 @@ pub fn exec_views(bundle: &IssueBundle) -> Vec<Option<ExecView>> {
                     model_tests: 0,
                     written_run: 0,
                     written_passed: 0,
+                    own_written_passed_by: 0,
                     expected: None,
                     repro_output: None,
                     same_families: 0,
@@ -170,6 +175,16 @@ pub fn exec_views(bundle: &IssueBundle) -> Vec<Option<ExecView>> {
                 .filter(|(f, _)| b.wrote.as_ref() != Some(*f))
                 .map(|(_, &ok)| ok)
                 .collect();
+            let own_written_passed_by = b
+                .wrote
+                .as_ref()
+                .filter(|own| b.written.get(*own) == Some(&true))
+                .map_or(0, |own| {
+                    (0..bundle.candidates.len())
+                        .filter(|&j| j != i)
+                        .filter(|&j| of(j).is_some_and(|o| o.written.get(own) == Some(&true)))
+                        .count()
+                });
             Some(ExecView {
                 broken: b.broken.iter().take(BROKEN_SHOWN).cloned().collect(),
                 broken_more: b.broken.len().saturating_sub(BROKEN_SHOWN),
@@ -187,6 +202,7 @@ pub fn exec_views(bundle: &IssueBundle) -> Vec<Option<ExecView>> {
                 model_tests: bundle.model_tests_kept,
                 written_run: others.len(),
                 written_passed: others.iter().filter(|&&ok| ok).count(),
+                own_written_passed_by,
                 expected: b.expected.map(|x| (x.shown, x.of)),
                 repro_output: b.repro_output.clone(),
                 same_families,
