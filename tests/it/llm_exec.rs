@@ -337,7 +337,10 @@ fn without_behaviour_the_prompts_are_what_they_were_and_with_it_they_say_what_ra
     assert!(written.iter().all(|t| !t.contains("other-agent")));
     // Its own test, passed by another candidate too, is told as such.
     let own = "This patch's agent also wrote a test into it that fails at the base commit; 1 other candidate passes it too";
-    assert!(!written[0].contains(own), "the first candidate is not its author");
+    assert!(
+        !written[0].contains(own),
+        "the first candidate is not its author"
+    );
     assert_eq!(written[1].matches(own).count(), 1, "{}", written[1]);
     // Passed by its author alone: not told.
     b.behaviour[0]
