@@ -133,7 +133,7 @@ fn shards_partition_the_issues_and_merge_equals_one_run() {
 
 /// Shards run on two machines hold their inputs in other folders; the same contents merge.
 #[test]
-fn shards_whose_inputs_lay_in_other_folders_merge_and_other_contents_do_not() {
+fn shards_whose_inputs_lie_in_other_folders_merge_and_other_contents_do_not() {
     let dir = tempfile::tempdir().unwrap();
     let sy = make(dir.path(), 12, 3, 4);
     let sy2 = copied_to(&sy, &dir.path().join("elsewhere"));

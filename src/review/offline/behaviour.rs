@@ -258,8 +258,9 @@ pub fn parts(members: &[Member], i: usize, w: &ExecWeights) -> Vec<Part> {
     // nothing about it alone; when another candidate passes it too, the two behave alike on
     // it, and the author counts it as that candidate does (else the author alone went
     // without the part every candidate behaving as it does gets).
-    let (mut passed, failed) = me
+    let (passed_others, failed) = me
         .written_tally(|family| someone_else(members, i, |b| b.written.get(family) == Some(&true)));
+    let mut passed = passed_others;
     let own_shared = me.wrote.as_ref().is_some_and(|own| {
         me.written.get(own) == Some(&true)
             && someone_else(members, i, |b| b.written.get(own) == Some(&true))
@@ -333,7 +334,8 @@ pub fn parts(members: &[Member], i: usize, w: &ExecWeights) -> Vec<Part> {
                 || matches!(me.model_test, Some(ModelTest::Other | ModelTest::Timeout));
             let unchanged = (me.repro.is_some_and(ReproChange::unchanged) && other_changes)
                 || (me.model_test == Some(ModelTest::Reproduced) && other_resolves);
-            let fails_written = failed > 0 && passed == 0;
+            // As `rank::health::fails_written` reads it: the author's own set aside.
+            let fails_written = failed > 0 && passed_others == 0;
             let idle = broken || unchanged || fails_written;
             // A committee of one family (an agent's runs only): its runs are the voters.
             let one_family = members
@@ -597,6 +599,17 @@ mod tests {
         assert!(parts(&ms, 0, &W).iter().any(|p| p.note
             == "passes the test it wrote, which fails at the base commit and another candidate passes too"));
         assert_eq!(written_value(&parts(&ms, 3, &W)), 1.0);
+        // Failing every other set another candidate passes withholds the author's vote, its own
+        // set aside, as health reads it; z, passing x's set, keeps its vote.
+        let bs = vec![
+            w(&[("x", true), ("v", true)], 0),
+            author(w(&[("x", true), ("v", false)], 1), "x"),
+            author(w(&[("x", true), ("v", true)], 0), "v"),
+            w(&[("x", true), ("v", false)], 1),
+        ];
+        let m4 = members(&["y", "x", "v", "z"], &bs);
+        assert_eq!(value(&parts(&m4, 1, &W), AGREEMENT), 0.0);
+        assert!(value(&parts(&m4, 3, &W), AGREEMENT) > 0.0);
         // Passed by its author alone, it says nothing about the author.
         let bs = vec![author(w(&[("x", true)], 0), "x"), w(&[("x", false)], 1)];
         let ms_alone = members(&["x", "y"], &bs);
