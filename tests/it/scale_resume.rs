@@ -238,6 +238,43 @@ fn a_run_resumes_after_its_inputs_move_and_refuses_inputs_whose_content_changed(
     );
 }
 
+/// A run that stopped on a bad input before finishing any issue holds no results: the
+/// corrected command takes the directory over instead of being told it is another run's.
+#[test]
+fn a_run_that_finished_nothing_is_taken_over_by_the_corrected_command() {
+    let dir = tempfile::tempdir().unwrap();
+    let sy = make(dir.path(), 3, 2, 3);
+    let run_dir = dir.path().join("run");
+    let typo = Synth {
+        repo: sy.repo.clone(),
+        tasks: dir.path().join("taks.jsonl"),
+        preds: sy.preds.clone(),
+        ids: sy.ids.clone(),
+    };
+    let out = run(&rank_args(&typo, &run_dir, &["--all"]));
+    assert!(!out.status.success());
+    assert!(
+        text(&out.stderr).contains("cannot read tasks file"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert!(
+        run_dir.join("run.json").exists(),
+        "the failed run wrote its manifest"
+    );
+    let out = run(&rank_args(&sy, &run_dir, &["--all"]));
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(journal_ids(&run_dir).len(), 3);
+    // Once it holds results, other inputs are refused again.
+    let out = run(&rank_args(&typo, &run_dir, &["--all"]));
+    assert!(!out.status.success());
+    assert!(
+        text(&out.stderr).contains("holds results of a different run (tasks file differs"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
 /// A run kept inside the folder of its candidates: its files are results, not candidates, and
 /// the run resumes over them.
 #[test]

@@ -291,6 +291,11 @@ pub fn check_manifest(dir: &Path, want: &Manifest) -> anyhow::Result<()> {
                 )
             })?;
             if let Some(diff) = have.difference(want) {
+                // A run that finished no issue (it stopped on a bad input before any) holds no
+                // results to keep apart: the new inputs take it over.
+                if !has_results(dir) {
+                    return write_manifest(dir, want);
+                }
                 // New inputs need a new run directory; the sandbox runs kept in this one still
                 // serve them (they are keyed by what ran, not by the run).
                 let cache = dir.join(EXEC_CACHE);
@@ -309,14 +314,21 @@ pub fn check_manifest(dir: &Path, want: &Manifest) -> anyhow::Result<()> {
             }
             Ok(())
         }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            let tmp = dir.join(format!("{MANIFEST}.tmp"));
-            std::fs::write(&tmp, serde_json::to_string_pretty(want)?)?;
-            std::fs::rename(&tmp, &path)?;
-            Ok(())
-        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => write_manifest(dir, want),
         Err(e) => Err(anyhow::anyhow!("cannot read {}: {e}", path.display())),
     }
+}
+
+/// Whether the run directory's journal holds anything (a finished issue, or a torn line).
+fn has_results(dir: &Path) -> bool {
+    std::fs::metadata(dir.join(JOURNAL)).is_ok_and(|m| m.len() > 0)
+}
+
+fn write_manifest(dir: &Path, want: &Manifest) -> anyhow::Result<()> {
+    let tmp = dir.join(format!("{MANIFEST}.tmp"));
+    std::fs::write(&tmp, serde_json::to_string_pretty(want)?)?;
+    std::fs::rename(&tmp, dir.join(MANIFEST))?;
+    Ok(())
 }
 
 /// Read a manifest (for merging).
