@@ -121,23 +121,47 @@ pub struct Behaviour {
     pub error: Option<String>,
 }
 
+/// [`Behaviour::written_tally`]: the sets other candidates wrote that a candidate passes, and
+/// those it fails while another candidate passes them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct WrittenTally {
+    pub passed: usize,
+    pub failed: usize,
+}
+
+impl WrittenTally {
+    /// It fails every such set another candidate passes, and there is one: what health counts
+    /// against it, and what withholds its behaviour vote.
+    pub fn fails_every_set(&self) -> bool {
+        self.failed > 0 && self.passed == 0
+    }
+}
+
 impl Behaviour {
     /// The test sets other candidates wrote (its own aside) that it passes, and those it fails
     /// while another candidate passes them (`another_passes(family)`): a set nobody else
     /// passes tells nothing.
-    pub fn written_tally(&self, another_passes: impl Fn(&str) -> bool) -> (usize, usize) {
-        let (mut passed, mut failed) = (0, 0);
+    pub fn written_tally(&self, another_passes: impl Fn(&str) -> bool) -> WrittenTally {
+        let mut t = WrittenTally::default();
         for (family, &ok) in &self.written {
             if self.wrote.as_ref() == Some(family) {
                 continue;
             }
             if ok {
-                passed += 1;
+                t.passed += 1;
             } else if another_passes(family) {
-                failed += 1;
+                t.failed += 1;
             }
         }
-        (passed, failed)
+        t
+    }
+
+    /// The key of the test set this candidate wrote, when it passes it (its fix was written
+    /// to): alone that says nothing about it; another candidate passing the set too does.
+    pub fn passes_own_set(&self) -> Option<&str> {
+        self.wrote
+            .as_deref()
+            .filter(|own| self.written.get(*own) == Some(&true))
     }
 
     /// Whether anything ran for this candidate.

@@ -35,12 +35,12 @@ pub fn healthy(me: &Behaviour, others: &[&Behaviour]) -> Option<bool> {
 /// Whether a candidate fails every test set other candidates wrote (its own aside) that
 /// another candidate passes, and there is one.
 pub fn fails_written(me: &Behaviour, others: &[&Behaviour]) -> bool {
-    let (passed, failed) = me.written_tally(|family| {
+    me.written_tally(|family| {
         others
             .iter()
             .any(|b| b.ran() && b.written.get(family) == Some(&true))
-    });
-    failed > 0 && passed == 0
+    })
+    .fails_every_set()
 }
 
 /// [`healthy`] for each candidate of one issue against all the others (`None`: no behaviour

@@ -175,16 +175,12 @@ pub fn exec_views(bundle: &IssueBundle) -> Vec<Option<ExecView>> {
                 .filter(|(f, _)| b.wrote.as_ref() != Some(*f))
                 .map(|(_, &ok)| ok)
                 .collect();
-            let own_written_passed_by = b
-                .wrote
-                .as_ref()
-                .filter(|own| b.written.get(*own) == Some(&true))
-                .map_or(0, |own| {
-                    (0..bundle.candidates.len())
-                        .filter(|&j| j != i)
-                        .filter(|&j| of(j).is_some_and(|o| o.written.get(own) == Some(&true)))
-                        .count()
-                });
+            let own_written_passed_by = b.passes_own_set().map_or(0, |own| {
+                (0..bundle.candidates.len())
+                    .filter(|&j| j != i)
+                    .filter(|&j| of(j).is_some_and(|o| o.written.get(own) == Some(&true)))
+                    .count()
+            });
             Some(ExecView {
                 broken: b.broken.iter().take(BROKEN_SHOWN).cloned().collect(),
                 broken_more: b.broken.len().saturating_sub(BROKEN_SHOWN),

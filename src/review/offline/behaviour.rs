@@ -258,16 +258,12 @@ pub fn parts(members: &[Member], i: usize, w: &ExecWeights) -> Vec<Part> {
     // nothing about it alone; when another candidate passes it too, the two behave alike on
     // it, and the author counts it as that candidate does (else the author alone went
     // without the part every candidate behaving as it does gets).
-    let (passed_others, failed) = me
+    let tally = me
         .written_tally(|family| someone_else(members, i, |b| b.written.get(family) == Some(&true)));
-    let mut passed = passed_others;
-    let own_shared = me.wrote.as_ref().is_some_and(|own| {
-        me.written.get(own) == Some(&true)
-            && someone_else(members, i, |b| b.written.get(own) == Some(&true))
-    });
-    if own_shared {
-        passed += 1;
-    }
+    let own_shared = me
+        .passes_own_set()
+        .is_some_and(|own| someone_else(members, i, |b| b.written.get(own) == Some(&true)));
+    let (passed, failed) = (tally.passed + usize::from(own_shared), tally.failed);
     if passed + failed > 0 {
         let n = passed + failed;
         out.push(Part {
@@ -335,7 +331,7 @@ pub fn parts(members: &[Member], i: usize, w: &ExecWeights) -> Vec<Part> {
             let unchanged = (me.repro.is_some_and(ReproChange::unchanged) && other_changes)
                 || (me.model_test == Some(ModelTest::Reproduced) && other_resolves);
             // As `rank::health::fails_written` reads it: the author's own set aside.
-            let fails_written = failed > 0 && passed_others == 0;
+            let fails_written = tally.fails_every_set();
             let idle = broken || unchanged || fails_written;
             // A committee of one family (an agent's runs only): its runs are the voters.
             let one_family = members
@@ -570,9 +566,7 @@ mod tests {
 
     fn written_value(ps: &[Part]) -> f64 {
         ps.iter()
-            .filter(|p| {
-                p.name.contains("tests agents wrote") || p.name.contains("tests other agents wrote")
-            })
+            .filter(|p| p.name.contains("agents wrote"))
             .map(|p| p.value)
             .sum()
     }
