@@ -12,7 +12,8 @@ of instances: their task records, labelled candidates and scores are joined.
 
 Prints, per committee: instances, k, 1@k plain and with --exec, Average@k, best single member,
 Union@k, and 1@k with --exec minus the best single member, paired per instance, with its 95%
-bootstrap interval (`dei eval`'s, 1000 resamples over the half's instances, seed 42). Rankings are per issue, so this equals running exec_lite.py with --split on that half.
+bootstrap interval; where every folder also holds the committee's exec-llm ranking
+(exec_lite.py --exec-llm-repro), its 1@k and difference from the best member too (`dei eval`'s, 1000 resamples over the half's instances, seed 42). Rankings are per issue, so this equals running exec_lite.py with --split on that half.
 """
 import argparse
 import json
@@ -35,19 +36,21 @@ def main():
     a = ap.parse_args()
     rows = {}
     for name, row in half_points(a.dei, a.out, a.split, a.committees.split(","), a.repo).items():
-        p, e = row["plain"], row["exec"]
-        rows[name] = summary(p, {"1@k plain": p["n_at_k"], "1@k exec": e["n_at_k"]})
-        mb = e.get("minus_best")
-        if mb and mb.get("ci"):
-            lo, hi = mb["ci"]
-            rows[name]["1@k exec - best single [95% CI, paired]"] = (
-                f'{mb["value"]:+.1f} [{lo:+.1f}, {hi:+.1f}]')
+        p = row["plain"]
+        rows[name] = summary(p, {f"1@k {m}": row[m]["n_at_k"] for m in row})
+        for mode in (m for m in row if m != "plain"):
+            mb = row[mode].get("minus_best")
+            if mb and mb.get("ci"):
+                lo, hi = mb["ci"]
+                rows[name][f"1@k {mode} - best single [95% CI, paired]"] = (
+                    f'{mb["value"]:+.1f} [{lo:+.1f}, {hi:+.1f}]')
     print(json.dumps(rows, indent=1))
 
 
 def half_points(dei, outs, split, committees, repo=None, bootstrap=True):
     """Per committee, the last `dei eval` point of its plain and --exec rankings over one half of
-    the split (or all), from exec_lite.py output folders OUTS joined: {name: {"plain", "exec"}}."""
+    the split (or all), from exec_lite.py output folders OUTS joined: {name: {"plain", "exec"}},
+    and "exec-llm" where every folder holds that ranking too."""
     tmp = tempfile.mkdtemp(prefix="exec-half-")
     tasks = [json.loads(l) for out in outs for l in open(os.path.join(out, "tasks.jsonl"))]
     keep = {t["instance_id"] for t in tasks
@@ -66,7 +69,8 @@ def half_points(dei, outs, split, committees, repo=None, bootstrap=True):
                     if json.loads(line)["instance_id"] in keep:
                         f.write(line)
         row = {}
-        for mode in ("plain", "exec"):
+        llm = all(os.path.exists(os.path.join(out, name, "exec-llm", "journal.jsonl")) for out in outs)
+        for mode in ("plain", "exec") + (("exec-llm",) if llm else ()):
             ev = os.path.join(tmp, f"{name}-{mode}.json")
             # exec_lite.py --skip-settled merges the exec journal with the plain ranking of
             # settled issues into one scores file
@@ -82,7 +86,7 @@ def half_points(dei, outs, split, committees, repo=None, bootstrap=True):
                 with open(scores, "w") as f:
                     for m in found:
                         f.write(open(m).read())
-            draws = "1000" if bootstrap and mode == "exec" else "0"
+            draws = "1000" if bootstrap and mode != "plain" else "0"
             subprocess.run([dei, "eval", labelled, "--tasks", tasks_file, "--scores", scores,
                             "--bootstrap", draws, "--json", ev],
                            check=True, stdout=subprocess.DEVNULL)

@@ -25,6 +25,15 @@ to choose a rule on, each with its own best member. --draw-only r1,r3 ranks only
 With --offline-weights FILE every ranking uses those weights (`dei rank --offline-weights`): a
 variant of the committee's rules, ranked from the same sandbox cache.
 
+With --exec-llm-repro PROVIDER:MODEL a third ranking per committee, `exec-llm`, adds the
+reproduction test that model writes from each issue (`dei rank --exec --exec-llm-repro=MODEL`;
+--exec-llm-repro-samples N asks N per issue; each --llm-arg is passed on as it is, e.g.
+--llm-arg=--base-url=URL --llm-arg=--api-key-env=VAR --llm-arg=--cache=DIR). It shares the sandbox
+cache, so the issue's reproduction and tests run once for both, and keeps the model's replies in
+OUT/llm-cache (unless an --llm-arg names --cache or --no-cache); the report gives its 1@k beside
+the others and how many issues kept a test (`exec.model_tests`). No label reaches the model: it
+sees the stripped task records only.
+
 With --skip-settled, an issue whose committee candidates all resolve it, or none do, is not
 ranked with --exec: every ranking scores the same 1@k there, so its plain ranking stands in.
 The labels choose only which issues to skip, never a ranking; the exec figures (runs, seconds,
@@ -181,6 +190,11 @@ def main():
                     help="with --draw, rank only these of the drawn committees (comma-separated: r1,r3)")
     ap.add_argument("--offline-weights", default=None,
                     help="rank with these offline weights (dei rank --offline-weights)")
+    ap.add_argument("--exec-llm-repro", default=None, metavar="PROVIDER:MODEL",
+                    help="also rank with the reproduction test this model writes (the exec-llm ranking)")
+    ap.add_argument("--exec-llm-repro-samples", default=None, metavar="N")
+    ap.add_argument("--llm-arg", action="append", default=[],
+                    help="passed on to the exec-llm ranking as it is (--llm-arg=--base-url=URL); repeatable")
     ap.add_argument("--skip-settled", action="store_true",
                     help="rank with --exec only issues where some but not all of the committee's candidates resolve")
     a = ap.parse_args()
@@ -226,6 +240,7 @@ def main():
         committees += [n for n in drawn if not only or n in only]
         with open(os.path.join(a.out, "committees.json"), "w") as f:
             json.dump({"seed": a.draw_seed, "committees": drawn}, f, indent=1)
+    modes = ("plain", "exec") + (("exec-llm",) if a.exec_llm_repro else ())
     results = {}
     for name in committees:
         members = COMMITTEES[name]
@@ -237,10 +252,11 @@ def main():
                 f.write(json.dumps(c) + "\n")
                 g.write(json.dumps({k: v for k, v in c.items() if k != "resolved"}) + "\n")
         settled = settled_issues(mine) if a.skip_settled else set()
-        for mode in ("plain", "exec"):
+        for mode in modes:
             rd = os.path.join(a.out, name, mode)
             mode_tasks, mode_blind = tasks_file, blind
-            if mode == "exec" and settled:
+            with_exec = mode != "plain"
+            if with_exec and settled:
                 mode_tasks = os.path.join(a.out, f"{name}-exec-tasks.jsonl")
                 mode_blind = os.path.join(a.out, f"{name}-exec-candidates.jsonl")
                 with open(mode_tasks, "w") as f:
@@ -255,18 +271,26 @@ def main():
                    "--run-dir", rd, "--no-progress"]
             if a.offline_weights:
                 cmd += ["--offline-weights", a.offline_weights]
-            if mode == "exec":
+            if with_exec:
                 cmd += ["--exec", "--exec-cache", os.path.join(a.out, "exec-cache"),
                         "--exec-jobs", a.exec_jobs, "--exec-timeout", a.exec_timeout]
                 if a.env_dir:
                     cmd += ["--env-dir", a.env_dir]
-            if mode == "exec" and settled and not any(t["instance_id"] not in settled for t in tasks):
+            if mode == "exec-llm":
+                cmd += [f"--exec-llm-repro={a.exec_llm_repro}"] + a.llm_arg
+                if not any(x.split("=")[0] in ("--cache", "--no-cache") for x in a.llm_arg):
+                    # the replies stay with the measurement (a rerun asks nothing again),
+                    # not in a .dei/cache of whatever folder this was started from
+                    cmd += ["--cache", os.path.join(a.out, "llm-cache")]
+                if a.exec_llm_repro_samples:
+                    cmd += ["--exec-llm-repro-samples", a.exec_llm_repro_samples]
+            if with_exec and settled and not any(t["instance_id"] not in settled for t in tasks):
                 rc, secs = 0, 0.0  # every issue is settled: nothing to rank with --exec
             else:
                 rc, secs = timed_rank(cmd, log, os.path.join(a.out, f"{name}-{mode}-sittings.jsonl"), rd)
             scores = rd
-            if mode == "exec" and settled:
-                scores = os.path.join(a.out, f"{name}-exec-scores.jsonl")
+            if with_exec and settled:
+                scores = os.path.join(a.out, f"{name}-{mode}-scores.jsonl")
                 merge_journals(os.path.join(rd, "journal.jsonl"),
                                os.path.join(a.out, name, "plain", "journal.jsonl"), settled, scores)
             ev = os.path.join(a.out, f"{name}-{mode}-eval.json")
@@ -275,7 +299,7 @@ def main():
             results[(name, mode)] = {"rank_rc": rc, "rank_seconds": round(secs, 1), "eval_rc": rc2,
                                      "eval": ev}
             print(name, mode, results[(name, mode)], flush=True)
-    report(a.out, committees, results)
+    report(a.out, committees, results, modes)
 
 
 def settled_issues(candidates):
@@ -386,19 +410,60 @@ def summary(point, one_at_k):
     }
 
 
-def report(out, committees, results):
+def model_test_stats(run_dir):
+    """What became of the model-written tests of one run directory (`--exec-llm-repro`), from its
+    journal: issues that asked, kept at least one test (it prints `Issue reproduced` at the base
+    commit), discarded every one, or got none written; how many candidates the kept tests say
+    resolve the issue; and the calls, those answered from the cache, tokens and cost. These
+    are the calls the records keep: an issue gathered again in an environment built at its base
+    commit (pytest-7168, -7220) asks again, and only its last call is recorded; dei's own line
+    in OUT/log.txt (`model-written tests: llm: N calls sent, …`) counts every call."""
+    out = {"asked": 0, "kept": 0, "discarded": 0, "not_written": 0, "shown_reproduction": 0,
+           "shown_reproduction_kept": 0, "candidates_resolved": 0, "candidates_with_verdict": 0,
+           "calls": 0, "cached": 0, "input_tokens": 0, "output_tokens": 0, "cost_usd": 0.0}
+    for r in journal_results(run_dir).values():
+        e = r.get("exec") or {}
+        samples = e.get("model_test_samples") or ([e["model_test"]] if e.get("model_test") else [])
+        if not samples:
+            continue
+        out["asked"] += 1
+        statuses = {m.get("status") for m in samples}
+        kept = "kept" in statuses
+        status = "kept" if kept else "discarded" if "discarded" in statuses else "not_written"
+        out[status] += 1
+        if any(m.get("shown_reproduction") for m in samples):
+            out["shown_reproduction"] += 1
+            out["shown_reproduction_kept"] += kept
+        for m in samples:
+            for k in ("calls", "cached", "input_tokens", "output_tokens", "cost_usd"):
+                out[k] += (m.get("usage") or {}).get(k, 0)
+        for b in e.get("behaviour", []):
+            verdict = (b or {}).get("model_test")
+            if verdict:
+                out["candidates_with_verdict"] += 1
+                out["candidates_resolved"] += verdict == "resolved"
+    out["cost_usd"] = round(out["cost_usd"], 4)
+    return out
+
+
+def report(out, committees, results, modes=("plain", "exec")):
     rows = {}
     for name in committees:
-        plain = last_point(os.path.join(out, f"{name}-plain-eval.json"))
-        ex = last_point(os.path.join(out, f"{name}-exec-eval.json"))
-        rows[name] = {
-            **summary(plain, {"1@k plain": plain["n_at_k"], "1@k exec": ex["n_at_k"]}),
-            "rank seconds plain / exec": (results.get((name, "plain"), {}).get("rank_seconds"),
-                                          results.get((name, "exec"), {}).get("rank_seconds")),
+        points = {m: last_point(os.path.join(out, f"{name}-{m}-eval.json")) for m in modes}
+        plain = points["plain"]
+        row = {
+            **summary(plain, {f"1@k {m}": p["n_at_k"] for m, p in points.items()}),
+            "rank seconds " + " / ".join(modes): tuple(
+                results.get((name, m), {}).get("rank_seconds") for m in modes),
             # this sitting's seconds above; these add every sitting since the folder was made
             "exec wall time, every sitting": sittings(os.path.join(out, f"{name}-exec-sittings.jsonl")),
             "exec": exec_stats(os.path.join(out, name, "exec")),
         }
+        if "exec-llm" in modes:
+            row["exec-llm wall time, every sitting"] = sittings(
+                os.path.join(out, f"{name}-exec-llm-sittings.jsonl"))
+            row["model tests"] = model_test_stats(os.path.join(out, name, "exec-llm"))
+        rows[name] = row
     print(json.dumps(rows, indent=1))
     with open(os.path.join(out, "report.json"), "w") as f:
         json.dump(rows, f, indent=1)
