@@ -70,7 +70,8 @@ pub struct ModelTestRecord {
     pub script: Option<String>,
     /// The model that wrote it (`protocol:model`).
     pub model: String,
-    /// The call's tokens and cost (zero when answered from the cache).
+    /// The call's tokens and cost (no cost when answered from the cache), over every try at the
+    /// issue: one gathered again in another environment asks again when its prompt changed.
     pub usage: Usage,
     /// Whether the prompt showed the issue's reproduction as it ran at the base commit
     /// ([`ShownRun`]), so that real-model runs can tell how often a test is kept with and

@@ -414,10 +414,11 @@ def model_test_stats(run_dir):
     """What became of the model-written tests of one run directory (`--exec-llm-repro`), from its
     journal: issues that asked, kept at least one test (it prints `Issue reproduced` at the base
     commit), discarded every one, or got none written; how many candidates the kept tests say
-    resolve the issue; and the calls, those answered from the cache, tokens and cost. These
-    are the calls the records keep: an issue gathered again in an environment built at its base
-    commit (pytest-7168, -7220) asks again, and only its last call is recorded; dei's own line
-    in OUT/log.txt (`model-written tests: llm: N calls sent, …`) counts every call."""
+    resolve the issue; and the calls, those answered from the cache, tokens and cost. An issue
+    gathered again in an environment built at its base commit (pytest-7168, -7220) asks again;
+    its record counts both calls (builds before the thirty-sixth session's fix kept the last
+    one only: dei's own line in OUT/log.txt, `model-written tests: llm: N calls sent, …`,
+    counts every call either way)."""
     out = {"asked": 0, "kept": 0, "discarded": 0, "not_written": 0, "shown_reproduction": 0,
            "shown_reproduction_kept": 0, "candidates_resolved": 0, "candidates_with_verdict": 0,
            "calls": 0, "cached": 0, "input_tokens": 0, "output_tokens": 0, "cost_usd": 0.0}

@@ -583,6 +583,27 @@ fn add_costs(to: &mut IssueExec, earlier: &IssueExec) {
     to.timed_out_seconds += earlier.timed_out_seconds;
     to.timed_out_cpu_seconds += earlier.timed_out_cpu_seconds;
     to.waited_seconds += earlier.waited_seconds;
+    // A try that showed the model the issue's code as it ran asked again when the code did
+    // otherwise in the next one: each sample's record counts its calls over every try.
+    for rec in to
+        .model_test
+        .iter_mut()
+        .chain(to.model_test_samples.iter_mut())
+    {
+        let before = earlier
+            .model_test_samples
+            .iter()
+            .chain(
+                earlier
+                    .model_test
+                    .iter()
+                    .filter(|_| earlier.model_test_samples.is_empty()),
+            )
+            .find(|m| m.sample == rec.sample);
+        if let Some(m) = before {
+            rec.usage.add(&m.usage);
+        }
+    }
 }
 
 /// [`gather`] in the environment `resolved` names: built at its spec's setup commit, and

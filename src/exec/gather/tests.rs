@@ -13,6 +13,7 @@ use super::*;
 use crate::exec::outcome::ReproOutcome;
 use crate::exec::repro::RepoNames;
 use crate::model::ReproChange;
+use crate::model::Usage;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
@@ -720,4 +721,64 @@ fn the_settings_line_names_every_override_so_a_run_resumes_only_with_the_same() 
         line.starts_with(&plain) && line.ends_with(", --test-cmd pytest -rA, --test-loopback"),
         "{line}"
     );
+}
+
+#[test]
+fn an_earlier_try_adds_its_model_calls_to_the_record_that_stands() {
+    let rec = |sample, calls, input_tokens| ModelTestRecord {
+        status: TestStatus::Discarded,
+        sample,
+        usage: Usage {
+            calls,
+            input_tokens,
+            ..Usage::default()
+        },
+        ..ModelTestRecord::default()
+    };
+    // One sample: the record itself.
+    let first = IssueExec {
+        runs: 3,
+        model_test: Some(rec(0, 1, 100)),
+        ..IssueExec::default()
+    };
+    let mut again = IssueExec {
+        runs: 2,
+        model_test: Some(rec(0, 1, 120)),
+        ..IssueExec::default()
+    };
+    add_costs(&mut again, &first);
+    assert_eq!(again.runs, 5);
+    let u = &again.model_test.as_ref().unwrap().usage;
+    assert_eq!((u.calls, u.input_tokens), (2, 220));
+
+    // Several samples: each adds its own earlier call, and `model_test` (a copy of one of
+    // them) adds that sample's.
+    let first = IssueExec {
+        model_test: Some(rec(0, 1, 10)),
+        model_test_samples: vec![rec(0, 1, 10), rec(1, 1, 20)],
+        ..IssueExec::default()
+    };
+    let mut again = IssueExec {
+        model_test: Some(rec(1, 0, 40)),
+        model_test_samples: vec![rec(0, 1, 30), rec(1, 0, 40)],
+        ..IssueExec::default()
+    };
+    add_costs(&mut again, &first);
+    let tokens = |e: &IssueExec| -> Vec<(u32, u64, u64)> {
+        e.model_test_samples
+            .iter()
+            .map(|m| (m.sample, m.usage.calls, m.usage.input_tokens))
+            .collect()
+    };
+    assert_eq!(tokens(&again), vec![(0, 2, 40), (1, 1, 60)]);
+    let m = again.model_test.as_ref().unwrap();
+    assert_eq!((m.sample, m.usage.calls, m.usage.input_tokens), (1, 1, 60));
+
+    // No earlier model test (none asked, or the first try stopped before it): nothing added.
+    let mut again = IssueExec {
+        model_test: Some(rec(0, 1, 5)),
+        ..IssueExec::default()
+    };
+    add_costs(&mut again, &IssueExec::default());
+    assert_eq!(again.model_test.as_ref().unwrap().usage.input_tokens, 5);
 }
