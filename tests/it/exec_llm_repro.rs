@@ -1,7 +1,7 @@
 //! `dei rank --exec --exec-llm-repro`: a reproduction test written by a model from the issue
 //! (Agentless-style), against the in-process mock server, run on the bundled example with the
 //! machine's python3 (no PyPI). The mock answers the test-writing prompt with a script chosen
-//! per test; the test runner is `tests/fixtures/exec/minitest.py`, as in `exec_rank.rs`.
+//! per test; the test runner is `examples/minitest.py`, as in `exec_rank.rs`.
 
 use crate::support::{common, exec, llm_mock};
 

@@ -3,7 +3,7 @@
 //! commit and with each candidate. Besides the example's candidates: one that breaks a test,
 //! one that changes nothing, one that sleeps past the time limit, one that opens a network
 //! socket and one that writes outside its folder (`tests/fixtures/exec/candidates`). The test
-//! runner is `tests/fixtures/exec/minitest.py`, which prints what `pytest -rA` prints.
+//! runner is `examples/minitest.py`, which prints what `pytest -rA` prints.
 
 use crate::support::{common, exec};
 
@@ -2072,4 +2072,51 @@ else: raise SystemExit('no server')\" && python {}",
     assert_eq!(v["exec"]["stable_tests"], 3, "{}", v["exec"]);
     let (v, _) = rank_exec_with(&["examples/candidates"], &test_cmd, &cache, &tmp);
     assert_eq!(v["exec"]["stable_tests"], 0, "{}", v["exec"]);
+}
+
+/// `bash examples/run.sh --exec`, what the README offers a newcomer: the script adds python3
+/// and `examples/minitest.py` as the test command, so the example's tests and the code
+/// run; a test command of the user's own is left as given. `DEI_BIN` has the script run this
+/// build's `dei` rather than build a release one.
+#[test]
+fn the_example_script_runs_the_candidates_with_exec() {
+    let Some((dir, cache, tmp)) = exec_dirs() else {
+        return;
+    };
+    let script = |args: &[&str]| {
+        let out = std::process::Command::new("bash")
+            .arg(root().join("examples/run.sh"))
+            .args(args)
+            .env("DEI_BIN", env!("CARGO_BIN_EXE_dei"))
+            .env("CARGO_TARGET_DIR", dir.path().join("target"))
+            .env("DEI_CACHE_DIR", &cache)
+            .env("TMPDIR", &tmp)
+            .env_remove("DEI_REPOS")
+            .env_remove("DEI_LLM")
+            .env_remove("OPENAI_API_KEY")
+            .env_remove("ANTHROPIC_API_KEY")
+            .output()
+            .expect("bash runs");
+        (out.status.success(), stdout(&out), stderr(&out))
+    };
+    let (ok, json, err) = script(&["--exec", "--json", "-"]);
+    assert!(ok, "{err}");
+    let v: Value = serde_json::from_str(&json).unwrap_or_else(|e| panic!("{e}: {json}"));
+    assert_eq!(v["exec"]["stable_tests"], 3, "{}", v["exec"]);
+    assert_eq!(v["exec"]["reproduction"], true, "{}", v["exec"]);
+    assert_eq!(rank_of(&v, "careful-agent"), 1);
+    assert!(by_agent(&v, "careful-agent")["behaviour"]["tests_run"].as_u64() > Some(0));
+    assert!(
+        !dir.path().join("target/release").exists(),
+        "with DEI_BIN nothing is built"
+    );
+    // The user's own test command wins: one that prints no test result is named as such.
+    let (ok, table, err) = script(&["--exec", "--python", "python3", "--test-cmd", "true"]);
+    assert!(ok, "the issue's code still ran: {err}");
+    assert!(table.contains("no test result could be read"), "{table}");
+    // Without --exec nothing runs.
+    let (ok, json, err) = script(&["--json", "-"]);
+    assert!(ok, "{err}");
+    let v: Value = serde_json::from_str(&json).unwrap();
+    assert!(v.get("exec").is_none_or(Value::is_null), "{}", v["exec"]);
 }

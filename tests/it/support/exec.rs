@@ -1,5 +1,5 @@
 //! Helpers shared by the `--exec` tests (`exec_rank.rs`, `exec_llm_repro.rs`): the bundled
-//! example run with the machine's python3 and `tests/fixtures/exec/minitest.py` as test runner.
+//! example run with the machine's python3 and `examples/minitest.py` as test runner.
 #![allow(dead_code)]
 
 use super::common::root;
@@ -17,7 +17,7 @@ pub fn python3_with_venv() -> bool {
 
 /// The stand-in for `pytest -rA` (no PyPI in CI).
 pub fn minitest() -> PathBuf {
-    root().join("tests/fixtures/exec/minitest.py")
+    root().join("examples/minitest.py")
 }
 
 /// Copy each `(agent, folder)`'s candidate files (`folder/agent/*`, relative to the repository
