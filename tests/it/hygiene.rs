@@ -252,7 +252,7 @@ echo "   Compiling dei v0.0.0 (chatter on stdout)"
 echo "   Compiling dei v0.0.0 (chatter on stderr)" >&2
 if [ "${1:-}" != build ]; then echo "fake cargo: only build is expected, got: $*" >&2; exit 97; fi
 mkdir -p "$CARGO_TARGET_DIR/release"
-ln -sf "$DEI_BIN" "$CARGO_TARGET_DIR/release/dei"
+ln -sf "$FAKE_CARGO_DEI" "$CARGO_TARGET_DIR/release/dei"
 "#;
 
 #[test]
@@ -277,11 +277,12 @@ fn run_sh_builds_in_release_says_so_once_and_keeps_stdout_pure_json() {
             .current_dir(root())
             .env_remove("DEI_REPOS")
             .env_remove("DEI_LLM")
+            .env_remove("DEI_BIN")
             .args(["examples/run.sh", "--json", "-"])
             .env("PATH", &path)
             .env("CARGO_TARGET_DIR", &target)
             .env("FAKE_CARGO_LOG", &log)
-            .env("DEI_BIN", env!("CARGO_BIN_EXE_dei"))
+            .env("FAKE_CARGO_DEI", env!("CARGO_BIN_EXE_dei"))
             .output()
             .unwrap()
     };
