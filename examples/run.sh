@@ -30,4 +30,4 @@ case " $* " in
     esac ;;
 esac
 exec "$bin" rank examples/candidates \
-  --tasks examples/tasks.jsonl --issue example__textkit-1 --repo "$repo" "${extra[@]}" "$@"
+  --tasks examples/tasks.jsonl --issue example__textkit-1 --repo "$repo" ${extra[@]+"${extra[@]}"} "$@"
