@@ -1017,7 +1017,12 @@ enum TestRunner {
 /// Which runner a test command calls, from its words (`pytest`, `py.test`, `-m pytest`,
 /// `bin/test`).
 fn test_runner_of(cmd: &str) -> TestRunner {
-    for w in cmd.split_whitespace() {
+    // Words as the shell that runs the command splits them: a quoted path with a space in it
+    // (`'/opt/my env/bin/pytest' -rA`) is one word.
+    let words = crate::model::repo::shell_words(cmd)
+        .unwrap_or_else(|| cmd.split_whitespace().map(str::to_string).collect());
+    for w in &words {
+        let w = w.as_str();
         let base = w.rsplit('/').next().unwrap_or(w);
         if matches!(base, "pytest" | "py.test") {
             return TestRunner::Pytest;
@@ -1319,6 +1324,17 @@ mod tests {
         assert_eq!(
             env_with("./runtests.py --verbosity 2").test_command_selected("t/test_a.py", &ids),
             "./runtests.py --verbosity 2 t/test_a.py"
+        );
+        // A runner's path quoted as the shell takes it, a space inside: still pytest.
+        assert_eq!(
+            env_with("'/opt/my env/bin/pytest' -rA")
+                .test_command_selected("t/test_a.py", &ids[..1]),
+            "'/opt/my env/bin/pytest' -rA --durations=100 t/test_a.py::test_one"
+        );
+        // An unclosed quote is the shell's error to report: the words are split on spaces.
+        assert_eq!(
+            env_with("'pytest -rA").test_command_selected("t/test_a.py", &ids[..1]),
+            "'pytest -rA t/test_a.py"
         );
         // Leaving the slowest tests out: pytest only.
         let slow = vec!["t/test_a.py::test_slow[a b]".to_string()];

@@ -62,6 +62,51 @@ pub fn shell_quote(s: &str) -> String {
     }
 }
 
+/// Words of a shell command line as a POSIX shell splits them: single quotes keep everything,
+/// double quotes keep all but `\"` and `\\`; `None` for an unclosed quote.
+pub fn shell_words(line: &str) -> Option<Vec<String>> {
+    let mut out = Vec::new();
+    let mut word: Option<String> = None;
+    let mut chars = line.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            c if c.is_whitespace() => {
+                if let Some(w) = word.take() {
+                    out.push(w);
+                }
+            }
+            '\'' => {
+                let w = word.get_or_insert_with(String::new);
+                loop {
+                    match chars.next()? {
+                        '\'' => break,
+                        c => w.push(c),
+                    }
+                }
+            }
+            '"' => {
+                let w = word.get_or_insert_with(String::new);
+                loop {
+                    match chars.next()? {
+                        '"' => break,
+                        '\\' => match chars.next()? {
+                            c @ ('"' | '\\') => w.push(c),
+                            c => {
+                                w.push('\\');
+                                w.push(c);
+                            }
+                        },
+                        c => w.push(c),
+                    }
+                }
+            }
+            c => word.get_or_insert_with(String::new).push(c),
+        }
+    }
+    out.extend(word);
+    Some(out)
+}
+
 /// One commit of a snapshot's history: its message and the paths it changed.
 #[derive(Debug)]
 pub struct CommitChange {

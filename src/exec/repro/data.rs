@@ -4,8 +4,9 @@
 //! opens it by name (`Table.read('test.qdp', format='ascii.qdp')`, astropy-14365); without the
 //! file every run stops at the same `FileNotFoundError`, with every candidate alike.
 
-use super::project::{line_before_fence, py_literal, relative_path, shell_words};
+use super::project::{line_before_fence, py_literal, relative_path};
 use super::text::{blocks, Source};
+use crate::model::repo::shell_words;
 
 /// Lines that end a file typed into `cat > NAME` without a here-document marker: the end of
 /// input as reporters write it.

@@ -4,6 +4,7 @@
 use super::text::{blocks, Block, Source, PY_LANGS};
 use crate::exec::outcome::REPRO_MARK;
 use crate::exec::regress;
+use crate::model::repo::shell_words;
 
 /// What the name of a file an issue shows ends with: code, documents, settings.
 const FILE_ENDINGS: [&str; 7] = [".py", ".rst", ".txt", ".toml", ".cfg", ".ini", "pylintrc"];
@@ -471,51 +472,6 @@ for _dei_name, _dei_text in sorted(_dei_files.items()):
         _dei_f.write(_dei_text)
 "#
     )
-}
-
-/// Words of a shell command line as a POSIX shell splits them: single quotes keep everything,
-/// double quotes keep all but `\"` and `\\`; `None` for an unclosed quote.
-pub(super) fn shell_words(line: &str) -> Option<Vec<String>> {
-    let mut out = Vec::new();
-    let mut word: Option<String> = None;
-    let mut chars = line.chars();
-    while let Some(c) = chars.next() {
-        match c {
-            c if c.is_whitespace() => {
-                if let Some(w) = word.take() {
-                    out.push(w);
-                }
-            }
-            '\'' => {
-                let w = word.get_or_insert_with(String::new);
-                loop {
-                    match chars.next()? {
-                        '\'' => break,
-                        c => w.push(c),
-                    }
-                }
-            }
-            '"' => {
-                let w = word.get_or_insert_with(String::new);
-                loop {
-                    match chars.next()? {
-                        '"' => break,
-                        '\\' => match chars.next()? {
-                            c @ ('"' | '\\') => w.push(c),
-                            c => {
-                                w.push('\\');
-                                w.push(c);
-                            }
-                        },
-                        c => w.push(c),
-                    }
-                }
-            }
-            c => word.get_or_insert_with(String::new).push(c),
-        }
-    }
-    out.extend(word);
-    Some(out)
 }
 
 /// The pylint command an issue runs: the first line (in a block or in code inside prose) that

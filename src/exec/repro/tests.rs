@@ -1,11 +1,12 @@
 //! Tests of the reproduction: the issue's code, its names, projects and the script.
 
 use super::names::library_module;
-use super::project::{file_name_line, pylint_script, shell_words};
+use super::project::{file_name_line, pylint_script};
 use super::script::{wrap, Drawn};
 use super::text::inline_expressions;
 use super::*;
 use crate::exec::outcome::REPRO_MARK;
+use crate::model::repo::shell_words;
 
 const SPHINX_ISSUE: &str = "**To Reproduce**\n\n```\n# example.py\nvar: String\n```\n```\n# index.rst\n.. automodule:: example\n   :members:\n```\nand in\n\n**docs/../conf.py**:\n```\nautodoc_type_aliases = {'String': 'example.MyString'}\n```\n`conf.py`:\n```python\nautodoc_type_aliases = {'String': 'example.MyString'}\n```\n- Sphinx extensions: sphinx.ext.autodoc, sphinx.ext.napoleon\n";
 
