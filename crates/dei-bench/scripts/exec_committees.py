@@ -9,6 +9,10 @@ closes.
 
   python3 crates/dei-bench/scripts/exec_committees.py V0=OUT0 V1=OUT1 [--committees r1,r2] \\
       [--dei target/release/dei --split tune|report|all]
+  python3 crates/dei-bench/scripts/exec_committees.py EXEC=OUT LLM=OUT:exec-llm --split report ...
+
+A variant OUT:exec-llm reads the folder's exec-llm rankings (exec_lite.py --exec-llm-repro) in place
+of its --exec ones, so one folder gives both sides of the model-written test's comparison.
 
 Without --split each folder's own `dei eval` results are read (NAME-exec-eval.json, over the
 instances it ranked); with it, the rankings are scored over that half of the shared split
@@ -34,7 +38,16 @@ def main():
     a = ap.parse_args()
     variants = [v.split("=", 1) for v in a.variants]
     if any(len(v) != 2 for v in variants):
-        ap.error("each variant is NAME=OUT")
+        ap.error("each variant is NAME=OUT or NAME=OUT:exec-llm")
+    # NAME=OUT:exec-llm: that folder's exec-llm rankings stand in for its --exec ones
+    modes = []
+    for v in variants:
+        out, _, mode = v[1].rpartition(":")
+        if mode in ("exec", "exec-llm") and out:
+            v[1] = out
+            modes.append(mode)
+        else:
+            modes.append("exec")
     if a.split and not a.dei:
         ap.error("--split needs --dei")
     first = variants[0][1]
@@ -43,13 +56,19 @@ def main():
     else:
         names = list(json.load(open(os.path.join(first, "committees.json")))["committees"])
 
-    def points(out):
+    def points(out, mode):
         if a.split:
-            return half_points(a.dei, [out], a.split, names, bootstrap=False)
-        return {c: {m: last_point(os.path.join(out, f"{c}-{m}-eval.json")) for m in ("plain", "exec")}
-                for c in names}
+            got = half_points(a.dei, [out], a.split, names, bootstrap=False)
+        else:
+            got = {c: {m: last_point(os.path.join(out, f"{c}-{m}-eval.json"))
+                       for m in ("plain", mode)} for c in names}
+        missing = [c for c in names if mode not in got[c]]
+        if missing:
+            sys.exit(f"{out}: no {mode} ranking for {', '.join(missing)} (exec_lite.py --exec-llm-repro makes one)")
+        # the variant's rankings, under the name the rest reads
+        return {c: {"plain": got[c]["plain"], "exec": got[c][mode]} for c in names}
 
-    scored = [points(out) for _, out in variants]
+    scored = [points(out, mode) for (_, out), mode in zip(variants, modes)]
     print("\t".join(["committee", "k", "plain"] + [n for n, _ in variants] + ["best single", "union"]))
     rows = []
     for c in names:
