@@ -148,11 +148,22 @@ pub fn test_writer(
         None => {
             let opts = dei::llm::config::LlmOptions {
                 llm: Some(spec.to_string()),
+                flag: "--exec-llm-repro=",
                 ..llm.clone()
             };
+            let named = format!("--exec-llm-repro={spec}");
             let e = opts
                 .engine()
-                .map_err(|e| anyhow::anyhow!("--exec-llm-repro={spec}: {e:#}"))?
+                .map_err(|e| {
+                    // the model's own errors name the flag already; the rest (the response
+                    // cache) are said of it here
+                    let e = format!("{e:#}");
+                    if e.starts_with(&named) {
+                        anyhow::anyhow!(e)
+                    } else {
+                        anyhow::anyhow!("{named}: {e}")
+                    }
+                })?
                 .ok_or_else(|| anyhow::anyhow!("--exec-llm-repro={spec}: write PROVIDER:MODEL"))?;
             (Arc::clone(&e), Some(e))
         }

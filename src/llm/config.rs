@@ -72,6 +72,9 @@ pub struct LlmOptions {
     /// Review one representative per group of candidates (behaviour class with `--exec`, else
     /// the same change after normalization); the other members share its review.
     pub review_once: bool,
+    /// How the model was named on the command line, for messages: `--llm` (the default), or
+    /// `--exec-llm-repro=` when that flag names a model of its own.
+    pub flag: &'static str,
 }
 
 impl Default for LlmOptions {
@@ -103,6 +106,7 @@ impl Default for LlmOptions {
             ledger: None,
             llm_locate: false,
             review_once: false,
+            flag: "--llm",
         }
     }
 }
@@ -166,8 +170,14 @@ impl LlmOptions {
             }
             return Ok(None);
         };
+        // `--llm openai:x` or `--exec-llm-repro=openai:x`, as the user wrote it
+        let named = if self.flag.ends_with('=') {
+            format!("{}{spec}", self.flag)
+        } else {
+            format!("{} {spec}", self.flag)
+        };
         let Some((kind, model)) = spec.split_once(':').filter(|(_, m)| !m.is_empty()) else {
-            bail!("--llm `{spec}`: write PROVIDER:MODEL, e.g. openai:gpt-4o-mini, anthropic:claude-sonnet-4-5, openai-compatible:MODEL --base-url URL");
+            bail!("{named}: write PROVIDER:MODEL, e.g. openai:gpt-4o-mini, anthropic:claude-sonnet-4-5, openai-compatible:MODEL --base-url URL");
         };
         let (protocol, default_base, default_key) = match kind {
             "openai" => (Protocol::OpenAi, Some("https://api.openai.com/v1"), Some("OPENAI_API_KEY")),
@@ -176,12 +186,12 @@ impl LlmOptions {
             "vllm" => (Protocol::OpenAiCompatible, Some("http://localhost:8000/v1"), None),
             "ollama" => (Protocol::OpenAiCompatible, Some("http://localhost:11434/v1"), None),
             "llamacpp" | "llama.cpp" => (Protocol::OpenAiCompatible, Some("http://localhost:8080/v1"), None),
-            other => bail!("--llm: unknown provider `{other}`; use openai, anthropic, openai-compatible, vllm, ollama or llamacpp"),
+            other => bail!("{named}: unknown provider `{other}`; use openai, anthropic, openai-compatible, vllm, ollama or llamacpp"),
         };
         let base_url = match (&self.base_url, default_base) {
             (Some(u), _) => u.clone(),
             (None, Some(d)) => d.to_string(),
-            (None, None) => bail!("--llm {spec}: an OpenAI-compatible server needs --base-url (e.g. http://localhost:8000/v1)"),
+            (None, None) => bail!("{named}: an OpenAI-compatible server needs --base-url (e.g. http://localhost:8000/v1)"),
         };
         if !(base_url.starts_with("http://") || base_url.starts_with("https://")) {
             bail!("--base-url `{base_url}` must start with http:// or https://");
@@ -191,7 +201,7 @@ impl LlmOptions {
             Some(var) => match env(var).filter(|k| !k.trim().is_empty()) {
                 Some(k) => Some(k.trim().to_string()),
                 None if self.dry_run || self.base_url.is_some() && self.api_key_env.is_none() => None,
-                None => bail!("--llm {spec}: set the API key in the environment variable {var} (keys are read from the environment only)"),
+                None => bail!("{named}: set the API key in the environment variable {var} (keys are read from the environment only)"),
             },
             None => None,
         };

@@ -534,6 +534,17 @@ fn the_flag_needs_exec_and_a_model() {
         err.contains("--exec-llm-repro=gpt") && err.contains("PROVIDER:MODEL"),
         "{err}"
     );
+    // A named model without its key: the message names the flag as written, not --llm (which
+    // the user did not give), once.
+    let out = rank(&s, &["--exec-llm-repro=openai:gpt-4o-mini"]);
+    assert!(!out.status.success());
+    let err = stderr(&out);
+    assert!(
+        err.contains("--exec-llm-repro=openai:gpt-4o-mini: set the API key in the environment variable OPENAI_API_KEY"),
+        "{err}"
+    );
+    assert!(!err.contains("--llm"), "{err}");
+    assert_eq!(err.matches("--exec-llm-repro=openai").count(), 1, "{err}");
     // Samples without a model test, or out of range.
     let out = rank(&s, &["--exec-llm-repro-samples", "2"]);
     assert!(!out.status.success());
