@@ -121,6 +121,32 @@ pub fn committee(
     })
 }
 
+/// The committee and the writer of the model's reproduction test, from the LLM flags. `--dry-run`
+/// with no `--llm` but a model named by `--exec-llm-repro=` shows that model's prompts: the
+/// offline committee ranks, and only the writer runs dry.
+pub fn judging_and_writer(
+    exec: &ExecArgs,
+    llm: &dei::llm::config::LlmOptions,
+    offline_weights: Option<&str>,
+) -> anyhow::Result<(Judging, WriterAndEngine)> {
+    let no_committee_model = llm.llm.as_deref().is_none_or(|m| m.trim().is_empty());
+    let writer_named = exec
+        .exec_llm_repro
+        .as_deref()
+        .is_some_and(|m| !m.trim().is_empty());
+    let judging = if llm.dry_run && no_committee_model && writer_named {
+        let offline = dei::llm::config::LlmOptions {
+            dry_run: false,
+            ..llm.clone()
+        };
+        committee(&offline, offline_weights)?
+    } else {
+        committee(llm, offline_weights)?
+    };
+    let writer = test_writer(exec, llm, judging.engine.as_ref())?;
+    Ok((judging, writer))
+}
+
 /// The writer of the model's reproduction test, and its engine when it is not the committee's.
 pub type WriterAndEngine = (
     Option<Arc<dei::exec::llm_repro::TestWriter>>,
@@ -204,8 +230,8 @@ pub fn rank(mut args: RankArgs) -> anyhow::Result<()> {
     };
     check_outputs(&[args.json.as_deref()])?;
     let llm = args.llm.options();
-    let judging = committee(&llm, args.offline_weights.as_deref())?;
-    let (writer, own) = test_writer(&args.exec, &llm, judging.engine.as_ref())?;
+    let (judging, (writer, own)) =
+        judging_and_writer(&args.exec, &llm, args.offline_weights.as_deref())?;
     let req = dei::rank::pipeline::RankRequest {
         relocator: judging.relocator,
         exec: args.exec.settings(None, writer)?,
@@ -346,8 +372,8 @@ pub fn rank_many(args: RankArgs) -> anyhow::Result<()> {
     }
     check_outputs(&[args.json.as_deref()])?;
     let llm = args.llm.options();
-    let judging = committee(&llm, args.offline_weights.as_deref())?;
-    let (writer, own) = test_writer(&args.exec, &llm, judging.engine.as_ref())?;
+    let (judging, (writer, own)) =
+        judging_and_writer(&args.exec, &llm, args.offline_weights.as_deref())?;
     let exec = args.exec.settings(Some(&run_dir), writer)?;
     let req = dei::rank::run::RunRequest {
         candidates: args.candidates,

@@ -111,6 +111,12 @@ impl TestWriter {
         }
         s
     }
+
+    /// Whether its model only prints prompts (`--dry-run`): no test is written, so an issue
+    /// ranked with it is a dry run too.
+    pub fn dry_run(&self) -> bool {
+        self.engine.settings.dry_run
+    }
 }
 
 impl std::fmt::Debug for TestWriter {

@@ -112,7 +112,8 @@ pub enum IssueStatus {
     Ranked,
     /// Some candidates could not be reviewed: the order is shown, but nothing is picked.
     Unreviewed,
-    /// A dry run: prompts were printed, nothing was reviewed.
+    /// A dry run: prompts were printed and no model was asked (the committee's, or the one that
+    /// writes the reproduction test, whose test is then missing from the ranking).
     DryRun,
 }
 
@@ -393,6 +394,11 @@ pub fn rank_issue(
         Some(committee),
         relocator,
     )?;
+    // A model that writes the reproduction test under --dry-run writes none: the ranking is
+    // a dry run's, whatever the committee (an offline one ranks without the test).
+    let writer_dry_run = exec
+        .and_then(|s| s.model_test.as_ref())
+        .is_some_and(|w| w.dry_run());
     let exec = match exec {
         Some(settings) => {
             let members: Vec<(&str, &crate::model::PatchView)> = prepared
@@ -425,7 +431,7 @@ pub fn rank_issue(
         .iter()
         .filter(|r| r.status == ReviewStatus::Unscored)
         .count();
-    let status = if committee.dry_run() {
+    let status = if committee.dry_run() || writer_dry_run {
         IssueStatus::DryRun
     } else if unscored > 0 {
         IssueStatus::Unreviewed

@@ -343,7 +343,9 @@ pub fn table(result: &RankResult, width: Option<usize>) -> String {
             "NOT REVIEWED: {}\nNo candidate is picked; fix the cause and rerun (answers already received are cached).\n",
             result.unreviewed_reason().unwrap_or_default()
         )),
-        IssueStatus::DryRun => out.push_str("dry run: nothing was reviewed.\n"),
+        IssueStatus::DryRun => out.push_str(
+            "dry run: the prompts were printed and no model was asked; what follows is not a result.\n",
+        ),
         IssueStatus::Ranked => {}
     }
     if let Some(e) = &result.exec {

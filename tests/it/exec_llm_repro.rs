@@ -604,3 +604,42 @@ fn a_run_directory_records_and_counts_the_model_tests() {
         stderr(&resumed)
     );
 }
+
+/// `--dry-run` with a model named by `--exec-llm-repro=` and no `--llm`: what that model would be
+/// asked is shown, without a key and without a call, and the offline committee's ranking says
+/// it is a dry run's (the test it would have had is missing). It was refused as "--dry-run
+/// needs a model" before.
+#[test]
+fn a_dry_run_shows_the_test_writers_prompt_and_ranks_nothing_for_keeps() {
+    if skip_without_python() {
+        return;
+    }
+    let s = setup();
+    // The prompts go to stdout, as every dry run's do; the JSON to a file.
+    let json = s.cache.with_file_name("dry.json");
+    let out = rank_into(
+        &s,
+        path_str(&json),
+        &["--exec-llm-repro=openai:gpt-4o-mini", "--dry-run"],
+    );
+    let (shown, err) = (stdout(&out), stderr(&out));
+    assert!(out.status.success(), "{err}");
+    assert!(
+        shown.contains("repro-test") && shown.contains("## The issue"),
+        "{shown}"
+    );
+    assert!(shown.contains("dry run: 1 calls planned"), "{shown}");
+    // No answer reaches the prompt (the task carries markers in all five).
+    for marker in ANSWERS {
+        assert!(!shown.contains(marker), "{marker} reached the prompt");
+    }
+    let json = std::fs::read_to_string(&json).unwrap();
+    let v: Value = serde_json::from_str(&json).unwrap_or_else(|e| panic!("{e}: {json}"));
+    assert_eq!(v["status"], "dry_run", "{v}");
+    assert_eq!(
+        v["exec"]["model_test"]["status"], "not_written",
+        "{}",
+        v["exec"]
+    );
+    assert_eq!(v["committee"], "offline");
+}

@@ -208,3 +208,68 @@ fn killed_multi_issue_llm_run_resumes_without_repeating_finished_calls() {
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert_eq!(mock.calls(), n);
 }
+
+/// A dry run is not finished work: over a run directory it keeps nothing in the journal, and
+/// the same command without `--dry-run` reviews every issue (a dry run's journal line made
+/// it skip them: "0 issues run now", nothing reviewed, and no pick). A dry-run line that a
+/// journal kept before this was so is ranked again too.
+#[test]
+fn a_dry_run_leaves_nothing_that_a_real_run_would_skip() {
+    let dir = tempfile::tempdir().unwrap();
+    let sy = make(dir.path(), 3, 3, 3);
+    let mock = Mock::start(Duration::from_millis(0));
+    let run_dir = dir.path().join("run");
+    let cache = dir.path().join("cache");
+    let mut dry = llm_args(&sy, &run_dir, &mock, &cache);
+    dry.push("--dry-run".into());
+    let out = run(&dry);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(mock.calls(), 0, "a dry run sends nothing");
+    assert!(
+        journal_ids(&run_dir).is_empty(),
+        "a dry run journals nothing"
+    );
+    let table = text(&out.stdout);
+    assert!(table.contains("3 issue(s) dry run"), "{table}");
+    assert!(table.contains("0 of 3 issues finished"), "{table}");
+    assert!(!table.contains("not ranked:"), "{table}");
+
+    let real = llm_args(&sy, &run_dir, &mock, &cache);
+    let out = run(&real);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(mock.calls() > 0, "the real run reviews");
+    let ids: BTreeSet<String> = journal_ids(&run_dir).into_iter().collect();
+    assert_eq!(ids, sy.ids.iter().cloned().collect::<BTreeSet<_>>());
+
+    // A journal written by an older build kept a dry run's line: that issue is ranked again.
+    let journal = run_dir.join("journal.jsonl");
+    let text_now = std::fs::read_to_string(&journal).unwrap();
+    let first = text_now.lines().next().unwrap();
+    let mut v: serde_json::Value = serde_json::from_str(first).unwrap();
+    let id = v["instance_id"].as_str().unwrap().to_string();
+    v["result"]["status"] = "dry_run".into();
+    let rest: Vec<&str> = text_now.lines().skip(1).collect();
+    std::fs::write(&journal, format!("{v}\n{}\n", rest.join("\n"))).unwrap();
+    let before = mock.calls();
+    let out = run(&real);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("1 issues run now")
+            || text(&out.stdout).contains("1 issues run now"),
+        "{}{}",
+        text(&out.stdout),
+        text(&out.stderr)
+    );
+    // Its replies come from the response cache: no call is sent again.
+    assert_eq!(mock.calls(), before);
+    let last: serde_json::Value = serde_json::from_str(
+        std::fs::read_to_string(&journal)
+            .unwrap()
+            .lines()
+            .last()
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(last["instance_id"], id.as_str());
+    assert_eq!(last["result"]["status"], "ranked");
+}

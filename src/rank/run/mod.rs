@@ -135,6 +135,11 @@ pub struct IssueOutcome {
     /// The full ranking, as `dei rank --json` writes it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub result: Option<serde_json::Value>,
+    /// A dry run's (`--dry-run`): prompts printed, nothing reviewed. It is not finished work:
+    /// the journal does not keep it, and a run that finds one (written before this was so)
+    /// ranks the issue again.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub dry_run: bool,
 }
 
 impl IssueOutcome {
@@ -142,10 +147,23 @@ impl IssueOutcome {
         self.error_kind.is_none()
     }
 
+    /// A dry run's outcome ([`IssueOutcome::dry_run`]), or one a journal kept before that
+    /// field was written (its ranking's status says so).
+    pub fn is_dry_run(&self) -> bool {
+        self.dry_run
+            || self
+                .result
+                .as_ref()
+                .and_then(|r| r.get("status"))
+                .is_some_and(|s| s == "dry_run")
+    }
+
     /// The outcome as the run keeps it in memory: of the full ranking, only what the summary
     /// counts (the issue's `exec`, without its per-candidate behaviour and the model-written
     /// test's script, and what the pick rests on); the rest is on disk in the journal.
     pub fn slim(self) -> IssueOutcome {
+        // the ranking's status goes with it: a dry run stays one
+        let dry_run = self.is_dry_run();
         let basis = self
             .result
             .as_ref()
@@ -177,7 +195,11 @@ impl IssueOutcome {
                 }
                 kept
             });
-        IssueOutcome { result, ..self }
+        IssueOutcome {
+            result,
+            dry_run,
+            ..self
+        }
     }
 
     fn failed(
@@ -202,6 +224,7 @@ impl IssueOutcome {
             problems: problems.iter().map(ToString::to_string).collect(),
             elapsed_ms: 0,
             result: None,
+            dry_run: false,
         }
     }
 
@@ -237,6 +260,7 @@ impl IssueOutcome {
                 .collect(),
             problems: problems.iter().map(ToString::to_string).collect(),
             elapsed_ms,
+            dry_run: result.status == pipeline::IssueStatus::DryRun,
             result: Some(serde_json::to_value(result)?),
         })
     }
@@ -359,7 +383,11 @@ pub fn run(req: &RunRequest, committee: &dyn Committee) -> anyhow::Result<RunRep
     for o in read.outcomes {
         last.insert(o.instance_id.clone(), o);
     }
-    let done = |id: &String| last.get(id).is_some_and(|o| o.is_ok() || !req.retry_errors);
+    // A dry run's line (kept by builds before dry runs stopped being journaled) is no result.
+    let done = |id: &String| {
+        last.get(id)
+            .is_some_and(|o| !o.is_dry_run() && (o.is_ok() || !req.retry_errors))
+    };
     let mut pending: Vec<String> = selected.iter().filter(|id| !done(id)).cloned().collect();
     let skipped = selected.len() - pending.len();
     // Issues of one repository run together (warm object caches), in id order.
@@ -399,10 +427,16 @@ pub fn run(req: &RunRequest, committee: &dyn Committee) -> anyhow::Result<RunRep
             }
             let outcome = rank_one(id, &tasks, &index, req, mode, committee);
             let ok = outcome.is_ok();
-            let write = journal
-                .lock()
-                .map_err(|_| anyhow::anyhow!("journal lock poisoned"))
-                .and_then(|mut j| j.append(&outcome));
+            // A dry run reviewed nothing: the journal keeps results only, so the run that
+            // follows without --dry-run ranks the issue.
+            let write = if outcome.is_dry_run() {
+                Ok(())
+            } else {
+                journal
+                    .lock()
+                    .map_err(|_| anyhow::anyhow!("journal lock poisoned"))
+                    .and_then(|mut j| j.append(&outcome))
+            };
             match write {
                 Ok(()) => {
                     notify::emit(&Event::IssueFinished {
@@ -470,7 +504,8 @@ pub fn run(req: &RunRequest, committee: &dyn Committee) -> anyhow::Result<RunRep
     // issue is ranked; the issues it moves get a new journal line.
     let mut record_changed = None;
     let mut picked_by_record = None;
-    if req.exec.is_some() && !interrupted && committee.takes_exec_record() {
+    let dry_run = outcomes.iter().any(IssueOutcome::is_dry_run);
+    if req.exec.is_some() && !interrupted && !dry_run && committee.takes_exec_record() {
         let mut journal = journal
             .into_inner()
             .map_err(|_| anyhow::anyhow!("journal lock poisoned"))?;

@@ -394,6 +394,7 @@ mod tests {
             candidate_errors: vec![],
             problems: vec![],
             elapsed_ms: 0,
+            dry_run: false,
             result: Some(serde_json::json!({
                 "instance_id": id, "status": "ranked",
                 "ranked": [cand("weak", weak_ok, 1), cand("strong", strong_ok, 1)],

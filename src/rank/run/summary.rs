@@ -39,6 +39,9 @@ pub struct Summary {
     /// Issues with an outcome (ranked or error).
     pub finished: usize,
     pub ranked: usize,
+    /// Issues a dry run only showed the prompts of (`--dry-run`): not finished, not kept.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub dry_run: usize,
     /// Error outcomes by kind (`missing_repo`, `unknown_issue`, ...).
     pub errors: BTreeMap<String, usize>,
     /// Repositories that were missing, with how many issues each.
@@ -194,8 +197,9 @@ impl Summary {
     pub fn new(outcomes: &[IssueOutcome], selected: usize, input_problems: usize) -> Summary {
         let mut s = Summary {
             selected,
-            finished: outcomes.len(),
+            finished: outcomes.iter().filter(|o| !o.is_dry_run()).count(),
             ranked: 0,
+            dry_run: 0,
             errors: BTreeMap::new(),
             missing_repos: BTreeMap::new(),
             candidates: 0,
@@ -219,6 +223,7 @@ impl Summary {
             s.candidates += o.candidates;
             s.issue_ms += o.elapsed_ms;
             match o.error_kind {
+                None if o.is_dry_run() => s.dry_run += 1,
                 None => {
                     s.ranked += 1;
                     s.candidates_ranked += o.candidates;
@@ -247,7 +252,11 @@ impl Summary {
             s.rows.push(Row {
                 instance_id: o.instance_id.clone(),
                 repo: o.repo.clone(),
-                status: o.error_kind.map_or_else(|| "ok".to_string(), kind_name),
+                status: match o.error_kind {
+                    Some(k) => kind_name(k),
+                    None if o.is_dry_run() => "dry_run".to_string(),
+                    None => "ok".to_string(),
+                },
                 candidates: o.candidates,
                 top: o.top.clone(),
                 top_score: o.top_score,
@@ -338,6 +347,12 @@ impl Summary {
             self.candidate_errors,
             self.input_problems
         ));
+        if self.dry_run > 0 {
+            out.push_str(&format!(
+                "{} issue(s) dry run: prompts shown, nothing reviewed or kept in the journal (the same command without --dry-run ranks them)\n",
+                self.dry_run
+            ));
+        }
         if let Some(n) = self.errors.get(ErrorKind::Unreviewed.label()) {
             out.push_str(&format!(
                 "{n} issue(s) not reviewed: the committee could not score their candidates, so nothing was picked (rerun with --retry-errors)\n"
@@ -412,7 +427,7 @@ impl Summary {
     pub fn error_groups(&self) -> Vec<String> {
         let mut groups: BTreeMap<(String, String, String), Vec<&str>> = BTreeMap::new();
         for r in &self.rows {
-            if r.status == "ok" {
+            if r.status == "ok" || r.status == "dry_run" {
                 continue;
             }
             let msg = match r.status.as_str() {
