@@ -485,21 +485,22 @@ impl IssueExec {
         slow.chain(trimmed).chain(narrowed).collect()
     }
 
+    /// Every model-written test asked for: each sample, or the one test when a single one was
+    /// asked for (`model_test` is then the only record; with samples it copies one of them).
+    pub fn model_test_records(&self) -> impl Iterator<Item = &ModelTestRecord> {
+        let single = self
+            .model_test
+            .iter()
+            .filter(|_| self.model_test_samples.is_empty());
+        self.model_test_samples.iter().chain(single)
+    }
+
     /// How many model-written tests were kept: each kept sample, or the one test when a
     /// single one was asked for.
     pub fn model_tests_kept(&self) -> usize {
-        if self.model_test_samples.is_empty() {
-            usize::from(
-                self.model_test
-                    .as_ref()
-                    .is_some_and(|m| m.status == TestStatus::Kept),
-            )
-        } else {
-            self.model_test_samples
-                .iter()
-                .filter(|m| m.status == TestStatus::Kept)
-                .count()
-        }
+        self.model_test_records()
+            .filter(|m| m.status == TestStatus::Kept)
+            .count()
     }
 }
 
@@ -591,14 +592,7 @@ fn add_costs(to: &mut IssueExec, earlier: &IssueExec) {
         .chain(to.model_test_samples.iter_mut())
     {
         let before = earlier
-            .model_test_samples
-            .iter()
-            .chain(
-                earlier
-                    .model_test
-                    .iter()
-                    .filter(|_| earlier.model_test_samples.is_empty()),
-            )
+            .model_test_records()
             .find(|m| m.sample == rec.sample);
         if let Some(m) = before {
             rec.usage.add(&m.usage);
