@@ -177,7 +177,7 @@ pub fn test_writer(
                 flag: "--exec-llm-repro=",
                 ..llm.clone()
             };
-            let named = format!("--exec-llm-repro={spec}");
+            let named = opts.named(spec);
             let e = opts
                 .engine()
                 .map_err(|e| {
@@ -190,7 +190,7 @@ pub fn test_writer(
                         anyhow::anyhow!("{named}: {e}")
                     }
                 })?
-                .ok_or_else(|| anyhow::anyhow!("--exec-llm-repro={spec}: write PROVIDER:MODEL"))?;
+                .ok_or_else(|| anyhow::anyhow!("{named}: write PROVIDER:MODEL"))?;
             (Arc::clone(&e), Some(e))
         }
     };

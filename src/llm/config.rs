@@ -158,6 +158,16 @@ pub struct LlmConfig {
 }
 
 impl LlmOptions {
+    /// The model `spec` as the user wrote it, for messages: `--llm openai:x`, or
+    /// `--exec-llm-repro=openai:x`.
+    pub fn named(&self, spec: &str) -> String {
+        if self.flag.ends_with('=') {
+            format!("{}{spec}", self.flag)
+        } else {
+            format!("{} {spec}", self.flag)
+        }
+    }
+
     /// Resolve flags plus environment (`env` looks a variable up) into a configuration;
     /// `None` when no model is named.
     pub fn resolve(
@@ -170,12 +180,7 @@ impl LlmOptions {
             }
             return Ok(None);
         };
-        // `--llm openai:x` or `--exec-llm-repro=openai:x`, as the user wrote it
-        let named = if self.flag.ends_with('=') {
-            format!("{}{spec}", self.flag)
-        } else {
-            format!("{} {spec}", self.flag)
-        };
+        let named = self.named(spec);
         let Some((kind, model)) = spec.split_once(':').filter(|(_, m)| !m.is_empty()) else {
             bail!("{named}: write PROVIDER:MODEL, e.g. openai:gpt-4o-mini, anthropic:claude-sonnet-4-5, openai-compatible:MODEL --base-url URL");
         };
