@@ -2084,17 +2084,13 @@ fn the_example_script_runs_the_candidates_with_exec() {
         return;
     };
     let script = |args: &[&str]| {
-        let out = std::process::Command::new("bash")
+        let out = without_user_settings(&mut std::process::Command::new("bash"))
             .arg(root().join("examples/run.sh"))
             .args(args)
             .env("DEI_BIN", env!("CARGO_BIN_EXE_dei"))
             .env("CARGO_TARGET_DIR", dir.path().join("target"))
             .env("DEI_CACHE_DIR", &cache)
             .env("TMPDIR", &tmp)
-            .env_remove("DEI_REPOS")
-            .env_remove("DEI_LLM")
-            .env_remove("OPENAI_API_KEY")
-            .env_remove("ANTHROPIC_API_KEY")
             .output()
             .expect("bash runs");
         (out.status.success(), stdout(&out), stderr(&out))

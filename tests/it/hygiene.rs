@@ -273,10 +273,7 @@ fn run_sh_builds_in_release_says_so_once_and_keeps_stdout_pure_json() {
     )))
     .unwrap();
     let run = || {
-        Command::new("bash")
-            .current_dir(root())
-            .env_remove("DEI_REPOS")
-            .env_remove("DEI_LLM")
+        without_user_settings(Command::new("bash").current_dir(root()))
             .env_remove("DEI_BIN")
             .args(["examples/run.sh", "--json", "-"])
             .env("PATH", &path)

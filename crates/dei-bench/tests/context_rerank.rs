@@ -34,15 +34,12 @@ fn vague_task(dir: &Path) -> String {
 /// The `dei-bench` binary, run from the repository root with none of the user's LLM or
 /// repository settings.
 fn dei_bench(args: &[&str]) -> std::process::Output {
-    std::process::Command::new(env!("CARGO_BIN_EXE_dei-bench"))
-        .current_dir(common::root())
-        .env_remove("DEI_REPOS")
-        .env_remove("OPENAI_API_KEY")
-        .env_remove("ANTHROPIC_API_KEY")
-        .env_remove("DEI_LLM")
-        .args(args)
-        .output()
-        .expect("dei-bench runs")
+    common::without_user_settings(
+        std::process::Command::new(env!("CARGO_BIN_EXE_dei-bench")).current_dir(common::root()),
+    )
+    .args(args)
+    .output()
+    .expect("dei-bench runs")
 }
 
 fn bench(mock: &Mock, dir: &Path, extra: &[&str]) -> (serde_json::Value, String, String) {

@@ -123,12 +123,17 @@ pub fn dei_command() -> Command {
         panic!("the dei binary is built for the dei package's tests only");
     };
     let mut c = Command::new(bin);
-    c.current_dir(root())
-        .env_remove("DEI_REPOS")
+    without_user_settings(c.current_dir(root()));
+    c
+}
+
+/// `cmd` with none of the user's LLM or repository settings in its environment (a model, its
+/// keys, a folder of repositories), so a test runs the same on every machine.
+pub fn without_user_settings(cmd: &mut Command) -> &mut Command {
+    cmd.env_remove("DEI_REPOS")
         .env_remove("OPENAI_API_KEY")
         .env_remove("ANTHROPIC_API_KEY")
-        .env_remove("DEI_LLM");
-    c
+        .env_remove("DEI_LLM")
 }
 
 pub fn dei<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> Output {

@@ -116,10 +116,7 @@ pub fn copied_to(sy: &Synth, moved: &Path) -> Synth {
 
 pub fn dei_cmd() -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_dei"));
-    c.env_remove("DEI_REPOS")
-        .env_remove("OPENAI_API_KEY")
-        .env_remove("ANTHROPIC_API_KEY")
-        .env_remove("DEI_LLM");
+    super::common::without_user_settings(&mut c);
     c
 }
 
