@@ -31,6 +31,10 @@ pub struct ServerArgs {
     /// Environment variable holding the API key (default OPENAI_API_KEY or ANTHROPIC_API_KEY).
     #[arg(long, help_heading = LLM)]
     pub api_key_env: Option<String>,
+    /// The model's context window in tokens, for a server that does not say (llama.cpp,
+    /// vLLM and Ollama do): prompts are shrunk to fit it.
+    #[arg(long, value_name = "TOKENS", help_heading = LLM)]
+    pub context_window: Option<u64>,
 }
 
 /// How calls are made: how many at once, how fast, how often retried.
@@ -54,7 +58,8 @@ pub struct CallArgs {
     /// First retry delay in milliseconds (doubles each retry, with jitter; Retry-After wins).
     #[arg(long, default_value_t = 1000, help_heading = LLM)]
     pub backoff_ms: u64,
-    /// Per-call timeout in seconds.
+    /// Per-call timeout in seconds, from when the request is sent (calls waiting for a free
+    /// slot are not timed).
     #[arg(long, default_value_t = 120.0, help_heading = LLM)]
     pub timeout: f64,
 }
@@ -97,7 +102,7 @@ pub struct ReviewArgs {
     /// Sampling temperature (default 0 for one sample, 0.7 for more).
     #[arg(long, help_heading = "LLM committee")]
     pub temperature: Option<f64>,
-    /// Reply format: json (structured output) or tags (default json for openai/anthropic, tags otherwise).
+    /// Reply format: json (structured output with a schema, the default) or tags.
     #[arg(long, help_heading = "LLM committee")]
     pub output_format: Option<String>,
     /// Rubric file (see rubrics/default.md).
@@ -126,6 +131,7 @@ fn common(
         llm: llm.clone(),
         base_url: server.base_url.clone(),
         api_key_env: server.api_key_env.clone(),
+        context_window: server.context_window,
         max_tokens,
         concurrency: calls.concurrency,
         rpm: calls.rpm,

@@ -151,6 +151,7 @@ mod tests {
             output_tokens: 2,
             finish: "stop".into(),
             estimated: false,
+            server_ms: None,
         };
         c.put(&k, &r).unwrap();
         assert_eq!(c.get(&k), Some(r));
@@ -172,6 +173,7 @@ mod tests {
             output_tokens: 2,
             finish: "stop".into(),
             estimated: false,
+            server_ms: None,
         };
         c.put(&k, &r).unwrap();
         assert!(!at.exists(), "a read-only cache created {}", at.display());
@@ -197,6 +199,7 @@ mod tests {
                             output_tokens: 1,
                             finish: String::new(),
                             estimated: false,
+                            server_ms: None,
                         };
                         c.put(k, &r).unwrap();
                         let got = c.get(k).expect("always a whole entry");

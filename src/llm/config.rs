@@ -32,8 +32,11 @@ pub struct LlmOptions {
     pub temperature: Option<f64>,
     /// Most tokens a reply may have.
     pub max_tokens: u32,
-    /// Reply format: json (structured output) or tags (default json for openai/anthropic, tags otherwise).
+    /// Reply format: json (structured output, the default) or tags.
     pub output_format: Option<String>,
+    /// The model's context window in tokens, when the server does not say (llama.cpp, vLLM
+    /// and Ollama do) and the model is not in the table of hosted models.
+    pub context_window: Option<u64>,
     /// Calls in flight at once.
     pub concurrency: usize,
     /// Requests per minute (off by default).
@@ -88,6 +91,7 @@ impl Default for LlmOptions {
             temperature: None,
             max_tokens: 2048,
             output_format: None,
+            context_window: None,
             concurrency: 8,
             rpm: None,
             tpm: None,
@@ -214,9 +218,11 @@ impl LlmOptions {
             Some("json") => Format::Json,
             Some("tags") => Format::Tags,
             Some(other) => bail!("--output-format `{other}`: use json or tags"),
-            None if protocol == Protocol::OpenAiCompatible => Format::Tags,
             None => Format::Json,
         };
+        if self.context_window == Some(0) {
+            bail!("--context-window must be a number of tokens above 0");
+        }
         if self.samples == 0 {
             bail!("--samples must be at least 1");
         }
@@ -289,6 +295,7 @@ impl LlmOptions {
                 tpm: self.tpm,
                 dry_run: self.dry_run,
                 ledger: self.ledger.clone(),
+                context_window: self.context_window,
             },
             selector: self.selector.clone(),
             samples: self.samples,
@@ -375,7 +382,7 @@ mod tests {
         let v = args("vllm:qwen").resolve(&env).unwrap().unwrap();
         assert_eq!(
             (v.provider.base_url.as_str(), v.settings.format),
-            ("http://localhost:8000/v1", Format::Tags)
+            ("http://localhost:8000/v1", Format::Json)
         );
         assert!(args("bogus:m").resolve(&env).is_err());
         assert!(args("openai").resolve(&env).is_err());

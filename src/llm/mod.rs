@@ -12,6 +12,7 @@ pub mod parse;
 pub mod prompts;
 pub mod provider;
 pub mod runner;
+pub mod server;
 
 use serde::Serialize;
 

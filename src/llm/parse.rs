@@ -47,53 +47,93 @@ const POINT_FIELDS: [Stage; 5] = [
     Stage::Conflicts,
 ];
 
-fn string_prop(desc: &str) -> Js {
-    Js::V(json!({"type": "string", "description": desc}))
+/// How much text a structured reply may hold: each free-text field at most `field_chars`
+/// characters (`None`: unbounded, for providers whose strict mode takes no length bounds).
+/// A token is at least one character, so bounds that add up to less than `--max-tokens` keep
+/// a reply from running past it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Bounds {
+    pub field_chars: Option<usize>,
+}
+
+impl Bounds {
+    /// Bounds for `fields` free-text fields sharing a reply of at most `max_tokens` tokens
+    /// (64 left for the JSON around them).
+    pub fn sharing(max_tokens: u32, fields: usize) -> Bounds {
+        let room = (max_tokens as usize).saturating_sub(64).max(fields * 16);
+        Bounds {
+            field_chars: Some(room / fields.max(1)),
+        }
+    }
+}
+
+fn string_prop(desc: &str, b: Bounds) -> Js {
+    match b.field_chars {
+        Some(n) => {
+            Js::V(json!({"type": "string", "description": desc, "minLength": 1, "maxLength": n}))
+        }
+        None => Js::V(json!({"type": "string", "description": desc})),
+    }
+}
+
+/// An object schema with these properties, all required, nothing else allowed.
+pub fn object_schema(props: Vec<(&'static str, Js)>) -> Js {
+    let required: Vec<&str> = props.iter().map(|p| p.0).collect();
+    Js::O(vec![
+        ("type", Js::V(json!("object"))),
+        ("properties", Js::O(props)),
+        ("required", Js::V(json!(required))),
+        ("additionalProperties", Js::V(json!(false))),
+    ])
 }
 
 impl ReplyKind {
-    /// The structured-output schema, `None` for free-form text.
+    /// Free-text fields of the reply (they share `--max-tokens`).
+    pub fn text_fields(self) -> usize {
+        match self {
+            ReplyKind::Point => 5,
+            ReplyKind::List(_) | ReplyKind::Pair => 1,
+            ReplyKind::Text => 0,
+        }
+    }
+
+    /// The structured-output schema, unbounded; `None` for free-form text.
     pub fn schema(self) -> Option<Schema> {
-        let obj = |props: Vec<(&'static str, Js)>, required: Vec<&'static str>| {
-            Js::O(vec![
-                ("type", Js::V(json!("object"))),
-                ("properties", Js::O(props)),
-                ("required", Js::V(json!(required))),
-                ("additionalProperties", Js::V(json!(false))),
-            ])
-        };
+        self.schema_within(Bounds { field_chars: None })
+    }
+
+    /// The structured-output schema with its text fields held to `b`; integers always carry
+    /// their range, so a grammar-constrained server cannot write a score of 10^15.
+    pub fn schema_within(self, b: Bounds) -> Option<Schema> {
         Some(match self {
             ReplyKind::Text => return None,
             ReplyKind::Point => Schema {
                 name: "submit_review",
                 description: "Submit the review of the candidate patch: explanations in order, then the score.",
-                schema: obj(
-                    vec![
-                        ("issue", string_prop("The issue in your own words: what is wrong, where, what is expected.")),
-                        ("context", string_prop("For each relevant code span: why it matters for the issue.")),
-                        ("location", string_prop("Is the patch editing the faulty place?")),
-                        ("patch", string_prop("Does the patch fix the issue, and how?")),
-                        ("conflicts", string_prop("Does it contradict other relevant code or break callers?")),
-                        ("score", Js::V(json!({"type": "integer", "description": "1 (certainly wrong) to 10 (certainly right)"}))),
-                    ],
-                    vec!["issue", "context", "location", "patch", "conflicts", "score"],
-                ),
+                schema: object_schema(vec![
+                    ("issue", string_prop("The issue in your own words: what is wrong, where, what is expected.", b)),
+                    ("context", string_prop("For each relevant code span: why it matters for the issue.", b)),
+                    ("location", string_prop("Is the patch editing the faulty place?", b)),
+                    ("patch", string_prop("Does the patch fix the issue, and how?", b)),
+                    ("conflicts", string_prop("Does it contradict other relevant code or break callers?", b)),
+                    ("score", Js::V(json!({"type": "integer", "description": "1 (certainly wrong) to 10 (certainly right)", "minimum": 1, "maximum": 10}))),
+                ]),
             },
-            ReplyKind::List(_) => Schema {
+            ReplyKind::List(n) => Schema {
                 name: "pick_candidate",
                 description: "Pick the candidate most likely to resolve the issue.",
-                schema: obj(
-                    vec![("analysis", string_prop("Compare the candidates.")), ("choice", Js::V(json!({"type": "integer", "description": "the candidate's number"})))],
-                    vec!["analysis", "choice"],
-                ),
+                schema: object_schema(vec![
+                    ("analysis", string_prop("Compare the candidates.", b)),
+                    ("choice", Js::V(json!({"type": "integer", "description": "the candidate's number", "minimum": 1, "maximum": n.max(1)}))),
+                ]),
             },
             ReplyKind::Pair => Schema {
                 name: "pick_winner",
                 description: "Say which of two candidates is more likely to resolve the issue.",
-                schema: obj(
-                    vec![("analysis", string_prop("Compare the two candidates.")), ("winner", Js::V(json!({"type": "string", "enum": ["A", "B"]})))],
-                    vec!["analysis", "winner"],
-                ),
+                schema: object_schema(vec![
+                    ("analysis", string_prop("Compare the two candidates.", b)),
+                    ("winner", Js::V(json!({"type": "string", "enum": ["A", "B"]}))),
+                ]),
             },
         })
     }

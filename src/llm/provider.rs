@@ -94,7 +94,9 @@ pub struct CallRequest<'a> {
     pub user: &'a str,
     pub temperature: f64,
     pub max_tokens: u32,
-    pub sample: u32,
+    /// The provider's sampling seed: the sample number, moved on for each retry so that a
+    /// retry at temperature 0 is not the identical request again.
+    pub seed: u64,
     pub schema: Option<&'a Schema>,
 }
 
@@ -112,6 +114,28 @@ pub struct Reply {
     /// True when the provider reported no usage and tokens were estimated.
     #[serde(default)]
     pub estimated: bool,
+    /// The server's own time on the call (prompt plus generation, milliseconds), where it
+    /// says (llama.cpp's `timings`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_ms: Option<f64>,
+}
+
+impl Reply {
+    /// Why this reply is not whole: the provider stopped it at a length limit. `max_tokens` is
+    /// the call's limit; a cut with fewer tokens than that was made by the server's context.
+    pub fn cut(&self, max_tokens: u32) -> Option<String> {
+        if !matches!(self.finish.as_str(), "length" | "max_tokens") {
+            return None;
+        }
+        Some(if self.output_tokens + 8 < u64::from(max_tokens) {
+            format!(
+                "reply cut by the server after {} tokens (its context is full; give the server a larger context per slot, or --context-window)",
+                self.output_tokens
+            )
+        } else {
+            format!("reply cut at --max-tokens {max_tokens}")
+        })
+    }
 }
 
 /// Why one HTTP call failed.
@@ -122,14 +146,18 @@ pub enum CallError {
         why: String,
         retry_after: Option<Duration>,
     },
-    /// Retrying will not help (bad request, bad key, unknown model).
+    /// Retrying will not help (bad request, bad key, unknown model, nothing listening).
     Fatal(String),
+    /// The server does not take the structured-output schema; the call may be made without it.
+    SchemaRefused(String),
 }
 
 impl std::fmt::Display for CallError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            CallError::Retryable { why, .. } | CallError::Fatal(why) => f.write_str(why),
+            CallError::Retryable { why, .. }
+            | CallError::Fatal(why)
+            | CallError::SchemaRefused(why) => f.write_str(why),
         }
     }
 }
@@ -145,9 +173,10 @@ pub struct Provider {
     pub timeout: Duration,
 }
 
-/// Rough token count for budgeting when a provider does not say.
+/// Rough token count for budgeting and fitting when a provider does not say: 3.3 bytes a
+/// token, which real tokenizers reach on code and prose mixed (4 undercounts them by a fifth).
 pub fn estimate_tokens(text: &str) -> u64 {
-    text.len().div_ceil(4) as u64
+    (text.len() as u64 * 10).div_ceil(33)
 }
 
 /// `Retry-After` as seconds (integer or decimal); HTTP dates fall back to backoff.
@@ -187,7 +216,7 @@ impl Provider {
                         },
                         v(json!(r.max_tokens)),
                     ),
-                    ("seed", v(json!(r.sample))),
+                    ("seed", v(json!(r.seed))),
                 ];
                 if let Some(s) = r.schema {
                     o.push((
@@ -239,6 +268,10 @@ impl Provider {
         };
         let v: Value =
             serde_json::from_slice(body).map_err(|e| malformed(&format!("not JSON ({e})")))?;
+        let server_ms = v.get("timings").and_then(|t| {
+            let ms = |k: &str| t.get(k).and_then(Value::as_f64);
+            Some(ms("prompt_ms")? + ms("predicted_ms")?)
+        });
         let (text, finish, inp, out) = match self.protocol {
             Protocol::OpenAi | Protocol::OpenAiCompatible => {
                 let choice = v
@@ -310,6 +343,7 @@ impl Provider {
             text,
             finish,
             estimated,
+            server_ms,
         })
     }
 
@@ -343,7 +377,12 @@ impl Provider {
             let kind = if e.is_timeout() {
                 format!("timed out after {:.1}s", self.timeout.as_secs_f64())
             } else if e.is_connect() {
-                "cannot connect".to_string()
+                // Nothing listens there: retrying for half a minute only hides that.
+                return CallError::Fatal(self.key.scrub(&format!(
+                    "cannot connect to {}: {} (is the server running? `bash examples/local-model.sh` starts a local one)",
+                    self.base_url,
+                    without_url(&e)
+                )));
             } else {
                 what.to_string()
             };
@@ -374,12 +413,51 @@ impl Provider {
         let why = self
             .key
             .scrub(&format!("HTTP {}: {}", status.as_u16(), snippet.trim()));
+        if let Some(why) = context_exceeded(&bytes) {
+            return Err(CallError::Fatal(why));
+        }
+        if r.schema.is_some() && status.as_u16() == 400 && refuses_schema(&snippet) {
+            return Err(CallError::SchemaRefused(why));
+        }
         if status.as_u16() == 429 || status.as_u16() == 408 || status.is_server_error() {
             Err(CallError::Retryable { why, retry_after })
         } else {
             Err(CallError::Fatal(why))
         }
     }
+}
+
+/// A server's answer that the prompt does not fit its context (llama.cpp's
+/// `exceed_context_size_error`, with the prompt's and the context's sizes), said in words.
+pub fn context_exceeded(body: &[u8]) -> Option<String> {
+    let v: Value = serde_json::from_slice(body).ok()?;
+    let e = v.get("error")?;
+    let kind = e.get("type").and_then(Value::as_str).unwrap_or("");
+    let msg = e.get("message").and_then(Value::as_str).unwrap_or("");
+    if kind != "exceed_context_size_error" && !msg.contains("exceeds the available context") {
+        return None;
+    }
+    let n = |k: &str| e.get(k).and_then(Value::as_u64);
+    Some(match (n("n_prompt_tokens"), n("n_ctx")) {
+        (Some(p), Some(c)) => format!(
+            "the prompt has {p} tokens and the server's context holds {c} per call: start the server with a larger context (or fewer parallel slots), or pass --context-window {c} so dei shrinks prompts to fit"
+        ),
+        _ => format!("the prompt does not fit the server's context: {msg}"),
+    })
+}
+
+/// Whether a 400 reply says the server does not take the structured-output schema.
+fn refuses_schema(body: &str) -> bool {
+    let b = body.to_ascii_lowercase();
+    [
+        "response_format",
+        "json_schema",
+        "schema",
+        "grammar",
+        "tool",
+    ]
+    .iter()
+    .any(|w| b.contains(w))
 }
 
 fn without_url(e: &reqwest::Error) -> String {
@@ -421,7 +499,7 @@ mod tests {
             user: "u",
             temperature: 0.5,
             max_tokens: 10,
-            sample: 3,
+            seed: 3,
             schema: Some(&schema),
         };
         for proto in [Protocol::OpenAi, Protocol::Anthropic] {
@@ -447,7 +525,7 @@ mod tests {
             user: "u",
             temperature: 0.0,
             max_tokens: 10,
-            sample: 0,
+            seed: 0,
             schema: None,
         };
         let o = br#"{"choices":[{"message":{"content":"hi"},"finish_reason":"stop"}],"usage":{"prompt_tokens":5,"completion_tokens":2}}"#;

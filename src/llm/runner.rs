@@ -25,6 +25,12 @@ pub struct Job {
     pub label: String,
     /// This call's temperature instead of the configured one (the generator's samples).
     pub temperature: Option<f64>,
+    /// Why this call cannot be sent (its prompt does not fit the model's context): it fails
+    /// with this reason and nothing is asked.
+    pub unsendable: Option<String>,
+    /// The schema a [`ReplyKind::Text`] call's reply is held to where the server takes one
+    /// (the reply is then its JSON text); the other kinds have their own.
+    pub shape: Option<super::provider::Schema>,
 }
 
 /// What came of one job.
@@ -85,19 +91,30 @@ pub struct Settings {
     pub tpm: Option<u64>,
     pub dry_run: bool,
     pub ledger: Option<PathBuf>,
+    /// The model's context window in tokens as the user gave it (`--context-window`); else
+    /// what the server says, else the table of hosted models ([`crate::llm::server`]).
+    pub context_window: Option<u64>,
 }
 
-/// One line of the per-call ledger.
+/// One line of the per-call ledger, written as the call ends: every reply (cached or not,
+/// usable or not) and every failed request.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct CallRecord {
     pub label: String,
+    /// The ask (0, then each retry after an unusable reply).
     pub attempt: u32,
     pub cached: bool,
     pub input_tokens: u64,
     pub output_tokens: u64,
     pub cost_usd: f64,
+    /// From sending the request to its reply (not the wait for a free slot before it).
     pub ms: u64,
-    /// `ok`, or why the reply could not be used.
+    /// The server's own time on it, where it says (llama.cpp).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub server_ms: Option<u64>,
+    /// The provider's stop reason (`stop`, `length`, ...), empty for a failed request.
+    pub finish: String,
+    /// `ok`, `unparseable: why`, `cut: why`, or `error: why` for a request that failed.
     pub result: String,
 }
 
@@ -111,6 +128,12 @@ pub struct Engine {
     pub budget: Budget,
     totals: Mutex<Usage>,
     ledger: Mutex<Vec<CallRecord>>,
+    /// The ledger file, opened at the first record and appended to line by line.
+    ledger_file: Mutex<Option<std::fs::File>>,
+    /// Whether replies are still asked for with a schema (a server may refuse one).
+    structured: std::sync::atomic::AtomicBool,
+    /// What the server said of itself ([`crate::llm::server::probe`]), asked once.
+    server: std::sync::OnceLock<super::server::ServerInfo>,
     /// Where `--dry-run` prints prompts.
     pub out: Mutex<Box<dyn Write + Send>>,
     /// One runtime for the engine's life: pooled connections stay valid between runs, and
@@ -149,6 +172,9 @@ impl Engine {
             budget: Budget::new(settings.max_cost),
             totals: Mutex::new(Usage::default()),
             ledger: Mutex::new(Vec::new()),
+            ledger_file: Mutex::new(None),
+            structured: std::sync::atomic::AtomicBool::new(settings.format == Format::Json),
+            server: std::sync::OnceLock::new(),
             out: Mutex::new(Box::new(std::io::stdout())),
             rt: std::sync::OnceLock::new(),
             sem: Arc::new(tokio::sync::Semaphore::new(settings.concurrency.max(1))),
@@ -176,12 +202,131 @@ impl Engine {
         self.ledger.lock().expect("ledger lock").clone()
     }
 
-    fn format_name(&self, kind: ReplyKind) -> &'static str {
-        match (kind.schema(), self.settings.format) {
-            (None, _) => "text",
-            (Some(s), Format::Json) => s.name,
-            (Some(_), Format::Tags) => "tags",
+    /// The schema a call of `kind` is sent with now, `None` when replies are asked for as
+    /// plain text (tags, free text, or a server that refused schemas).
+    fn schema_for(&self, job: &Job) -> Option<super::provider::Schema> {
+        if !self.structured.load(std::sync::atomic::Ordering::Relaxed) {
+            return None;
         }
+        match job.kind {
+            ReplyKind::Text => job.shape.clone(),
+            kind => kind.schema_within(self.bounds(kind)),
+        }
+    }
+
+    /// Bounds for a free-form reply's own schema with `fields` text fields (see
+    /// [`Engine::complete_many_shaped`]).
+    pub fn text_bounds(&self, fields: usize) -> parse::Bounds {
+        match self.provider.protocol {
+            super::provider::Protocol::OpenAi => parse::Bounds { field_chars: None },
+            _ => parse::Bounds::sharing(self.settings.max_tokens, fields),
+        }
+    }
+
+    /// Length bounds for `kind`'s text fields: OpenAI's strict mode takes none, every other
+    /// server holds the fields to a share of `--max-tokens`.
+    fn bounds(&self, kind: ReplyKind) -> parse::Bounds {
+        match self.provider.protocol {
+            super::provider::Protocol::OpenAi => parse::Bounds { field_chars: None },
+            _ => parse::Bounds::sharing(self.settings.max_tokens, kind.text_fields()),
+        }
+    }
+
+    fn format_name(&self, job: &Job) -> String {
+        match (self.schema_for(job), self.settings.format) {
+            (Some(s), _) if job.kind == ReplyKind::Text => format!(
+                "{}/{}",
+                s.name,
+                cache::key(&cache::KeyParts {
+                    protocol: "",
+                    model: "",
+                    system: "",
+                    user: &serde_json::to_string(&s.schema).unwrap_or_default(),
+                    temperature: 0.0,
+                    max_tokens: 0,
+                    format: "",
+                    sample: 0,
+                    attempt: 0,
+                })
+                .get(..12)
+                .unwrap_or_default()
+            ),
+            (Some(s), _) => match self.bounds(job.kind).field_chars {
+                Some(n) => format!("{}/{n}", s.name),
+                None => s.name.to_string(),
+            },
+            (None, _) if job.kind == ReplyKind::Text => "text".into(),
+            (None, Format::Json) => "json-unschematized".into(),
+            (None, Format::Tags) => "tags".into(),
+        }
+    }
+
+    /// What the server said of itself, asked once (nothing is asked in a dry run).
+    pub fn server(&self) -> &super::server::ServerInfo {
+        self.server.get_or_init(|| {
+            if self.settings.dry_run {
+                return super::server::ServerInfo::offline(&self.provider);
+            }
+            let info = self.block_on(super::server::probe(&self.client, &self.provider));
+            if let Some(slots) = info.slots {
+                let want = self.settings.concurrency.max(1);
+                if slots < want {
+                    self.sem.forget_permits(want - slots);
+                    crate::model::notify::notice(&format!(
+                        "llm: the server takes {slots} call{} at a time ({}): keeping {slots} in flight, not --concurrency {want}",
+                        if slots == 1 { "" } else { "s" },
+                        info.from
+                    ));
+                }
+            }
+            info
+        })
+    }
+
+    /// The model's context window in tokens: `--context-window`, else the server's word,
+    /// else the table of hosted models.
+    pub fn context_window(&self) -> Option<u64> {
+        self.settings.context_window.or(self.server().context)
+    }
+
+    /// Prompt tokens a call may hold: the context window less the reply's `--max-tokens`.
+    pub fn prompt_room(&self) -> Option<u64> {
+        self.context_window()
+            .map(|w| w.saturating_sub(u64::from(self.settings.max_tokens)))
+    }
+
+    /// Calls kept in flight: `--concurrency`, or fewer when the server takes fewer.
+    pub fn concurrency(&self) -> usize {
+        let c = self.settings.concurrency.max(1);
+        self.server
+            .get()
+            .and_then(|s| s.slots)
+            .map_or(c, |s| s.min(c))
+    }
+
+    /// Run `fut` on the engine's runtime, never inside a caller's runtime.
+    fn block_on<T: Send>(&self, fut: impl std::future::Future<Output = T> + Send) -> T {
+        let work = || self.runtime().block_on(fut);
+        if tokio::runtime::Handle::try_current().is_ok() {
+            std::thread::scope(|s| s.spawn(work).join().expect("runner thread"))
+        } else {
+            work()
+        }
+    }
+
+    fn runtime(&self) -> &tokio::runtime::Runtime {
+        self.rt.get_or_init(|| {
+            tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(
+                    std::thread::available_parallelism()
+                        .map(|n| n.get())
+                        .unwrap_or(2)
+                        .clamp(1, 4),
+                )
+                .enable_all()
+                .build()
+                .expect("tokio runtime starts")
+        })
     }
 
     fn temperature(&self, job: &Job) -> f64 {
@@ -189,14 +334,18 @@ impl Engine {
     }
 
     fn key(&self, job: &Job, attempt: u32) -> String {
+        self.key_of(job, &job.prompt.user, attempt)
+    }
+
+    fn key_of(&self, job: &Job, user: &str, attempt: u32) -> String {
         cache::key(&cache::KeyParts {
             protocol: self.provider.protocol.name(),
             model: &self.provider.model,
             system: &job.prompt.system,
-            user: &job.prompt.user,
+            user,
             temperature: self.temperature(job),
             max_tokens: self.settings.max_tokens,
-            format: self.format_name(job.kind),
+            format: &self.format_name(job),
             sample: job.sample,
             attempt,
         })
@@ -223,30 +372,22 @@ impl Engine {
         if self.settings.dry_run {
             return self.dry_run(&jobs);
         }
-        let this = Arc::clone(self);
-        let work = move || {
-            let rt = this.rt.get_or_init(|| {
-                tokio::runtime::Builder::new_multi_thread()
-                    .worker_threads(
-                        std::thread::available_parallelism()
-                            .map(|n| n.get())
-                            .unwrap_or(2)
-                            .clamp(1, 4),
-                    )
-                    .enable_all()
-                    .build()
-                    .expect("tokio runtime starts")
-            });
-            rt.block_on(Arc::clone(&this).run_async(jobs))
-        };
+        // The health check: a server that is not there fails every call at once, clearly.
+        if let Some(why) = self.server().down.clone() {
+            for j in &jobs {
+                self.record(CallRecord::failed(j, 0, 0, format!("error: {why}")));
+            }
+            return jobs
+                .iter()
+                .map(|_| Outcome::Failed {
+                    why: why.clone(),
+                    usage: Usage::default(),
+                })
+                .collect();
+        }
         // The Committee trait is sync; never nest a runtime inside a caller's runtime.
-        let outcomes = if tokio::runtime::Handle::try_current().is_ok() {
-            std::thread::scope(|s| s.spawn(work).join().expect("runner thread"))
-        } else {
-            work()
-        };
-        self.write_ledger();
-        outcomes
+        let this = Arc::clone(self);
+        self.block_on(this.run_async(jobs))
     }
 
     /// One free-form call (the generator's [`ReplyKind::Text`]): `system` and `user` at
@@ -276,6 +417,19 @@ impl Engine {
         user: &str,
         calls: &[(f64, u32, String)],
     ) -> Vec<anyhow::Result<(String, Usage)>> {
+        self.complete_many_shaped(system, user, calls, None)
+    }
+
+    /// [`Engine::complete_many`] with each reply held to `shape` where the server takes a
+    /// schema: the reply is then its JSON text (a server that refuses schemas answers in
+    /// plain text, so callers read either).
+    pub fn complete_many_shaped(
+        self: &Arc<Self>,
+        system: &str,
+        user: &str,
+        calls: &[(f64, u32, String)],
+        shape: Option<&super::provider::Schema>,
+    ) -> Vec<anyhow::Result<(String, Usage)>> {
         let jobs: Vec<Job> = calls
             .iter()
             .map(|(temperature, sample, label)| Job {
@@ -288,6 +442,8 @@ impl Engine {
                 about: vec![],
                 label: label.clone(),
                 temperature: Some(*temperature),
+                unsendable: None,
+                shape: shape.cloned(),
             })
             .collect();
         if self.settings.dry_run {
@@ -346,44 +502,79 @@ impl Engine {
     }
 
     async fn run_one(&self, job: &Job, sem: &tokio::sync::Semaphore) -> Outcome {
+        if let Some(why) = &job.unsendable {
+            self.record(CallRecord::failed(job, 0, 0, format!("error: {why}")));
+            return Outcome::Failed {
+                why: why.clone(),
+                usage: Usage::default(),
+            };
+        }
         let mut usage = Usage::default();
         let mut last_why = String::new();
+        let earlier = |why: String, last: &str| {
+            if last.is_empty() {
+                why
+            } else {
+                format!("{why} (earlier reply: {last})")
+            }
+        };
         for attempt in 0..=self.settings.parse_retries {
-            let key = self.key(job, attempt);
-            let started = Instant::now();
-            let (reply, cached) = match self.cache.as_ref().and_then(|c| c.get(&key)) {
-                Some(r) => (r, true),
-                None => match self.call(job, &key, sem).await {
-                    Ok(r) => (r, false),
+            // A retry says what was wrong with the last reply, so it is a different request
+            // (and, with a new seed, a different sample) rather than the same one again.
+            let user = if attempt == 0 {
+                job.prompt.user.clone()
+            } else {
+                repair(&job.prompt.user, &last_why)
+            };
+            let key = self.key_of(job, &user, attempt);
+            let hit = self.cache.as_ref().and_then(|c| c.get(&key));
+            let (reply, cached, ms) = match hit {
+                Some(r) => (r, true, 0),
+                None => match self.call(job, &user, attempt, &key, sem).await {
+                    Ok((r, ms)) => (r, ms == u64::MAX, if ms == u64::MAX { 0 } else { ms }),
                     Err(CallFailure::Skipped(why)) => {
-                        let why = if last_why.is_empty() {
-                            why
-                        } else {
-                            format!("{why} (earlier reply: {last_why})")
-                        };
+                        let why = earlier(why, &last_why);
                         return if usage.calls + usage.cached > 0 {
                             Outcome::Failed { why, usage }
                         } else {
                             Outcome::Skipped { why }
                         };
                     }
-                    Err(CallFailure::Failed(why)) => return Outcome::Failed { why, usage },
+                    Err(CallFailure::Failed(why)) => {
+                        return Outcome::Failed {
+                            why: earlier(why, &last_why),
+                            usage,
+                        }
+                    }
                 },
             };
-            let cost = self
-                .settings
-                .price
-                .cost(reply.input_tokens, reply.output_tokens);
-            let one = Usage {
-                calls: u64::from(!cached),
-                cached: u64::from(cached),
-                input_tokens: reply.input_tokens,
-                output_tokens: reply.output_tokens,
-                cost_usd: if cached { 0.0 } else { cost },
+            let one = if cached {
+                Usage {
+                    cached: 1,
+                    cached_input_tokens: reply.input_tokens,
+                    cached_output_tokens: reply.output_tokens,
+                    ..Usage::default()
+                }
+            } else {
+                Usage {
+                    calls: 1,
+                    input_tokens: reply.input_tokens,
+                    output_tokens: reply.output_tokens,
+                    cost_usd: self
+                        .settings
+                        .price
+                        .cost(reply.input_tokens, reply.output_tokens),
+                    ..Usage::default()
+                }
             };
             usage.add(&one);
             self.totals.lock().expect("totals lock").add(&one);
-            let parsed = parse::parse(job.kind, &reply.text);
+            // A reply cut at a limit is never used, not even as free text.
+            let cut = reply.cut(self.settings.max_tokens);
+            let parsed = match &cut {
+                Some(why) => Err(why.clone()),
+                None => parse::parse(job.kind, &reply.text),
+            };
             self.record(CallRecord {
                 label: job.label.clone(),
                 attempt,
@@ -391,24 +582,28 @@ impl Engine {
                 input_tokens: reply.input_tokens,
                 output_tokens: reply.output_tokens,
                 cost_usd: one.cost_usd,
-                ms: started.elapsed().as_millis() as u64,
-                result: match &parsed {
-                    Ok(_) => "ok".into(),
-                    Err(e) => format!("unparseable: {e}"),
+                ms,
+                server_ms: reply.server_ms.map(|m| m.round() as u64),
+                finish: reply.finish.clone(),
+                result: match (&parsed, &cut) {
+                    (Ok(_), _) => "ok".into(),
+                    (Err(e), Some(_)) => format!("cut: {e}"),
+                    (Err(e), None) => format!("unparseable: {e}"),
                 },
             });
             match parsed {
-                Ok(p) => return Outcome::Done { parsed: p, usage },
-                Err(e) => {
-                    last_why = if reply.finish == "length" || reply.finish == "max_tokens" {
-                        format!(
-                            "{e} (reply cut at --max-tokens {})",
-                            self.settings.max_tokens
-                        )
-                    } else {
-                        e
-                    };
+                Ok(p) => {
+                    // Only a usable reply is kept: a rerun asks again for the others.
+                    if !cached {
+                        if let Some(c) = &self.cache {
+                            if let Err(e) = c.put(&key, &reply) {
+                                crate::model::notify::warning(&format!("llm: {e:#}"));
+                            }
+                        }
+                    }
+                    return Outcome::Done { parsed: p, usage };
                 }
+                Err(e) => last_why = e,
             }
         }
         Outcome::Failed {
@@ -421,48 +616,55 @@ impl Engine {
     }
 
     fn record(&self, r: CallRecord) {
-        if self.settings.ledger.is_some() {
-            self.ledger.lock().expect("ledger lock").push(r);
-        }
-    }
-
-    fn write_ledger(&self) {
         let Some(path) = &self.settings.ledger else {
             return;
         };
-        let lines: Vec<CallRecord> = std::mem::take(&mut *self.ledger.lock().expect("ledger lock"));
-        let mut text = String::new();
-        for l in &lines {
-            text.push_str(&serde_json::to_string(l).unwrap_or_default());
-            text.push('\n');
+        {
+            let mut file = self.ledger_file.lock().expect("ledger lock");
+            if file.is_none() {
+                match std::fs::OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .open(path)
+                {
+                    Ok(f) => *file = Some(f),
+                    Err(e) => crate::model::notify::warning(&format!(
+                        "llm: cannot write the call ledger {}: {e}",
+                        path.display()
+                    )),
+                }
+            }
+            if let Some(f) = file.as_mut() {
+                let line = format!("{}\n", serde_json::to_string(&r).unwrap_or_default());
+                if let Err(e) = f.write_all(line.as_bytes()).and_then(|_| f.flush()) {
+                    crate::model::notify::warning(&format!(
+                        "llm: cannot write the call ledger {}: {e}",
+                        path.display()
+                    ));
+                }
+            }
         }
-        let res = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(path)
-            .and_then(|mut f| f.write_all(text.as_bytes()));
-        if let Err(e) = res {
-            crate::model::notify::warning(&format!(
-                "llm: cannot write the call ledger {}: {e}",
-                path.display()
-            ));
-        }
+        self.ledger.lock().expect("ledger lock").push(r);
     }
 
     /// One call to the provider with retries, under the concurrency limit, budget and rate limiter.
+    /// One call to the provider with retries, under the concurrency limit, budget and rate
+    /// limiter: the reply and the milliseconds from sending it (`u64::MAX`: another task had
+    /// stored the same key meanwhile, so it came from the cache).
     async fn call(
         &self,
         job: &Job,
+        user: &str,
+        attempt: u32,
         key: &str,
         sem: &tokio::sync::Semaphore,
-    ) -> Result<Reply, CallFailure> {
+    ) -> Result<(Reply, u64), CallFailure> {
         let _permit = sem
             .acquire()
             .await
             .map_err(|_| CallFailure::Skipped("shutting down".into()))?;
-        // Another task may have stored the same key while this one waited.
         if let Some(r) = self.cache.as_ref().and_then(|c| c.get(key)) {
-            return Ok(r);
+            return Ok((r, u64::MAX));
         }
         let reserved = match self.budget.reserve(self.worst_cost(job)) {
             Ok(r) => r,
@@ -479,29 +681,24 @@ impl Engine {
                 )));
             }
         };
-        let req = CallRequest {
-            system: &job.prompt.system,
-            user: &job.prompt.user,
-            temperature: self.temperature(job),
-            max_tokens: self.settings.max_tokens,
-            sample: job.sample,
-            schema: None,
-        };
-        let schema = if self.settings.format == Format::Json {
-            job.kind.schema()
-        } else {
-            None
-        };
-        let req = CallRequest {
-            schema: schema.as_ref(),
-            ..req
-        };
         let tokens = Self::input_estimate(job) + u64::from(self.settings.max_tokens);
         let mut tries = 0u32;
         loop {
+            let schema = self.schema_for(job);
+            let req = CallRequest {
+                system: &job.prompt.system,
+                user,
+                temperature: self.temperature(job),
+                max_tokens: self.settings.max_tokens,
+                seed: u64::from(job.sample) + u64::from(attempt) * 1_000_003,
+                schema: schema.as_ref(),
+            };
             self.limiter.acquire(tokens).await;
             tries += 1;
-            match self.provider.call(&self.client, &req).await {
+            let sent = Instant::now();
+            let result = self.provider.call(&self.client, &req).await;
+            let ms = sent.elapsed().as_millis() as u64;
+            match result {
                 Ok(reply) => {
                     self.budget.settle(
                         reserved,
@@ -509,16 +706,34 @@ impl Engine {
                             .price
                             .cost(reply.input_tokens, reply.output_tokens),
                     );
-                    if let Some(c) = &self.cache {
-                        if let Err(e) = c.put(key, &reply) {
-                            crate::model::notify::warning(&format!("llm: {e:#}"));
-                        }
+                    return Ok((reply, ms));
+                }
+                Err(CallError::SchemaRefused(why)) if schema.is_some() => {
+                    self.record(CallRecord::failed(
+                        job,
+                        attempt,
+                        ms,
+                        format!("error: {why}"),
+                    ));
+                    if self
+                        .structured
+                        .swap(false, std::sync::atomic::Ordering::Relaxed)
+                    {
+                        crate::model::notify::notice(&format!(
+                            "llm: the server refuses the reply schema ({why}); asking without one from now on, and reading replies as JSON or tags"
+                        ));
                     }
-                    return Ok(reply);
+                    tries -= 1;
                 }
                 Err(CallError::Retryable { why, retry_after })
                     if tries <= self.settings.retries =>
                 {
+                    self.record(CallRecord::failed(
+                        job,
+                        attempt,
+                        ms,
+                        format!("error: {why}"),
+                    ));
                     let wait = backoff(
                         tries - 1,
                         self.settings.backoff_base,
@@ -526,10 +741,10 @@ impl Engine {
                         retry_after,
                         unit_random(),
                     );
-                    let _ = why;
                     tokio::time::sleep(wait).await;
                 }
                 Err(e) => {
+                    self.record(CallRecord::failed(job, attempt, ms, format!("error: {e}")));
                     self.budget.settle(reserved, 0.0);
                     return Err(CallFailure::Failed(format!(
                         "provider error after {tries} tr{}: {e}",
@@ -585,4 +800,29 @@ impl Engine {
 enum CallFailure {
     Skipped(String),
     Failed(String),
+}
+
+impl CallRecord {
+    /// The ledger line of a request that brought no reply.
+    fn failed(job: &Job, attempt: u32, ms: u64, result: String) -> CallRecord {
+        CallRecord {
+            label: job.label.clone(),
+            attempt,
+            cached: false,
+            input_tokens: 0,
+            output_tokens: 0,
+            cost_usd: 0.0,
+            ms,
+            server_ms: None,
+            finish: String::new(),
+            result,
+        }
+    }
+}
+
+/// The prompt of a retry after an unusable reply: the same request, and what was wrong.
+fn repair(user: &str, why: &str) -> String {
+    format!(
+        "{user}\n\nYour previous reply to this could not be used: {why}. Reply again, in exactly the format asked for, and keep it short."
+    )
 }

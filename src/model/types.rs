@@ -429,15 +429,27 @@ pub struct Usage {
     pub calls: u64,
     /// Replies served from the response cache.
     pub cached: u64,
+    /// Tokens of replies sent by the provider (cached replies are counted apart).
     pub input_tokens: u64,
     pub output_tokens: u64,
     pub cost_usd: f64,
+    /// Tokens of the replies served from the cache: spent on an earlier run, not this one.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub cached_input_tokens: u64,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub cached_output_tokens: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl Usage {
     pub fn add(&mut self, o: &Usage) {
         self.calls += o.calls;
         self.cached += o.cached;
+        self.cached_input_tokens += o.cached_input_tokens;
+        self.cached_output_tokens += o.cached_output_tokens;
         self.input_tokens += o.input_tokens;
         self.output_tokens += o.output_tokens;
         self.cost_usd += o.cost_usd;

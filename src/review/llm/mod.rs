@@ -107,6 +107,7 @@ impl LlmCommittee {
             committee: self.name(),
             exec,
             repro,
+            room: self.engine.prompt_room(),
         }
     }
 
@@ -115,14 +116,22 @@ impl LlmCommittee {
         let u = self.usage();
         let s = self.engine.budget.spend();
         format!(
-            "llm {}: {} calls answered by the server, {} from the cache, {} failed, {} input + {} output tokens, ${:.4}{}",
+            "llm {}: {} calls answered by the server ({} input + {} output tokens, ${:.4}), {} from the cache{}, {} failed{}",
             self.name(),
             u.calls,
-            u.cached,
-            self.failed.load(std::sync::atomic::Ordering::Relaxed),
             u.input_tokens,
             u.output_tokens,
             u.cost_usd,
+            u.cached,
+            if u.cached > 0 {
+                format!(
+                    " ({} + {} tokens spent on an earlier run)",
+                    u.cached_input_tokens, u.cached_output_tokens
+                )
+            } else {
+                String::new()
+            },
+            self.failed.load(std::sync::atomic::Ordering::Relaxed),
             if s.refused > 0 {
                 format!("; {} calls not scheduled (--max-cost)", s.refused)
             } else {
@@ -173,7 +182,10 @@ impl Committee for LlmCommittee {
     }
 
     fn issues_in_flight(&self) -> Option<usize> {
-        Some(self.engine.settings.concurrency.clamp(1, 16))
+        if !self.engine.settings.dry_run {
+            self.engine.server();
+        }
+        Some(self.engine.concurrency().clamp(1, 16))
     }
 
     fn live_status(&self) -> Option<String> {

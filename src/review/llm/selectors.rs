@@ -12,7 +12,8 @@
 use super::parse::{Parsed, ReplyKind};
 use super::runner::{Job, Outcome};
 use crate::llm::prompts::Prompts;
-use crate::llm::Format;
+use crate::llm::provider::estimate_tokens;
+use crate::llm::{Format, Rendered};
 use crate::model::{Applies, Review, Score, Stage, Usage};
 use crate::review::prompts::{ExecView, Limits, PromptCandidate, ReproView};
 use crate::review::rubric::Rubric;
@@ -31,12 +32,88 @@ pub struct PlanEnv<'a> {
     pub exec: Vec<Option<ExecView>>,
     /// The issue's reproduction, shown once above the candidates when they ran.
     pub repro: Option<ReproView>,
+    /// Prompt tokens one call may hold (the model's context less `--max-tokens`), when known.
+    pub room: Option<u64>,
 }
 
 impl PlanEnv<'_> {
-    /// Candidate `i` of the bundle as the prompts show it, with its execution evidence.
-    fn candidate(&self, p: &Prepared, i: usize, label: &str) -> PromptCandidate {
-        PromptCandidate::new(p, label, &self.limits).with_exec(self.exec.get(i).cloned().flatten())
+    /// Candidate `i` of the bundle as the prompts show it within `lim`, with its execution
+    /// evidence.
+    fn candidate(&self, p: &Prepared, i: usize, label: &str, lim: &Limits) -> PromptCandidate {
+        PromptCandidate::new(p, label, lim).with_exec(self.exec.get(i).cloned().flatten())
+    }
+
+    /// The prompt `render` writes with the fullest limits that fit [`PlanEnv::room`]: the code
+    /// context shrinks first, then the before/after code of the edited files; the issue and
+    /// the diff are always shown whole. A prompt that fits in no way comes with the reason it
+    /// cannot be sent.
+    fn fit(
+        &self,
+        render: impl Fn(&Limits) -> anyhow::Result<Rendered>,
+    ) -> anyhow::Result<(Rendered, Option<String>)> {
+        let Some(room) = self.room else {
+            return Ok((render(&self.limits)?, None));
+        };
+        let mut leanest = None;
+        for lim in ladder(self.limits) {
+            let r = render(&lim)?;
+            // A tenth to spare: the estimate is not the server's tokenizer.
+            let need = prompt_tokens(&r);
+            if need + need / 10 <= room {
+                return Ok((r, None));
+            }
+            leanest = Some((r, need));
+        }
+        let (r, need) = leanest.expect("the ladder has a step");
+        Ok((
+            r,
+            Some(format!(
+                "the prompt needs about {need} tokens with the code context left out, and the model's context leaves {room} for it after --max-tokens: use a model or server with a larger context (or check --context-window)"
+            )),
+        ))
+    }
+}
+
+/// Tokens a prompt is estimated to take, its chat template included.
+pub fn prompt_tokens(r: &Rendered) -> u64 {
+    estimate_tokens(&r.system) + estimate_tokens(&r.user) + 16
+}
+
+/// Limits from the fullest to the leanest (see [`PlanEnv::fit`]).
+fn ladder(full: Limits) -> Vec<Limits> {
+    let mut steps = vec![full];
+    for c in [full.context_chars / 2, full.context_chars / 4, 0] {
+        steps.push(Limits {
+            context_chars: c,
+            ..full
+        });
+    }
+    for r in [full.region_chars / 2, full.region_chars / 4, 0] {
+        steps.push(Limits {
+            context_chars: 0,
+            region_chars: r,
+            ..full
+        });
+    }
+    steps
+}
+
+fn job(
+    prompt: (Rendered, Option<String>),
+    kind: ReplyKind,
+    sample: u32,
+    about: Vec<usize>,
+    label: String,
+) -> Job {
+    Job {
+        prompt: prompt.0,
+        kind,
+        sample,
+        about,
+        label,
+        temperature: None,
+        unsendable: prompt.1,
+        shape: None,
     }
 }
 
@@ -150,6 +227,8 @@ fn usage_of(i: usize, jobs: &[Job], outcomes: &[Outcome]) -> Option<Usage> {
             input_tokens: ou.input_tokens / k,
             output_tokens: ou.output_tokens / k,
             cost_usd: ou.cost_usd / k as f64,
+            cached_input_tokens: ou.cached_input_tokens / k,
+            cached_output_tokens: ou.cached_output_tokens / k,
         });
     }
     any.then_some(u)
@@ -179,23 +258,19 @@ impl Selector for Pointwise {
             if !eligible(p) {
                 continue;
             }
-            let c = env.candidate(p, i, "1");
-            let prompt = env.prompts.pointwise(
-                &bundle.task,
-                env.repro.as_ref(),
-                &c,
-                env.rubric,
-                env.format,
-            )?;
+            let prompt = env.fit(|lim| {
+                let c = env.candidate(p, i, "1", lim);
+                env.prompts
+                    .pointwise(&bundle.task, env.repro.as_ref(), &c, env.rubric, env.format)
+            })?;
             for s in 0..env.samples {
-                jobs.push(Job {
-                    prompt: prompt.clone(),
-                    kind: ReplyKind::Point,
-                    sample: s,
-                    about: vec![i],
-                    label: format!("pointwise {} sample {}", p.candidate.key(), s + 1),
-                    temperature: None,
-                });
+                jobs.push(job(
+                    prompt.clone(),
+                    ReplyKind::Point,
+                    s,
+                    vec![i],
+                    format!("pointwise {} sample {}", p.candidate.key(), s + 1),
+                ));
             }
         }
         Ok(jobs)
@@ -241,6 +316,16 @@ impl Selector for Pointwise {
                 if scored.is_empty() {
                     return unscored(r, first_problem(&mine));
                 }
+                // A score from some of the samples asked for is not the committee's score.
+                if scored.len() < mine.len() {
+                    let why = format!(
+                        "{} of {} samples had no usable reply: {}",
+                        mine.len() - scored.len(),
+                        mine.len(),
+                        first_problem(&mine)
+                    );
+                    return unscored(r, why);
+                }
                 let k = scored.len() as f64;
                 let mean = scored.iter().map(|s| f64::from(s.0)).sum::<f64>() / k;
                 let sd = if scored.len() > 1 {
@@ -255,17 +340,13 @@ impl Selector for Pointwise {
                 };
                 let min = scored.iter().map(|s| s.0).min().unwrap_or(0);
                 let max = scored.iter().map(|s| s.0).max().unwrap_or(0);
-                let mut parts = vec![
+                let parts = vec![
                     ("mean".to_string(), round2(mean)),
                     ("sd".to_string(), round2(sd)),
                     ("min".to_string(), f64::from(min)),
                     ("max".to_string(), f64::from(max)),
                     ("samples scored".to_string(), k),
                 ];
-                let missing = mine.len() - scored.len();
-                if missing > 0 {
-                    parts.push(("samples unscored".to_string(), missing as f64));
-                }
                 // Keep the written review of the sample closest to the mean.
                 let best = scored
                     .iter()
@@ -298,10 +379,17 @@ impl Selector for Pointwise {
     }
 }
 
-/// Rotation of `eligible` for sample `s`, so each candidate takes every position in turn.
-fn rotated(eligible: &[usize], s: u32) -> Vec<usize> {
+/// Rotation of `eligible` for sample `s`, so each candidate takes every position in turn over
+/// the samples; where the rotation starts depends on the issue (`seed`), so that a model that
+/// always picks the first place does not always pick the same agent's candidate.
+fn rotated(eligible: &[usize], s: u32, seed: &str) -> Vec<usize> {
     let n = eligible.len();
-    (0..n).map(|k| eligible[(k + s as usize) % n]).collect()
+    let start = seed.bytes().fold(0usize, |h, b| {
+        h.wrapping_mul(31).wrapping_add(usize::from(b))
+    });
+    (0..n)
+        .map(|k| eligible[(k + start + s as usize) % n])
+        .collect()
 }
 
 fn share_reviews(
@@ -389,27 +477,30 @@ impl Selector for Listwise {
         }
         let mut jobs = Vec::new();
         for s in 0..env.samples {
-            let order = rotated(&elig, s);
-            let cs: Vec<PromptCandidate> = order
-                .iter()
-                .enumerate()
-                .map(|(k, &i)| env.candidate(&bundle.candidates[i], i, &(k + 1).to_string()))
-                .collect();
-            let prompt = env.prompts.listwise(
-                &bundle.task,
-                env.repro.as_ref(),
-                &cs,
-                env.rubric,
-                env.format,
-            )?;
-            jobs.push(Job {
+            let order = rotated(&elig, s, &bundle.task.instance_id);
+            let prompt = env.fit(|lim| {
+                let cs: Vec<PromptCandidate> = order
+                    .iter()
+                    .enumerate()
+                    .map(|(k, &i)| {
+                        env.candidate(&bundle.candidates[i], i, &(k + 1).to_string(), lim)
+                    })
+                    .collect();
+                env.prompts.listwise(
+                    &bundle.task,
+                    env.repro.as_ref(),
+                    &cs,
+                    env.rubric,
+                    env.format,
+                )
+            })?;
+            jobs.push(job(
                 prompt,
-                kind: ReplyKind::List(order.len()),
-                sample: s,
-                about: order,
-                label: format!("listwise {} sample {}", bundle.task.instance_id, s + 1),
-                temperature: None,
-            });
+                ReplyKind::List(order.len()),
+                s,
+                order,
+                format!("listwise {} sample {}", bundle.task.instance_id, s + 1),
+            ));
         }
         Ok(jobs)
     }
@@ -439,7 +530,7 @@ impl Selector for Listwise {
     }
 }
 
-/// Round-robin tournament: every pair of candidates, A/B order alternating by sample.
+/// Round-robin tournament: every pair of candidates, asked in both A/B orders per sample.
 pub struct Pairwise;
 
 impl Selector for Pairwise {
@@ -451,45 +542,38 @@ impl Selector for Pairwise {
         let elig: Vec<usize> = (0..bundle.candidates.len())
             .filter(|&i| eligible(&bundle.candidates[i]))
             .collect();
-        let cands: Vec<(PromptCandidate, PromptCandidate)> = bundle
-            .candidates
-            .iter()
-            .enumerate()
-            .map(|(i, p)| (env.candidate(p, i, "A"), env.candidate(p, i, "B")))
-            .collect();
         let mut jobs = Vec::new();
-        let mut pair = 0usize;
         for (x, &a) in elig.iter().enumerate() {
             for &b in &elig[x + 1..] {
                 for s in 0..env.samples {
-                    let (first, second) = if (pair + s as usize).is_multiple_of(2) {
-                        (a, b)
-                    } else {
-                        (b, a)
-                    };
-                    let prompt = env.prompts.pairwise(
-                        &bundle.task,
-                        env.repro.as_ref(),
-                        &cands[first].0,
-                        &cands[second].1,
-                        env.rubric,
-                        env.format,
-                    )?;
-                    jobs.push(Job {
-                        prompt,
-                        kind: ReplyKind::Pair,
-                        sample: s,
-                        about: vec![first, second],
-                        temperature: None,
-                        label: format!(
-                            "pairwise {} vs {} sample {}",
-                            bundle.candidates[first].candidate.key(),
-                            bundle.candidates[second].candidate.agent,
-                            s + 1
-                        ),
-                    });
+                    // Both orders, so that a model that favours a place favours no candidate.
+                    for (first, second) in [(a, b), (b, a)] {
+                        let prompt = env.fit(|lim| {
+                            let ca = env.candidate(&bundle.candidates[first], first, "A", lim);
+                            let cb = env.candidate(&bundle.candidates[second], second, "B", lim);
+                            env.prompts.pairwise(
+                                &bundle.task,
+                                env.repro.as_ref(),
+                                &ca,
+                                &cb,
+                                env.rubric,
+                                env.format,
+                            )
+                        })?;
+                        jobs.push(job(
+                            prompt,
+                            ReplyKind::Pair,
+                            s,
+                            vec![first, second],
+                            format!(
+                                "pairwise {} vs {} sample {}",
+                                bundle.candidates[first].candidate.key(),
+                                bundle.candidates[second].candidate.agent,
+                                s + 1
+                            ),
+                        ));
+                    }
                 }
-                pair += 1;
             }
         }
         Ok(jobs)
