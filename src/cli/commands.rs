@@ -80,6 +80,14 @@ pub fn generate(args: GenerateArgs) -> anyhow::Result<()> {
     if report.issues > 0 && report.failed.len() == report.issues {
         anyhow::bail!("no issue could be worked on (see the reasons above)");
     }
+    // Work was asked for and none came of it: every strategy's calls failed, or no reply held
+    // an edit that applies.
+    if report.issues > report.failed.len() && report.written == 0 {
+        anyhow::bail!(
+            "no candidate was written for the {} issue(s) worked on (see the notes above: the model's calls failed or no reply held a usable edit)",
+            report.issues - report.failed.len()
+        );
+    }
     Ok(())
 }
 

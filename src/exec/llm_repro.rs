@@ -221,9 +221,15 @@ impl TestWriter {
                 ),
             })
             .collect();
-        let replies = self
-            .engine
-            .complete_many(&prompt.system, &prompt.user, &calls);
+        let shape = crate::llm::parse::text_schema(
+            "submit_test",
+            "test",
+            "The whole Python test script.",
+            self.engine.text_bounds(1),
+        );
+        let replies =
+            self.engine
+                .complete_many_shaped(&prompt.system, &prompt.user, &calls, Some(&shape));
         (0..self.samples)
             .zip(replies)
             .map(|(s, reply)| {
@@ -231,7 +237,14 @@ impl TestWriter {
                 match reply {
                     Ok((text, usage)) => {
                         record.usage = usage;
-                        match extract_script(&text) {
+                        // A shaped reply holds the script itself; a plain one, in a fence.
+                        let script = match crate::llm::parse::json_text(&text, "test") {
+                            Some(code) if !code.trim().is_empty() => {
+                                Ok(format!("{}\n", code.trim_end()))
+                            }
+                            _ => extract_script(&text),
+                        };
+                        match script {
                             Ok(script) => {
                                 // An unparsable script is kept in the record, to read why.
                                 record.why = check_script(&script).err();

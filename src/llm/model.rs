@@ -5,6 +5,7 @@
 //! server, a test double) plugs in with a few lines. [`Scripted`] is the test double: it answers
 //! from a script, in order or by matching prompt content, and records every call.
 
+use super::provider::Schema;
 use super::runner::Engine;
 use crate::model::Usage;
 use anyhow::bail;
@@ -15,11 +16,35 @@ use std::sync::{Arc, Mutex};
 pub trait Model: Send + Sync {
     /// Complete `prompt` under the `system` message at `temperature`; returns the reply text.
     fn complete(&self, system: &str, prompt: &str, temperature: f64) -> anyhow::Result<String>;
+
+    /// [`Model::complete`] with the reply held to `shape` where the model's server takes a
+    /// schema: the reply is then that JSON's text. Callers read either shape of reply, since
+    /// a server may refuse schemas (and a test double answers in plain text).
+    fn complete_shaped(
+        &self,
+        system: &str,
+        prompt: &str,
+        temperature: f64,
+        shape: &Schema,
+    ) -> anyhow::Result<String> {
+        let _ = shape;
+        self.complete(system, prompt, temperature)
+    }
 }
 
 impl<M: Model + ?Sized> Model for &M {
     fn complete(&self, system: &str, prompt: &str, temperature: f64) -> anyhow::Result<String> {
         (**self).complete(system, prompt, temperature)
+    }
+
+    fn complete_shaped(
+        &self,
+        system: &str,
+        prompt: &str,
+        temperature: f64,
+        shape: &Schema,
+    ) -> anyhow::Result<String> {
+        (**self).complete_shaped(system, prompt, temperature, shape)
     }
 }
 
@@ -137,8 +162,14 @@ impl EngineModel {
     }
 }
 
-impl Model for EngineModel {
-    fn complete(&self, system: &str, prompt: &str, temperature: f64) -> anyhow::Result<String> {
+impl EngineModel {
+    fn ask(
+        &self,
+        system: &str,
+        prompt: &str,
+        temperature: f64,
+        shape: Option<&Schema>,
+    ) -> anyhow::Result<String> {
         let sample = {
             let mut seen = self.seen.lock().expect("seen lock");
             let n = seen
@@ -154,9 +185,27 @@ impl Model for EngineModel {
         let label = format!("{} t={temperature} sample {sample}", self.label);
         let (text, usage) = self
             .engine
-            .complete(system, prompt, temperature, sample, &label)?;
+            .complete_many_shaped(system, prompt, &[(temperature, sample, label)], shape)
+            .pop()
+            .unwrap_or_else(|| Err(anyhow::anyhow!("internal error: no outcome")))?;
         self.usage.lock().expect("usage lock").add(&usage);
         Ok(text)
+    }
+}
+
+impl Model for EngineModel {
+    fn complete(&self, system: &str, prompt: &str, temperature: f64) -> anyhow::Result<String> {
+        self.ask(system, prompt, temperature, None)
+    }
+
+    fn complete_shaped(
+        &self,
+        system: &str,
+        prompt: &str,
+        temperature: f64,
+        shape: &Schema,
+    ) -> anyhow::Result<String> {
+        self.ask(system, prompt, temperature, Some(shape))
     }
 }
 

@@ -139,6 +139,55 @@ impl ReplyKind {
     }
 }
 
+/// A free-form reply's list: the strings of `key` in a JSON reply (a shaped call's), one a line;
+/// any other reply as it is. Callers then read it as the plain-text reply it stands for.
+pub fn listed(reply: &str, key: &str) -> String {
+    match json_object(reply).as_ref().and_then(|m| m.get(key)) {
+        Some(Value::Array(items)) => items
+            .iter()
+            .filter_map(Value::as_str)
+            .collect::<Vec<_>>()
+            .join("\n"),
+        Some(Value::String(s)) => s.clone(),
+        _ => reply.to_string(),
+    }
+}
+
+/// The text of `key` in a JSON reply (a shaped call's), `None` for a reply of another shape.
+pub fn json_text(reply: &str, key: &str) -> Option<String> {
+    let t = reply.trim_start();
+    if !t.starts_with('{') {
+        return None;
+    }
+    json_object(reply)?.get(key)?.as_str().map(str::to_string)
+}
+
+/// The schema of a list reply: `key` holds at most `most` strings, each one of `choices` when
+/// given (the paths shown), else at most `chars` characters.
+pub fn list_schema(name: &'static str, key: &'static str, choices: Option<&[&str]>, most: usize, chars: usize) -> Schema {
+    let item = match choices {
+        Some(c) => json!({"type": "string", "enum": c}),
+        None => json!({"type": "string", "maxLength": chars}),
+    };
+    Schema {
+        name,
+        description: "The list asked for, most likely first.",
+        schema: object_schema(vec![(
+            key,
+            Js::V(json!({"type": "array", "items": item, "minItems": 1, "maxItems": most.max(1)})),
+        )]),
+    }
+}
+
+/// The schema of a reply that is one text (`key`), at most `b`'s characters.
+pub fn text_schema(name: &'static str, key: &'static str, desc: &str, b: Bounds) -> Schema {
+    Schema {
+        name,
+        description: "The text asked for.",
+        schema: object_schema(vec![(key, string_prop(desc, b))]),
+    }
+}
+
 /// The JSON object in `text`: the whole text, or the outermost `{…}` (e.g. inside a fence).
 fn json_object(text: &str) -> Option<serde_json::Map<String, Value>> {
     let t = text.trim();

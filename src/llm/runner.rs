@@ -593,11 +593,15 @@ impl Engine {
             });
             match parsed {
                 Ok(p) => {
-                    // Only a usable reply is kept: a rerun asks again for the others.
-                    if !cached {
-                        if let Some(c) = &self.cache {
-                            if let Err(e) = c.put(&key, &reply) {
-                                crate::model::notify::warning(&format!("llm: {e:#}"));
+                    // Only a usable reply is kept, as the answer to the call itself too (a
+                    // rerun starts from the first ask); a rerun asks again for the others.
+                    if let Some(c) = &self.cache {
+                        let first = self.key(job, 0);
+                        for k in [&key, &first] {
+                            if (!cached || *k != key) && c.get(k).is_none() {
+                                if let Err(e) = c.put(k, &reply) {
+                                    crate::model::notify::warning(&format!("llm: {e:#}"));
+                                }
                             }
                         }
                     }

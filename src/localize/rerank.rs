@@ -136,8 +136,11 @@ pub fn rerank(
         return Ok(out);
     }
     let prompt = prompts.localize_files(issue, &shown, opts.pick_files)?;
-    match model.complete(&prompt.system, &prompt.user, opts.temperature) {
+    let paths: Vec<&str> = shown.iter().map(|o| o.path.as_str()).collect();
+    let shape = crate::llm::parse::list_schema("pick_files", "files", Some(&paths), opts.pick_files, 0);
+    match model.complete_shaped(&prompt.system, &prompt.user, opts.temperature, &shape) {
         Ok(reply) => {
+            let reply = crate::llm::parse::listed(&reply, "files");
             let named = named_paths(&reply, shown.iter().map(|o| o.path.as_str()));
             let named: Vec<&str> = named.into_iter().take(opts.pick_files).collect();
             if named.is_empty() {
@@ -187,8 +190,16 @@ pub fn rerank(
         })
         .unwrap_or_else(|| "pkg/module.py::Class.method".into());
     let prompt = prompts.localize_functions(issue, &shown, opts.pick_functions, &example)?;
-    match model.complete(&prompt.system, &prompt.user, opts.temperature) {
+    let shape = crate::llm::parse::list_schema(
+        "pick_definitions",
+        "definitions",
+        None,
+        opts.pick_functions,
+        200,
+    );
+    match model.complete_shaped(&prompt.system, &prompt.user, opts.temperature, &shape) {
         Ok(reply) => {
+            let reply = crate::llm::parse::listed(&reply, "definitions");
             let picked = named_definitions(&reply, &outlined, opts.pick_functions);
             if picked.is_empty() {
                 out.notes.push(format!(

@@ -393,7 +393,7 @@ fn review_once_sends_one_duplicate_and_gives_its_score_to_the_other() {
     for (selector, calls_all, calls_once) in [
         ("pointwise", 4u64, 3u64),
         ("listwise", 1, 1),
-        ("pairwise", 6, 3),
+        ("pairwise", 12, 6),
     ] {
         let b = with_duplicates("o-1");
         let mut got = Vec::new();

@@ -29,6 +29,13 @@ pub enum Fault {
     Text(String),
     /// 401 (not retryable).
     Unauthorized,
+    /// A reply with this text stopped at the length limit (`finish_reason: length`), using
+    /// every token the request allowed.
+    Cut(String),
+    /// 400: the server does not take `response_format` (as some OpenAI-compatible servers).
+    SchemaRefused,
+    /// 400: the prompt does not fit the context (llama.cpp's `exceed_context_size_error`).
+    ContextExceeded,
 }
 
 #[derive(Debug, Clone)]
@@ -66,6 +73,10 @@ pub struct State {
     pub released: u64,
     /// Replies waiting at the gate now.
     pub held: u64,
+    /// What `GET /props` answers (llama.cpp's self-description); `None`: 404, as most servers.
+    pub props: Option<serde_json::Value>,
+    /// Requests to other paths than the model's (`/props`, `/v1/models`, `/api/show`), in order.
+    pub probes: Vec<String>,
 }
 
 pub struct Mock {
@@ -129,6 +140,19 @@ impl Mock {
 
     pub fn anthropic_base(&self) -> String {
         format!("http://{}", self.addr)
+    }
+
+    /// Answer `GET /props` as llama.cpp does, with this context per slot and these slots.
+    pub fn set_props(&self, n_ctx: u64, slots: u64) {
+        self.state.lock().unwrap().props = Some(serde_json::json!({
+            "default_generation_settings": {"n_ctx": n_ctx},
+            "total_slots": slots,
+        }));
+    }
+
+    /// The paths asked that were not model calls.
+    pub fn probes(&self) -> Vec<String> {
+        self.state.lock().unwrap().probes.clone()
     }
 
     pub fn push(&self, f: Fault) {
@@ -313,6 +337,24 @@ async fn serve(
         let body = String::from_utf8_lossy(&buf[head_end..head_end + len]).to_string();
         buf.drain(..head_end + len);
         let anthropic = path.ends_with("/v1/messages");
+        // What a server says of itself is not a model call: answered apart, never counted.
+        if !anthropic && !path.ends_with("/chat/completions") {
+            let props = {
+                let mut s = state.lock().unwrap();
+                s.probes.push(path.clone());
+                s.props.clone()
+            };
+            let (status, payload) = match props {
+                Some(p) if path.ends_with("/props") => (200, p.to_string()),
+                _ => (404, r#"{"error":{"message":"not found"}}"#.to_string()),
+            };
+            let resp = format!(
+                "HTTP/1.1 {status} X\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{payload}",
+                payload.len()
+            );
+            sock.write_all(resp.as_bytes()).await?;
+            continue;
+        }
         let authorized = header("authorization").is_some() || header("x-api-key").is_some();
         let fault = {
             let mut s = state.lock().unwrap();
@@ -376,6 +418,32 @@ async fn serve(
                         .or(header("x-api-key"))
                         .unwrap_or_default()
                 ),
+                false,
+            ),
+            Some(Fault::Cut(t)) => {
+                let max = serde_json::from_str::<serde_json::Value>(&body)
+                    .ok()
+                    .and_then(|j| j["max_tokens"].as_u64())
+                    .unwrap_or(512);
+                (
+                    200,
+                    String::new(),
+                    serde_json::json!({"choices": [{"index": 0, "message": {"role": "assistant", "content": t}, "finish_reason": "length"}], "usage": {"prompt_tokens": 1000, "completion_tokens": max}}).to_string(),
+                    false,
+                )
+            }
+            Some(Fault::SchemaRefused) => (
+                400,
+                String::new(),
+                r#"{"error":{"message":"response_format of type json_schema is not supported"}}"#
+                    .to_string(),
+                false,
+            ),
+            Some(Fault::ContextExceeded) => (
+                400,
+                String::new(),
+                r#"{"error":{"code":400,"message":"request (9000 tokens) exceeds the available context size (4096 tokens), try increasing it","type":"exceed_context_size_error","n_prompt_tokens":9000,"n_ctx":4096}}"#
+                    .to_string(),
                 false,
             ),
             Some(Fault::Malformed) => (
