@@ -26,6 +26,7 @@ mod library_quiet;
 mod llm_cli;
 mod llm_committee;
 mod llm_exec;
+mod llm_real;
 mod llm_server;
 mod locate_fuzz;
 mod metrics_fixtures;
