@@ -164,7 +164,13 @@ pub fn json_text(reply: &str, key: &str) -> Option<String> {
 
 /// The schema of a list reply: `key` holds at most `most` strings, each one of `choices` when
 /// given (the paths shown), else at most `chars` characters.
-pub fn list_schema(name: &'static str, key: &'static str, choices: Option<&[&str]>, most: usize, chars: usize) -> Schema {
+pub fn list_schema(
+    name: &'static str,
+    key: &'static str,
+    choices: Option<&[&str]>,
+    most: usize,
+    chars: usize,
+) -> Schema {
     let item = match choices {
         Some(c) => json!({"type": "string", "enum": c}),
         None => json!({"type": "string", "maxLength": chars}),

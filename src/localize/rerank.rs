@@ -137,7 +137,8 @@ pub fn rerank(
     }
     let prompt = prompts.localize_files(issue, &shown, opts.pick_files)?;
     let paths: Vec<&str> = shown.iter().map(|o| o.path.as_str()).collect();
-    let shape = crate::llm::parse::list_schema("pick_files", "files", Some(&paths), opts.pick_files, 0);
+    let shape =
+        crate::llm::parse::list_schema("pick_files", "files", Some(&paths), opts.pick_files, 0);
     match model.complete_shaped(&prompt.system, &prompt.user, opts.temperature, &shape) {
         Ok(reply) => {
             let reply = crate::llm::parse::listed(&reply, "files");

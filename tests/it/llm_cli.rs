@@ -188,7 +188,8 @@ fn killed_run_resumes_and_redoes_only_what_is_missing() {
         "{ranked:?}"
     );
     assert!(
-        stderr(&out).contains("7 from the cache (7000 + 1400 tokens spent on an earlier run), 0 failed"),
+        stderr(&out)
+            .contains("7 from the cache (7000 + 1400 tokens spent on an earlier run), 0 failed"),
         "{}",
         stderr(&out)
     );

@@ -5,7 +5,9 @@
 //! A 270M base model is a weak judge: these tests check what dei does with a real server (every
 //! reviewable candidate scored, replies that parse, calls that finish), never what it picks.
 
-use crate::support::common::{self, dei_command, example_repo, path_str, root, skip, stderr, stdout};
+use crate::support::common::{
+    self, dei_command, example_repo, path_str, root, skip, stderr, stdout,
+};
 use serde_json::Value;
 use std::path::Path;
 use std::process::Output;
@@ -89,7 +91,10 @@ fn assert_all_reviewed(what: &str, out: &Output, dir: &Path) {
     let lines = ledger(dir);
     assert!(!lines.is_empty(), "{what}: no ledger");
     let bad: Vec<&Value> = lines.iter().filter(|l| l["result"] != "ok").collect();
-    assert!(bad.is_empty(), "{what}: replies that were not usable: {bad:?}");
+    assert!(
+        bad.is_empty(),
+        "{what}: replies that were not usable: {bad:?}"
+    );
     assert!(
         lines.iter().all(|l| l["server_ms"].as_u64().is_some()),
         "{what}: llama.cpp reports its own time on each call"
@@ -107,10 +112,18 @@ fn every_selector_reviews_every_candidate_with_a_real_model() {
     ] {
         let dir = tempfile::tempdir().unwrap();
         let args = rank_args(&extra);
-        let out = run(&url, dir.path(), &args.iter().map(String::as_str).collect::<Vec<_>>());
+        let out = run(
+            &url,
+            dir.path(),
+            &args.iter().map(String::as_str).collect::<Vec<_>>(),
+        );
         assert_all_reviewed(what, &out, dir.path());
         // The rerun is answered from the cache: nothing is asked again.
-        let again = run(&url, dir.path(), &args.iter().map(String::as_str).collect::<Vec<_>>());
+        let again = run(
+            &url,
+            dir.path(),
+            &args.iter().map(String::as_str).collect::<Vec<_>>(),
+        );
         assert!(again.status.success(), "{what}: {}", stderr(&again));
         assert!(
             stderr(&again).contains("0 calls answered by the server"),

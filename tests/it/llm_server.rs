@@ -72,7 +72,11 @@ fn a_reply_cut_at_max_tokens_is_never_used_nor_cached_and_the_retry_says_why() {
     let rs2 = again.review(&bundle("cut-1", 1, None)).unwrap();
     assert_eq!(mock.calls(), before);
     assert_eq!(rs2[0].score.value, rs[0].score.value);
-    assert!(again.summary().contains("1 from the cache"), "{}", again.summary());
+    assert!(
+        again.summary().contains("1 from the cache"),
+        "{}",
+        again.summary()
+    );
 }
 
 #[test]
@@ -121,7 +125,9 @@ fn structured_output_with_bounded_fields_is_asked_and_a_refusal_falls_back_once(
     let seen = mock.seen();
     assert_eq!(seen.len(), 3, "the refused call, then each candidate once");
     assert!(seen[0].body.contains("response_format"));
-    assert!(seen[1..].iter().all(|s| !s.body.contains("response_format")));
+    assert!(seen[1..]
+        .iter()
+        .all(|s| !s.body.contains("response_format")));
     let lines = ledger(dir.path());
     assert!(
         lines[0]["result"]
@@ -144,7 +150,10 @@ fn partial_samples_unscore_the_candidate_with_the_reason() {
     };
     let rs = committee(&a).review(&bundle("p-1", 1, None)).unwrap();
     let why = rs[0].unscored.clone().expect("a partial score is no score");
-    assert!(why.starts_with("1 of 3 samples had no usable reply"), "{why}");
+    assert!(
+        why.starts_with("1 of 3 samples had no usable reply"),
+        "{why}"
+    );
 }
 
 #[test]
@@ -221,9 +230,10 @@ fn a_server_that_is_not_there_fails_at_once_with_what_to_do() {
     // No retries: one ledger line per call, each the failure.
     let lines = ledger(dir.path());
     assert_eq!(lines.len(), 2, "{lines:?}");
-    assert!(lines
-        .iter()
-        .all(|l| l["result"].as_str().unwrap().starts_with("error: cannot connect")));
+    assert!(lines.iter().all(|l| l["result"]
+        .as_str()
+        .unwrap()
+        .starts_with("error: cannot connect")));
 }
 
 #[test]
