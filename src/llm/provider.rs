@@ -460,7 +460,8 @@ fn refuses_schema(body: &str) -> bool {
     .any(|w| b.contains(w))
 }
 
-fn without_url(e: &reqwest::Error) -> String {
+/// A transport error in words, with its causes and without the URL it names.
+pub fn without_url(e: &reqwest::Error) -> String {
     let mut s = e.to_string();
     if let Some(u) = e.url() {
         s = s.replace(&format!(" ({u})"), "").replace(u.as_str(), "");

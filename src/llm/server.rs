@@ -76,7 +76,7 @@ async fn get_json(
     match req.timeout(Duration::from_secs(10)).send().await {
         Ok(r) if r.status().is_success() => Ok(r.json::<Value>().await.ok()),
         Ok(_) => Ok(None),
-        Err(e) if e.is_connect() => Err(e.to_string()),
+        Err(e) if e.is_connect() => Err(super::provider::without_url(&e)),
         Err(_) => Ok(None),
     }
 }

@@ -64,7 +64,7 @@ fn an_unreachable_model_fails_the_issue_and_picks_nothing() {
     let table = dei(&unreachable_llm(&["--cache", path_str(&cache)]));
     assert!(!table.status.success());
     assert!(
-        stdout(&table).contains("NOT REVIEWED: 4 of 4 candidates with a patch to review could not be reviewed: provider error"),
+        stdout(&table).contains("NOT REVIEWED: 4 of 4 candidates with a patch to review could not be reviewed: cannot connect to http://127.0.0.1:9/v1"),
         "{}",
         stdout(&table)
     );
