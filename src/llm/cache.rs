@@ -152,6 +152,7 @@ mod tests {
             finish: "stop".into(),
             estimated: false,
             server_ms: None,
+            first_token_ms: None,
         };
         c.put(&k, &r).unwrap();
         assert_eq!(c.get(&k), Some(r));
@@ -174,6 +175,7 @@ mod tests {
             finish: "stop".into(),
             estimated: false,
             server_ms: None,
+            first_token_ms: None,
         };
         c.put(&k, &r).unwrap();
         assert!(!at.exists(), "a read-only cache created {}", at.display());
@@ -200,6 +202,7 @@ mod tests {
                             finish: String::new(),
                             estimated: false,
                             server_ms: None,
+                            first_token_ms: None,
                         };
                         c.put(k, &r).unwrap();
                         let got = c.get(k).expect("always a whole entry");

@@ -118,6 +118,10 @@ pub struct Reply {
     /// says (llama.cpp's `timings`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server_ms: Option<f64>,
+    /// Milliseconds from sending the request to the first token of a streamed reply (not kept
+    /// in the cache: it describes one call, not the reply).
+    #[serde(skip)]
+    pub first_token_ms: Option<u64>,
 }
 
 impl Reply {
@@ -218,6 +222,10 @@ impl Provider {
                     ),
                     ("seed", v(json!(r.seed))),
                 ];
+                if self.streams() {
+                    o.push(("stream", v(json!(true))));
+                    o.push(("stream_options", v(json!({"include_usage": true}))));
+                }
                 if let Some(s) = r.schema {
                     o.push((
                         "response_format",
@@ -344,6 +352,75 @@ impl Provider {
             finish,
             estimated,
             server_ms,
+            first_token_ms: None,
+        })
+    }
+
+    /// Whether replies are streamed: from OpenAI-compatible servers, so that `--timeout` bounds
+    /// the wait for the first token and between tokens rather than the whole reply, and the
+    /// first token's time is known. Hosted APIs answer whole.
+    pub fn streams(&self) -> bool {
+        self.protocol == Protocol::OpenAiCompatible
+    }
+
+    /// Read a streamed reply (server-sent events of chat-completion chunks), each wait for
+    /// data bounded by the timeout. A server that answers whole instead is read whole.
+    async fn read_stream(
+        &self,
+        mut resp: reqwest::Response,
+        r: &CallRequest<'_>,
+        sent: std::time::Instant,
+        transport: &(dyn Fn(reqwest::Error, &str) -> CallError + Sync),
+    ) -> Result<Reply, CallError> {
+        let idle = || CallError::Retryable {
+            why: format!("timed out: no token for {:.1}s", self.timeout.as_secs_f64()),
+            retry_after: None,
+        };
+        let sse = resp
+            .headers()
+            .get("content-type")
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|t| t.starts_with("text/event-stream"));
+        let mut buf: Vec<u8> = Vec::new();
+        let mut stream = Stream::default();
+        loop {
+            let chunk = tokio::time::timeout(self.timeout, resp.chunk())
+                .await
+                .map_err(|_| idle())?
+                .map_err(|e| transport(e, "reply cut off"))?;
+            let Some(bytes) = chunk else { break };
+            buf.extend_from_slice(&bytes);
+            if !sse {
+                continue;
+            }
+            while let Some(nl) = buf.iter().position(|&b| b == b'\n') {
+                let line: Vec<u8> = buf.drain(..=nl).collect();
+                let line = String::from_utf8_lossy(&line);
+                if stream.event(line.trim(), sent).map_err(|why| {
+                    context_exceeded(why.as_bytes())
+                        .map(CallError::Fatal)
+                        .unwrap_or(CallError::Retryable {
+                            why: self.key.scrub(&format!("the server's stream said: {why}")),
+                            retry_after: None,
+                        })
+                })? {
+                    return stream.reply(r);
+                }
+            }
+        }
+        if !sse {
+            return self.parse_body(&buf, r);
+        }
+        if stream.started {
+            // The server closed the stream without its last event.
+            return Err(CallError::Retryable {
+                why: "reply cut off: the stream ended before its last event".into(),
+                retry_after: None,
+            });
+        }
+        Err(CallError::Retryable {
+            why: "malformed response: an empty stream".into(),
+            retry_after: None,
         })
     }
 
@@ -357,9 +434,11 @@ impl Provider {
             .map_err(|e| CallError::Fatal(format!("cannot encode request: {e}")))?;
         let mut req = client
             .post(self.url())
-            .timeout(self.timeout)
             .header("content-type", "application/json")
             .body(body);
+        if !self.streams() {
+            req = req.timeout(self.timeout);
+        }
         match self.protocol {
             Protocol::Anthropic => {
                 req = req.header("anthropic-version", "2023-06-01");
@@ -392,20 +471,40 @@ impl Provider {
                 retry_after: None,
             }
         };
-        let resp = req
-            .send()
-            .await
-            .map_err(|e| transport(e, "request failed"))?;
+        let sent = std::time::Instant::now();
+        let resp = match tokio::time::timeout(self.timeout, req.send()).await {
+            Ok(r) => r.map_err(|e| transport(e, "request failed"))?,
+            Err(_) => {
+                return Err(CallError::Retryable {
+                    why: format!(
+                        "timed out after {:.1}s waiting for the server to answer",
+                        self.timeout.as_secs_f64()
+                    ),
+                    retry_after: None,
+                })
+            }
+        };
         let status = resp.status();
+        if status.is_success() && self.streams() {
+            return self.read_stream(resp, r, sent, &transport).await;
+        }
         let retry_after = resp
             .headers()
             .get("retry-after")
             .and_then(|v| v.to_str().ok())
             .and_then(parse_retry_after);
-        let bytes = resp
-            .bytes()
-            .await
-            .map_err(|e| transport(e, "reply cut off"))?;
+        let bytes = match tokio::time::timeout(self.timeout, resp.bytes()).await {
+            Ok(b) => b.map_err(|e| transport(e, "reply cut off"))?,
+            Err(_) => {
+                return Err(CallError::Retryable {
+                    why: format!(
+                        "timed out after {:.1}s reading the reply",
+                        self.timeout.as_secs_f64()
+                    ),
+                    retry_after: None,
+                })
+            }
+        };
         if status.is_success() {
             return self.parse_body(&bytes, r);
         }
@@ -424,6 +523,85 @@ impl Provider {
         } else {
             Err(CallError::Fatal(why))
         }
+    }
+}
+
+/// What a stream of chat-completion chunks has said so far.
+#[derive(Default)]
+struct Stream {
+    text: String,
+    finish: String,
+    input: Option<u64>,
+    output: Option<u64>,
+    server_ms: Option<f64>,
+    first_token_ms: Option<u64>,
+    started: bool,
+}
+
+impl Stream {
+    /// Take one line of the stream; `Ok(true)` at its end, `Err` with the server's error.
+    fn event(&mut self, line: &str, sent: std::time::Instant) -> Result<bool, String> {
+        let Some(data) = line.strip_prefix("data:") else {
+            return Ok(false);
+        };
+        let data = data.trim();
+        if data == "[DONE]" {
+            return Ok(true);
+        }
+        let Ok(v) = serde_json::from_str::<Value>(data) else {
+            return Ok(false);
+        };
+        if v.get("error").is_some() {
+            return Err(data.to_string());
+        }
+        self.started = true;
+        if let Some(c) = v
+            .pointer("/choices/0/delta/content")
+            .and_then(Value::as_str)
+        {
+            if !c.is_empty() && self.first_token_ms.is_none() {
+                self.first_token_ms = Some(sent.elapsed().as_millis() as u64);
+            }
+            self.text.push_str(c);
+        }
+        if let Some(f) = v
+            .pointer("/choices/0/finish_reason")
+            .and_then(Value::as_str)
+        {
+            self.finish = f.to_string();
+        }
+        if let Some(u) = v.get("usage").filter(|u| u.is_object()) {
+            self.input = u
+                .get("prompt_tokens")
+                .and_then(Value::as_u64)
+                .or(self.input);
+            self.output = u
+                .get("completion_tokens")
+                .and_then(Value::as_u64)
+                .or(self.output);
+        }
+        if let Some(t) = v.get("timings") {
+            let ms = |k: &str| t.get(k).and_then(Value::as_f64);
+            if let (Some(p), Some(g)) = (ms("prompt_ms"), ms("predicted_ms")) {
+                self.server_ms = Some(p + g);
+            }
+        }
+        Ok(false)
+    }
+
+    fn reply(self, r: &CallRequest) -> Result<Reply, CallError> {
+        let estimated = self.input.is_none() || self.output.is_none();
+        Ok(Reply {
+            input_tokens: self
+                .input
+                .unwrap_or_else(|| estimate_tokens(r.system) + estimate_tokens(r.user)),
+            output_tokens: self.output.unwrap_or_else(|| estimate_tokens(&self.text)),
+            text: self.text,
+            finish: self.finish,
+            estimated,
+            server_ms: self.server_ms,
+            first_token_ms: self.first_token_ms,
+        })
     }
 }
 

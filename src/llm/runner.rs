@@ -112,6 +112,9 @@ pub struct CallRecord {
     /// The server's own time on it, where it says (llama.cpp).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub server_ms: Option<u64>,
+    /// From sending the request to the first token of a streamed reply.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub first_token_ms: Option<u64>,
     /// The provider's stop reason (`stop`, `length`, ...), empty for a failed request.
     pub finish: String,
     /// `ok`, `unparseable: why`, `cut: why`, or `error: why` for a request that failed.
@@ -584,6 +587,7 @@ impl Engine {
                 cost_usd: one.cost_usd,
                 ms,
                 server_ms: reply.server_ms.map(|m| m.round() as u64),
+                first_token_ms: if cached { None } else { reply.first_token_ms },
                 finish: reply.finish.clone(),
                 result: match (&parsed, &cut) {
                     (Ok(_), _) => "ok".into(),
@@ -818,6 +822,7 @@ impl CallRecord {
             cost_usd: 0.0,
             ms,
             server_ms: None,
+            first_token_ms: None,
             finish: String::new(),
             result,
         }

@@ -250,3 +250,35 @@ fn a_model_that_always_picks_the_first_place_favours_no_candidate() {
     let scores: Vec<f64> = rs.iter().map(|r| r.score.value).collect();
     assert!(scores.iter().all(|&s| s == scores[0]), "{scores:?}");
 }
+
+#[test]
+fn a_streamed_reply_is_read_and_timed_from_its_first_token() {
+    let mock = Mock::start(Duration::ZERO);
+    mock.stream_replies();
+    let dir = tempfile::tempdir().unwrap();
+    let rs = committee(&args(&mock.openai_base(), dir.path()))
+        .review(&bundle("st-1", 2, Some(1)))
+        .unwrap();
+    assert!(rs.iter().all(|r| r.unscored.is_none()), "{rs:?}");
+    assert!(mock.seen()[0].body.contains("\"stream\":true"));
+    let lines = ledger(dir.path());
+    assert_eq!(lines.len(), 2);
+    for l in &lines {
+        assert_eq!(l["result"], "ok", "{l}");
+        assert_eq!(l["server_ms"], 15, "the stream's timings: {l}");
+        assert_eq!(l["input_tokens"], 1000, "the stream's usage: {l}");
+        assert!(l["first_token_ms"].as_u64().is_some(), "{l}");
+    }
+    // A stream cut at the limit is cut too.
+    let mock = Mock::start(Duration::ZERO);
+    mock.stream_replies();
+    mock.push(Fault::Cut(r#"{"issue":"i","score":3"#.into()));
+    let dir = tempfile::tempdir().unwrap();
+    committee(&args(&mock.openai_base(), dir.path()))
+        .review(&bundle("st-2", 1, None))
+        .unwrap();
+    assert!(ledger(dir.path())[0]["result"]
+        .as_str()
+        .unwrap()
+        .starts_with("cut: reply cut at --max-tokens 512"));
+}

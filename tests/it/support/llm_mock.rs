@@ -77,6 +77,9 @@ pub struct State {
     pub props: Option<serde_json::Value>,
     /// Requests to other paths than the model's (`/props`, `/v1/models`, `/api/show`), in order.
     pub probes: Vec<String>,
+    /// Answer a request that asks for a stream with server-sent events, as llama.cpp does
+    /// (otherwise whole, as a server that ignores `stream`).
+    pub sse: bool,
 }
 
 pub struct Mock {
@@ -148,6 +151,11 @@ impl Mock {
             "default_generation_settings": {"n_ctx": n_ctx},
             "total_slots": slots,
         }));
+    }
+
+    /// Stream replies to requests that ask for a stream.
+    pub fn stream_replies(&self) {
+        self.state.lock().unwrap().sse = true;
     }
 
     /// The paths asked that were not model calls.
@@ -278,6 +286,33 @@ fn envelope(
         serde_json::json!({"id": "c", "object": "chat.completion", "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}], "usage": {"prompt_tokens": 1000, "completion_tokens": 200}})
     };
     v.to_string()
+}
+
+/// A whole chat-completion body as llama.cpp streams it: the text in three chunks, then the
+/// stop reason, then usage and timings, then `[DONE]`.
+fn as_events(payload: &str) -> String {
+    let v: serde_json::Value = serde_json::from_str(payload).unwrap_or_default();
+    let text = v
+        .pointer("/choices/0/message/content")
+        .and_then(|c| c.as_str())
+        .unwrap_or("");
+    let finish = v
+        .pointer("/choices/0/finish_reason")
+        .cloned()
+        .unwrap_or_default();
+    let chars: Vec<char> = text.chars().collect();
+    let third = chars.len().div_ceil(3).max(1);
+    let mut out = String::new();
+    for piece in chars.chunks(third) {
+        let piece: String = piece.iter().collect();
+        let e = serde_json::json!({"choices": [{"index": 0, "delta": {"content": piece}, "finish_reason": null}]});
+        out.push_str(&format!("data: {e}\n\n"));
+    }
+    let last = serde_json::json!({"choices": [{"index": 0, "delta": {}, "finish_reason": finish}]});
+    out.push_str(&format!("data: {last}\n\n"));
+    let usage = serde_json::json!({"choices": [], "usage": v["usage"], "timings": {"prompt_ms": 10.0, "predicted_ms": 5.0}});
+    out.push_str(&format!("data: {usage}\n\ndata: [DONE]\n\n"));
+    out
 }
 
 /// The last user message of an OpenAI or Anthropic request body.
@@ -557,6 +592,15 @@ async fn serve(
         } else {
             &payload[..]
         };
+        let wants_stream = body.contains("\"stream\":true");
+        if status == 200 && !truncate && !anthropic && wants_stream && state.lock().unwrap().sse {
+            let events = as_events(&payload);
+            let resp = format!("HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: {}\r\n\r\n{events}", events.len());
+            sock.write_all(resp.as_bytes()).await?;
+            sock.flush().await?;
+            state.lock().unwrap().finished.push(body);
+            continue;
+        }
         let resp = format!("HTTP/1.1 {status} {reason}\r\ncontent-type: application/json\r\ncontent-length: {promised}\r\n{extra}\r\n{sent}");
         sock.write_all(resp.as_bytes()).await?;
         sock.flush().await?;
