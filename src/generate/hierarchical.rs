@@ -83,7 +83,12 @@ impl Hierarchical {
             "generate_files.j2",
             context! { issue => task.problem_statement.trim(), feedback => fb.map(str::trim), map, shortlist, max_files => self.max_files },
         )?;
-        let reply = model.complete(&prompt.system, &prompt.user, 0.0)?;
+        // A shaped reply is a list of paths (any of the map's, so no enum); the ones the
+        // repository lacks are dropped below as before.
+        let shape =
+            crate::llm::parse::list_schema("pick_files", "files", None, self.max_files, 200);
+        let reply = model.complete_shaped(&prompt.system, &prompt.user, 0.0, &shape)?;
+        let reply = crate::llm::parse::listed(&reply, "files");
         let mut files: Vec<String> = Vec::new();
         for l in reply.lines() {
             let Some(word) = l.split_whitespace().find(|w| w.contains(".py")) else {

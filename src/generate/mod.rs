@@ -203,9 +203,16 @@ fn edits_with_feedback(
     repo: &Workspace,
     temperature: f64,
 ) -> anyhow::Result<Vec<FileEdit>> {
-    let reply = model.complete(&prompt.system, &prompt.user, temperature)?;
+    // Where the server takes a schema, the edits come as JSON (the files the repository has,
+    // each text a share of --max-tokens) and are read as the blocks they stand for.
+    let shape =
+        crate::llm::parse::edits_schema(None, model.text_bounds(2 * crate::llm::parse::MOST_EDITS));
+    let reply = model.complete_shaped(&prompt.system, &prompt.user, temperature, &shape)?;
     let attempt = |reply: &str| -> Result<Vec<FileEdit>, EditError> {
-        let blocks = edit::parse_blocks(reply)?;
+        let blocks = match crate::llm::parse::edits_as_blocks(reply) {
+            Some(b) => edit::parse_blocks(&b)?,
+            None => edit::parse_blocks(reply)?,
+        };
         if blocks.is_empty() {
             return Err(EditError::Format {
                 line: 1,
@@ -222,7 +229,7 @@ fn edits_with_feedback(
                 "generate_edits_retry.j2",
                 context! { prompt => prompt.user, reply, error => err.to_string() },
             )?;
-            let reply2 = model.complete(&retry.system, &retry.user, temperature)?;
+            let reply2 = model.complete_shaped(&retry.system, &retry.user, temperature, &shape)?;
             attempt(&reply2)
                 .map_err(|e2| anyhow::anyhow!("edits rejected twice: first {err}; then {e2}"))
         }

@@ -30,6 +30,12 @@ pub trait Model: Send + Sync {
         let _ = shape;
         self.complete(system, prompt, temperature)
     }
+
+    /// How much text a shaped reply's `fields` text fields may each hold (none: unbounded).
+    fn text_bounds(&self, fields: usize) -> super::parse::Bounds {
+        let _ = fields;
+        super::parse::Bounds { field_chars: None }
+    }
 }
 
 impl<M: Model + ?Sized> Model for &M {
@@ -45,6 +51,10 @@ impl<M: Model + ?Sized> Model for &M {
         shape: &Schema,
     ) -> anyhow::Result<String> {
         (**self).complete_shaped(system, prompt, temperature, shape)
+    }
+
+    fn text_bounds(&self, fields: usize) -> super::parse::Bounds {
+        (**self).text_bounds(fields)
     }
 }
 
@@ -206,6 +216,10 @@ impl Model for EngineModel {
         shape: &Schema,
     ) -> anyhow::Result<String> {
         self.ask(system, prompt, temperature, Some(shape))
+    }
+
+    fn text_bounds(&self, fields: usize) -> super::parse::Bounds {
+        self.engine.text_bounds(fields)
     }
 }
 

@@ -185,6 +185,64 @@ pub fn list_schema(
     }
 }
 
+/// Most search/replace edits one shaped reply holds.
+pub const MOST_EDITS: usize = 3;
+
+/// The schema of a search/replace reply: up to [`MOST_EDITS`] edits, each a file `path` (one of
+/// `paths` when given), the exact `search` lines and their `replace`ment, each text held to
+/// `b` (the caller shares `--max-tokens` among the `2 × MOST_EDITS` texts).
+pub fn edits_schema(paths: Option<&[&str]>, b: Bounds) -> Schema {
+    let path = match paths {
+        Some(p) if !p.is_empty() => Js::V(json!({"type": "string", "enum": p})),
+        _ => Js::V(json!({"type": "string", "maxLength": 200})),
+    };
+    let edit = object_schema(vec![
+        ("path", path),
+        (
+            "search",
+            string_prop(
+                "The exact existing lines, with a few lines around the change.",
+                b,
+            ),
+        ),
+        ("replace", string_prop("The new lines.", b)),
+    ]);
+    Schema {
+        name: "submit_edits",
+        description: "The search/replace edits that fix the issue.",
+        schema: object_schema(vec![(
+            "edits",
+            Js::O(vec![
+                ("type", Js::V(json!("array"))),
+                ("items", edit),
+                ("minItems", Js::V(json!(1))),
+                ("maxItems", Js::V(json!(MOST_EDITS))),
+            ]),
+        )]),
+    }
+}
+
+/// A shaped search/replace reply as the search/replace blocks it stands for; `None` for a
+/// reply of another shape (read as blocks already).
+pub fn edits_as_blocks(reply: &str) -> Option<String> {
+    let t = reply.trim_start();
+    if !t.starts_with('{') {
+        return None;
+    }
+    let edits = json_object(reply)?.get("edits")?.as_array()?.clone();
+    let mut out = String::new();
+    for e in &edits {
+        let s = |k: &str| e.get(k).and_then(Value::as_str).unwrap_or("");
+        out.push_str(&format!(
+            "{}\n<<<<<<< SEARCH\n{}\n=======\n{}\n>>>>>>> REPLACE\n",
+            s("path"),
+            s("search").trim_end_matches('\n'),
+            s("replace").trim_end_matches('\n')
+        ));
+    }
+    Some(out)
+}
+
 /// The schema of a reply that is one text (`key`), at most `b`'s characters.
 pub fn text_schema(name: &'static str, key: &'static str, desc: &str, b: Bounds) -> Schema {
     Schema {
@@ -394,5 +452,38 @@ mod tests {
         );
         assert!(parse(ReplyKind::Text, "  \n").is_err());
         assert!(ReplyKind::Text.schema().is_none());
+    }
+
+    #[test]
+    fn shaped_free_form_replies_read_as_the_text_they_stand_for() {
+        let j = r#"{"edits":[{"path":"a.py","search":"x = 1\n","replace":"x = 2"}]}"#;
+        assert_eq!(
+            edits_as_blocks(j).unwrap(),
+            "a.py\n<<<<<<< SEARCH\nx = 1\n=======\nx = 2\n>>>>>>> REPLACE\n"
+        );
+        assert_eq!(edits_as_blocks("a.py\n<<<<<<< SEARCH"), None);
+        assert_eq!(
+            listed(r#"{"files":["a.py","b/c.py"]}"#, "files"),
+            "a.py\nb/c.py"
+        );
+        assert_eq!(listed("a.py\nb.py", "files"), "a.py\nb.py");
+        assert_eq!(
+            json_text(r#"{"test":"print(1)"}"#, "test").as_deref(),
+            Some("print(1)")
+        );
+        assert_eq!(json_text("```python\nprint(1)\n```", "test"), None);
+        let s = edits_schema(
+            Some(&["a.py"]),
+            Bounds {
+                field_chars: Some(100),
+            },
+        );
+        let text = serde_json::to_string(&s.schema).unwrap();
+        assert!(
+            text.contains(r#""maxItems":3"#) && text.contains(r#""enum":["a.py"]"#),
+            "{text}"
+        );
+        // Bounds shared by five fields of a 512-token reply, 64 left for the JSON.
+        assert_eq!(Bounds::sharing(512, 5).field_chars, Some(89));
     }
 }
