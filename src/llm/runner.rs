@@ -167,6 +167,9 @@ impl Engine {
     ) -> anyhow::Result<Engine> {
         let client = reqwest::Client::builder()
             .pool_max_idle_per_host(settings.concurrency.max(1))
+            // Servers close idle keep-alive connections (llama.cpp after 5 s): a connection
+            // idle longer is not reused, so a call is never sent down one already closed.
+            .pool_idle_timeout(Duration::from_secs(4))
             .connect_timeout(provider.timeout.min(Duration::from_secs(30)))
             .build()
             .map_err(|e| anyhow::anyhow!("cannot build the HTTP client: {e}"))?;

@@ -11,7 +11,7 @@ use dei::generate::Prediction;
 use dei::model::repo::Snapshot;
 use dei::model::{Applies, Candidate};
 use dei::patch::{rebuild, Files, Mode};
-use llm_mock::Mock;
+use llm_mock::{Fault, Mock};
 use std::path::Path;
 use std::process::{Command, Output};
 use std::time::Duration;
@@ -478,4 +478,28 @@ fn engine_model_samples_differ_and_come_back_from_the_cache() {
     mock.script_always("blank", " ");
     let e = again.complete("s", "blank", 0.0).unwrap_err().to_string();
     assert!(e.contains("empty reply"), "{e}");
+}
+
+#[test]
+fn a_run_whose_every_call_fails_writes_nothing_and_exits_non_zero() {
+    let mock = Mock::start(Duration::ZERO);
+    // The server refuses every call (401 is not retried): no strategy gets a reply.
+    for _ in 0..40 {
+        mock.push(Fault::Unauthorized);
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let o = generate(
+        &mock,
+        dir.path(),
+        &["--samples", "1", "--temperatures", "0"],
+    );
+    assert!(!o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("no candidate was written for the 1 issue(s) worked on"),
+        "{}",
+        stderr(&o)
+    );
+    let out = dir.path().join("gen.jsonl");
+    let text = std::fs::read_to_string(&out).unwrap_or_default();
+    assert!(text.trim().is_empty(), "{text}");
 }

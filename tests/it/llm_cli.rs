@@ -108,6 +108,7 @@ fn killed_run_resumes_and_redoes_only_what_is_missing() {
     let mock = Mock::start(Duration::from_millis(150));
     let dir = tempfile::tempdir().unwrap();
     let cache = dir.path().join("cache");
+    let ledger = dir.path().join("ledger.jsonl");
     let args = example_rank_args(&[
         "--llm",
         "openai-compatible:m",
@@ -117,6 +118,8 @@ fn killed_run_resumes_and_redoes_only_what_is_missing() {
         "4",
         "--concurrency",
         "3",
+        "--ledger",
+        path_str(&ledger),
         "--cache",
         path_str(&cache),
         "--json",
@@ -144,6 +147,9 @@ fn killed_run_resumes_and_redoes_only_what_is_missing() {
     child.wait().unwrap();
     let first: Vec<String> = mock.finished();
     assert_eq!(first.len(), 7);
+    // The ledger was written as calls ended: the killed run left a line for each reply it got.
+    let lines = std::fs::read_to_string(&ledger).unwrap_or_default();
+    assert_eq!(lines.lines().count(), 7, "{lines}");
     let seen_before = mock.seen().len();
     assert!(seen_before > 7, "the run was cut with calls in flight");
 
