@@ -139,7 +139,13 @@ write_template() {
 EOF
 }
 
-answering() { curl -fsS -m 2 "$url/health" >/dev/null 2>&1; }
+answering() {
+    if command -v curl >/dev/null; then
+        curl -fsS -m 2 "$url/health" >/dev/null 2>&1
+    else
+        python3 -c "import urllib.request,sys; urllib.request.urlopen(sys.argv[1], timeout=2)" "$url/health" >/dev/null 2>&1
+    fi
+}
 
 start_server() {
     if answering; then
