@@ -28,9 +28,16 @@ fn server() -> Option<String> {
 
 /// `dei ARGS --llm … --base-url URL` with a cache and a ledger in `dir`.
 fn run(url: &str, dir: &Path, args: &[&str]) -> Output {
+    run_with(url, dir, args, true)
+}
+
+/// [`run`], naming the model with `--llm` only when `llm` (else `ARGS` name it).
+fn run_with(url: &str, dir: &Path, args: &[&str], llm: bool) -> Output {
+    let model: &[&str] = if llm { &["--llm", MODEL] } else { &[] };
     dei_command()
         .args(args)
-        .args(["--llm", MODEL, "--base-url", url])
+        .args(model)
+        .args(["--base-url", url])
         .args(["--cache", path_str(&dir.join("cache"))])
         .args(["--ledger", path_str(&dir.join("ledger.jsonl"))])
         .args(["--timeout", "600"])
@@ -149,15 +156,12 @@ fn every_selector_reviews_every_candidate_with_a_real_model() {
 fn locate_with_a_real_model_names_files_it_was_shown() {
     let Some(url) = server() else { return };
     let dir = tempfile::tempdir().unwrap();
-    let mut args = common::example_issue_args(&["locate"], &[]);
-    args.extend(["--llm".to_string(), MODEL.to_string()]);
-    let out = dei_command()
-        .args(&args)
-        .args(["--base-url", &url, "--timeout", "600"])
-        .args(["--cache", path_str(&dir.path().join("cache"))])
-        .args(["--ledger", path_str(&dir.path().join("ledger.jsonl"))])
-        .output()
-        .unwrap();
+    let args = common::example_issue_args(&["locate"], &[]);
+    let out = run(
+        &url,
+        dir.path(),
+        &args.iter().map(String::as_str).collect::<Vec<_>>(),
+    );
     assert!(out.status.success(), "{}", stderr(&out));
     let lines = ledger(dir.path());
     assert_eq!(lines.len(), 2, "files, then definitions: {lines:?}");
@@ -247,14 +251,13 @@ fn a_real_model_writes_the_reproduction_test_under_exec() {
         "20",
         &model,
     ]);
-    let out = dei_command()
-        .args(&args)
-        .args(["--base-url", &url, "--timeout", "600"])
-        .args(["--cache", path_str(&dir.path().join("cache"))])
-        .args(["--ledger", path_str(&dir.path().join("ledger.jsonl"))])
-        .env("DEI_CACHE_DIR", dir.path().join("exec-cache"))
-        .output()
-        .unwrap();
+    // The model is named by --exec-llm-repro= alone: the offline committee ranks.
+    let out = run_with(
+        &url,
+        dir.path(),
+        &args.iter().map(String::as_str).collect::<Vec<_>>(),
+        false,
+    );
     assert!(out.status.success(), "{}", stderr(&out));
     let lines = ledger(dir.path());
     assert_eq!(lines.len(), 1, "one test written: {lines:?}");
