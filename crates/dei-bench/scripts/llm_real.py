@@ -15,7 +15,8 @@ replies to OUT/cache (a rerun asks nothing again). The summary (OUT/summary.json
 - time: dei's wall time over all issues beside the server's own time on the calls (llama.cpp's
   `timings`), and dei's share of it;
 - tokens per issue, in and out;
-- 1@k of the committee beside Average@k, the best single run over the same issues, and (with
+- 1@k of the committee (a tie at the top counts as the share of its candidates that resolve the
+  issue, as `dei eval` counts it) beside Average@k, the best single run over the same issues, and (with
   `--offline`) the offline committee on the same issues.
 
 Labels (`resolved`) are read only to score the picks.
@@ -118,22 +119,26 @@ def main():
 
 
 def top(path):
-    """The run of the top pick in a dei rank JSON (None when nothing was ranked)."""
+    """The runs sharing the top place in a dei rank JSON (empty when nothing was ranked or the
+    top is unscored)."""
     try:
         v = json.load(open(path))
     except (OSError, ValueError):
-        return None
+        return []
     ranked = v.get("ranked") or []
     if not ranked or ranked[0].get("review", {}).get("unscored") or ranked[0].get("status") == "unscored":
-        return None
-    return ranked[0].get("agent")
+        return []
+    return [r.get("agent") for r in ranked if r.get("rank") == ranked[0].get("rank")]
 
 
 def score(picks, resolved):
+    """1@k as the ranking counts it: of the t candidates sharing the top place, c resolve the
+    issue, and the issue counts c/t (no tie is broken)."""
     if not picks:
         return None
-    hits = sum(resolved.get((iid, run), False) for iid, run in picks.items() if run)
-    return round(100 * hits / len(picks), 1)
+    credit = sum(sum(resolved.get((iid, run), False) for run in runs) / len(runs)
+                 for iid, runs in picks.items() if runs)
+    return round(100 * credit / len(picks), 1)
 
 
 if __name__ == "__main__":
