@@ -443,7 +443,7 @@ pub fn rank_many(args: RankArgs) -> anyhow::Result<()> {
     }
     write_summary(&report.summary, args.json.as_deref())?;
     if report.interrupted {
-        anyhow::bail!("stopped before every issue finished; rerun the same command to resume");
+        return Err(super::Interrupted.into());
     }
     failed_issues(&report.summary)
 }

@@ -78,3 +78,18 @@ fn quit_now(why: &str, code: i32, resume: &str) -> ! {
     eprintln!("\n{why}: quitting now; {resume}");
     std::process::exit(code);
 }
+
+/// A run stopped by Ctrl-C before every issue finished: it exits 130, as a shell reports an
+/// interrupted command (1 means a failure the run itself found).
+#[derive(Debug)]
+pub struct Interrupted;
+
+impl std::fmt::Display for Interrupted {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(
+            "interrupted: stopped before every issue finished; rerun the same command to resume",
+        )
+    }
+}
+
+impl std::error::Error for Interrupted {}
