@@ -6,35 +6,59 @@
 use crate::model::ReviewStatus;
 use crate::rank::pipeline::{IssueStatus, RankResult, Ranked};
 
-/// Cut `s` to `n` characters at its end (`abc…`).
-pub fn truncate(s: &str, n: usize) -> String {
-    if s.chars().count() <= n {
-        s.to_string()
-    } else {
-        let mut t: String = s.chars().take(n.saturating_sub(1)).collect();
-        t.push('…');
-        t
-    }
+/// The columns `s` takes on a terminal: wide characters (CJK, most emoji) take two, combining
+/// marks none, so tables line up whatever the names are written in.
+pub fn display_width(s: &str) -> usize {
+    unicode_width::UnicodeWidthStr::width(s)
 }
 
-/// Cut `s` to `n` characters in its middle (`gpt-4-01…acr-run-3`), so that names sharing a
+fn char_width(c: char) -> usize {
+    unicode_width::UnicodeWidthChar::width(c).unwrap_or(0)
+}
+
+/// `s` padded with spaces to `w` columns.
+pub fn pad(s: &str, w: usize) -> String {
+    format!("{s}{}", " ".repeat(w.saturating_sub(display_width(s))))
+}
+
+/// The longest start of `chars` that fits in `w` columns.
+fn fitting(chars: impl Iterator<Item = char>, w: usize) -> Vec<char> {
+    let mut used = 0;
+    chars
+        .take_while(|&c| {
+            used += char_width(c);
+            used <= w
+        })
+        .collect()
+}
+
+/// Cut `s` to `n` columns at its end (`abc…`).
+pub fn truncate(s: &str, n: usize) -> String {
+    if display_width(s) <= n {
+        return s.to_string();
+    }
+    let mut t: String = fitting(s.chars(), n.saturating_sub(1))
+        .into_iter()
+        .collect();
+    t.push('…');
+    t
+}
+
+/// Cut `s` to `n` columns in its middle (`gpt-4-01…acr-run-3`), so that names sharing a
 /// long prefix stay apart.
 pub fn truncate_middle(s: &str, n: usize) -> String {
-    let len = s.chars().count();
-    if len <= n {
+    if display_width(s) <= n {
         return s.to_string();
     }
     if n < 3 {
-        return s.chars().take(n).collect();
+        return fitting(s.chars(), n).into_iter().collect();
     }
-    let tail = (n - 1) / 2;
-    let head = n - 1 - tail;
-    let chars: Vec<char> = s.chars().collect();
-    chars[..head]
-        .iter()
-        .chain(['…'].iter())
-        .chain(chars[len - tail..].iter())
-        .collect()
+    let tail_w = (n - 1) / 2;
+    let head_w = n - 1 - tail_w;
+    let head = fitting(s.chars(), head_w);
+    let mut tail = fitting(s.chars().rev(), tail_w);
+    tail.reverse();
+    head.iter().chain(['…'].iter()).chain(tail.iter()).collect()
 }
 
 /// The `applies` cell: the JSON's word, with the short reason when it does not apply.
@@ -368,7 +392,7 @@ pub fn table(result: &RankResult, width: Option<usize>) -> String {
     let agent_len = result
         .ranked
         .iter()
-        .map(|r| r.agent.chars().count())
+        .map(|r| display_width(&r.agent))
         .max()
         .unwrap_or(5)
         .max(5);
@@ -390,13 +414,13 @@ pub fn table(result: &RankResult, width: Option<usize>) -> String {
         .collect();
     let applies_w = cells
         .iter()
-        .map(|(a, _)| a.chars().count())
+        .map(|(a, _)| display_width(a))
         .max()
         .unwrap_or(0)
         .max("applies".len());
     let files_w = cells
         .iter()
-        .map(|(_, f)| f.chars().count())
+        .map(|(_, f)| display_width(f))
         .max()
         .unwrap_or(0)
         .clamp("files".len(), 30);
@@ -446,12 +470,12 @@ pub fn table(result: &RankResult, width: Option<usize>) -> String {
         };
         out.push_str(
             format!(
-                "{:>4}  {:<agent_w$}  {:>5}  {:<applies_w$}  {:<files_w$}  {}{}",
+                "{:>4}  {}  {:>5}  {}  {}  {}{}",
                 rank,
-                truncate_middle(&r.agent, agent_w),
+                pad(&truncate_middle(&r.agent, agent_w), agent_w),
                 score_cell(r),
-                applies,
-                truncate(&files, files_w),
+                pad(&applies, applies_w),
+                pad(&truncate(&files, files_w), files_w),
                 resolved,
                 reason
             )
@@ -623,7 +647,7 @@ mod tests {
             "gpt-4-0125-preview@acr-v20240408_acr-val-only",
         ];
         let cut: Vec<String> = names.iter().map(|n| truncate_middle(n, 30)).collect();
-        assert!(cut.iter().all(|c| c.chars().count() == 30), "{cut:?}");
+        assert!(cut.iter().all(|c| display_width(c) == 30), "{cut:?}");
         assert_ne!(cut[0], cut[1]);
         assert_ne!(cut[1], cut[2]);
         assert!(cut[0].ends_with("acr-run-1") && cut[0].starts_with("gpt-4-"));
@@ -631,5 +655,20 @@ mod tests {
         // The old end cut made all three identical at 40 columns.
         let ends: Vec<String> = names.iter().map(|n| truncate(n, 40)).collect();
         assert_eq!(ends[0], ends[1]);
+    }
+
+    #[test]
+    fn columns_count_what_a_terminal_shows() {
+        // Wide characters take two columns, a combining accent none, an emoji two.
+        assert_eq!(display_width("代理人二号"), 10);
+        assert_eq!(display_width("cafe\u{301}"), 4);
+        assert_eq!(display_width("a🙂b"), 4);
+        assert_eq!(pad("代理", 6), "代理  ");
+        assert_eq!(truncate("代理人二号", 6), "代理…");
+        assert_eq!(
+            display_width(&truncate_middle("代理人二号-agent-long-name", 12)),
+            12
+        );
+        assert_eq!(truncate("cafe\u{301} au lait", 5), "cafe\u{301}…");
     }
 }
