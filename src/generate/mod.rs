@@ -203,8 +203,8 @@ fn edits_with_feedback(
     repo: &Workspace,
     temperature: f64,
 ) -> anyhow::Result<Vec<FileEdit>> {
-    // Where the server takes a schema, the edits come as JSON (the files the repository has,
-    // each text a share of --max-tokens) and are read as the blocks they stand for.
+    // Where the server takes a schema, the edits come as JSON (each text a share of
+    // --max-tokens) and are read as the blocks they stand for.
     let shape =
         crate::llm::parse::edits_schema(None, model.text_bounds(2 * crate::llm::parse::MOST_EDITS));
     let reply = model.complete_shaped(&prompt.system, &prompt.user, temperature, &shape)?;

@@ -28,7 +28,8 @@ pub struct KeyParts<'a> {
     pub user: &'a str,
     pub temperature: f64,
     pub max_tokens: u32,
-    /// The structured-output schema name, or "tags".
+    /// How the reply is asked for: the schema's name with its length bound (or, for a
+    /// free-form reply's own schema, a digest of it), `tags`, `text`, or `json-unschematized`.
     pub format: &'a str,
     pub sample: u32,
     /// 0 for the first try; parse retries ask again under a new key.
@@ -36,9 +37,15 @@ pub struct KeyParts<'a> {
 }
 
 pub fn key(parts: &KeyParts) -> String {
-    let bytes = serde_json::to_vec(parts).expect("key parts serialize");
-    let digest = Sha256::digest(&bytes);
-    digest.iter().map(|b| format!("{b:02x}")).collect()
+    digest(&serde_json::to_vec(parts).expect("key parts serialize"))
+}
+
+/// The sha256 of `bytes` in hex.
+pub fn digest(bytes: &[u8]) -> String {
+    Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
 }
 
 static TMP_SEQ: AtomicU64 = AtomicU64::new(0);

@@ -32,3 +32,11 @@ pub struct Rendered {
     pub system: String,
     pub user: String,
 }
+
+impl Rendered {
+    /// Tokens the prompt is estimated to take, its chat template included (budgets, rate
+    /// limits, dry-run counts and fitting a prompt to the model's context all use this).
+    pub fn estimated_tokens(&self) -> u64 {
+        provider::estimate_tokens(&self.system) + provider::estimate_tokens(&self.user) + 16
+    }
+}

@@ -125,6 +125,28 @@ pub struct Reply {
 }
 
 impl Reply {
+    /// The reply to `r` with this text and stop reason; the tokens the provider counted
+    /// (input, output), estimated where it did not say.
+    fn of(
+        r: &CallRequest,
+        text: String,
+        finish: String,
+        (input, output): (Option<u64>, Option<u64>),
+        server_ms: Option<f64>,
+        first_token_ms: Option<u64>,
+    ) -> Reply {
+        Reply {
+            input_tokens: input
+                .unwrap_or_else(|| estimate_tokens(r.system) + estimate_tokens(r.user)),
+            output_tokens: output.unwrap_or_else(|| estimate_tokens(&text)),
+            estimated: input.is_none() || output.is_none(),
+            text,
+            finish,
+            server_ms,
+            first_token_ms,
+        }
+    }
+
     /// Why this reply is not whole: the provider stopped it at a length limit. `max_tokens` is
     /// the call's limit; a cut with fewer tokens than that was made by the server's context.
     pub fn cut(&self, max_tokens: u32) -> Option<String> {
@@ -276,10 +298,7 @@ impl Provider {
         };
         let v: Value =
             serde_json::from_slice(body).map_err(|e| malformed(&format!("not JSON ({e})")))?;
-        let server_ms = v.get("timings").and_then(|t| {
-            let ms = |k: &str| t.get(k).and_then(Value::as_f64);
-            Some(ms("prompt_ms")? + ms("predicted_ms")?)
-        });
+        let server_ms = server_ms(&v);
         let (text, finish, inp, out) = match self.protocol {
             Protocol::OpenAi | Protocol::OpenAiCompatible => {
                 let choice = v
@@ -343,17 +362,7 @@ impl Provider {
                 )
             }
         };
-        let estimated = inp.is_none() || out.is_none();
-        Ok(Reply {
-            input_tokens: inp
-                .unwrap_or_else(|| estimate_tokens(r.system) + estimate_tokens(r.user)),
-            output_tokens: out.unwrap_or_else(|| estimate_tokens(&text)),
-            text,
-            finish,
-            estimated,
-            server_ms,
-            first_token_ms: None,
-        })
+        Ok(Reply::of(r, text, finish, (inp, out), server_ms, None))
     }
 
     /// Whether replies are streamed: from OpenAI-compatible servers, so that `--timeout` bounds
@@ -404,7 +413,7 @@ impl Provider {
                             retry_after: None,
                         })
                 })? {
-                    return stream.reply(r);
+                    return Ok(stream.reply(r));
                 }
             }
         }
@@ -580,29 +589,28 @@ impl Stream {
                 .and_then(Value::as_u64)
                 .or(self.output);
         }
-        if let Some(t) = v.get("timings") {
-            let ms = |k: &str| t.get(k).and_then(Value::as_f64);
-            if let (Some(p), Some(g)) = (ms("prompt_ms"), ms("predicted_ms")) {
-                self.server_ms = Some(p + g);
-            }
-        }
+        self.server_ms = server_ms(&v).or(self.server_ms);
         Ok(false)
     }
 
-    fn reply(self, r: &CallRequest) -> Result<Reply, CallError> {
-        let estimated = self.input.is_none() || self.output.is_none();
-        Ok(Reply {
-            input_tokens: self
-                .input
-                .unwrap_or_else(|| estimate_tokens(r.system) + estimate_tokens(r.user)),
-            output_tokens: self.output.unwrap_or_else(|| estimate_tokens(&self.text)),
-            text: self.text,
-            finish: self.finish,
-            estimated,
-            server_ms: self.server_ms,
-            first_token_ms: self.first_token_ms,
-        })
+    fn reply(self, r: &CallRequest) -> Reply {
+        Reply::of(
+            r,
+            self.text,
+            self.finish,
+            (self.input, self.output),
+            self.server_ms,
+            self.first_token_ms,
+        )
     }
+}
+
+/// The server's own time on a call (prompt plus generation, milliseconds) from llama.cpp's
+/// `timings`, in a whole reply or a stream's last event.
+fn server_ms(v: &Value) -> Option<f64> {
+    let t = v.get("timings")?;
+    let ms = |k: &str| t.get(k).and_then(Value::as_f64);
+    Some(ms("prompt_ms")? + ms("predicted_ms")?)
 }
 
 /// A server's answer that the prompt does not fit its context (llama.cpp's

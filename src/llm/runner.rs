@@ -5,7 +5,7 @@
 use super::cache::{self, Cache};
 use super::limiter::{backoff, Budget, RateLimiter};
 use super::parse::{self, Parsed, ReplyKind};
-use super::provider::{estimate_tokens, CallError, CallRequest, Provider, Reply};
+use super::provider::{CallError, CallRequest, Provider, Reply};
 use crate::llm::{Format, Rendered};
 use crate::model::Usage;
 use std::io::Write;
@@ -220,8 +220,8 @@ impl Engine {
         }
     }
 
-    /// Bounds for a free-form reply's own schema with `fields` text fields (see
-    /// [`Engine::complete_many_shaped`]).
+    /// Length bounds for `fields` text fields of a reply: OpenAI's strict mode takes none,
+    /// every other server holds each to a share of `--max-tokens`.
     pub fn text_bounds(&self, fields: usize) -> parse::Bounds {
         match self.provider.protocol {
             super::provider::Protocol::OpenAi => parse::Bounds { field_chars: None },
@@ -229,13 +229,9 @@ impl Engine {
         }
     }
 
-    /// Length bounds for `kind`'s text fields: OpenAI's strict mode takes none, every other
-    /// server holds the fields to a share of `--max-tokens`.
+    /// Length bounds for `kind`'s text fields (see [`Engine::text_bounds`]).
     fn bounds(&self, kind: ReplyKind) -> parse::Bounds {
-        match self.provider.protocol {
-            super::provider::Protocol::OpenAi => parse::Bounds { field_chars: None },
-            _ => parse::Bounds::sharing(self.settings.max_tokens, kind.text_fields()),
-        }
+        self.text_bounds(kind.text_fields())
     }
 
     fn format_name(&self, job: &Job) -> String {
@@ -243,19 +239,11 @@ impl Engine {
             (Some(s), _) if job.kind == ReplyKind::Text => format!(
                 "{}/{}",
                 s.name,
-                cache::key(&cache::KeyParts {
-                    protocol: "",
-                    model: "",
-                    system: "",
-                    user: &serde_json::to_string(&s.schema).unwrap_or_default(),
-                    temperature: 0.0,
-                    max_tokens: 0,
-                    format: "",
-                    sample: 0,
-                    attempt: 0,
-                })
-                .get(..12)
-                .unwrap_or_default()
+                &cache::digest(
+                    serde_json::to_string(&s.schema)
+                        .unwrap_or_default()
+                        .as_bytes()
+                )[..12]
             ),
             (Some(s), _) => match self.bounds(job.kind).field_chars {
                 Some(n) => format!("{}/{n}", s.name),
@@ -358,7 +346,7 @@ impl Engine {
     }
 
     fn input_estimate(job: &Job) -> u64 {
-        estimate_tokens(&job.prompt.system) + estimate_tokens(&job.prompt.user) + 16
+        job.prompt.estimated_tokens()
     }
 
     /// The most a call can cost: input counted at 2 characters a token (a safe over-estimate
@@ -537,7 +525,7 @@ impl Engine {
             let (reply, cached, ms) = match hit {
                 Some(r) => (r, true, 0),
                 None => match self.call(job, &user, attempt, &key, sem).await {
-                    Ok((r, ms)) => (r, ms == u64::MAX, if ms == u64::MAX { 0 } else { ms }),
+                    Ok((r, sent_ms)) => (r, sent_ms.is_none(), sent_ms.unwrap_or(0)),
                     Err(CallFailure::Skipped(why)) => {
                         let why = earlier(why, &last_why);
                         return if usage.calls + usage.cached > 0 {
@@ -603,12 +591,14 @@ impl Engine {
                     // Only a usable reply is kept, as the answer to the call itself too (a
                     // rerun starts from the first ask); a rerun asks again for the others.
                     if let Some(c) = &self.cache {
-                        let first = self.key(job, 0);
-                        for k in [&key, &first] {
-                            if (!cached || *k != key) && c.get(k).is_none() {
-                                if let Err(e) = c.put(k, &reply) {
-                                    crate::model::notify::warning(&format!("llm: {e:#}"));
-                                }
+                        // The first ask's key missed at attempt 0, or this is attempt 0.
+                        let keys = [
+                            (!cached).then(|| key.clone()),
+                            (attempt > 0).then(|| self.key(job, 0)),
+                        ];
+                        for k in keys.iter().flatten() {
+                            if let Err(e) = c.put(k, &reply) {
+                                crate::model::notify::warning(&format!("llm: {e:#}"));
                             }
                         }
                     }
@@ -658,10 +648,9 @@ impl Engine {
         self.ledger.lock().expect("ledger lock").push(r);
     }
 
-    /// One call to the provider with retries, under the concurrency limit, budget and rate limiter.
     /// One call to the provider with retries, under the concurrency limit, budget and rate
-    /// limiter: the reply and the milliseconds from sending it (`u64::MAX`: another task had
-    /// stored the same key meanwhile, so it came from the cache).
+    /// limiter: the reply and the milliseconds from sending it (`None`: another task had stored
+    /// the same key meanwhile, so it came from the cache).
     async fn call(
         &self,
         job: &Job,
@@ -669,13 +658,13 @@ impl Engine {
         attempt: u32,
         key: &str,
         sem: &tokio::sync::Semaphore,
-    ) -> Result<(Reply, u64), CallFailure> {
+    ) -> Result<(Reply, Option<u64>), CallFailure> {
         let _permit = sem
             .acquire()
             .await
             .map_err(|_| CallFailure::Skipped("shutting down".into()))?;
         if let Some(r) = self.cache.as_ref().and_then(|c| c.get(key)) {
-            return Ok((r, u64::MAX));
+            return Ok((r, None));
         }
         let reserved = match self.budget.reserve(self.worst_cost(job)) {
             Ok(r) => r,
@@ -717,7 +706,7 @@ impl Engine {
                             .price
                             .cost(reply.input_tokens, reply.output_tokens),
                     );
-                    return Ok((reply, ms));
+                    return Ok((reply, Some(ms)));
                 }
                 Err(CallError::SchemaRefused(why)) if schema.is_some() => {
                     self.record(CallRecord::failed(

@@ -68,11 +68,7 @@ fn root(base: &str) -> &str {
     b.strip_suffix("/v1").unwrap_or(b)
 }
 
-async fn get_json(
-    client: &reqwest::Client,
-    req: reqwest::RequestBuilder,
-) -> Result<Option<Value>, String> {
-    let _ = client;
+async fn get_json(req: reqwest::RequestBuilder) -> Result<Option<Value>, String> {
     match req.timeout(Duration::from_secs(10)).send().await {
         Ok(r) if r.status().is_success() => Ok(r.json::<Value>().await.ok()),
         Ok(_) => Ok(None),
@@ -101,7 +97,7 @@ pub async fn probe(client: &reqwest::Client, p: &Provider) -> ServerInfo {
     }
     };
     // llama.cpp
-    match get_json(client, auth(client.get(format!("{root}/props")))).await {
+    match get_json(auth(client.get(format!("{root}/props")))).await {
         Err(e) => return down(e),
         Ok(Some(v)) => {
             let ctx = v
@@ -125,7 +121,7 @@ pub async fn probe(client: &reqwest::Client, p: &Provider) -> ServerInfo {
         Ok(None) => {}
     }
     // vLLM (and any server listing its models)
-    if let Ok(Some(v)) = get_json(client, auth(client.get(format!("{base}/models")))).await {
+    if let Ok(Some(v)) = get_json(auth(client.get(format!("{base}/models")))).await {
         let models = v.get("data").and_then(Value::as_array);
         let mine = models.and_then(|ms| {
             ms.iter()
@@ -148,7 +144,7 @@ pub async fn probe(client: &reqwest::Client, p: &Provider) -> ServerInfo {
     let show = client
         .post(format!("{root}/api/show"))
         .json(&serde_json::json!({ "model": p.model }));
-    if let Ok(Some(v)) = get_json(client, show).await {
+    if let Ok(Some(v)) = get_json(show).await {
         if let Some(ctx) = ollama_context(&v) {
             return ServerInfo {
                 context: Some(ctx),

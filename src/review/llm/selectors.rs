@@ -12,7 +12,6 @@
 use super::parse::{Parsed, ReplyKind};
 use super::runner::{Job, Outcome};
 use crate::llm::prompts::Prompts;
-use crate::llm::provider::estimate_tokens;
 use crate::llm::{Format, Rendered};
 use crate::model::{Applies, Review, Score, Stage, Usage};
 use crate::review::prompts::{ExecView, Limits, PromptCandidate, ReproView};
@@ -58,7 +57,7 @@ impl PlanEnv<'_> {
         for lim in ladder(self.limits) {
             let r = render(&lim)?;
             // A tenth to spare: the estimate is not the server's tokenizer.
-            let need = prompt_tokens(&r);
+            let need = r.estimated_tokens();
             if need + need / 10 <= room {
                 return Ok((r, None));
             }
@@ -72,11 +71,6 @@ impl PlanEnv<'_> {
             )),
         ))
     }
-}
-
-/// Tokens a prompt is estimated to take, its chat template included.
-pub fn prompt_tokens(r: &Rendered) -> u64 {
-    estimate_tokens(&r.system) + estimate_tokens(&r.user) + 16
 }
 
 /// Limits from the fullest to the leanest (see [`PlanEnv::fit`]).
@@ -545,23 +539,24 @@ impl Selector for Pairwise {
         let mut jobs = Vec::new();
         for (x, &a) in elig.iter().enumerate() {
             for &b in &elig[x + 1..] {
-                for s in 0..env.samples {
-                    // Both orders, so that a model that favours a place favours no candidate.
-                    for (first, second) in [(a, b), (b, a)] {
-                        let prompt = env.fit(|lim| {
-                            let ca = env.candidate(&bundle.candidates[first], first, "A", lim);
-                            let cb = env.candidate(&bundle.candidates[second], second, "B", lim);
-                            env.prompts.pairwise(
-                                &bundle.task,
-                                env.repro.as_ref(),
-                                &ca,
-                                &cb,
-                                env.rubric,
-                                env.format,
-                            )
-                        })?;
+                // Both orders, so that a model that favours a place favours no candidate;
+                // each order's prompt is the same for every sample.
+                for (first, second) in [(a, b), (b, a)] {
+                    let prompt = env.fit(|lim| {
+                        let ca = env.candidate(&bundle.candidates[first], first, "A", lim);
+                        let cb = env.candidate(&bundle.candidates[second], second, "B", lim);
+                        env.prompts.pairwise(
+                            &bundle.task,
+                            env.repro.as_ref(),
+                            &ca,
+                            &cb,
+                            env.rubric,
+                            env.format,
+                        )
+                    })?;
+                    for s in 0..env.samples {
                         jobs.push(job(
-                            prompt,
+                            prompt.clone(),
                             ReplyKind::Pair,
                             s,
                             vec![first, second],
