@@ -53,13 +53,18 @@ pub struct IssueTextArgs {
 }
 
 #[derive(Args)]
+#[command(group(clap::ArgGroup::new("issue_or_list").args(["issue", "instance_ids"])))]
 pub struct LocateArgs {
     /// SWE-bench-style task records (JSON or JSONL).
-    #[arg(long, requires = "issue")]
+    #[arg(long, requires = "issue_or_list")]
     pub tasks: Option<PathBuf>,
     /// Issue id (SWE-bench instance_id) in --tasks.
     #[arg(long, requires = "tasks")]
     pub issue: Option<String>,
+    /// Locate each issue listed in FILE (one instance id a line, `#` comments), in turn; with
+    /// --json, one JSON line per issue. Ids not in --tasks are listed and nothing is run.
+    #[arg(long, value_name = "FILE", requires = "tasks", conflicts_with_all = ["issue", "issue_file"])]
+    pub instance_ids: Option<PathBuf>,
     #[command(flatten)]
     pub text: IssueTextArgs,
     #[command(flatten)]
@@ -80,11 +85,15 @@ pub struct GenerateArgs {
     #[arg(long)]
     pub tasks: PathBuf,
     /// Issue id to generate for. Repeat for several issues.
-    #[arg(long, required_unless_present = "all")]
+    #[arg(long, required_unless_present_any = ["all", "instance_ids"])]
     pub issue: Vec<String>,
     /// Generate for every issue in --tasks.
     #[arg(long, conflicts_with = "issue")]
     pub all: bool,
+    /// Generate for the issues listed in FILE (one instance id a line, `#` comments). Ids not
+    /// in --tasks are listed and nothing is run.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["issue", "all"])]
+    pub instance_ids: Option<PathBuf>,
     #[command(flatten)]
     pub place: RepoArgs,
     /// Strategies to run: hierarchical, search-replace, chain (comma-separated).
@@ -131,6 +140,8 @@ pub struct MergeArgs {
     /// Write the summary JSON to this file ("-" for stdout).
     #[arg(long)]
     pub json: Option<PathBuf>,
+    #[command(flatten)]
+    pub predictions: PredictionsArgs,
 }
 
 #[derive(Args)]
@@ -146,6 +157,10 @@ pub struct RankArgs {
     /// Rank every issue that has candidates (needs --tasks and --run-dir).
     #[arg(long, requires = "tasks", conflicts_with_all = ["issue", "issue_file"])]
     pub all: bool,
+    /// Rank the issues listed in FILE (one instance id a line, `#` comments; needs --tasks
+    /// and --run-dir). Ids not in --tasks are listed and nothing is run.
+    #[arg(long, value_name = "FILE", requires = "tasks", conflicts_with_all = ["issue", "issue_file", "all"])]
+    pub instance_ids: Option<PathBuf>,
     /// Stream per-issue results to this folder (journal.jsonl); rerunning resumes.
     #[arg(long)]
     pub run_dir: Option<PathBuf>,
@@ -177,6 +192,8 @@ pub struct RankArgs {
     /// Write the machine-readable result to this file ("-" for stdout).
     #[arg(long)]
     pub json: Option<PathBuf>,
+    #[command(flatten)]
+    pub predictions: PredictionsArgs,
     /// Offline committee weights: default (hand-set), fitted, track-record (shipped, fitted on
     /// the fit half of SWE-bench Lite), or a JSON file.
     #[arg(long, value_name = "NAME|FILE")]
@@ -311,6 +328,19 @@ fn writable(dir: &std::path::Path) -> std::io::Result<()> {
     std::fs::remove_file(&probe)
 }
 
+/// `--predictions` (`dei rank`, `dei merge`).
+#[derive(Args)]
+pub struct PredictionsArgs {
+    /// Write each ranked issue's top pick as a SWE-bench prediction {instance_id,
+    /// model_name_or_path, model_patch} for the SWE-bench harness or sb-cli (JSON Lines; a JSON
+    /// list when FILE ends in .json). An issue with no pick gets no record and is named.
+    #[arg(long, value_name = "FILE")]
+    pub predictions: Option<PathBuf>,
+    /// The predictions' model_name_or_path.
+    #[arg(long, value_name = "NAME", default_value = dei::rank::predictions::DEFAULT_NAME, requires = "predictions")]
+    pub predictions_name: String,
+}
+
 /// `--agent-name` (`dei rank`, `dei eval`).
 #[derive(Args)]
 pub struct AgentNameArgs {
@@ -338,6 +368,10 @@ pub struct EvalArgs {
     /// The instance universe: SWE-bench task records or a list of ids (default: every instance named in the inputs).
     #[arg(long)]
     pub tasks: Option<PathBuf>,
+    /// Evaluate only the instances listed in FILE (one instance id a line, `#` comments). Ids
+    /// not in --tasks (or, without it, named by no candidate or label) are listed and refused.
+    #[arg(long, value_name = "FILE")]
+    pub instance_ids: Option<PathBuf>,
     /// Agents to evaluate, in this order (comma-separated); default: all, in natural order.
     #[arg(long, value_delimiter = ',')]
     pub agents: Option<Vec<String>>,

@@ -43,13 +43,15 @@ pub fn generate(args: GenerateArgs) -> anyhow::Result<()> {
         anyhow::bail!("--test-timeout must be a positive number of seconds");
     }
     check_outputs(&[Some(args.out.as_path())])?;
+    let selection = selection(
+        args.all,
+        args.instance_ids.as_deref(),
+        args.issue,
+        &args.tasks,
+    )?;
     let req = gen::GenerateRequest {
         tasks: args.tasks,
-        selection: if args.all {
-            dei::model::task::Selection::All
-        } else {
-            dei::model::task::Selection::Ids(args.issue)
-        },
+        selection,
         repo: args.place.repo,
         repos: args.place.repos,
         strategies: gen::parse_kinds(&args.strategies)?,
@@ -217,8 +219,41 @@ fn report_test_writer(own: Option<&Arc<dei::llm::runner::Engine>>) {
     }
 }
 
+/// The issues a command of many works on: `--all`, the ids of `--instance-ids FILE` (each
+/// checked against the tasks file before any work), or the `--issue` ids given.
+pub fn selection(
+    all: bool,
+    list: Option<&std::path::Path>,
+    issues: Vec<String>,
+    tasks: &std::path::Path,
+) -> anyhow::Result<dei::model::task::Selection> {
+    use dei::model::task::{self, Selection};
+    Ok(match (all, list) {
+        (true, _) => Selection::All,
+        (false, Some(list)) => {
+            Selection::Ids(task::ids_in_tasks(list, &task::load_tasks(tasks)?, tasks)?)
+        }
+        (false, None) => Selection::Ids(issues),
+    })
+}
+
+/// Write the predictions of one or many rankings, and say what was written.
+fn write_predictions(
+    ps: &dei::rank::predictions::Predictions,
+    path: &std::path::Path,
+) -> anyhow::Result<()> {
+    ps.write(path)?;
+    eprintln!("{}", ps.summary_line(path));
+    Ok(())
+}
+
 pub fn rank(mut args: RankArgs) -> anyhow::Result<()> {
-    if args.all || args.issue.len() > 1 || args.run_dir.is_some() || args.shard.is_some() {
+    if args.all
+        || args.instance_ids.is_some()
+        || args.issue.len() > 1
+        || args.run_dir.is_some()
+        || args.shard.is_some()
+    {
         return rank_many(args);
     }
     let Some(issue) = issue_source(args.issue.pop(), args.tasks, args.text)? else {
@@ -236,7 +271,10 @@ pub fn rank(mut args: RankArgs) -> anyhow::Result<()> {
         naming: args.names.naming()?,
         exec: None,
     };
-    check_outputs(&[args.json.as_deref()])?;
+    check_outputs(&[
+        args.json.as_deref(),
+        args.predictions.predictions.as_deref(),
+    ])?;
     let llm = args.llm.options();
     let (judging, (writer, own)) =
         judging_and_writer(&args.exec, &llm, args.offline_weights.as_deref())?;
@@ -256,6 +294,16 @@ pub fn rank(mut args: RankArgs) -> anyhow::Result<()> {
         || dei::rank::report::json(&result),
         || dei::rank::report::table(&result, terminal_width()),
     )?;
+    if let Some(path) = args.predictions.predictions.as_deref() {
+        let mut ps = dei::rank::predictions::Predictions::default();
+        let ranking = serde_json::to_value(&result).map_err(|e| e.to_string());
+        ps.add(
+            &result.instance_id,
+            ranking.as_ref().map_err(Clone::clone),
+            &args.predictions.predictions_name,
+        );
+        write_predictions(&ps, path)?;
+    }
     if let Some(why) = result.unreviewed_reason() {
         anyhow::bail!(
             "{}: not reviewed: {why}; no candidate was picked",
@@ -332,6 +380,7 @@ pub fn eval(args: EvalArgs) -> anyhow::Result<()> {
         naming: args.names.naming()?,
         baseline: args.baseline,
         scored_only: args.scored_only,
+        instance_ids: args.instance_ids,
         options: eval::Options {
             orders: args.order,
             shuffles: args.shuffles,
@@ -370,15 +419,16 @@ pub fn rank_many(args: RankArgs) -> anyhow::Result<()> {
             "--issue-file ranks one plain-text issue; drop --run-dir/--shard/--all to use it"
         );
     }
-    let selection = if args.all {
-        dei::model::task::Selection::All
-    } else {
-        dei::model::task::Selection::Ids(args.issue)
-    };
+    check_outputs(&[
+        args.json.as_deref(),
+        args.predictions.predictions.as_deref(),
+    ])?;
+    let selection = selection(args.all, args.instance_ids.as_deref(), args.issue, &tasks)?;
     if matches!(&selection, dei::model::task::Selection::Ids(ids) if ids.is_empty()) {
-        anyhow::bail!("say which issues to rank: --all, or --issue ID (repeatable)");
+        anyhow::bail!(
+            "say which issues to rank: --all, --instance-ids FILE, or --issue ID (repeatable)"
+        );
     }
-    check_outputs(&[args.json.as_deref()])?;
     let llm = args.llm.options();
     let (judging, (writer, own)) =
         judging_and_writer(&args.exec, &llm, args.offline_weights.as_deref())?;
@@ -442,6 +492,20 @@ pub fn rank_many(args: RankArgs) -> anyhow::Result<()> {
         );
     }
     write_summary(&report.summary, args.json.as_deref())?;
+    if let Some(path) = args.predictions.predictions.as_deref() {
+        let ids: std::collections::HashSet<&str> = report
+            .summary
+            .rows
+            .iter()
+            .map(|r| r.instance_id.as_str())
+            .collect();
+        let ps = dei::rank::predictions::Predictions::of_run(
+            &req.run_dir,
+            &|id| ids.contains(id),
+            &args.predictions.predictions_name,
+        )?;
+        write_predictions(&ps, path)?;
+    }
     if report.interrupted {
         return Err(super::Interrupted.into());
     }
@@ -450,9 +514,20 @@ pub fn rank_many(args: RankArgs) -> anyhow::Result<()> {
 
 /// Exit non-zero when any issue was not ranked, naming them by kind.
 pub fn failed_issues(summary: &dei::rank::run::Summary) -> anyhow::Result<()> {
+    match not_ranked_message(summary) {
+        None => Ok(()),
+        Some(msg) => anyhow::bail!(
+            "{msg}\n  hint: fix the cause (see the summary above), then rerun with --retry-errors"
+        ),
+    }
+}
+
+/// "3 of 40 issues were not ranked (2 missing_repo, 1 unreviewed)", with the unreviewed
+/// named; `None` when every issue was ranked.
+fn not_ranked_message(summary: &dei::rank::run::Summary) -> Option<String> {
     let failed: usize = summary.errors.values().sum();
     if failed == 0 {
-        return Ok(());
+        return None;
     }
     let kinds: Vec<String> = summary
         .errors
@@ -482,8 +557,7 @@ pub fn failed_issues(summary: &dei::rank::run::Summary) -> anyhow::Result<()> {
             if unreviewed.len() > 20 { ", …" } else { "" }
         ));
     }
-    msg.push_str("\n  hint: fix the cause (see the summary above), then rerun with --retry-errors");
-    anyhow::bail!(msg)
+    Some(msg)
 }
 
 pub fn write_summary(
@@ -504,7 +578,7 @@ pub fn emit(
     table: impl FnOnce() -> String,
 ) -> anyhow::Result<()> {
     match json {
-        Some(p) if p.as_os_str() == "-" => println!("{}", to_json()?),
+        Some(p) if p.as_os_str() == "-" => println!("{}", to_json()?.trim_end_matches('\n')),
         Some(p) => {
             std::fs::write(p, to_json()?)
                 .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", p.display()))?;
@@ -516,7 +590,10 @@ pub fn emit(
 }
 
 pub fn merge(args: MergeArgs) -> anyhow::Result<()> {
-    check_outputs(&[args.json.as_deref()])?;
+    check_outputs(&[
+        args.json.as_deref(),
+        args.predictions.predictions.as_deref(),
+    ])?;
     let merged = dei::rank::run::merge(&args.run_dirs)?;
     for w in &merged.warnings {
         eprintln!("warning: {w}");
@@ -525,22 +602,42 @@ pub fn merge(args: MergeArgs) -> anyhow::Result<()> {
         dei::rank::run::summary::write_merged(&merged, &args.run_dirs[0], out)?;
     }
     write_summary(&merged.summary, args.json.as_deref())?;
-    failed_issues(&merged.summary)
+    if let Some(path) = args.predictions.predictions.as_deref() {
+        let ps = dei::rank::predictions::Predictions::from_outcomes(
+            &merged.outcomes,
+            &args.predictions.predictions_name,
+        );
+        write_predictions(&ps, path)?;
+    }
+    // The merge itself succeeded: issues its runs did not rank are theirs to rerun.
+    if let Some(msg) = not_ranked_message(&merged.summary) {
+        eprintln!(
+            "note: {msg}\n  hint: rerun the run directory that holds them (the same dei rank command with --retry-errors), then merge again"
+        );
+    }
+    Ok(())
 }
 
 pub fn locate(a: LocateArgs) -> anyhow::Result<()> {
     check_outputs(&[a.json.as_deref()])?;
-    let Some(issue) = issue_source(a.issue, a.tasks, a.text)? else {
-        anyhow::bail!(
-            "which issue? pass --tasks FILE --issue ID, or --issue-file FILE --commit SHA --repo PATH"
-        );
+    let issues: Vec<IssueSource> = match (&a.instance_ids, &a.tasks) {
+        (Some(list), Some(tasks)) => {
+            let all = dei::model::task::load_tasks(tasks)?;
+            dei::model::task::ids_in_tasks(list, &all, tasks)?
+                .into_iter()
+                .map(|id| IssueSource::Tasks {
+                    file: tasks.clone(),
+                    id,
+                })
+                .collect()
+        }
+        _ => match issue_source(a.issue.clone(), a.tasks.clone(), a.text)? {
+            Some(one) => vec![one],
+            None => anyhow::bail!(
+                "which issue? pass --tasks FILE --issue ID (or --instance-ids FILE), or --issue-file FILE --commit SHA --repo PATH"
+            ),
+        },
     };
-    let task = issue.load()?;
-    let repo_path = dei::model::repo::find_repo(
-        a.place.repo.as_deref(),
-        a.place.repos.as_deref(),
-        &task.repo,
-    )?;
     let engine = a.llm.options().engine()?;
     let prompts = dei::llm::prompts::Prompts::load(a.llm.prompt_dir.as_deref())?;
     let model = engine
@@ -551,13 +648,28 @@ pub fn locate(a: LocateArgs) -> anyhow::Result<()> {
         prompts: &prompts,
         label: a.llm.llm.clone().unwrap_or_default(),
     });
-    let located = dei::localize::located::locate_issue(&task, &repo_path, a.top, with.as_ref())?;
+    let many = a.instance_ids.is_some();
+    let (mut json_lines, mut tables) = (String::new(), String::new());
+    for issue in &issues {
+        let task = issue.load()?;
+        let repo_path = dei::model::repo::find_repo(
+            a.place.repo.as_deref(),
+            a.place.repos.as_deref(),
+            &task.repo,
+        )?;
+        let located =
+            dei::localize::located::locate_issue(&task, &repo_path, a.top, with.as_ref())?;
+        if many {
+            json_lines.push_str(&serde_json::to_string(&located)?);
+            json_lines.push('\n');
+            tables.push_str(&format!("== {}\n", task.instance_id));
+        } else {
+            json_lines = serde_json::to_string_pretty(&located)? + "\n";
+        }
+        tables.push_str(&dei::localize::located::render(&located));
+    }
     if let Some(e) = &engine {
         eprintln!("{}", dei::generate::run::usage_line(&e.totals()));
     }
-    emit(
-        a.json.as_deref(),
-        || Ok(serde_json::to_string_pretty(&located)? + "\n"),
-        || dei::localize::located::render(&located),
-    )
+    emit(a.json.as_deref(), || Ok(json_lines), || tables)
 }

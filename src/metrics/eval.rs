@@ -50,6 +50,8 @@ pub struct EvalRequest {
     pub naming: crate::candidates::Naming,
     pub baseline: Option<Baseline>,
     pub scored_only: bool,
+    /// `--instance-ids FILE`: evaluate only the instances it lists.
+    pub instance_ids: Option<PathBuf>,
     pub options: Options,
 }
 
@@ -462,6 +464,10 @@ pub fn load_table(req: &EvalRequest) -> anyhow::Result<Table> {
         selection: sel.as_ref(),
         baseline: req.baseline,
         scored_only: req.scored_only,
+        only: match &req.instance_ids {
+            Some(p) => Some((crate::model::task::read_id_list(p)?, p.clone())),
+            None => None,
+        },
     })?;
     if !loaded.problems.is_empty() {
         // Every problem said (up to ten, then how many more), one note each.

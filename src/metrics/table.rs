@@ -185,6 +185,9 @@ pub struct Sources<'a> {
     pub baseline: Option<Baseline>,
     /// Keep only instances with at least one committee score.
     pub scored_only: bool,
+    /// Keep only these instances (`--instance-ids FILE`), each of which must be in the
+    /// universe.
+    pub only: Option<(Vec<crate::model::task::IdLine>, PathBuf)>,
 }
 
 /// One agent while building: names it answers to, where its data comes from.
@@ -447,6 +450,21 @@ fn universe(src: &Sources) -> anyhow::Result<(Vec<String>, String)> {
             )
         }
     };
+    if let Some((list, path)) = &src.only {
+        let have: BTreeSet<&str> = instances.iter().map(String::as_str).collect();
+        let ids = crate::model::task::known_ids(
+            list.clone(),
+            path,
+            &|id| have.contains(id),
+            &universe_source,
+        )?;
+        instances = ids;
+        universe_source = format!(
+            "{universe_source}; only the {} instances listed in {}",
+            instances.len(),
+            path.display()
+        );
+    }
     if src.scored_only {
         match src.selection {
             Some(sel) => {

@@ -173,3 +173,142 @@ pub enum Selection {
     /// These issue ids.
     Ids(Vec<String>),
 }
+
+/// Read an instance-id list (`--instance-ids FILE`): one id a line; blank lines and everything
+/// after a `#` are ignored; a repeated id counts once (the first line keeps its place). An id
+/// holds no whitespace: a line with two words is an error naming its line, never two ids.
+pub fn read_id_list(path: &Path) -> anyhow::Result<Vec<IdLine>> {
+    let text = std::fs::read_to_string(path).with_context(|| {
+        format!(
+            "cannot read the instance-id list {}\n  hint: --instance-ids takes a text file with one instance id a line",
+            path.display()
+        )
+    })?;
+    let mut out: Vec<IdLine> = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    for (i, raw) in text.lines().enumerate() {
+        let line = raw.split('#').next().unwrap_or("").trim();
+        if line.is_empty() {
+            continue;
+        }
+        if line.split_whitespace().nth(1).is_some() {
+            bail!(
+                "{}:{}: `{line}` is not one instance id\n  hint: write one id a line (a `#` starts a comment)",
+                path.display(),
+                i + 1
+            );
+        }
+        if seen.insert(line.to_string()) {
+            out.push(IdLine {
+                id: line.to_string(),
+                line: i + 1,
+            });
+        }
+    }
+    if out.is_empty() {
+        bail!(
+            "{} names no instance id\n  hint: write one id a line (a `#` starts a comment)",
+            path.display()
+        );
+    }
+    Ok(out)
+}
+
+/// One id of an instance-id list and the line it is on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IdLine {
+    pub id: String,
+    pub line: usize,
+}
+
+/// The ids of `list` (read from `path`), refused with every unknown one named when any is not
+/// in `known` (`where_` says what `known` is, e.g. "the tasks file t.jsonl").
+pub fn known_ids(
+    list: Vec<IdLine>,
+    path: &Path,
+    known: &dyn Fn(&str) -> bool,
+    where_: &str,
+) -> anyhow::Result<Vec<String>> {
+    let unknown: Vec<&IdLine> = list.iter().filter(|l| !known(&l.id)).collect();
+    if !unknown.is_empty() {
+        let shown: Vec<String> = unknown
+            .iter()
+            .take(20)
+            .map(|l| format!("{} (line {})", l.id, l.line))
+            .collect();
+        bail!(
+            "{} of the {} ids in {} are not in {where_}: {}{}\n  hint: fix or remove them; nothing was run",
+            unknown.len(),
+            list.len(),
+            path.display(),
+            shown.join(", "),
+            if unknown.len() > 20 { ", …" } else { "" }
+        );
+    }
+    Ok(list.into_iter().map(|l| l.id).collect())
+}
+
+/// [`read_id_list`] checked against a tasks file's records.
+pub fn ids_in_tasks(path: &Path, tasks: &[Task], tasks_path: &Path) -> anyhow::Result<Vec<String>> {
+    let have: std::collections::HashSet<&str> =
+        tasks.iter().map(|t| t.instance_id.as_str()).collect();
+    known_ids(
+        read_id_list(path)?,
+        path,
+        &|id| have.contains(id),
+        &format!("the tasks file {}", tasks_path.display()),
+    )
+}
+
+#[cfg(test)]
+mod id_list_tests {
+    use super::*;
+
+    #[test]
+    fn an_id_list_takes_one_id_a_line_with_comments_and_names_the_line_of_a_bad_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("ids.txt");
+        std::fs::write(
+            &p,
+            "# the requests issues\npsf__requests-1\n\n  psf__requests-2  # flaky\npsf__requests-1\n",
+        )
+        .unwrap();
+        let ids = read_id_list(&p).unwrap();
+        assert_eq!(
+            ids,
+            [
+                IdLine {
+                    id: "psf__requests-1".into(),
+                    line: 2
+                },
+                IdLine {
+                    id: "psf__requests-2".into(),
+                    line: 4
+                },
+            ]
+        );
+        std::fs::write(&p, "a\nb c\n").unwrap();
+        let e = read_id_list(&p).unwrap_err().to_string();
+        assert!(e.contains("ids.txt:2: `b c` is not one instance id"), "{e}");
+        std::fs::write(&p, "# nothing\n\n").unwrap();
+        let e = read_id_list(&p).unwrap_err().to_string();
+        assert!(e.contains("names no instance id"), "{e}");
+    }
+
+    #[test]
+    fn unknown_ids_are_all_named_with_their_lines_before_any_work() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("ids.txt");
+        std::fs::write(&p, "a\nzz\nb\nyy\n").unwrap();
+        let list = read_id_list(&p).unwrap();
+        let e = known_ids(list.clone(), &p, &|id| id.len() == 1, "the tasks file t")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("2 of the 4 ids in") && e.contains("zz (line 2), yy (line 4)"),
+            "{e}"
+        );
+        let ok = known_ids(list, &p, &|_| true, "t").unwrap();
+        assert_eq!(ok, ["a", "zz", "b", "yy"]);
+    }
+}

@@ -5,6 +5,7 @@
 
 pub mod health;
 pub mod pipeline;
+pub mod predictions;
 pub mod report;
 pub mod run;
 pub mod select;

@@ -72,6 +72,8 @@ pub struct Ranked {
     pub review: Review,
     pub edited: Vec<String>,
     pub origin: String,
+    /// The candidate's patch exactly as its agent wrote it (what a predictions file submits).
+    pub patch: String,
     /// Why the candidate could not be rebuilt (diff does not parse, a file failed, unsafe path).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
@@ -307,6 +309,7 @@ pub fn review_and_rank(
                 review: reviews[p.index].clone(),
                 edited: prep.context.edited.clone(),
                 origin: prep.candidate.origin.to_string(),
+                patch: prep.candidate.patch.clone(),
                 error: prep.view.error.clone().or_else(|| {
                     prep.view
                         .files

@@ -35,6 +35,7 @@ mod metrics_labels;
 mod metrics_real;
 mod offline_signals;
 mod patch_fuzz;
+mod predictions;
 mod rank_example;
 mod real_requests;
 mod scale_hostile;

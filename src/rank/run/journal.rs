@@ -361,6 +361,18 @@ pub struct JournalRead {
 /// summary counts, [`IssueOutcome::slim`]), so memory
 /// stays small however long the journal is.
 pub fn read_journal(path: &Path, keep_results: bool) -> anyhow::Result<JournalRead> {
+    let mut outcomes = Vec::new();
+    let mut out = visit_journal(path, |o| {
+        outcomes.push(if keep_results { o } else { o.slim() });
+    })?;
+    out.outcomes = outcomes;
+    Ok(out)
+}
+
+/// Hand every finished issue's outcome in `path` to `f` in journal order, full rankings
+/// included, keeping none of them: what [`read_journal`] reads, for a reader that needs only
+/// a little of each line. The returned [`JournalRead`] has no outcomes.
+pub fn visit_journal(path: &Path, mut f: impl FnMut(IssueOutcome)) -> anyhow::Result<JournalRead> {
     let file = match File::open(path) {
         Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(JournalRead::default()),
@@ -392,12 +404,7 @@ pub fn read_journal(path: &Path, keep_results: bool) -> anyhow::Result<JournalRe
             continue;
         }
         match serde_json::from_slice::<IssueOutcome>(&buf) {
-            Ok(mut o) => {
-                if !keep_results {
-                    o = o.slim();
-                }
-                out.outcomes.push(o);
-            }
+            Ok(o) => f(o),
             Err(e) => out.bad_lines.push(format!("line {line_no}: {e}")),
         }
     }

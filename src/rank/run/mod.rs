@@ -687,6 +687,7 @@ mod tests {
             },
             edited: vec![],
             origin: String::new(),
+            patch: String::new(),
             error: None,
             behaviour: None,
         }

@@ -508,6 +508,8 @@ pub fn merge(dirs: &[PathBuf]) -> anyhow::Result<Merged> {
     let mut warnings = Vec::new();
     let mut by_id: BTreeMap<String, IssueOutcome> = BTreeMap::new();
     let mut count: Option<u32> = None;
+    // A run without a shard covers every shard's issues: none is missing beside it.
+    let mut any_whole = false;
     for dir in dirs {
         let m = journal::read_manifest(dir)?;
         if let Some((d0, m0)) = &first {
@@ -523,6 +525,7 @@ pub fn merge(dirs: &[PathBuf]) -> anyhow::Result<Merged> {
                 );
             }
         }
+        any_whole |= m.shard.is_none();
         if let Some(s) = &m.shard {
             if shards.contains(s) {
                 warnings.push(format!("shard {s} appears twice ({})", dir.display()));
@@ -551,7 +554,7 @@ pub fn merge(dirs: &[PathBuf]) -> anyhow::Result<Merged> {
         }
         first.get_or_insert((dir.clone(), m));
     }
-    if let Some(n) = count {
+    if let Some(n) = count.filter(|_| !any_whole) {
         for i in 1..=n {
             let s = format!("{i}/{n}");
             if !shards.contains(&s) {
