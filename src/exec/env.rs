@@ -284,8 +284,9 @@ impl EnvSpec {
         h.update(commit.as_bytes());
         h.update(b"dei-env-v1");
         if self.cutoff.is_some() {
-            // Builds with a cutoff changed: it now binds the install steps too (a build made
-            // before resolved the repository's own dependencies without it).
+            // A cutoff binds the install steps too, the repository's own dependencies
+            // included: the tag keeps such builds apart from any built with a cutoff that
+            // bound only the spec's pins.
             h.update(b"cutoff-binds-install");
         }
         h.finalize()

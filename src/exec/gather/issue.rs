@@ -666,8 +666,8 @@ impl Progress {
         // Files tried whole whose listed durations could not bring them within their gate, but
         // whose run lists fewer tests than it ran: once more with every test's seconds, then
         // trimmed again. (Not a file over half the limit that is not tried whole: its second
-        // run would take as long, over half the limit; seaborn-2848's `test_categorical.py`
-        // ran into the limit.)
+        // run would take as long again, over half the limit, and could itself run into the
+        // limit.)
         let mut relist: Vec<usize> = Vec::new();
         for &k in &over {
             if self.trim(plan, k, plan.whole_limit, true) {
@@ -895,10 +895,10 @@ impl Progress {
             self.out.reproduction = false;
             self.out.repro_base = Some(format!("not used: {why}"));
         }
-        // Code quoted from the library rather than a reproduction (flask-5063's
-        // `app.register_blueprint(…)` with no `app`, requests-2317's `builtin_str(method)`):
-        // every statement but its imports raises `NameError` at base for a name the code
-        // never binds, so nothing of it runs with any candidate either.
+        // Code quoted from the library rather than a reproduction (`app.register_blueprint(…)`
+        // with no `app`, a line of a library function naming the function's arguments): every
+        // statement but its imports raises `NameError` at base for a name the code never
+        // binds, so nothing of it runs with any candidate either.
         let base_repro = self.seen.repros.get(&0).and(self.first_repro.as_ref());
         if let Some(msg) = base_repro.and_then(|b| only_name_errors(&b.output, &plan.quoted)) {
             self.seen.repros.remove(&0);

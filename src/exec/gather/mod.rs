@@ -509,11 +509,11 @@ impl IssueExec {
 ///
 /// The environment is built at the spec's setup commit, shared by the tasks of its version;
 /// SWE-bench installs each task's base commit instead. Where the two differ in what the tree
-/// imports (pytest-7168's tree needs `wcwidth`, which the setup commit's install does not
-/// bring), no base test run can import the tree, or the issue's code stops on a module the
-/// tree imports (pytest-7220's `wcwidth`): the environment is then built again at the task's
-/// base commit, and the evidence gathered with it. With [`ExecSettings::install_extras`], a
-/// well-known package the issue's code stops on is installed and the issue gathered again.
+/// imports (a dependency the base commit's `setup.py` requires and the setup commit's does
+/// not), no base test run can import the tree, or the issue's code stops on a module the tree
+/// imports: the environment is then built again at the task's base commit, and the evidence
+/// gathered with it. With [`ExecSettings::install_extras`], a well-known package the issue's
+/// code stops on is installed and the issue gathered again.
 pub fn gather(
     task: &Task,
     repo: &Path,
@@ -608,8 +608,8 @@ fn gather_in(resolved: &Resolved) -> IssueExec {
     let first = gather_at(resolved, false);
     // What the setup commit's environment lacks that the base commit's tree needs: no test
     // could import the tree, or the issue's code stopped on a module the tree imports (not the
-    // issue's own import, nor a package dei installs for it): pytest-7220's tree imports
-    // `wcwidth`, which its base commit's setup.py requires and the setup commit's does not.
+    // issue's own import, nor a package dei installs for it), such as a dependency that the
+    // base commit's `setup.py` requires and the setup commit's does not.
     let unread = first.tests_unread.as_deref().filter(|w| import_failure(w));
     let why = match (unread, &first.tree_lacks) {
         (Some(w), _) => format!("no test could run ({})", w.trim_start_matches(UNREAD)),

@@ -58,10 +58,10 @@ pub(super) struct Quoted {
 
 /// When the reproduction's output reports each of its statements (1…n) but its imports
 /// raising `NameError` for a name the code never binds, the first one's message (`name 'app'
-/// is not defined`). An import that runs proves nothing of the issue (flask-4992's `import
-/// os`, one `dei` added, ran before every statement after it raised `NameError` for `app`); a
-/// name the code binds, or one it never names, raised in the library's own code, and that
-/// may be the bug.
+/// is not defined`). An import that runs proves nothing of the issue (an `import os` that
+/// `dei` added runs, and every statement after it raises `NameError` for `app`); a name the
+/// code binds, or one it never names, raised in the library's own code, and that may be the
+/// bug.
 pub(super) fn only_name_errors(output: &str, quoted: &Quoted) -> Option<String> {
     let mut raised = BTreeSet::new();
     let mut first = None;
@@ -173,13 +173,12 @@ pub(super) fn compared_runs(
 
 /// How a candidate's reproduction run compares with the base commit's. A run that first fails
 /// at the statement where the base run first failed, with another exception the issue never
-/// names, still fails ([`ReproChange::StillFails`]): sympy-17655's `Point2D` sum raises
-/// `AttributeError` instead of `GeometryError` there. An exception the issue names (it asks for
-/// a `ValueError`), or a first failure at a later statement (the reported one now passes), is a
-/// change. A first failure at an earlier statement, which ran at the base commit, is broken
-/// (sympy-21379's candidates whose module no longer imports, sympy-24066's whose earlier
-/// `assert` now fails), unless it raises another exception than the base run, one the issue
-/// names.
+/// names, still fails ([`ReproChange::StillFails`]): a sum that raises `AttributeError` there
+/// instead of the `GeometryError` the issue reports is not fixed. An exception the issue names
+/// (it asks for a `ValueError`), or a first failure at a later statement (the reported one now
+/// passes), is a change. A first failure at an earlier statement, which ran at the base
+/// commit, is broken (a candidate whose module does not import, or whose earlier `assert`
+/// fails), unless it raises another exception than the base run, one the issue names.
 pub(super) fn repro_change(base: &ReproOutcome, cand: &ReproOutcome, issue: &str) -> ReproChange {
     if !cand.changed_from(base) {
         return ReproChange::Same;
@@ -195,7 +194,7 @@ pub(super) fn repro_change(base: &ReproOutcome, cand: &ReproOutcome, issue: &str
         first_failing_statement(&cand.output),
     );
     // An exception the issue names is one it asks for only when the base run does not raise
-    // it: issues name the exception they report (astropy-14182's `TypeError`).
+    // it: issues name the exception they report too.
     let asked_for = was != now && names_on_boundary(issue, now);
     match (base_at, cand_at) {
         (Some(b), Some(c)) if c < b && !asked_for => ReproChange::Broken,

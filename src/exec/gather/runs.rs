@@ -172,8 +172,8 @@ impl Runner<'_> {
         compiled: bool,
     ) -> std::path::PathBuf {
         let mut h = sha2::Sha256::new();
-        // A CPU limit of its own is part of the key; without one the key is as it always was,
-        // and so is a run over a tree written without bytecode.
+        // A CPU limit of its own, bytecode written over the tree and a pinned hash seed each
+        // add to the key; a run with none of them is keyed on its wall limit and pass alone.
         let mut limits = match budget.cpu {
             Some(cpu) => format!("{}:{pass}:cpu{cpu}", budget.wall.as_secs()),
             None => format!("{}:{pass}", budget.wall.as_secs()),
@@ -295,9 +295,9 @@ impl Runner<'_> {
 
 /// The hash seed a run of tests on its `pass` runs under: the pass itself. Python picks a
 /// random one per process otherwise (and sympy's `bin/test` one per run), so a test whose
-/// outcome hangs on the order of a set or a dict passed or failed by chance: one rerun of an
-/// unchanged run broke a test that the first did not (sympy-16988: a candidate's
-/// `list(set(args))` fails `test_imageset` under about half of all seeds). Pinned, the same
+/// outcome hangs on the order of a set or a dict would pass or fail by chance, and a rerun of
+/// an unchanged tree could break a test that the first run passed (code that iterates
+/// `list(set(args))` can fail a test under about half of all seeds). Pinned, the same
 /// trees give the same results. The base's two runs differ in seed, so a test whose outcome
 /// hangs on it at base is set aside as flaky, and a candidate's break counts when its second
 /// run (the second pass) fails it again: under both seeds.

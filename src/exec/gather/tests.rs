@@ -36,7 +36,9 @@ fn at(n: usize, e: &str) -> ReproOutcome {
 
 /// Every statement but the imports raising `NameError` for a name the code never binds is
 /// library code quoted, not a reproduction; one statement that runs, raises something else,
-/// or raises `NameError` for a name the code binds (the library's own) keeps it.
+/// or raises `NameError` for a name the code binds (the library's own) keeps it. The shapes
+/// of flask-5063 (`app.register_blueprint(…)` with no `app`) and requests-2317 (`method =
+/// builtin_str(method)`, a line of `requests/sessions.py` quoted) motivated it.
 #[test]
 fn code_whose_every_statement_raises_name_error_is_quoted_library_code() {
     let out = |lines: &[&str]| lines.iter().map(|l| format!("{l}\n")).collect::<String>();
@@ -234,6 +236,8 @@ fn a_run_without_test_results_says_how_it_ended_and_its_last_line() {
 
 #[test]
 fn only_a_tree_that_cannot_import_asks_for_an_environment_at_the_base_commit() {
+    // pytest-7168's shape: its tree at the base commit needs `wcwidth`, which the install at
+    // the setup commit does not bring, so no base test run can import it.
     let unread = |end: &str| format!("no test result could be read from the base runs; t.py {end}");
     assert!(import_failure(&unread(
         "exited with status 1: ImportError: cannot import name 'console_main' from 'pytest'"
@@ -359,6 +363,8 @@ fn a_reproduction_that_stops_on_a_missing_package_is_not_used() {
 
 #[test]
 fn an_import_of_the_issues_own_code_is_told_from_the_trees() {
+    // pytest-7220's shape: its code stops on `wcwidth`, which the tree imports and the issue's
+    // code does not, so the environment is built again at the base commit.
     let code = "try:\n    import os, numpy as np\nexcept Exception:\n    pass\nfrom scipy.linalg import norm\nimport numpyx\n";
     assert!(imports_module(code, "numpy"));
     assert!(imports_module(code, "scipy"));
@@ -439,6 +445,8 @@ fn a_new_failure_is_broken_not_changed() {
 
 #[test]
 fn another_exception_at_the_same_statement_still_fails() {
+    // sympy-17655's shape: a candidate's `Point2D` sum raises `AttributeError` where the base
+    // commit raised the `GeometryError` the issue reports.
     let base = at(6, "GeometryError");
     let issue = "Adding `2.0 * Point(1, 1)` raises GeometryError.";
     assert_eq!(
@@ -547,7 +555,8 @@ fn a_run_is_described_with_the_statement_that_raised() {
 fn a_first_failure_before_the_reported_one_is_broken() {
     let base = at(8, "ValueError");
     let issue = "`Add(expr, 1)` raises ValueError: Dimension of exp(second/(farad*ohm)) ...";
-    // Statement 6 ran at the base commit; with the candidate it raises.
+    // Statement 6 ran at the base commit; with the candidate it raises (sympy-24066's
+    // candidates whose earlier `assert` fails; sympy-21379's whose module does not import).
     assert_eq!(
         repro_change(&base, &at(6, "AssertionError"), issue),
         ReproChange::Broken
@@ -557,7 +566,7 @@ fn a_first_failure_before_the_reported_one_is_broken() {
         ReproChange::Broken
     );
     // The same exception, raised earlier: broken too, even where the issue names it (it
-    // reports that exception).
+    // reports that exception, as astropy-14182's issue names its `TypeError`).
     assert_eq!(
         repro_change(&base, &at(3, "ValueError"), issue),
         ReproChange::Broken
@@ -692,6 +701,8 @@ fn only_the_python_files_written_on_top_are_compiled_before_the_command() {
 
 #[test]
 fn a_test_run_gets_its_pass_as_hash_seed_unless_the_spec_sets_one() {
+    // sympy-16988 motivated it: a candidate's `list(set(args))` fails `test_imageset` under
+    // about half of all seeds, so an unchanged rerun broke a test the first run passed.
     use super::runs::{seeded_env, test_hash_seed};
     let spec = vec![("LANG".to_string(), "C".to_string())];
     assert_eq!(

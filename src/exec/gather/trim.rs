@@ -1,8 +1,9 @@
 //! A test file too slow at base loses its slowest tests rather than all the others: pytest's
-//! `--durations` names them, and the file runs again without them (`--deselect`). Before this,
-//! a file named after an edited module that took over its gate ran only the tests naming the
-//! edit, and any other file over half the time limit did not run for the candidates at all:
-//! a file near its gate ran whole or narrowed by chance, as its seconds varied from run to run.
+//! `--durations` names them, and the file runs again without them (`--deselect`). Otherwise a
+//! file named after an edited module that took over its gate would run only the tests naming
+//! the edit, and any other file over half the time limit would not run for the candidates at
+//! all: a file near its gate would run whole or narrowed by chance, as its seconds vary from
+//! run to run.
 
 use crate::exec::outcome::TestRun;
 

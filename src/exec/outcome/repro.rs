@@ -390,8 +390,8 @@ impl ReproOutcome {
     /// with each other (behaviour classes): each statement's exception without its message
     /// (`[dei-repro] statement 4 raised NotImplementedError`). Two candidates that raise the same
     /// exception at the same statement, worded differently, behave alike, as a rewording is no
-    /// change from the base run: sympy-22005's fixes raise `NotImplementedError` at statement 5
-    /// with and without a closing period.
+    /// change from the base run (fixes that raise the same error with and without a closing
+    /// period behave alike).
     pub fn without_messages(&self) -> ReproOutcome {
         let mut output = String::with_capacity(self.output.len());
         for line in self.output.lines() {

@@ -698,6 +698,8 @@ fn clip_keeps_whole_lines_and_says_how_many_it_cut() {
 
 #[test]
 fn candidates_raising_the_same_exception_worded_differently_share_a_class() {
+    // sympy-22005's shape: its fixes raise `NotImplementedError` at statement 5 with and
+    // without a closing period.
     let o = |out: &str| ReproOutcome {
         exit: Some(1),
         exception: Some("NotImplementedError".into()),

@@ -1,8 +1,8 @@
 //! Files the issue's code reads, as the issue shows them: a reporter who writes "create this
 //! file, then run" shows the file in a shell (`cat > test.qdp` with its lines after it, `echo …
 //! > data.txt`) or in a block named after it (`config.toml:` above a fence). The code then
-//! opens it by name (`Table.read('test.qdp', format='ascii.qdp')`, astropy-14365); without the
-//! file every run stops at the same `FileNotFoundError`, with every candidate alike.
+//! opens it by name (`Table.read('test.qdp', format='ascii.qdp')`); without the file every
+//! run stops at the same `FileNotFoundError`, with every candidate alike.
 
 use super::project::{line_before_fence, py_literal, relative_path};
 use super::text::{blocks, Source};
@@ -201,8 +201,8 @@ fn cat_command(line: &str) -> Option<(String, Option<String>)> {
 /// `echo WORDS > NAME` or `>> NAME` (Windows' `echo x>NAME` too): (name, the text `echo`
 /// writes, whether it appends). The words are joined as the shell passes them, with a newline
 /// after; `-n` leaves the newline out and `-e` reads backslash escapes (`\n`, `\t`, `\\`),
-/// as a reporter writes a whole `conf.py` line by line (sphinx-11445's `echo -e 'rst_prolog =
-/// """\n…' >> docs/conf.py`).
+/// as a reporter writes a whole `conf.py` line by line (`echo -e 'rst_prolog = """\n…' >>
+/// docs/conf.py`).
 fn echo_command(line: &str) -> Option<(String, String, bool)> {
     let rest = line.strip_prefix("echo ")?;
     let at = rest.rfind('>')?;

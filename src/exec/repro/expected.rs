@@ -6,7 +6,8 @@
 //!   `True`"; after "should be" and "instead of" also a bare expression with brackets
 //!   ("but it should be Dimension(1)");
 //! - a fenced block under an "Expected output" / "Expected result" / "Expected behavior"
-//!   heading: each line of it (pylint-5859's expected messages), unless the block is code.
+//!   heading: each line of it (the messages a linter should print, say), unless the block is
+//!   code.
 //!
 //! Whether a candidate shows them is read from the reproduction's output (`exec::gather`): only
 //! the items the base run does not already show count, so a value the issue quotes from its
@@ -318,6 +319,7 @@ mod tests {
 
     #[test]
     fn a_block_under_an_expected_heading_gives_its_lines() {
+        // pylint-5859's shape: the messages pylint should print, under "Expected behavior".
         let issue = "### Current behavior\n\n```\n************* Module test\ntest.py:1:1: W0511: YES: yes (fixme)\n```\n\n### Expected behavior\n\n```\n************* Module test\ntest.py:1:1: W0511: YES: yes (fixme)\ntest.py:2:1: W0511: ???: no (fixme)\n```\n\n### Pylint version\n\n```shell\npylint 2.12.2\n```\n";
         assert_eq!(
             expected_outputs(issue),

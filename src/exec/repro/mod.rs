@@ -37,7 +37,7 @@ use text::{inline_expressions, issue_parts, joined, Part};
 
 /// Whether the issue shows a value drawn by a pretty printer: a line that is not a prompt
 /// holding the pieces such drawings are made of (box drawing, `─`, `╲╱`; the bracket pieces
-/// `⎛`, `⎜`, `⎝`, …). sympy-14308's `Out[3]:` and sympy-20639's `-1___ ╲╱ π` are such.
+/// `⎛`, `⎜`, `⎝`, …), as a session in `isympy` or after `init_printing()` shows its values.
 fn shows_pretty_output(issue: &str) -> bool {
     let piece =
         |c: char| ('\u{239b}'..='\u{23af}').contains(&c) || ('\u{2500}'..='\u{257f}').contains(&c);
@@ -68,9 +68,9 @@ const LATEX_COMMANDS: [&str; 9] = [
 
 /// Whether the issue shows LaTeX its session rendered after `init_printing()`: the code calls
 /// it and never `latex` itself (when it does, the script prints what it printed), and a line
-/// that is not a prompt holds a LaTeX command ([`LATEX_COMMANDS`]). sympy-13971's notebook
-/// rendered `\left\[0, 1, 4, 9, \ldots\right\]`; a value whose type has `_repr_latex_`
-/// shows it through `_dei_display` already, but sympy 1.1's sequences have none.
+/// that is not a prompt holds a LaTeX command ([`LATEX_COMMANDS`]), as a notebook renders
+/// `\left\[0, 1, 4, 9, \ldots\right\]`; a value whose type has `_repr_latex_` shows it
+/// through `_dei_display` already, but sympy 1.1's sequences have none.
 fn shows_latex_output(issue: &str, code: &str) -> bool {
     code.contains("init_printing(")
         && !code.contains("latex(")

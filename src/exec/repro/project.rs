@@ -53,8 +53,8 @@ pub(super) fn line_before_fence<'a>(lines: &[&'a str], b: &Block) -> Option<&'a 
 }
 
 /// The Sphinx project an issue shows: its [`named_blocks`], then the files its shell session
-/// writes in the project's folder that no block shows (sphinx-11445 appends `rst_prolog` to
-/// `docs/conf.py` with `echo -e`), a module moved into the package its documents name it in
+/// writes in the project's folder that no block shows (a setting appended to `docs/conf.py`
+/// with `echo -e`, say), a module moved into the package its documents name it in
 /// ([`in_packages`]). `None` unless it has an `index.rst`, the project's root document.
 pub fn sphinx_project(issue: &str) -> Option<Vec<(String, String)>> {
     let mut files = named_blocks(issue);
@@ -80,7 +80,7 @@ const SETTING_PREFIXES: [&str; 7] = [
 ];
 
 /// Autodoc directives an issue writes in its prose, outside fenced blocks (add `` `.. autoclass::
-/// a.A` `` to index.rst, sphinx-7738), as they would stand in a document.
+/// a.A` `` to index.rst), as they would stand in a document.
 fn prose_directives(issue: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for line in super::text::prose_lines(issue) {
@@ -160,7 +160,7 @@ fn module_code(issue: &str) -> Option<String> {
 /// issue's prose, `.. autoclass:: a.A` → `a.py`, else `example.py`), an `index.rst` with the
 /// prose's directives, or one `automodule` of the module with its private members and
 /// `__init__`, and a `conf.py` with the settings the issue writes inline. `sphinx_script`
-/// builds it like a project the issue shows. sphinx-7738 and -10451 show their code so.
+/// builds it like a project the issue shows.
 pub fn sphinx_code_project(issue: &str) -> Option<Vec<(String, String)>> {
     if !issue.contains("autodoc") && !issue.contains(".. auto") {
         return None;
@@ -195,9 +195,9 @@ const RST_TAGS: [&str; 3] = ["rst", "rest", "restructuredtext"];
 
 /// A Sphinx project for an issue that shows reST markup and no Python code at all: the fenced
 /// blocks tagged as reST, or untagged ones whose first line is a directive (`.. option::
-/// [enable=]PATTERN`, sphinx-8506), as its root document. The build shows what the markup
-/// makes of it at base, the warning the issue reports included. A block named as a file is a
-/// project's ([`sphinx_project`]), and the issue's code comes first wherever it has some.
+/// [enable=]PATTERN`), as its root document. The build shows what the markup makes of it at
+/// base, the warning the issue reports included. A block named as a file is a project's
+/// ([`sphinx_project`]), and the issue's code comes first wherever it has some.
 pub fn sphinx_markup_project(issue: &str) -> Option<Vec<(String, String)>> {
     let lines: Vec<&str> = issue.lines().collect();
     let markup: Vec<String> = blocks(issue)
@@ -253,10 +253,9 @@ fn documented_modules(files: &[(String, String)]) -> Vec<String> {
 }
 
 /// A module file the issue shows at the project's root (`helloworld.py`) that its documents
-/// name inside a package (`.. automodule:: helloworld.helloworld`, sphinx-8627) moves into
-/// that package (`helloworld/helloworld.py`, with an empty `__init__.py` for each package the
-/// issue does not show): at the root, the import autodoc makes fails, and the build documents
-/// nothing.
+/// name inside a package (`.. automodule:: helloworld.helloworld`) moves into that package
+/// (`helloworld/helloworld.py`, with an empty `__init__.py` for each package the issue does
+/// not show): at the root, the import autodoc makes fails, and the build documents nothing.
 fn in_packages(mut files: Vec<(String, String)>, index: &str) -> Vec<(String, String)> {
     for module in documented_modules(&files) {
         let parts: Vec<&str> = module.split('.').collect();
@@ -284,8 +283,8 @@ fn in_packages(mut files: Vec<(String, String)>, index: &str) -> Vec<(String, St
 
 /// Whether the issue builds its project in nitpicky mode: a `sphinx-build` (or `python -m
 /// sphinx`) command line it shows has `-n` among its short flags (`-nvWT`). Warnings about
-/// references Sphinx cannot resolve appear only then (sphinx-8627's `class reference target
-/// not found: Struct`).
+/// references Sphinx cannot resolve appear only then (`py:class reference target not found:
+/// …`).
 fn nitpicky(issue: &str) -> bool {
     issue.lines().any(|line| {
         let Some(at) = line.find("sphinx-build").or_else(|| line.find("-m sphinx")) else {
@@ -353,7 +352,7 @@ fn named_blocks(issue: &str) -> Vec<(String, String)> {
 /// use their directives), names `index` the root document and has autodoc document a module's
 /// members, undocumented ones too, unless a directive or the issue's `conf.py` says otherwise
 /// (issues show what their build printed, and a reporter's settings are often left out:
-/// sphinx-8627's functions, which have no docstrings, show only so), looks for templates in
+/// functions without docstrings show only so), looks for templates in
 /// `_templates/` when the project has some there (as sphinx-quickstart's `conf.py` does),
 /// followed by the issue's own `conf.py`, if it gives one; builds it with the text builder
 /// (nitpicky when the issue's own command line is, [`nitpicky`]) and prints every page built.
@@ -393,7 +392,7 @@ pub(super) fn sphinx_script(issue: &str, files: &[(String, String)]) -> String {
         .find(|(n, _)| *n == conf_name)
         .map_or("", |(_, t)| t.as_str());
     // Templates the issue shows under `_templates/` are where sphinx-quickstart's `conf.py`
-    // looks for them (sphinx-7686's `_templates/autosummary/module.rst`).
+    // looks for them (`_templates/autosummary/module.rst`).
     let templates = if files
         .iter()
         .any(|(n, _)| n.starts_with(&format!("{index}_templates/")))
@@ -563,8 +562,8 @@ _dei_sys.exit(_dei_code)
 pub type ProjectFiles = Vec<(String, String)>;
 
 /// The pytest project an issue shows: two or more [`named_blocks`], at least one of them a test
-/// module (pytest-7373's `test_module_1.py` and `test_module_2.py`, whose separate globals the
-/// issue is about; pytest-7220's `test_path_error.py` beside the `noxfile.py` that ran it).
+/// module (test modules whose separate globals the issue is about, or one beside the
+/// `noxfile.py` that ran it).
 /// The files, and the test modules among them in the order shown. One named test file alone
 /// runs as the issue's code does (see [`wrap`](super::script::wrap)).
 pub fn pytest_project(issue: &str) -> Option<(ProjectFiles, Vec<String>)> {

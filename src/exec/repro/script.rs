@@ -69,7 +69,7 @@ pub fn pinned(script: &str) -> Option<String> {
 
 /// The script a reproduction runs: [`pinned`] when it has dei's prelude, else as it is (a tool
 /// run over a project), pinned from its first base run on, the issue's code and an agent's
-/// script alike. Left to chance, a set printed at base (sympy-18532's agent script prints
+/// script alike. Left to chance, a set printed at base (an agent's script that prints
 /// `expr.atoms()`) can print alike in both base runs and differently with each candidate,
 /// which then reads as a change.
 pub fn pinned_or_as_is(script: &str) -> String {
@@ -133,11 +133,11 @@ pub(super) enum Drawn {
     /// `repr` alone.
     Repr,
     /// Also drawn by sympy's pretty printer, for an issue that shows such a drawing
-    /// (`isympy`, or a session after `init_printing()`: sympy-14308, -20639).
+    /// (`isympy`, or a session after `init_printing()`).
     Pretty,
     /// Also written by sympy's LaTeX printer, for an issue that shows the LaTeX its notebook
     /// rendered after `init_printing()` but whose code never calls `latex` itself
-    /// (sympy-13971's `\left\[0, 1, 4, 9, \ldots\right\]`).
+    /// (`\left\[0, 1, 4, 9, \ldots\right\]`).
     Latex,
 }
 

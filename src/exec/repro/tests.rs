@@ -73,7 +73,9 @@ fn in_a_sphinx_repository_the_project_is_built() {
         "{}",
         r.code
     );
-    // The conf.py dei writes loads the extensions the issue names, then holds the issue's.
+    // The conf.py dei writes loads the extensions the issue names, documents undocumented
+    // members too (sphinx-8627's functions have no docstrings, and its issue shows them), then
+    // holds the issue's.
     assert!(
         r.script.contains("extensions = [\\\"sphinx.ext.autodoc\\\", \\\"sphinx.ext.napoleon\\\"]\\nmaster_doc = 'index'\\nautodoc_default_options = {'members': True, 'undoc-members': True}\\nautodoc_type_aliases"),
         "{}",
@@ -155,8 +157,9 @@ fn an_issues_test_file_runs_with_pytest_and_two_named_ones_as_a_project() {
         "{}",
         r.script
     );
-    // Two test files sharing a global's name: one module would merge them. Named, they are
-    // written as two files and pytest runs both, in the order shown, with the issue's flags.
+    // Two test files sharing a global's name (pytest-7373's `test_module_1.py` and
+    // `test_module_2.py`): one module would merge them. Named, they are written as two files
+    // and pytest runs both, in the order shown, with the issue's flags.
     let two = "test_1.py:\n```python\nskip = True\ndef test_a():\n    assert 0\n```\ntest_2.py:\n```python\nskip = False\ndef test_b():\n    assert 0\n```\nRun `pytest --runxfail test_1.py test_2.py`.\n";
     let r = reproduction(two, &names()).unwrap();
     assert!(
@@ -837,6 +840,8 @@ fn a_cells_last_value_is_displayed_like_a_notebook() {
 /// Pinned, the script prints the same under any hash seed: it starts again under seed 0
 /// and seeds `random`; unpinned, a set of strings prints in another order under another
 /// seed. NumPy is seeded only for code that draws from it; a tool's script is not pinned.
+/// sympy-18532 motivated it: an agent's script printed `expr.atoms()`, a set, alike in both
+/// base runs and differently with each candidate.
 #[test]
 fn a_pinned_reproduction_prints_alike_under_any_hash_seed() {
     let issue =
@@ -1144,7 +1149,8 @@ fn code_to_document_in_an_autodoc_issue_is_built_as_a_sphinx_project() {
 
 #[test]
 fn values_a_session_showed_pretty_printed_are_drawn_so_too() {
-    // sympy-20639's shape: the session's output is a pretty-printed drawing.
+    // sympy-20639's shape (`-1___ ╲╱ π`; sympy-14308's `Out[3]:` too): the session's output is
+    // a pretty-printed drawing.
     let issue = "```\nIn [52]: Rational(1, 2)\nOut[52]:\n1\n─\n2\n```\n";
     let mut names = names();
     let r = reproduction(issue, &names).unwrap();

@@ -206,8 +206,8 @@ fn is_doctest_prompt(t: &str) -> bool {
 }
 
 /// The code after a doctest prompt: `>>> code`, a bare `>>>`, or `>>>code` as a reporter
-/// types it without the space (sympy-20442's `>>>convert_to(joule*second,joule)`). Not
-/// `>>>>` (a quote), nor a prompt followed by a tab.
+/// types it without the space (`>>>convert_to(joule*second,joule)`). Not `>>>>` (a quote),
+/// nor a prompt followed by a tab.
 fn doctest_code(t: &str) -> Option<&str> {
     let rest = t.strip_prefix(">>>")?;
     match rest.chars().next() {

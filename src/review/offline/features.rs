@@ -221,8 +221,8 @@ mod tests {
     }
 
     /// The committee normalizes changed lines exactly as the patch engine does: a trailing
-    /// comment is not part of the edit (it used to be here, so these two were not duplicates),
-    /// and a `#` inside a string literal is code, not a comment.
+    /// comment is not part of the edit (here too, so these two are duplicates), and a `#`
+    /// inside a string literal is code, not a comment.
     #[test]
     fn trailing_comments_are_dropped_but_hashes_in_strings_kept() {
         let c = |agent: &str, added: &str| {
