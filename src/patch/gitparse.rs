@@ -22,6 +22,15 @@ fn err(line: usize, message: impl Into<String>) -> ParseError {
     ParseError {
         line,
         message: message.into(),
+        header: false,
+    }
+}
+
+/// An error in a file's header lines (names, modes), not in its hunks.
+fn header_err(line: usize, message: impl Into<String>) -> ParseError {
+    ParseError {
+        header: true,
+        ..err(line, message)
     }
 }
 
@@ -211,7 +220,7 @@ fn parse_mode(s: &str, line: usize) -> Result<u32, ParseError> {
     let digits: String = s.chars().take_while(|c| ('0'..='7').contains(c)).collect();
     let next = s.as_bytes().get(digits.len()).copied();
     if digits.is_empty() || !next.is_some_and(is_space) {
-        return Err(err(line, format!("invalid mode `{}`", s.trim_end())));
+        return Err(header_err(line, format!("invalid mode `{}`", s.trim_end())));
     }
     Ok(u32::from_str_radix(&digits, 8).unwrap_or(0))
 }
@@ -245,19 +254,22 @@ fn git_diff_header(st: &State, lines: &[&str], i: usize) -> Result<Header, Parse
             }
             if let Some(n) = name.as_deref() {
                 if isnull {
-                    return Err(err(
+                    return Err(header_err(
                         ln,
                         format!("git apply: bad git-diff - expected /dev/null, got {n}"),
                     ));
                 }
                 if find_name_common(rest, None, p, TERM_TAB).as_deref() != Some(n) {
-                    return Err(err(
+                    return Err(header_err(
                         ln,
                         format!("git apply: bad git-diff - inconsistent {side} filename"),
                     ));
                 }
             } else if !is_dev_null(rest) {
-                return Err(err(ln, "git apply: bad git-diff - expected /dev/null"));
+                return Err(header_err(
+                    ln,
+                    "git apply: bad git-diff - expected /dev/null",
+                ));
             }
             Ok(())
         };
@@ -312,7 +324,7 @@ fn git_diff_header(st: &State, lines: &[&str], i: usize) -> Result<Header, Parse
         let ext =
             (is_delete == 1) as u8 + (is_new == 1) as u8 + f.is_rename as u8 + f.is_copy as u8;
         if ext > 1 {
-            return Err(err(
+            return Err(header_err(
                 ln,
                 format!("inconsistent header lines {ext_line} and {ln}"),
             ));
@@ -324,13 +336,13 @@ fn git_diff_header(st: &State, lines: &[&str], i: usize) -> Result<Header, Parse
     }
     if old.is_none() && new.is_none() {
         let Some(d) = def_name.clone() else {
-            return Err(err(j, format!("git diff header lacks filename information when removing {p} leading pathname component")));
+            return Err(header_err(j, format!("git diff header lacks filename information when removing {p} leading pathname component")));
         };
         old = Some(d.clone());
         new = Some(d);
     }
     if (new.is_none() && is_delete == 0) || (old.is_none() && is_new == 0) {
-        return Err(err(j, "git diff header lacks filename information"));
+        return Err(header_err(j, "git diff header lacks filename information"));
     }
     f.old_path = old;
     f.new_path = new;
@@ -428,7 +440,7 @@ fn find_header(
             f.new_path = name.clone();
         }
         if name.is_none() {
-            return Err(err(i + 1, "unable to find filename in patch"));
+            return Err(header_err(i + 1, "unable to find filename in patch"));
         }
         return Ok(Found::Header(
             Header {
@@ -461,6 +473,7 @@ fn parse_fragment(lines: &[&str], i: usize, rest_bytes: &[usize]) -> Option<(Hun
         lines: Vec::new(),
         header_line: i + 1,
         count_mismatch: false,
+        malformed_line: None,
     };
     let (mut added, mut deleted) = (0, 0);
     let mut j = i + 1;

@@ -52,6 +52,12 @@ pub fn unsafe_path(p: &str) -> bool {
             .any(|c| c.is_empty() || c == "." || c == ".." || c.eq_ignore_ascii_case(".git"))
 }
 
+/// An unsafe path that is not an escape but no name at all: empty, or with an empty part
+/// (`+++ b/`, `pkg//m.py`).
+fn nameless(p: &str) -> bool {
+    !p.starts_with('/') && p.split('/').any(str::is_empty)
+}
+
 enum PathState {
     Content(String),
     Gone,
@@ -84,17 +90,44 @@ fn apply_patch(patch: &Patch, base: &Files, mode: Mode) -> (Vec<FileView>, bool)
         let mut old_path = fp.old_path.as_deref();
         // The content the hunks apply to.
         let mut preimage: Result<String, String> = Ok(String::new());
-        // Paths that could point outside the repository are refused in every mode, first.
+        // Paths that could point outside the repository are refused in every mode, first; a
+        // header whose name is empty (`+++ b/`) or has an empty part names no file at all.
         if let Some(bad) = [fp.old_path.as_deref(), fp.new_path.as_deref()]
             .into_iter()
             .flatten()
             .find(|p| unsafe_path(p))
         {
-            preimage = Err(format!(
-                "unsafe path `{}` (absolute, with `..`, or otherwise outside the repository): rejected",
-                bad.escape_debug()
-            ));
+            preimage = Err(if nameless(bad) {
+                format!(
+                    "no usable file name in the diff header (`{}`): not applied",
+                    bad.escape_debug()
+                )
+            } else {
+                format!(
+                    "unsafe path `{}` (absolute, with `..`, or otherwise outside the repository): rejected",
+                    bad.escape_debug()
+                )
+            });
             old_path = None;
+        }
+        // A hunk cut short by a stray line would apply only part of what it says.
+        if let (Some((k, h)), true) = (
+            fp.hunks
+                .iter()
+                .enumerate()
+                .find(|(_, h)| h.malformed_line.is_some()),
+            preimage.is_ok(),
+        ) {
+            preimage = Err(format!(
+                "malformed hunk {} (@@ -{},{} +{},{} @@, diff line {}): diff line {} is neither context, `+` nor `-`, and the hunk goes on after it",
+                k + 1,
+                h.old_start,
+                h.old_len,
+                h.new_start,
+                h.new_len,
+                h.header_line,
+                h.malformed_line.unwrap_or(0)
+            ));
         }
         if let (Some(o), true) = (old_path, preimage.is_ok()) {
             let previous = if fp.is_rename || fp.is_copy {
@@ -154,13 +187,31 @@ fn apply_patch(patch: &Patch, base: &Files, mode: Mode) -> (Vec<FileView>, bool)
                             )
                         })
                         .unwrap_or_default();
-                    view.error = Some(format!(
-                        "hunk {} (@@ -{},{} @@, diff line {}) does not match the file{near}",
-                        failed + 1,
-                        h.old_start,
-                        h.old_len,
-                        h.header_line
-                    ));
+                    view.error = Some(if h.count_mismatch {
+                        // Its body is not what its header says: the diff is at fault, not the file.
+                        let context = h.lines.len() - h.added() - h.removed();
+                        format!(
+                            "corrupt hunk {} (@@ -{},{} +{},{} @@, diff line {}): its header counts {} old and {} new lines, its body has {} and {}; as read, it does not match the file{near}",
+                            failed + 1,
+                            h.old_start,
+                            h.old_len,
+                            h.new_start,
+                            h.new_len,
+                            h.header_line,
+                            h.old_len,
+                            h.new_len,
+                            context + h.removed(),
+                            context + h.added()
+                        )
+                    } else {
+                        format!(
+                            "hunk {} (@@ -{},{} @@, diff line {}) does not match the file{near}",
+                            failed + 1,
+                            h.old_start,
+                            h.old_len,
+                            h.header_line
+                        )
+                    });
                 } else if let Some(after) = r.after {
                     if fp.new_path.is_none() && !after.is_empty() {
                         view.error = Some(format!("deleting {} leaves content behind", fp.path()));
@@ -273,7 +324,11 @@ pub fn rebuild(candidate: &Candidate, base: &Files, mode: Mode) -> PatchView {
         Err(e) => PatchView {
             applies: Applies::No,
             files: vec![],
-            error: Some(format!("git apply would reject the diff: {e}")),
+            error: Some(if e.header {
+                format!("git apply would reject the diff's header: {e}")
+            } else {
+                format!("git apply would reject the diff: {e}")
+            }),
             lines_added: 0,
             lines_removed: 0,
         },
@@ -393,30 +448,35 @@ pub fn hunk_views(file: &FileView, context: usize) -> Vec<HunkView> {
 }
 
 /// Why a candidate does not apply, in a word or two for tables (`too large`, `unsafe path`,
-/// `bad diff`, `missing file`, …); `None` when it applies or is empty. The full sentence is
-/// the view's (or a file's) `error`.
+/// `bad diff`, `bad header`, `missing file`, `conflicts`, …); `None` when it applies or is
+/// empty. The full sentence is the view's (or a file's) `error`.
+///
+/// The word names the cause in both modes: a refusal (too large, a path leaving the
+/// repository) first; then a header `git apply` rejects (`bad header`: the tolerant reading of
+/// names that disagree is a guess, so what it then finds says less); then a file's own failure
+/// (a corrupt or malformed hunk is `bad diff`, a well-formed one that does not land is
+/// `conflicts`); then the whole diff's.
 pub fn failure_label(view: &PatchView) -> Option<&'static str> {
     if !matches!(view.applies, Applies::No) {
         return None;
     }
-    // A file's own failure is more specific than the whole diff's (`git apply` would reject).
-    let errors = view
-        .files
-        .iter()
-        .filter_map(|f| f.error.as_ref())
-        .chain(view.error.iter());
-    let mut label = None;
-    for e in errors {
-        let l = if e.starts_with("patch too large") {
+    let label_of = |e: &str| -> Option<&'static str> {
+        Some(if e.starts_with("patch too large") {
             "too large"
         } else if e.starts_with("unsafe path") {
             "unsafe path"
+        } else if e.starts_with("no usable file name")
+            || e.starts_with("git apply would reject the diff's header")
+        {
+            "bad header"
         } else if e.contains("does not exist at the base commit") {
             "missing file"
         } else if e.contains("already exists at the base commit") {
             "file exists"
         } else if e.starts_with("binary patch") {
             "binary"
+        } else if e.starts_with("corrupt hunk") || e.starts_with("malformed hunk") {
+            "bad diff"
         } else if e.starts_with("hunk ") || e.contains("renamed/deleted earlier") {
             "conflicts"
         } else if e.starts_with("deleting ") {
@@ -424,15 +484,24 @@ pub fn failure_label(view: &PatchView) -> Option<&'static str> {
         } else if e.starts_with("diff does not parse") || e.starts_with("git apply would reject") {
             "bad diff"
         } else {
-            continue;
-        };
-        // A refusal (unsafe, too large) says more than a file's failure.
-        if matches!(l, "too large" | "unsafe path") {
-            return Some(l);
-        }
-        label.get_or_insert(l);
+            return None;
+        })
+    };
+    let file_labels: Vec<&'static str> = view
+        .files
+        .iter()
+        .filter_map(|f| f.error.as_deref())
+        .filter_map(label_of)
+        .collect();
+    let diff_label = view.error.as_deref().and_then(label_of);
+    let all = || file_labels.iter().chain(diff_label.iter()).copied();
+    if let Some(refusal) = all().find(|l| matches!(*l, "too large" | "unsafe path")) {
+        return Some(refusal);
     }
-    Some(label.unwrap_or(if view.files.is_empty() {
+    if diff_label == Some("bad header") {
+        return diff_label;
+    }
+    Some(all().next().unwrap_or(if view.files.is_empty() {
         "bad diff"
     } else {
         "no"
@@ -440,11 +509,16 @@ pub fn failure_label(view: &PatchView) -> Option<&'static str> {
 }
 
 /// True when nothing of the candidate could be read as a change to review: empty, refused
-/// (unsafe path, too large), or a diff with no file in it.
+/// (unsafe path, too large), a file header that names no file, or a diff with no file in it.
 pub fn is_void(view: &PatchView) -> bool {
     view.applies == Applies::Empty
         || matches!(failure_label(view), Some("too large" | "unsafe path"))
         || (view.applies == Applies::No && view.files.is_empty())
+        || view.files.iter().any(|f| {
+            f.error
+                .as_deref()
+                .is_some_and(|e| e.starts_with("no usable file name"))
+        })
 }
 
 #[cfg(test)]

@@ -40,6 +40,9 @@ pub struct Hunk {
     pub header_line: usize,
     /// The body did not match the header counts (tolerated, reported).
     pub count_mismatch: bool,
+    /// 1-based diff line of a line that is neither context, `+` nor `-` inside the body, with
+    /// more body lines after it: the hunk as read is cut short, so it is not applied.
+    pub malformed_line: Option<usize>,
 }
 
 impl Hunk {
@@ -129,6 +132,8 @@ pub struct Patch {
 pub struct ParseError {
     pub line: usize,
     pub message: String,
+    /// The file header is at fault (names that disagree or are missing, bad modes), not a hunk.
+    pub header: bool,
 }
 
 impl std::fmt::Display for ParseError {
@@ -269,12 +274,14 @@ pub fn parse(text: &str) -> Result<Patch, ParseError> {
                 return Err(ParseError {
                     line: i + 1,
                     message: format!("malformed hunk header `{line}`"),
+                    header: false,
                 });
             };
             let Some(f) = current.as_mut() else {
                 return Err(ParseError {
                     line: i + 1,
                     message: "hunk before any file header (--- a/... +++ b/...)".into(),
+                    header: false,
                 });
             };
             let mut hunk = Hunk {
@@ -286,6 +293,7 @@ pub fn parse(text: &str) -> Result<Patch, ParseError> {
                 lines: Vec::new(),
                 header_line: i + 1,
                 count_mismatch: false,
+                malformed_line: None,
             };
             i += 1;
             let (mut old_left, mut new_left) = (ol, nl);
@@ -344,6 +352,17 @@ pub fn parse(text: &str) -> Result<Patch, ParseError> {
                         new_left = new_left.saturating_sub(1);
                     }
                     _ => {
+                        // Trailing prose ends the hunk; a stray line with the body going on
+                        // after it breaks it.
+                        if next.is_some_and(|n| {
+                            n.starts_with([' ', '+', '-'])
+                                && !is_header(
+                                    n,
+                                    lines.get(i + 2).map(|l| l.trim_end_matches(['\n', '\r'])),
+                                )
+                        }) {
+                            hunk.malformed_line = Some(i + 1);
+                        }
                         hunk.count_mismatch = true;
                         break;
                     }
@@ -362,7 +381,10 @@ pub fn parse(text: &str) -> Result<Patch, ParseError> {
                     hunk.lines.pop();
                 }
             }
-            if hunk.lines.iter().any(|l| !matches!(l, Line::Context(_))) || hunk.lines.is_empty() {
+            if hunk.lines.iter().any(|l| !matches!(l, Line::Context(_)))
+                || hunk.lines.is_empty()
+                || hunk.malformed_line.is_some()
+            {
                 f.hunks.push(hunk);
             }
             continue;
@@ -376,6 +398,7 @@ pub fn parse(text: &str) -> Result<Patch, ParseError> {
         return Err(ParseError {
             line: 1,
             message: "no file header found: this is not a unified diff".into(),
+            header: false,
         });
     }
     Ok(patch)
@@ -439,6 +462,17 @@ mod tests {
         assert_eq!(p.files[0].hunks.len(), 2);
         assert!(p.files[0].hunks[0].count_mismatch);
         assert_eq!(p.files[0].hunks[1].lines.len(), 3);
+    }
+
+    #[test]
+    fn a_stray_line_inside_a_hunk_is_malformed_prose_after_it_is_not() {
+        let stray = "--- a/x.py\n+++ b/x.py\n@@ -1,3 +1,3 @@\n a\n-b\nstray\n+c\n d\n";
+        let h = &parse(stray).unwrap().files[0].hunks[0];
+        assert_eq!(h.malformed_line, Some(6));
+        let prose = "--- a/x.py\n+++ b/x.py\n@@ -1,9 +1,9 @@\n a\n-b\n+c\nThat is the fix.\n";
+        let h = &parse(prose).unwrap().files[0].hunks[0];
+        assert_eq!(h.malformed_line, None);
+        assert!(h.count_mismatch);
     }
 
     #[test]

@@ -159,3 +159,91 @@ fn long_agent_names_stay_apart_in_a_narrow_terminal() {
         assert!(row.chars().count() <= 80, "{row}");
     }
 }
+
+/// A broken diff is named for what is broken, in the default (tolerant) mode and with
+/// `--strict` alike: a hunk whose counts or lines are corrupt is `bad diff`, names that disagree
+/// are `bad header`, `unsafe path` is kept for paths leaving the repository, and a hunk whose
+/// context is not in the file stays `conflicts`.
+#[test]
+fn a_broken_diff_is_named_for_its_cause_in_both_modes() {
+    let dir = tempfile::tempdir().unwrap();
+    let id = "example__textkit-1";
+    let fix_body = " \n def word_count(text):\n     \"\"\"Return the number of words in ``text``.\"\"\"\n-    if not text:\n-        return 0\n-    return len(text.split(\" \"))\n+    return len(text.split())\n \n \n def capitalize_words(text):\n";
+    let head = "--- a/textkit/words.py\n+++ b/textkit/words.py\n";
+    // Counts far past the body: the hunk swallows lines that are not in the file.
+    let mut counts = format!("{head}@@ -3,40 +3,38 @@\n{fix_body}");
+    for k in 0..6 {
+        counts.push_str(&format!(" not in the file {k}\n"));
+    }
+    write(
+        dir.path(),
+        &format!("bad-counts/{id}.diff"),
+        counts.as_bytes(),
+    );
+    // A line that is neither context, `+` nor `-` in the middle of a hunk.
+    let malformed = format!(
+        "{head}@@ -3,9 +3,7 @@\n{}",
+        fix_body.replace(
+            "-    if not text:\n",
+            "-    if not text:\n\tnot a diff line\n"
+        )
+    );
+    write(
+        dir.path(),
+        &format!("malformed/{id}.diff"),
+        malformed.as_bytes(),
+    );
+    // The second file's `+++` names another file than its `diff --git` header.
+    write(
+        dir.path(),
+        &format!("renamed-header/{id}.diff"),
+        b"diff --git a/textkit/x.py b/textkit/x.py\nnew file mode 100644\n--- /dev/null\n+++ b/textkit/x.py\n@@ -0,0 +1 @@\n+x = 1\ndiff --git a/textkit/z.py b/textkit/z.py\nnew file mode 100644\n--- /dev/null\n+++ b/textkit/x.py\n@@ -0,0 +1 @@\n+y = 2\n",
+    );
+    // No name at all after `b/`.
+    write(
+        dir.path(),
+        &format!("nameless/{id}.diff"),
+        b"diff --git a/textkit/x.py b/textkit/x.py\nnew file mode 100644\n--- /dev/null\n+++ b/\n@@ -0,0 +1 @@\n+x = 1\n",
+    );
+    write(
+        dir.path(),
+        &format!("escape/{id}.diff"),
+        b"--- a/../outside.py\n+++ b/../outside.py\n@@ -1 +1 @@\n-a\n+b\n",
+    );
+    // Well formed, but its context is not in the file.
+    write(
+        dir.path(),
+        &format!("conflict/{id}.diff"),
+        format!("{head}@@ -3,9 +3,7 @@\n{}", fix_body.replace("text", "txt")).as_bytes(),
+    );
+    let expect = [
+        ("bad-counts", "bad diff"),
+        ("malformed", "bad diff"),
+        ("renamed-header", "bad header"),
+        ("nameless", "bad header"),
+        ("escape", "unsafe path"),
+        ("conflict", "conflicts"),
+    ];
+    for mode in [&[][..], &["--strict"][..]] {
+        let args = example_issue_args(&["rank", path_str(dir.path())], mode);
+        let out = dei(&[&args[..], &["--json".into(), "-".into()]].concat());
+        assert!(out.status.success(), "{}", stderr(&out));
+        let v: Value = serde_json::from_str(&stdout(&out)).unwrap();
+        let table = stdout(&dei(&args));
+        for (agent, why) in expect {
+            let r = v["ranked"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|r| r["agent"] == agent)
+                .unwrap_or_else(|| panic!("no {agent} in {v}"));
+            assert_eq!(r["applies"], "no", "{mode:?} {r}");
+            assert_eq!(r["apply_failure"], why, "{mode:?} {r}");
+            let line = table
+                .lines()
+                .find(|l| l.contains(&format!(" {agent} ")))
+                .unwrap_or_else(|| panic!("no {agent} line in {table}"));
+            assert!(line.contains(&format!("no: {why}")), "{mode:?} {line}");
+        }
+    }
+}
