@@ -227,7 +227,14 @@ pub fn generate(req: &GenerateRequest, llm: &LlmOptions) -> anyhow::Result<Gener
     }
     let factory =
         |label: &str| -> Box<dyn Model> { Box::new(EngineModel::new(Arc::clone(&engine), label)) };
-    let mut report = generate_with(&req, &factory)?;
+    // A dry run's prompts are printed together at the end, numbered across the run, with one
+    // count of what it would send.
+    if req.dry_run {
+        engine.open_plan();
+    }
+    let result = generate_with(&req, &factory);
+    engine.close_plan();
+    let mut report = result?;
     report.usage = Some(engine.totals());
     Ok(report)
 }

@@ -192,7 +192,12 @@ impl EngineModel {
             *n += 1;
             *n - 1
         };
-        let label = format!("{} t={temperature} sample {sample}", self.label);
+        // `sample` counts asks of this very prompt (it keys the cache), not a strategy's
+        // samples, so only a repeat is named.
+        let label = match sample {
+            0 => format!("{} t={temperature}", self.label),
+            n => format!("{} t={temperature} ask {}", self.label, n + 1),
+        };
         let (text, usage) = self
             .engine
             .complete_many_shaped(system, prompt, &[(temperature, sample, label)], shape)

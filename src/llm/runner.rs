@@ -121,6 +121,23 @@ pub struct CallRecord {
     pub result: String,
 }
 
+/// A dry run's plan while one is open ([`Engine::open_plan`]): every prompt the run would send,
+/// kept to be printed together at its end ([`Engine::close_plan`]), numbered across the run.
+#[derive(Default)]
+struct Plan {
+    calls: Vec<Planned>,
+    /// Free-form calls whose reply the caller needed to go on and a dry run does not have: the
+    /// steps after each are not in the plan.
+    waiting: usize,
+}
+
+/// One prompt of a dry run.
+struct Planned {
+    label: String,
+    cached: bool,
+    prompt: Rendered,
+}
+
 /// The shared state of all calls of a committee.
 pub struct Engine {
     pub provider: Provider,
@@ -139,6 +156,8 @@ pub struct Engine {
     server: std::sync::OnceLock<super::server::ServerInfo>,
     /// Where `--dry-run` prints prompts.
     pub out: Mutex<Box<dyn Write + Send>>,
+    /// The dry run's plan, while one is open: prompts wait in it instead of being printed.
+    plan: Mutex<Option<Plan>>,
     /// One runtime for the engine's life: pooled connections stay valid between runs, and
     /// runs started from several threads share it.
     rt: std::sync::OnceLock<tokio::runtime::Runtime>,
@@ -182,6 +201,7 @@ impl Engine {
             structured: std::sync::atomic::AtomicBool::new(settings.format == Format::Json),
             server: std::sync::OnceLock::new(),
             out: Mutex::new(Box::new(std::io::stdout())),
+            plan: Mutex::new(None),
             rt: std::sync::OnceLock::new(),
             sem: Arc::new(tokio::sync::Semaphore::new(settings.concurrency.max(1))),
             client,
@@ -446,6 +466,9 @@ impl Engine {
                 .map(|j| self.cache.as_ref().and_then(|c| c.get(&self.key(j, 0))))
                 .collect();
             self.dry_run(&jobs);
+            if let Some(plan) = self.plan.lock().expect("plan lock").as_mut() {
+                plan.waiting += hits.iter().filter(|h| h.is_none()).count();
+            }
             return hits
                 .into_iter()
                 .map(|hit| match hit {
@@ -755,45 +778,90 @@ impl Engine {
         }
     }
 
-    /// Print every prompt exactly as it would be sent and count calls, tokens and cost.
+    /// Print every prompt exactly as it would be sent and count calls, tokens and cost; while a
+    /// plan is open ([`Engine::open_plan`]) the prompts join it instead, to be printed at its end.
     fn dry_run(&self, jobs: &[Job]) -> Vec<Outcome> {
-        let mut out = self.out.lock().expect("out lock");
-        let (mut cached, mut input) = (0usize, 0u64);
-        let total = jobs.len();
-        for (n, job) in jobs.iter().enumerate() {
-            let hit = self
+        let planned = jobs.iter().map(|job| Planned {
+            label: job.label.clone(),
+            cached: self
                 .cache
                 .as_ref()
-                .is_some_and(|c| c.get(&self.key(job, 0)).is_some());
-            cached += usize::from(hit);
-            input += Self::input_estimate(job);
-            let _ = writeln!(
-                out,
-                "===== call {}/{total}: {}{} =====\n--- system ---\n{}\n--- user ---\n{}\n",
-                n + 1,
-                job.label,
-                if hit { " (cached)" } else { "" },
-                job.prompt.system,
-                job.prompt.user
-            );
+                .is_some_and(|c| c.get(&self.key(job, 0)).is_some()),
+            prompt: job.prompt.clone(),
+        });
+        let mut plan = self.plan.lock().expect("plan lock");
+        match plan.as_mut() {
+            Some(p) => p.calls.extend(planned),
+            None => self.print_plan(&planned.collect::<Vec<_>>(), 0),
         }
-        let calls = total - cached;
-        let max_out = calls as u64 * u64::from(self.settings.max_tokens);
-        let _ = writeln!(
-            out,
-            "dry run: {total} calls planned ({cached} already cached, {calls} to send) to {}:{}; about {input} input tokens, at most {max_out} output tokens; cost up to about ${:.4} at ${}/{} per million tokens in/out",
-            self.provider.protocol.name(),
-            self.provider.model,
-            self.settings.price.cost(input, max_out),
-            self.settings.price.input,
-            self.settings.price.output,
-        );
-        let _ = out.flush();
         jobs.iter()
             .map(|_| Outcome::Skipped {
                 why: "dry run: no call made".into(),
             })
             .collect()
+    }
+
+    /// Keep a dry run's prompts until [`Engine::close_plan`], so that a run of many calls
+    /// (the generator's strategies, one step after another) is numbered and counted as one.
+    pub fn open_plan(&self) {
+        self.plan
+            .lock()
+            .expect("plan lock")
+            .get_or_insert_with(Plan::default);
+    }
+
+    /// Print the open plan's prompts, numbered across it, and one line counting its calls,
+    /// tokens and cost: a lower bound ("at least") where some call's reply was needed to plan
+    /// the steps after it. Nothing when no plan is open.
+    pub fn close_plan(&self) {
+        if let Some(p) = self.plan.lock().expect("plan lock").take() {
+            self.print_plan(&p.calls, p.waiting);
+        }
+    }
+
+    /// Print `calls` as `===== call i/N: label =====` with their system and user prompts, then
+    /// the count; `waiting` calls held up the steps after them, which are not counted.
+    fn print_plan(&self, calls: &[Planned], waiting: usize) {
+        let mut out = self.out.lock().expect("out lock");
+        let total = calls.len();
+        let (mut cached, mut input) = (0usize, 0u64);
+        for (n, c) in calls.iter().enumerate() {
+            cached += usize::from(c.cached);
+            if !c.cached {
+                input += c.prompt.estimated_tokens();
+            }
+            let _ = writeln!(
+                out,
+                "===== call {}/{total}: {}{} =====\n--- system ---\n{}\n--- user ---\n{}\n",
+                n + 1,
+                c.label,
+                if c.cached { " (cached)" } else { "" },
+                c.prompt.system,
+                c.prompt.user
+            );
+        }
+        let sent = total - cached;
+        let max_out = sent as u64 * u64::from(self.settings.max_tokens);
+        let price = self.settings.price;
+        let model = format!("{}:{}", self.provider.protocol.name(), self.provider.model);
+        let rates = format!(
+            "at ${}/{} per million tokens in/out",
+            price.input, price.output
+        );
+        let line = if waiting == 0 {
+            format!(
+                "dry run: {total} calls planned ({cached} already cached, {sent} to send) to {model}; about {input} input tokens, at most {max_out} output tokens; cost up to about ${:.4} {rates}",
+                price.cost(input, max_out),
+            )
+        } else {
+            format!(
+                "dry run: at least {total} calls planned ({cached} already cached, {sent} to send) to {model}: {waiting} of them must be answered before the steps after them can be planned, and those are not counted; about {input} input tokens and at most {max_out} output tokens in the calls shown; cost at least about ${:.4} (their input), up to about ${:.4} for the calls shown, more for the later ones, {rates}",
+                price.cost(input, 0),
+                price.cost(input, max_out),
+            )
+        };
+        let _ = writeln!(out, "{line}");
+        let _ = out.flush();
     }
 }
 

@@ -503,3 +503,75 @@ fn a_run_whose_every_call_fails_writes_nothing_and_exits_non_zero() {
     let text = std::fs::read_to_string(&out).unwrap_or_default();
     assert!(text.trim().is_empty(), "{text}");
 }
+
+/// The `===== call i/N` headers and the one closing `calls planned` line of a dry run.
+fn dry_run_plan(text: &str) -> (Vec<String>, Vec<String>) {
+    let heads = text
+        .lines()
+        .filter(|l| l.starts_with("===== call "))
+        .map(str::to_string)
+        .collect();
+    let planned = text
+        .lines()
+        .filter(|l| l.contains("calls planned"))
+        .map(str::to_string)
+        .collect();
+    (heads, planned)
+}
+
+/// A dry run numbers its prompts across the whole run and counts them once; where a strategy
+/// waits on a reply it does not have (the hierarchical strategy after its file choice, the
+/// chain after its first step), the count and the cost are lower bounds and say so. With every
+/// reply in the cache the strategies run to their end and the count is exact.
+#[test]
+fn a_dry_run_counts_the_whole_run_and_says_when_it_is_a_lower_bound() {
+    let mock = Mock::start(Duration::ZERO);
+    script_all(&mock);
+    let dir = tempfile::tempdir().unwrap();
+    let price = ["--price-in", "2.5", "--price-out", "10"];
+    let o = generate(&mock, dir.path(), &[&["--dry-run"][..], &price].concat());
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(mock.calls(), 0, "a dry run calls nothing");
+    let text = stdout(&o);
+    let (heads, planned) = dry_run_plan(&text);
+    // One hierarchical prompt (the file choice), one per search/replace and chain sample.
+    assert_eq!(heads.len(), 7, "{text}");
+    for (i, h) in heads.iter().enumerate() {
+        assert!(h.starts_with(&format!("===== call {}/7: ", i + 1)), "{h}");
+    }
+    assert_eq!(planned.len(), 1, "one count for the run: {text}");
+    let line = &planned[0];
+    assert!(
+        line.contains("at least 7 calls planned (0 already cached, 7 to send)"),
+        "{line}"
+    );
+    assert!(line.contains("cost at least about $"), "{line}");
+    assert!(!line.contains("cost up to about $"), "{line}");
+
+    // A real run fills the cache; a dry run after it follows every strategy to its end.
+    let o = generate(&mock, dir.path(), &price);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let sent = mock.calls();
+    // Without its output a rerun does every strategy again.
+    std::fs::remove_file(dir.path().join("gen.jsonl")).unwrap();
+    let o = generate(&mock, dir.path(), &[&["--dry-run"][..], &price].concat());
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(mock.calls(), sent, "a dry run calls nothing");
+    let text = stdout(&o);
+    let (heads, planned) = dry_run_plan(&text);
+    let n = heads.len();
+    assert!(n > 7, "the later steps are shown: {text}");
+    for (i, h) in heads.iter().enumerate() {
+        assert!(h.starts_with(&format!("===== call {}/{n}: ", i + 1)), "{h}");
+        assert!(h.ends_with("(cached) ====="), "{h}");
+    }
+    assert_eq!(planned.len(), 1, "{text}");
+    assert!(
+        planned[0].starts_with(&format!(
+            "dry run: {n} calls planned ({n} already cached, 0 to send)"
+        )),
+        "{}",
+        planned[0]
+    );
+    assert!(!planned[0].contains("at least"), "{}", planned[0]);
+}
