@@ -41,6 +41,14 @@ pub fn is_auxiliary(path: &str) -> bool {
         })
 }
 
+/// True for a file that is part of the project's own code: not a test, doc, example or
+/// benchmark ([`is_auxiliary`]), and not a file created at the repository's root, which is
+/// where agents leave their reproduction and scratch scripts (`reproduce_bug.py`). A change
+/// touching no such file fixes nothing in the library.
+pub fn is_library_file(path: &str, created: bool) -> bool {
+    !is_auxiliary(path) && !(created && !path.contains('/'))
+}
+
 /// Repository file names too common to point anywhere when an issue writes them
 /// (`__init__.py`, `utils.py`, `setup.py`, `conftest.py`).
 pub const GENERIC_FILE_NAMES: &[&str] = &["__init__.py", "utils.py", "setup.py", "conftest.py"];

@@ -483,6 +483,7 @@ pub fn table(result: &RankResult, width: Option<usize>) -> String {
         );
         out.push('\n');
     }
+    out.push_str(&pick_line(result));
     if !result.problems.is_empty() {
         out.push_str(&format!(
             "\n{} input problem(s) skipped:\n",
@@ -499,6 +500,35 @@ pub fn table(result: &RankResult, width: Option<usize>) -> String {
         }
     }
     out
+}
+
+/// The line under the table naming the pick and where its patch is (`origin`: the file, and
+/// the line of a predictions file); a tie names every candidate sharing the top, and which
+/// one `--predictions` submits. Empty when nothing is picked for a reason said above.
+pub fn pick_line(result: &RankResult) -> String {
+    let top = result.pick();
+    let Some(first) = top.first() else {
+        return String::new();
+    };
+    if first.status == ReviewStatus::Rule {
+        return format!(
+            "\nno pick: no candidate is a fix to submit ({})\n",
+            first.reason
+        );
+    }
+    let score = score_cell(first);
+    match top.as_slice() {
+        [one] => format!(
+            "\npick: {} (score {score}), its patch in {}\n",
+            one.agent, one.origin
+        ),
+        many => format!(
+            "\npick: a tie at score {score} between {}; --predictions submits the first listed, {} ({})\n",
+            many.iter().map(|r| r.agent.as_str()).collect::<Vec<_>>().join(", "),
+            first.agent,
+            first.origin
+        ),
+    }
 }
 
 /// The machine-readable result.

@@ -9,7 +9,37 @@ pub mod offline;
 pub mod prompts;
 pub mod rubric;
 
-use crate::model::{Behaviour, Candidate, Context, PatchView, Review, Task};
+use crate::model::{Applies, Behaviour, Candidate, Context, PatchView, Review, Task};
+
+/// Why a candidate is scored 1 by rule instead of reviewed; every committee asks here, so
+/// they agree on what is no fix: an empty patch, one that does not apply at the base commit
+/// (or could not be read), and one that touches no library code (only tests, docs, examples
+/// or scripts, or files it creates at the repository's root).
+pub fn by_rule(candidate: &Candidate, view: &PatchView) -> Option<String> {
+    if candidate.is_empty() || view.applies == Applies::Empty {
+        return Some("no patch".into());
+    }
+    if view.applies == Applies::No {
+        let why = view
+            .error
+            .clone()
+            .or_else(|| view.files.iter().find_map(|f| f.error.clone()))
+            .unwrap_or_else(|| "some hunk does not apply".into());
+        return Some(format!("does not apply at the base commit: {why}"));
+    }
+    let library = view
+        .files
+        .iter()
+        .any(|f| crate::model::paths::is_library_file(&f.path, f.before.is_none()));
+    (!library).then(|| {
+        let paths: Vec<&str> = view.files.iter().map(|f| f.path.as_str()).take(3).collect();
+        format!(
+            "touches no library code (only {}{}): not a fix",
+            paths.join(", "),
+            if view.files.len() > 3 { ", …" } else { "" }
+        )
+    })
+}
 
 /// A candidate with its rebuilt code and context: everything a reviewer needs.
 #[derive(Debug, Clone)]

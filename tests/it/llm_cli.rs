@@ -41,10 +41,11 @@ fn dry_run_prints_prompts_and_counts_with_no_server() {
     .unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
     let text = stdout(&out);
-    // 6 candidates: one empty and one that does not apply are scored by rule, 4 are sent twice.
-    assert_eq!(text.matches("===== call ").count(), 8, "{text}");
+    // 6 candidates: the empty one, the one that does not apply and the tests-only one are
+    // scored by rule, 3 are sent twice.
+    assert_eq!(text.matches("===== call ").count(), 6, "{text}");
     assert!(
-        text.contains("dry run: 8 calls planned (0 already cached, 8 to send)"),
+        text.contains("dry run: 6 calls planned (0 already cached, 6 to send)"),
         "{text}"
     );
     assert!(
@@ -94,9 +95,9 @@ fn review_once_sends_a_normalized_duplicate_once() {
         stdout(&out)
     };
     let all = calls(false);
-    assert!(all.contains("dry run: 5 calls planned"), "{all}");
+    assert!(all.contains("dry run: 4 calls planned"), "{all}");
     let once = calls(true);
-    assert!(once.contains("dry run: 4 calls planned"), "{once}");
+    assert!(once.contains("dry run: 3 calls planned"), "{once}");
     assert!(
         once.contains("shares the review of careful-agent/example__textkit-1 (the same change after normalization)"),
         "{once}"
@@ -125,7 +126,7 @@ fn killed_run_resumes_and_redoes_only_what_is_missing() {
         "--json",
         "-",
     ]);
-    let total = 4 * 4; // 4 reviewable candidates × 4 samples
+    let total = 3 * 4; // 3 reviewable candidates × 4 samples
                        // Let 7 replies through, then hold the rest and kill the run.
     mock.gate.store(7, std::sync::atomic::Ordering::SeqCst);
     let mut child = dei_cmd(&args, None)

@@ -92,8 +92,49 @@ fn same_family_duplicates_count_less_than_cross_family() {
     );
 }
 
+/// A change that touches no library code is no fix: scored 1 by rule whatever else it does,
+/// whether it only edits tests or only adds a script at the repository's root (an agent's
+/// `reproduce_bug.py`, which scored 6.00 above a tests-only change before the rule); a new
+/// module inside the package is library code.
 #[test]
-fn tests_only_and_debug_prints_are_penalized() {
+fn a_change_touching_no_library_code_scores_one_by_rule() {
+    let script = "--- /dev/null\n+++ b/reproduce_bug.py\n@@ -0,0 +1,2 @@\n+from pkg import m\n+print(m.f())\n";
+    let module =
+        "--- /dev/null\n+++ b/pkg/helpers.py\n@@ -0,0 +1,2 @@\n+def g(x):\n+    return x\n";
+    let docs = diff("docs/usage.rst", "old words", "new words");
+    let list = [
+        ("a", diff("pkg/m.py", "return a", "return b")),
+        (
+            "b",
+            diff("tests/test_m.py", "assert f() == 1", "assert f() == 2"),
+        ),
+        ("c", script.to_string()),
+        (
+            "d",
+            format!("{script}{}", diff("tests/test_m.py", "x", "y")),
+        ),
+        ("e", module.to_string()),
+        ("f", docs),
+    ];
+    let s = scores(Weights::default(), "", &list);
+    for (i, who) in [
+        (1, "tests only"),
+        (2, "a root script"),
+        (3, "a root script and tests"),
+        (5, "docs only"),
+    ] {
+        assert_eq!(s[i], 1.0, "{who}: {s:?}");
+    }
+    assert!(
+        s[0] > 1.0 && s[4] > 1.0,
+        "library changes are reviewed: {s:?}"
+    );
+    let f = features::from_diff(&cand("c", script));
+    assert!(f.scored_by_rule() && f.by_rule.as_deref().unwrap().contains("no library code"));
+}
+
+#[test]
+fn debug_prints_are_penalized() {
     let list = [
         ("a", diff("pkg/m.py", "return a", "return b")),
         (
@@ -107,7 +148,6 @@ fn tests_only_and_debug_prints_are_penalized() {
         ..Weights::default()
     };
     let s = scores(w, "", &list);
-    assert!(s[0] > s[1], "tests-only penalized: {s:?}");
     assert!(s[0] > s[2], "debug print penalized: {s:?}");
 }
 

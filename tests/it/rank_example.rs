@@ -28,9 +28,32 @@ fn offline_committee_ranks_the_correct_candidate_first() {
     assert_eq!(by("stale-agent")["applies"], "no");
     assert_eq!(by("empty-agent")["applies"], "empty");
     assert_eq!(by("wrong-place-agent")["files"][0], "textkit/cli.py");
-    // The empty candidate is kept and ranked last, the stale one just above it.
-    assert_eq!(agents[agents.len() - 1], "empty-agent");
-    assert_eq!(agents[agents.len() - 2], "stale-agent");
+    // What is no fix is scored 1 by rule and ranks after every reviewed candidate, sharing
+    // the last place: the empty one, the one that does not apply, and the one touching only
+    // tests (no library code). A reviewed candidate, even a wrong one, ranks above them.
+    let last: Vec<&str> = agents[agents.len() - 3..].to_vec();
+    for a in ["empty-agent", "stale-agent", "tests-only-agent"] {
+        assert!(
+            last.contains(&a),
+            "{a} not among the last three: {agents:?}"
+        );
+        assert_eq!(by(a)["status"], "rule", "{a}");
+        assert_eq!(by(a)["score"], 1.0, "{a}");
+    }
+    assert_eq!(by("tests-only-agent")["rank"], by("empty-agent")["rank"]);
+    assert!(
+        by("tests-only-agent")["reason"]
+            .as_str()
+            .unwrap()
+            .contains("touches no library code"),
+        "{}",
+        by("tests-only-agent")["reason"]
+    );
+    assert!(by("stale-agent")["reason"]
+        .as_str()
+        .unwrap()
+        .starts_with("does not apply at the base commit"));
+    assert_eq!(by("wrong-place-agent")["status"], "reviewed");
 }
 
 #[test]
@@ -50,6 +73,13 @@ fn table_shows_every_agent() {
         assert!(text.contains(a), "{a} missing from\n{text}");
     }
     assert!(text.lines().nth(2).unwrap().contains("agent"));
+    // Under the table: the pick and where its patch is.
+    assert!(
+        text.contains(
+            "pick: careful-agent (score 7.92), its patch in examples/candidates/careful-agent/example__textkit-1.diff"
+        ),
+        "{text}"
+    );
 }
 
 #[test]

@@ -49,9 +49,10 @@ fn an_unreachable_model_fails_the_issue_and_picks_nothing() {
         .iter()
         .filter(|r| r["status"] == "unscored")
         .collect();
-    // 6 candidates: the empty one and the one that does not apply are scored by rule.
-    assert_eq!(unscored.len(), 4, "{ranked:?}");
-    assert_eq!(v["unscored"], 4);
+    // 6 candidates: the empty one, the one that does not apply and the tests-only one are
+    // scored by rule.
+    assert_eq!(unscored.len(), 3, "{ranked:?}");
+    assert_eq!(v["unscored"], 3);
     for r in &unscored {
         assert!(r["score"].is_null(), "{r}");
         assert!(r["review"]["score"].is_null(), "{r}");
@@ -59,12 +60,12 @@ fn an_unreachable_model_fails_the_issue_and_picks_nothing() {
     }
     assert!(!stdout(&out).contains("\"value\": 0.0"));
     // The cost line counts the calls that failed, not "0 calls sent".
-    assert!(stderr(&out).contains("4 failed"), "{}", stderr(&out));
+    assert!(stderr(&out).contains("3 failed"), "{}", stderr(&out));
     // The table says so at the top, and shows `-` for the unscored.
     let table = dei(&unreachable_llm(&["--cache", path_str(&cache)]));
     assert!(!table.status.success());
     assert!(
-        stdout(&table).contains("NOT REVIEWED: 4 of 4 candidates with a patch to review could not be reviewed: cannot connect to http://127.0.0.1:9/v1"),
+        stdout(&table).contains("NOT REVIEWED: 3 of 3 candidates with a patch to review could not be reviewed: cannot connect to http://127.0.0.1:9/v1"),
         "{}",
         stdout(&table)
     );
@@ -167,7 +168,7 @@ fn a_run_with_unreviewed_issues_exits_non_zero_and_retries_them() {
     ]);
     let again = dei(&args);
     assert!(again.status.success(), "{}", stderr(&again));
-    assert_eq!(mock.calls(), 4, "the four reviewable candidates are asked");
+    assert_eq!(mock.calls(), 3, "the three reviewable candidates are asked");
     let last: Value = serde_json::from_str(
         std::fs::read_to_string(run_dir.join("journal.jsonl"))
             .unwrap()

@@ -253,14 +253,12 @@ pub fn fit(
         (|w| &mut w.same_family, vec![0.0, 0.15, 0.3, 0.6, 1.0]),
         (|w| &mut w.file_named, vec![0.0, 0.25, 0.5, 1.0, 2.0]),
         (|w| &mut w.def_named, vec![0.0, 0.25, 0.5, 1.0, 2.0]),
-        (|w| &mut w.tests_only, vec![0.0, -1.0, -3.0]),
         (|w| &mut w.debug_print, vec![0.0, -0.25, -0.5, -1.0]),
         (|w| &mut w.large, vec![0.0, -0.25, -0.5, -1.0, -2.0]),
         (|w| &mut w.small, vec![0.0, 0.25, 0.5, 1.0]),
         (|w| &mut w.scatter, vec![0.0, -0.25, -0.5, -1.0]),
         (|w| &mut w.new_file, vec![0.0, -0.5, -1.0, -2.0]),
         (|w| &mut w.applies_fuzzy, vec![0.0, 1.0, 2.0]),
-        (|w| &mut w.applies_no, vec![-1.0, -4.0, -8.0]),
         (|w| &mut w.parse_error, vec![0.0, -1.0, -3.0]),
     ];
     let mut best = start.clone();

@@ -6,14 +6,15 @@
 //! - [`Listwise`]: one call sees every candidate and picks one; score = 1 + 9 × share of votes.
 //! - [`Pairwise`]: a round-robin tournament of A/B calls; score = 1 + 9 × share of games won.
 //!
-//! Empty candidates and ones that do not apply are never sent: they score 1 by rule, and the
+//! What no committee reviews ([`crate::review::by_rule`]: no patch, one that does not apply, one
+//! touching no library code) is never sent: it scores 1 by rule, and the
 //! reason says so. Candidates with no usable reply are `unscored` (score 0, ranked last).
 
 use super::parse::{Parsed, ReplyKind};
 use super::runner::{Job, Outcome};
 use crate::llm::prompts::Prompts;
 use crate::llm::{Format, Rendered};
-use crate::model::{Applies, Review, Score, Stage, Usage};
+use crate::model::{Review, Score, Stage, Usage};
 use crate::review::prompts::{ExecView, Limits, PromptCandidate, ReproView};
 use crate::review::rubric::Rubric;
 use crate::review::{IssueBundle, Prepared};
@@ -136,9 +137,10 @@ pub fn by_name(name: &str) -> anyhow::Result<Box<dyn Selector>> {
     }
 }
 
-/// Whether a candidate is sent to the model (the others score 1 by rule).
+/// Whether a candidate is sent to the model (the others score 1 by rule,
+/// [`crate::review::by_rule`], as with the offline committee).
 pub(super) fn eligible(p: &Prepared) -> bool {
-    matches!(p.view.applies, Applies::Clean | Applies::Fuzzy)
+    crate::review::by_rule(&p.candidate, &p.view).is_none()
 }
 
 fn base_review(p: &Prepared, env: &PlanEnv) -> Review {
@@ -165,18 +167,8 @@ fn rule_review(p: &Prepared, env: &PlanEnv) -> Review {
         value: 1.0,
         parts: vec![("rule: nothing to review".into(), 1.0)],
     };
-    r.reason = match p.view.applies {
-        Applies::Empty => "no patch (scored 1 by rule, not sent to the model)".into(),
-        _ => {
-            let why = p
-                .view
-                .error
-                .clone()
-                .or_else(|| p.view.files.iter().find_map(|f| f.error.clone()))
-                .unwrap_or_else(|| "does not apply".into());
-            format!("does not apply (scored 1 by rule, not sent to the model): {why}")
-        }
-    };
+    let why = crate::review::by_rule(&p.candidate, &p.view).unwrap_or_else(|| "no patch".into());
+    r.reason = format!("{why} (scored 1 by rule, not sent to the model)");
     r
 }
 

@@ -22,6 +22,9 @@ pub struct Features {
     /// Why the candidate was refused before review (`patch too large: …`, `unsafe path …`,
     /// a diff with no file in it): it has nothing to review.
     pub refused: Option<String>,
+    /// Why every committee scores it 1 by rule ([`crate::review::by_rule`]): no patch, it
+    /// does not apply, or it touches no library code.
+    pub by_rule: Option<String>,
     /// How it applied at the base commit; `None` when the repository was not read.
     pub applies: Option<Applies>,
     /// Parse errors the patch introduces; `None` when the repository was not read.
@@ -62,6 +65,11 @@ impl Features {
     pub fn is_void(&self) -> bool {
         self.empty || self.unparsable || self.refused.is_some()
     }
+
+    /// Scored 1 by rule, not reviewed: void, or no fix by [`crate::review::by_rule`].
+    pub fn scored_by_rule(&self) -> bool {
+        self.is_void() || self.by_rule.is_some()
+    }
 }
 
 pub use crate::candidates::family_of;
@@ -90,10 +98,14 @@ pub fn from_diff(candidate: &Candidate) -> Features {
         return f;
     };
     let mut per_file: Vec<(String, Vec<String>)> = Vec::new();
+    let mut library_files = 0usize;
     for fp in &patch.files {
         let path = fp.path().to_string();
         f.files.insert(path.clone());
         let test = is_test_path(&path);
+        if crate::model::paths::is_library_file(&path, fp.is_new()) {
+            library_files += 1;
+        }
         if fp.is_new() && !test {
             f.new_files += 1;
         }
@@ -130,6 +142,11 @@ pub fn from_diff(candidate: &Candidate) -> Features {
         per_file.push((path, changed));
     }
     f.tests_only = !f.files.is_empty() && f.files.iter().all(|p| is_test_path(p));
+    if library_files == 0 && !f.files.is_empty() {
+        // The diff alone says what it touches; with the repository, `from_rebuilt` asks
+        // `review::by_rule` itself.
+        f.by_rule = Some("touches no library code: not a fix".into());
+    }
     per_file.sort();
     f.key = per_file
         .iter()
@@ -163,6 +180,7 @@ pub fn from_rebuilt(candidate: &Candidate, view: &PatchView, context: &Context) 
     }
     let mut f = from_diff(candidate);
     f.applies = Some(view.applies);
+    f.by_rule = crate::review::by_rule(candidate, view);
     f.new_parse_errors = Some(context.new_parse_errors);
     if !context.edited.is_empty() {
         f.defs = context.edited.iter().cloned().collect();

@@ -15,11 +15,11 @@
 //!
 //! | part | value |
 //! |---|---|
-//! | applies | `applies_clean` / `applies_fuzzy` / `applies_no` (no part when the repository was not read) |
+//! | applies | `applies_clean` / `applies_fuzzy` (no part when the repository was not read) |
 //! | parses | `parse_error` when the patch adds syntax errors |
 //! | agreement | `agreement · s/(1+s)`, `s` = [`agreement::support`] with same-family votes weighted `same_family` |
 //! | location | `file_named` + `def_named` |
-//! | smells | `tests_only`, `debug_print` |
+//! | smells | `debug_print` |
 //! | new files | `new_file` when it creates non-test files |
 //! | track record | `prior · agent_prior[agent]`, else `prior · family_prior[family]` (empty maps by default) |
 //! | shape | `large · largeness` + `small · smallness` + `scatter · scatter` ([`shape::shape`]) |
@@ -29,8 +29,9 @@
 //! With execution evidence that splits the candidates into two or more behaviour classes, a
 //! candidate that ran is voted for by behaviour (`exec_agreement`), not by text (`agreement`).
 //!
-//! The score is `1 + 9·σ(raw / scale)` rounded to hundredths (kept within 1.01–10); an empty
-//! patch scores exactly 1. Ties are never broken: equal scores are reported as ties.
+//! The score is `1 + 9·σ(raw / scale)` rounded to hundredths (kept within 1.01–10). What no
+//! committee reviews scores exactly 1 by rule ([`crate::review::by_rule`]): no patch, a patch
+//! that does not apply at the base commit, and one that touches no library code. Ties are never broken: equal scores are reported as ties.
 
 pub mod agreement;
 pub mod behaviour;
@@ -51,14 +52,12 @@ use features::Features;
 pub struct Weights {
     pub applies_clean: f64,
     pub applies_fuzzy: f64,
-    pub applies_no: f64,
     pub parse_error: f64,
     pub agreement: f64,
     /// How much a vote from another run of the candidate's own family counts (0–1).
     pub same_family: f64,
     pub file_named: f64,
     pub def_named: f64,
-    pub tests_only: f64,
     pub debug_print: f64,
     pub large: f64,
     /// Bonus per halving of size below the others' median (0 by default).
@@ -106,13 +105,11 @@ impl Default for Weights {
         Weights {
             applies_clean: 2.0,
             applies_fuzzy: 1.0,
-            applies_no: -4.0,
             parse_error: -3.0,
             agreement: 4.0,
             same_family: 0.3,
             file_named: 0.5,
             def_named: 0.5,
-            tests_only: -3.0,
             debug_print: -0.5,
             large: -0.5,
             small: 0.0,
@@ -259,6 +256,9 @@ impl Offline {
         if f.unparsable {
             return floor("nothing to review: the diff does not parse".into());
         }
+        if let Some(why) = &f.by_rule {
+            return floor(why.clone());
+        }
         let mut parts: Vec<(String, i64)> = Vec::new();
         let mut notes: Vec<String> = Vec::new();
         let mut part = |name: &str, v: f64| {
@@ -273,11 +273,8 @@ impl Offline {
                 part("applies with fuzz", w.applies_fuzzy);
                 notes.push("applies only with fuzz".into());
             }
-            Some(Applies::No) => {
-                part("does not apply", w.applies_no);
-                notes.push("does not apply at the base commit".into());
-            }
-            Some(Applies::Empty) | None => {}
+            // Scored by rule above; without the repository nothing is known.
+            Some(Applies::No | Applies::Empty) | None => {}
         }
         match f.new_parse_errors.unwrap_or(0) {
             0 => {}
@@ -320,14 +317,24 @@ impl Offline {
             (0, 0) if s.support < 0.5 => notes.push(format!(
                 "little agreement: no other candidate (of {others}) makes a similar change"
             )),
-            (0, 0) => notes.push(format!(
-                "similar to other agents' changes (as much as {:.1} of the {others} others making the same change)",
-                s.support
-            )),
-            (o, 0) => notes.push(format!(
-                "the same change as {o} other agent{}",
-                plural(o)
-            )),
+            (0, 0) => {
+                let close = ev
+                    .feats
+                    .iter()
+                    .enumerate()
+                    .filter(|(j, g)| *j != i && !g.is_void() && ev.sim[i][*j] >= CLOSE)
+                    .count();
+                notes.push(if close > 0 {
+                    format!(
+                        "{close} of the {others} other agent{} make{} a similar change",
+                        plural(others),
+                        if close == 1 { "s" } else { "" }
+                    )
+                } else {
+                    format!("partly similar to the changes of other agents (none of the {others} makes a close one)")
+                })
+            }
+            (o, 0) => notes.push(format!("the same change as {o} other agent{}", plural(o))),
             (0, m) => notes.push(format!(
                 "the same change as {m} other run{} of its own agent family",
                 plural(m)
@@ -346,10 +353,6 @@ impl Offline {
         }
         if s.file_named || s.def_named {
             notes.push("edits what the issue names".into());
-        }
-        if f.tests_only {
-            part("touches only tests", w.tests_only);
-            notes.push("touches only tests".into());
         }
         if f.debug_lines > 0 {
             part("debug output", w.debug_print);
@@ -415,6 +418,10 @@ impl Offline {
     }
 }
 
+/// How similar ([`agreement::similarity`]) another candidate's change must be to count as
+/// "a similar change" in a reason.
+const CLOSE: f64 = 0.5;
+
 /// The part an agent's execution record over a run adds.
 pub const EXEC_RECORD_PART: &str = "execution record of its agent";
 
@@ -477,7 +484,7 @@ impl Committee for Offline {
                 reason,
                 explanations: vec![],
                 unscored: None,
-                rule: ev.feats.get(i).is_some_and(Features::is_void),
+                rule: ev.feats.get(i).is_some_and(Features::scored_by_rule),
                 usage: None,
             })
             .collect())

@@ -1,0 +1,248 @@
+#!/usr/bin/env python3
+"""The plain offline committee (`dei rank --all`, no `--exec`, no labels in the ranking) on
+committees of published SWE-bench Lite runs, old (2024, `lite_candidates.jsonl`) and new
+(2025-2026, `lite_candidates_more.jsonl`), over the Lite instances whose repository is under
+--repos, per half of the shared split.
+
+  python3 crates/dei-bench/scripts/offline_committees.py --dei NAME=target/release/dei \
+      [--dei OTHER=path/to/other/dei] --data ../shared/data --repos DIR --out OUT \
+      [--committees all14,A,acr5,B,C,strong5,new3,new3+2] [--draw 24] [--draw-new 12]
+
+For each committee and each build: its members' candidates without their labels are ranked by
+`dei rank --all` into OUT/BUILD/NAME, then read against the labels here: per instance the pick's
+credit (ties at the top as expected value, c of t), Average@k (the members' mean), and the best
+member (the member with the highest rate on the instances read). A run that covers only some
+instances (the `__verified_subset` runs, 93 instances) makes its committee scored over the
+instances every member covers, and the report says how many. Paired differences (1@k minus
+Average@k, minus the best member; build minus build) come with 95% bootstrap intervals over
+instances (1000 resamples, seed 7).
+
+--draw N draws N committees o1..oN of the 13 old runs that cover every instance; --draw-new N
+draws N committees m1..mN mixing old and new runs (at least one of each), both of 3, 4, 5 and 6
+runs in turn, by SHA-256 of "SEED:NAME:run" (run names only, never a label).
+
+Reruns reuse the run directories (dei resumes), so a second build or a new committee costs only
+its own rankings. The tables go to stdout and OUT/report.json.
+"""
+import argparse
+import hashlib
+import json
+import os
+import random
+import subprocess
+import sys
+
+ANSWERS = ("patch", "test_patch", "FAIL_TO_PASS", "PASS_TO_PASS", "hints_text")
+STRONG5 = [
+    "JoyCode__verified_subset",
+    "OpenHands_GPT-5__verified_subset",
+    "TRAE__verified_subset",
+    "Lingxi-v1.5_claude-4-sonnet-20250514__verified_subset",
+    "Refact.ai_Agent__verified_subset",
+]
+NEW3 = ["trevec_v6_claude-sonnet-4-6", "trevec_v5_claude-sonnet-4-6", "20240402_sweagent_gpt4"]
+NAMED = {
+    "all14": {"old": None},
+    "A": ["20240623_moatless_claude35sonnet", "20240604_CodeR", "acr-v20240408_acr-run-3",
+          "sweagent-gpt4-0125_cost_2_2"],
+    "acr5": ["acr-v20240408_acr-run-1", "acr-v20240408_acr-run-2", "acr-v20240408_acr-run-3",
+             "acr-v20240408_acr-val-only", "acr-v20240408_acr-val-sbfl"],
+    "B": ["20240609_moatless_gpt4o", "20240617_moatless_gpt4o",
+          "20241117_moatless_claude-3.5-sonnet-20241022", "sweagent-gpt4-0125_cost_2_1",
+          "sweagent-gpt4-0125_cost_2_3"],
+    "C": {"old_without": ["20241117_moatless_claude-3.5-sonnet-20241022"]},
+    "strong5": STRONG5,
+    "new3": NEW3,
+    "new3+2": NEW3 + ["20241117_moatless_claude-3.5-sonnet-20241022", "20240604_CodeR"],
+}
+
+
+def half(instance_id):
+    """The shared split (dei_bench::split): tune when the first byte of SHA-256 is even."""
+    return "tune" if hashlib.sha256(instance_id.encode()).digest()[0] % 2 == 0 else "report"
+
+
+def draw(runs, name, size, seed):
+    return sorted(sorted(runs, key=lambda r: hashlib.sha256(f"{seed}:{name}:{r}".encode()).hexdigest())[:size])
+
+
+def members_of(spec, old_runs, all_runs):
+    if isinstance(spec, list):
+        return spec
+    if "old" in spec:
+        return sorted(old_runs)
+    return sorted(r for r in old_runs if r not in spec["old_without"])
+
+
+def bootstrap(diffs, resamples=1000, seed=7):
+    """Mean of per-instance differences and its 95% percentile interval."""
+    n = len(diffs)
+    if n == 0:
+        return (0.0, 0.0, 0.0)
+    rng = random.Random(seed)
+    means = sorted(sum(diffs[rng.randrange(n)] for _ in range(n)) / n for _ in range(resamples))
+    return (sum(diffs) / n, means[int(0.025 * resamples)], means[int(0.975 * resamples) - 1])
+
+
+def last_lines(journal):
+    last = {}
+    with open(journal) as f:
+        for line in f:
+            try:
+                o = json.loads(line)
+            except ValueError:
+                continue
+            last[o["instance_id"]] = o
+    return last
+
+
+def pick_credit(outcome, labels):
+    """Tie-aware credit of the pick: resolved share among the candidates ranked first."""
+    if outcome is None or outcome.get("error_kind"):
+        return None
+    top = outcome.get("top") or []
+    if not top:
+        return 0.0
+    return sum(1 for a in top if labels.get(a, False)) / len(top)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--dei", action="append", required=True, help="NAME=BINARY (repeatable)")
+    ap.add_argument("--data", default="../shared/data")
+    ap.add_argument("--repos", required=True)
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--committees", default="all14,A,acr5,B,C,strong5,new3,new3+2")
+    ap.add_argument("--draw", type=int, default=0)
+    ap.add_argument("--draw-new", type=int, default=0)
+    ap.add_argument("--draw-seed", default="dei-committees")
+    ap.add_argument("--split", default="report,tune,all")
+    a = ap.parse_args()
+    builds = [tuple(b.split("=", 1)) for b in a.dei]
+    os.makedirs(a.out, exist_ok=True)
+    have = set(os.listdir(a.repos))
+    have_names = {h.replace("+", "__") for h in have}
+
+    tasks = []
+    for line in open(os.path.join(a.data, "swebench_lite/test.jsonl")):
+        t = json.loads(line)
+        if t["repo"].replace("/", "__") not in have_names:
+            continue
+        for k in ANSWERS:
+            t.pop(k, None)
+        tasks.append(t)
+    assert tasks and not any(k in t for t in tasks for k in ANSWERS)
+    ids = {t["instance_id"] for t in tasks}
+    tasks_file = os.path.join(a.out, "tasks.jsonl")
+    with open(tasks_file, "w") as f:
+        for t in tasks:
+            f.write(json.dumps(t) + "\n")
+
+    rows = []
+    for name in ("lite_candidates.jsonl", "lite_candidates_more.jsonl"):
+        for line in open(os.path.join(a.data, name)):
+            c = json.loads(line)
+            c["_old"] = name == "lite_candidates.jsonl"
+            rows.append(c)
+    old_runs = sorted({c["run"] for c in rows if c["_old"]} - {"devin_20240312_subset"})
+    new_full = sorted(NEW3)
+    all_runs = sorted({c["run"] for c in rows})
+    labels = {}
+    covers = {}
+    for c in rows:
+        labels.setdefault(c["instance_id"], {})[c["run"]] = bool(c.get("resolved"))
+        covers.setdefault(c["run"], set()).add(c["instance_id"])
+
+    committees = {}
+    for n in [x for x in a.committees.split(",") if x]:
+        committees[n] = members_of(NAMED[n], old_runs, all_runs)
+    for i in range(1, a.draw + 1):
+        committees[f"o{i}"] = draw(old_runs, f"o{i}", 3 + (i - 1) % 4, a.draw_seed)
+    for i in range(1, a.draw_new + 1):
+        size = 3 + (i - 1) % 4
+        n_new = 1 + (i - 1) % min(len(new_full), size - 1)
+        committees[f"m{i}"] = sorted(draw(new_full, f"m{i}", n_new, a.draw_seed)
+                                     + draw(old_runs, f"m{i}", size - n_new, a.draw_seed))
+    with open(os.path.join(a.out, "committees.json"), "w") as f:
+        json.dump(committees, f, indent=1)
+
+    results = {}
+    for cname, members in committees.items():
+        inst = set(ids)
+        for m in members:
+            inst &= covers[m]
+        blind = os.path.join(a.out, f"{cname}-candidates.jsonl")
+        with open(blind, "w") as f:
+            for c in rows:
+                if c["run"] in members and c["instance_id"] in inst:
+                    f.write(json.dumps({"instance_id": c["instance_id"], "run": c["run"],
+                                        "model_patch": c["model_patch"]}) + "\n")
+        for bname, binary in builds:
+            rd = os.path.join(a.out, bname, cname)
+            cmd = [binary, "rank", blind, "--tasks", tasks_file, "--all", "--repos", a.repos,
+                   "--run-dir", rd, "--no-progress"]
+            with open(os.path.join(a.out, "log.txt"), "a") as log:
+                log.write("$ " + " ".join(cmd) + "\n")
+                log.flush()
+                subprocess.call(cmd, stdout=log, stderr=log)
+            last = last_lines(os.path.join(rd, "journal.jsonl"))
+            per = {}
+            for iid in sorted(inst):
+                credit = pick_credit(last.get(iid), labels.get(iid, {}))
+                # an issue not ranked counts as a random pick among the members
+                lab = [labels.get(iid, {}).get(m, False) for m in members]
+                avg = sum(lab) / len(lab)
+                per[iid] = (avg if credit is None else credit, avg, lab)
+            results[(cname, bname)] = per
+
+    splits = [s for s in a.split.split(",") if s]
+    report = {"committees": committees, "tables": {}}
+    for sp in splits:
+        print(f"\n== {sp} half" if sp != "all" else "\n== all instances")
+        head = f"{'committee':<9} {'n':>4} {'runs':>4}  " + "  ".join(
+            f"{b:>8} {'−avg [95%]':>21} {'−best [95%]':>21}" for b, _ in builds)
+        head += f"  {'avg':>5} {'best':>5} {'union':>5}"
+        print(head)
+        for cname, members in committees.items():
+            line = None
+            cells = []
+            for bname, _ in builds:
+                per = results[(cname, bname)]
+                iids = [i for i in per if sp == "all" or half(i) == sp]
+                if not iids:
+                    continue
+                rates = [sum(per[i][2][k] for i in iids) / len(iids) for k in range(len(members))]
+                best_k = max(range(len(members)), key=lambda k: rates[k])
+                pick = [per[i][0] for i in iids]
+                avg = [per[i][1] for i in iids]
+                best = [float(per[i][2][best_k]) for i in iids]
+                union = sum(1 for i in iids if any(per[i][2])) / len(iids)
+                d_avg = bootstrap([p - q for p, q in zip(pick, avg)])
+                d_best = bootstrap([p - q for p, q in zip(pick, best)])
+                one = 100 * sum(pick) / len(iids)
+                cells.append(f"{one:8.1f} {100*d_avg[0]:+6.1f} [{100*d_avg[1]:+5.1f},{100*d_avg[2]:+5.1f}] "
+                             f"{100*d_best[0]:+6.1f} [{100*d_best[1]:+5.1f},{100*d_best[2]:+5.1f}]")
+                line = (len(iids), 100 * sum(avg) / len(iids), 100 * rates[best_k], 100 * union)
+                report["tables"].setdefault(sp, {}).setdefault(cname, {})[bname] = {
+                    "instances": len(iids), "one_at_k": one,
+                    "minus_average": [100 * x for x in d_avg], "minus_best": [100 * x for x in d_best],
+                    "average": line[1], "best_member": line[2], "best_member_name": members[best_k],
+                    "union": line[3]}
+            if line:
+                print(f"{cname:<9} {line[0]:>4} {len(members):>4}  " + "  ".join(cells)
+                      + f"  {line[1]:5.1f} {line[2]:5.1f} {line[3]:5.1f}")
+        if len(builds) == 2:
+            (b0, _), (b1, _) = builds
+            diffs = []
+            for cname in committees:
+                p0, p1 = results[(cname, b0)], results[(cname, b1)]
+                iids = [i for i in p0 if sp == "all" or half(i) == sp]
+                diffs += [p1[i][0] - p0[i][0] for i in iids]
+            m = bootstrap(diffs)
+            print(f"{b1} − {b0}, pooled over committees and instances: {100*m[0]:+.2f} [{100*m[1]:+.2f}, {100*m[2]:+.2f}]")
+    with open(os.path.join(a.out, "report.json"), "w") as f:
+        json.dump(report, f, indent=1)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
