@@ -236,6 +236,8 @@ pub fn build(src: &Sources) -> anyhow::Result<Table> {
         );
     }
     let chosen = reg.choose(src.agents)?;
+    // Every agent a ranking picks from is in the table (no --agents, or all of them listed).
+    let all_agents = chosen.len() == reg.agents.len();
     let (instances, universe_source) = universe(src)?;
     let universe: HashMap<&str, usize> = instances
         .iter()
@@ -243,6 +245,7 @@ pub fn build(src: &Sources) -> anyhow::Result<Table> {
         .map(|(i, s)| (s.as_str(), i))
         .collect();
     let n = instances.len();
+    let chosen = present(src, &reg, chosen, &universe, &universe_source, &mut notes)?;
     let cands = Grid::of(src, &reg, &chosen, (n, &universe), &mut notes);
     let k = chosen.len();
     let mut resolved = vec![vec![false; k]; n];
@@ -257,7 +260,12 @@ pub fn build(src: &Sources) -> anyhow::Result<Table> {
         inputs.push(c.info);
     }
     let scored = match (src.selection, src.baseline) {
-        (Some(sel), _) => selection_scores(sel, &reg, &chosen, &instances, &universe, &mut notes)?,
+        (Some(sel), _) => selection_scores(
+            sel,
+            (&reg, &chosen, all_agents),
+            (&instances, &universe, &universe_source),
+            &mut notes,
+        )?,
         (None, Some(b)) => baseline_scores(b, &presence),
         (None, None) => Scores {
             score: vec![vec![None; k]; n],
@@ -471,6 +479,9 @@ fn universe(src: &Sources) -> anyhow::Result<(Vec<String>, String)> {
                 let scored = sel.ranked_instances();
                 let before = instances.len();
                 instances.retain(|i| scored.contains(i.as_str()));
+                if instances.is_empty() {
+                    return Err(ranks_none(sel, before, &universe_source));
+                }
                 universe_source = format!(
                     "{universe_source}; only the {} of {before} instances with committee scores",
                     instances.len()
@@ -483,6 +494,84 @@ fn universe(src: &Sources) -> anyhow::Result<(Vec<String>, String)> {
         anyhow::bail!("no instances to evaluate (the universe is empty)");
     }
     Ok((instances, universe_source))
+}
+
+/// The chosen agents less those absent from these instances: with no candidate on any of them
+/// and no label file, nothing says how they did here (absent, not unlabelled), so they are left
+/// out with a note; one named with `--agents` is an error that says so.
+fn present(
+    src: &Sources,
+    reg: &Registry,
+    chosen: Vec<(usize, String)>,
+    universe: &HashMap<&str, usize>,
+    universe_source: &str,
+    notes: &mut Vec<String>,
+) -> anyhow::Result<Vec<(usize, String)>> {
+    let here: BTreeSet<&str> = src
+        .candidates
+        .candidates
+        .iter()
+        .filter(|c| universe.contains_key(c.instance_id.as_str()))
+        .map(|c| c.agent.as_str())
+        .collect();
+    let (kept, absent): (Vec<_>, Vec<_>) = chosen.into_iter().partition(|(idx, _)| {
+        let a = &reg.agents[*idx];
+        !a.labels.is_empty() || here.contains(a.name.as_str())
+    });
+    if absent.is_empty() {
+        return Ok(kept);
+    }
+    let n = universe.len();
+    let names: Vec<String> = absent.iter().map(|(_, d)| format!("`{d}`")).collect();
+    if src.agents.is_some() {
+        anyhow::bail!(
+            "{} {} no candidates on these {n} instances ({universe_source}), so nothing says how {} did on them\n  hint: leave {} out of --agents, or evaluate instances {} has candidates for (--tasks, --instance-ids)",
+            if names.len() == 1 { "agent" } else { "agents" },
+            if names.len() == 1 {
+                format!("{} has", names[0])
+            } else {
+                format!("{} have", names.join(", "))
+            },
+            if names.len() == 1 { "it" } else { "they" },
+            if names.len() == 1 { "it" } else { "them" },
+            if names.len() == 1 { "it" } else { "each" },
+        );
+    }
+    if kept.is_empty() {
+        anyhow::bail!(
+            "no agent has a candidate on these {n} instances ({universe_source})\n  hint: check --tasks / --instance-ids against the candidates' instance ids"
+        );
+    }
+    notes.push(format!(
+        "{} agent(s) with no candidate on these {n} instances left out of the committee: {}",
+        names.len(),
+        names.join(", ")
+    ));
+    Ok(kept)
+}
+
+/// The error for a selection that ranks none of the `n` instances evaluated.
+fn ranks_none(sel: &Selection, n: usize, universe_source: &str) -> anyhow::Error {
+    let ranked = sel.ranked_instances();
+    let others = if ranked.is_empty() {
+        String::new()
+    } else {
+        let some: Vec<&str> = ranked.iter().take(3).copied().collect();
+        format!(
+            "; it ranks {} other instance(s) ({}{})",
+            ranked.len(),
+            some.join(", "),
+            if ranked.len() > some.len() {
+                ", …"
+            } else {
+                ""
+            }
+        )
+    };
+    anyhow::anyhow!(
+        "the selection {} ranks none of the {n} instances evaluated ({universe_source}){others}, so there is no pick to score\n  hint: pass --tasks with the instances that run ranked, or --scores the run dir that ranked these instances",
+        sel.path.display()
+    )
 }
 
 /// The chosen agents' candidates per (instance, column).
@@ -655,16 +744,21 @@ struct Scores {
 /// universe, pairs scored twice, instances with no pick and instances with no score.
 fn selection_scores(
     sel: &Selection,
-    reg: &Registry,
-    chosen: &[(usize, String)],
-    instances: &[String],
-    universe: &HashMap<&str, usize>,
+    (reg, chosen, all_agents): (&Registry, &[(usize, String)], bool),
+    (instances, universe, universe_source): (&[String], &HashMap<&str, usize>, &str),
     notes: &mut Vec<String>,
 ) -> anyhow::Result<Scores> {
     let n = instances.len();
+    if !sel
+        .ranked_instances()
+        .iter()
+        .any(|i| universe.contains_key(i))
+    {
+        return Err(ranks_none(sel, n, universe_source));
+    }
     let mut score = vec![vec![None; chosen.len()]; n];
     notes.extend(sel.notes.iter().cloned());
-    if sel.top_only && chosen.len() < reg.agents.len() {
+    if sel.top_only && !all_agents {
         anyhow::bail!(
             "{} holds only each issue's top pick over all {} agents, so the pick of the {} chosen with --agents is unknown\n  hint: pass the run directory (--scores RUN_DIR) or its journal.jsonl for full rankings",
             sel.path.display(),
@@ -699,12 +793,7 @@ fn selection_scores(
             "selection {}: {} agent name(s) match no agent and were ignored: {}",
             sel.path.display(),
             unknown.len(),
-            unknown
-                .iter()
-                .take(5)
-                .cloned()
-                .collect::<Vec<_>>()
-                .join(", ")
+            listed(&unknown, 10)
         ));
     }
     if outside > 0 {
@@ -738,7 +827,7 @@ fn selection_scores(
         selection_source: Some(sel.path.display().to_string()),
         no_pick,
         top_only: sel.top_only,
-        basis: if chosen.len() == reg.agents.len() && !sel.basis.is_empty() {
+        basis: if all_agents && !sel.basis.is_empty() {
             instances
                 .iter()
                 .map(|i| sel.basis.get(i).copied())
@@ -747,6 +836,15 @@ fn selection_scores(
             Vec::new()
         },
     })
+}
+
+/// `names` joined by commas, the first `most` of them, then how many more.
+fn listed(names: &BTreeSet<String>, most: usize) -> String {
+    let shown: Vec<&str> = names.iter().take(most).map(String::as_str).collect();
+    match names.len() - shown.len() {
+        0 => shown.join(", "),
+        more => format!("{}, and {more} more", shown.join(", ")),
+    }
 }
 
 /// Equal scores for a baseline: every slot, or every non-empty candidate.

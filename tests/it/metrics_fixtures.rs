@@ -360,3 +360,128 @@ fn library_request_matches_cli() {
     let text = dei::metrics::text::table(&r);
     assert!(text.contains("Union@3") && text.contains("1@k") && text.contains("i-1"));
 }
+
+/// Candidates (`instance, agent, resolved`) and the other inputs of one eval, in a tempdir.
+fn write_inputs(dir: &std::path::Path, cands: &[(&str, &str, bool)], tasks: &[&str]) {
+    let lines: String = cands
+        .iter()
+        .map(|(i, a, r)| {
+            format!(
+                "{}\n",
+                serde_json::json!({"instance_id": i, "agent": a, "model_patch": format!("diff {i} {a}"), "resolved": r})
+            )
+        })
+        .collect();
+    std::fs::write(dir.join("cands.jsonl"), lines).unwrap();
+    std::fs::write(dir.join("tasks.txt"), tasks.join("\n") + "\n").unwrap();
+}
+
+fn eval_in(dir: &std::path::Path, extra: &[&str]) -> std::process::Output {
+    let (cands, tasks) = (dir.join("cands.jsonl"), dir.join("tasks.txt"));
+    let mut args = vec![
+        "eval",
+        cands.to_str().unwrap(),
+        "--tasks",
+        tasks.to_str().unwrap(),
+        "--bootstrap",
+        "50",
+    ];
+    args.extend_from_slice(extra);
+    dei(&args)
+}
+
+#[test]
+fn the_note_on_unknown_selection_agents_names_as_many_as_it_counts() {
+    let dir = tempfile::tempdir().unwrap();
+    write_inputs(
+        dir.path(),
+        &[("i-1", "A", true), ("i-1", "B", false)],
+        &["i-1"],
+    );
+    let mut rows = String::from("{\"instance_id\": \"i-1\", \"agent\": \"A\", \"score\": 2}\n");
+    let ghosts = ["g1", "g2", "g3", "g4", "g5", "g6"];
+    for g in ghosts {
+        rows.push_str(&format!(
+            "{{\"instance_id\": \"i-1\", \"agent\": \"{g}\", \"score\": 1}}\n"
+        ));
+    }
+    let scores = dir.path().join("scores.jsonl");
+    std::fs::write(&scores, rows).unwrap();
+    let out = eval_in(dir.path(), &["--scores", scores.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = format!("{}{}", stdout(&out), stderr(&out));
+    let note = text
+        .lines()
+        .find(|l| l.contains("match no agent"))
+        .unwrap_or_else(|| panic!("no note in {text}"));
+    assert!(note.contains("6 agent name(s) match no agent"), "{note}");
+    for g in ghosts {
+        assert!(note.contains(g), "{g} missing from {note}");
+    }
+}
+
+#[test]
+fn a_selection_that_ranks_none_of_the_instances_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    write_inputs(
+        dir.path(),
+        &[("i-1", "A", true), ("i-1", "B", false), ("i-2", "A", false)],
+        &["i-1", "i-2"],
+    );
+    let scores = dir.path().join("other-run.jsonl");
+    std::fs::write(
+        &scores,
+        "{\"instance_id\": \"j-7\", \"agent\": \"A\", \"score\": 2}\n{\"instance_id\": \"j-8\", \"agent\": \"B\", \"score\": 1}\n",
+    )
+    .unwrap();
+    let out = eval_in(dir.path(), &["--scores", scores.to_str().unwrap()]);
+    let err = stderr(&out);
+    assert!(!out.status.success(), "a 1@k of nothing: {}", stdout(&out));
+    assert!(
+        err.contains("other-run.jsonl") && err.contains("ranks none of the 2 instances"),
+        "{err}"
+    );
+    assert!(err.contains("--tasks") && err.contains("run dir"), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+}
+
+#[test]
+fn an_agent_without_candidates_on_these_instances_is_absent_not_unlabelled() {
+    let dir = tempfile::tempdir().unwrap();
+    // D has candidates, but none on i-1 or i-2.
+    write_inputs(
+        dir.path(),
+        &[
+            ("i-1", "A", true),
+            ("i-1", "B", false),
+            ("i-2", "A", false),
+            ("i-2", "B", true),
+            ("i-3", "D", true),
+        ],
+        &["i-1", "i-2"],
+    );
+    let out = eval_in(dir.path(), &["--json", "-"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let v: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let agents: Vec<&str> = v["agents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(agents, ["A", "B"], "{v}");
+    let notes = v["notes"].to_string();
+    assert!(
+        notes.contains("D") && notes.contains("no candidate on these 2 instances"),
+        "{notes}"
+    );
+    // Named with --agents, it is an error that says so.
+    let out = eval_in(dir.path(), &["--agents", "A,D"]);
+    let err = stderr(&out);
+    assert!(!out.status.success());
+    assert!(
+        err.contains("agent `D` has no candidates on these 2 instances"),
+        "{err}"
+    );
+    assert!(!err.contains("no resolved labels"), "{err}");
+}
