@@ -672,12 +672,23 @@ impl EnvBuilder {
                 String::new(),
             )
         })?;
+        // A build takes from seconds to many minutes: say what is built, whatever stderr is.
+        let what = format!("the Python environment of {} {}", spec.repo, spec.version);
+        crate::model::notify::notice(&format!(
+            "exec: building {what} (python: {}) in {}; it is kept for later runs",
+            spec.python,
+            dir.display()
+        ));
         let start = Instant::now();
         let mut steps = Vec::new();
         let result = self.build_steps(spec, repo, &commit, &dir, &mut steps);
         if let Err((step, detail, tail)) = result {
             // Keep nothing half-built; the log of the failing step is in the error.
             let _ = std::fs::remove_dir_all(&dir);
+            crate::model::notify::notice(&format!(
+                "exec: could not build {what} ({:.1} s): step `{step}`: {detail}",
+                start.elapsed().as_secs_f64()
+            ));
             return Err(fail(&step, detail, tail));
         }
         let _ = std::fs::write(
@@ -685,14 +696,14 @@ impl EnvBuilder {
             serde_json::to_vec_pretty(spec).unwrap_or_default(),
         );
         std::fs::write(dir.join("ok"), b"").map_err(|e| {
-            fail(
-                "cache",
-                format!("cannot write {}: {e}", dir.display()),
-                String::new(),
-            )
+            let detail = format!("cannot write {}: {e}", dir.display());
+            crate::model::notify::notice(&format!("exec: could not build {what}: {detail}"));
+            fail("cache", detail, String::new())
         })?;
         drop(lock);
-        Ok(env(start.elapsed().as_secs_f64(), steps, false))
+        let seconds = start.elapsed().as_secs_f64();
+        crate::model::notify::notice(&format!("exec: built {what} in {seconds:.1} s"));
+        Ok(env(seconds, steps, false))
     }
 
     fn build_steps(

@@ -2116,3 +2116,56 @@ fn the_example_script_runs_the_candidates_with_exec() {
     let v: Value = serde_json::from_str(&json).unwrap();
     assert!(v.get("exec").is_none_or(Value::is_null), "{}", v["exec"]);
 }
+
+/// Building an environment takes a while the first time: stderr says so in one line, even when
+/// it is not a terminal (what is built: repository, version, python), and then how long it
+/// took, or that it failed and why. A reused environment is not built again, and not said.
+#[test]
+fn building_an_environment_is_said_with_what_it_is_and_how_long_it_took() {
+    let Some((dir, cache, tmp)) = exec_dirs() else {
+        return;
+    };
+    let envs = dir.path().join("fresh-envs");
+    let (ok, _, err) = rank_exec_plain(&["--env-dir", path_str(&envs)], &cache, &tmp);
+    assert!(ok, "{err}");
+    let start = err
+        .lines()
+        .find(|l| l.contains("building the Python environment"))
+        .unwrap_or_else(|| panic!("no build line in {err}"));
+    assert!(
+        start.contains("example/textkit 0.1") && start.contains("python3"),
+        "{start}"
+    );
+    let done = err
+        .lines()
+        .find(|l| l.contains("built the Python environment of example/textkit 0.1 in "))
+        .unwrap_or_else(|| panic!("no end of the build in {err}"));
+    assert!(
+        done.trim_end().ends_with(" s") || done.contains(" s "),
+        "{done}"
+    );
+    let (ok, _, err) = rank_exec_plain(&["--env-dir", path_str(&envs)], &cache, &tmp);
+    assert!(ok, "{err}");
+    assert!(!err.contains("building the Python environment"), "{err}");
+    // A build that fails says which step and why.
+    let other = dir.path().join("failing-envs");
+    let (ok, _, err) = rank_exec_plain(
+        &[
+            "--env-dir",
+            path_str(&other),
+            "--setup",
+            "echo installing; exit 3",
+        ],
+        &cache,
+        &tmp,
+    );
+    assert!(!ok, "{err}");
+    let failed = err
+        .lines()
+        .find(|l| l.contains("could not build the Python environment of example/textkit 0.1"))
+        .unwrap_or_else(|| panic!("no failure line in {err}"));
+    assert!(
+        failed.contains("step `install`") && failed.contains("exited with status 3"),
+        "{failed}"
+    );
+}
