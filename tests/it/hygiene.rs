@@ -717,3 +717,53 @@ fn run_sh_builds_in_release_says_so_once_and_keeps_stdout_pure_json() {
     );
     assert!(target.join("example/textkit.git/HEAD").exists());
 }
+
+/// `.ci/run` ends with the tests that said `SKIPPED <test>: <why>` (cargo counts them as
+/// passed), each with its reason, and exits with cargo's status. Run here in a copy whose
+/// `cargo` and examples/local-model.sh are stand-ins, so nothing is built or started.
+#[test]
+fn ci_run_lists_the_skipped_tests_at_the_end_and_exits_as_cargo_did() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    for sub in [".ci", "examples", "bin"] {
+        std::fs::create_dir_all(d.join(sub)).unwrap();
+    }
+    std::fs::copy(root().join(".ci/run"), d.join(".ci/run")).unwrap();
+    let script = |path: PathBuf, text: &str| {
+        std::fs::write(&path, text).unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    };
+    script(
+        d.join("examples/local-model.sh"),
+        "#!/usr/bin/env bash\n[ \"${1:-}\" = start ] && echo 'export DEI_LLAMA_URL=http://127.0.0.1:9/v1'\nexit 0\n",
+    );
+    // Two tests skip (one of them twice, as the same line), the rest pass; cargo fails.
+    script(
+        d.join("bin/cargo"),
+        "#!/usr/bin/env bash\necho 'running 4 tests'\necho 'SKIPPED it::exec::no_python: python3 is not available' >&2\necho 'test it::exec::no_python ... ok'\necho 'SKIPPED it::data::real: needs ../shared/data (or DEI_DATA)' >&2\necho 'SKIPPED it::data::real: needs ../shared/data (or DEI_DATA)' >&2\necho 'test result: FAILED. 3 passed; 1 failed'\nexit 101\n",
+    );
+    let path = format!(
+        "{}:{}",
+        d.join("bin").display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let out = Command::new("bash")
+        .arg(d.join(".ci/run"))
+        .env("PATH", path)
+        .env("TMPDIR", d)
+        .output()
+        .expect("bash runs");
+    assert_eq!(out.status.code(), Some(101), "cargo's status: {out:?}");
+    let all = format!("{}{}", stdout(&out), stderr(&out));
+    let lines: Vec<&str> = all.lines().collect();
+    assert_eq!(
+        lines[lines.len().saturating_sub(3)..],
+        [
+            "2 tests skipped (cargo counts them as passed):",
+            "  it::exec::no_python: python3 is not available",
+            "  it::data::real: needs ../shared/data (or DEI_DATA)",
+        ],
+        "{all}"
+    );
+}

@@ -262,12 +262,14 @@ pub fn bundled_repos() -> Option<PathBuf> {
 
 /// Say that the running test did not do its work, and why, where a plain `cargo test` shows it:
 /// the test harness captures `print!`/`eprint!` only, not writes to the stderr handle, so the
-/// line appears without `--nocapture`, as `SKIPPED <test>: <why>`.
+/// line appears without `--nocapture`, as `SKIPPED <test>: <why>` (one write, so that the line
+/// stays whole beside the harness's own output; `.ci/run` lists these lines at its end).
 pub fn skip(why: &str) {
     use std::io::Write as _;
     let thread = std::thread::current();
     let test = thread.name().filter(|n| *n != "main").unwrap_or("a test");
-    let _ = writeln!(std::io::stderr().lock(), "SKIPPED {test}: {why}");
+    let line = format!("SKIPPED {test}: {why}\n");
+    let _ = std::io::stderr().lock().write_all(line.as_bytes());
 }
 
 pub fn path_str(p: &Path) -> &str {
