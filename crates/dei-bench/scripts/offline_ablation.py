@@ -1,0 +1,130 @@
+#!/usr/bin/env python3
+"""Each part of the offline committee's score removed in turn, read from the rankings that
+`offline_committees.py` wrote (no ranking is redone): a candidate's score is
+`1 + 9·σ(raw/4)` in hundredths, `raw` the sum of its parts (`review.score.parts` in the
+journal), so leaving a part out of the sum is exactly the committee without that rule.
+
+  python3 crates/dei-bench/scripts/offline_ablation.py --out OUT [--build head] \
+      [--split tune] [--committees all14,A,acr5,B,C,o1,...]
+
+OUT is offline_committees.py's folder (its committees.json and OUT/BUILD/NAME/journal.jsonl).
+For every rule: 1@k (ties at the top as expected value) averaged over the committees, on the
+chosen half, with and without it; the committees where it moves the pick's credit up and down;
+and how many issues' picks move at all. Labels are read only to score the picks.
+"""
+import argparse
+import hashlib
+import json
+import math
+import os
+
+RULES = {
+    "applies (clean / with fuzz)": {"drop": ["applies", "applies with fuzz"]},
+    "fuzz counted less than clean": {"set": {"applies with fuzz": 2.0}},
+    "syntax errors": {"drop": ["introduces syntax errors"]},
+    "agreement": {"drop": ["agreement"]},
+    "location (file / definition named)": {"drop": ["edits a file the issue names",
+                                                    "edits a definition the issue names"]},
+    "debug output": {"drop": ["debug output"]},
+    "shape (large, scattered, small)": {"drop": ["large", "small", "scattered"]},
+    "new files": {"drop": ["creates new files"]},
+}
+
+
+def half(i):
+    return "tune" if hashlib.sha256(i.encode()).digest()[0] % 2 == 0 else "report"
+
+
+def squash(raw, scale=4.0):
+    v = 1 + 9 / (1 + math.exp(-raw / scale))
+    return min(max(round(v * 100) / 100, 1.01), 10.0)
+
+
+def rescored(ranked, rule):
+    """Each candidate's score with the rule left out; rule-scored and unscored ones as they were."""
+    out = []
+    for c in ranked:
+        parts = (c.get("review") or {}).get("score", {}).get("parts") or []
+        if c.get("status") != "reviewed" or not parts:
+            out.append((c["agent"], c.get("score"), c.get("status")))
+            continue
+        if rule is None:
+            out.append((c["agent"], c["score"], c["status"]))
+            continue
+        raw = 0.0
+        for name, v in parts:
+            if name in rule.get("drop", []):
+                continue
+            raw += rule.get("set", {}).get(name, v)
+        out.append((c["agent"], squash(raw), c["status"]))
+    return out
+
+
+def pick(scored):
+    """The candidates sharing the top: reviewed before rule-scored, unscored last."""
+    order = {"reviewed": 0, "unscored": 1, "rule": 2}
+    best = min(order.get(s, 1) for _, _, s in scored)
+    group = [(a, v) for a, v, s in scored if order.get(s, 1) == best and v is not None]
+    if not group:
+        return []
+    top = max(v for _, v in group)
+    return sorted(a for a, v in group if v == top)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--build", default="head")
+    ap.add_argument("--data", default="../shared/data")
+    ap.add_argument("--split", default="tune")
+    ap.add_argument("--committees", default="")
+    a = ap.parse_args()
+    comms = json.load(open(os.path.join(a.out, "committees.json")))
+    names = [n for n in a.committees.split(",") if n] or list(comms)
+    lab = {}
+    for fn in ("lite_candidates.jsonl", "lite_candidates_more.jsonl"):
+        for line in open(os.path.join(a.data, fn)):
+            c = json.loads(line)
+            lab[(c["instance_id"], c["run"])] = bool(c.get("resolved"))
+    rules = {"(none removed)": None, **RULES}
+    table = {r: [] for r in rules}
+    moved = {r: 0 for r in rules}
+    issues = 0
+    for n in names:
+        path = os.path.join(a.out, a.build, n, "journal.jsonl")
+        if not os.path.exists(path):
+            continue
+        last = {}
+        for line in open(path):
+            o = json.loads(line)
+            last[o["instance_id"]] = o
+        rows = [o for i, o in last.items() if (a.split == "all" or half(i) == a.split)
+                and not o.get("error_kind")]
+        if not rows:
+            continue
+        issues += len(rows)
+        for r, rule in rules.items():
+            credit = 0.0
+            for o in rows:
+                ranked = o["result"]["ranked"]
+                p = pick(rescored(ranked, rule))
+                if p != pick(rescored(ranked, None)):
+                    moved[r] += 1
+                if p:
+                    credit += sum(lab.get((o["instance_id"], x), False) for x in p) / len(p)
+            table[r].append(100 * credit / len(rows))
+    base = table["(none removed)"]
+    print(f"{len(base)} committees, {issues} (committee, issue) pairs, {a.split} half, build {a.build}")
+    print(f"{'rule removed':<38} {'mean 1@k':>8} {'change':>7} {'up':>3} {'down':>4} {'picks moved':>11}")
+    for r in rules:
+        vals = table[r]
+        if not vals:
+            continue
+        mean = sum(vals) / len(vals)
+        up = sum(1 for x, y in zip(vals, base) if x > y + 1e-9)
+        down = sum(1 for x, y in zip(vals, base) if x < y - 1e-9)
+        print(f"{r:<38} {mean:8.2f} {mean - sum(base) / len(base):+7.2f} {up:>3} {down:>4} {moved[r]:>11}")
+
+
+if __name__ == "__main__":
+    main()
