@@ -1,7 +1,41 @@
 //! The command line's flags: one clap struct per command, and the groups they share.
+//!
+//! Every command's `--help` groups its flags by what the user is doing, under the headings of
+//! [`heading`], always in this order (a command shows the ones it has): Input, Many issues,
+//! Patch and context, Generation, Committee, LLM, LLM committee, Execution, Metrics, Output.
+//! Only `--help` and `--version` stay under clap's plain "Options" (tests/it/cli_help.rs
+//! checks both). A flag renamed for clarity keeps its old spelling as a hidden alias, so no
+//! command line breaks: `locate --top` (now `--show`), `generate --test-timeout` (now
+//! `--test-cmd-timeout`), `merge --out` (now `--out-dir`).
 
 use clap::{Args, Parser, Subcommand};
+use heading::{COMMITTEE, GENERATION, INPUT, MANY, METRICS, OUTPUT, PATCH};
 use std::path::PathBuf;
+
+/// The help headings, by what the user is doing; a field's struct, or the field itself, names
+/// its heading.
+pub mod heading {
+    /// What to work on: the candidates, the issues, the repositories.
+    pub const INPUT: &str = "Input";
+    /// Runs over many issues: the run directory, shards, resuming, issues at once.
+    pub const MANY: &str = "Many issues";
+    /// How candidate patches are read and the context reviewers see (`dei rank`).
+    pub const PATCH: &str = "Patch and context";
+    /// How candidates are written and checked (`dei generate`).
+    pub const GENERATION: &str = "Generation";
+    /// Who picks: the offline committee (`dei rank`), or the selection measured (`dei eval`).
+    pub const COMMITTEE: &str = "Committee";
+    /// The model, its server, and how calls are made and paid for.
+    pub const LLM: &str = "LLM";
+    /// How the LLM committee judges (`dei rank`).
+    pub const LLM_COMMITTEE: &str = "LLM committee";
+    /// `--exec` and its settings (`dei rank`).
+    pub const EXECUTION: &str = "Execution (runs candidate code in a sandbox)";
+    /// What is measured and how (`dei eval`).
+    pub const METRICS: &str = "Metrics";
+    /// What is written, and where.
+    pub const OUTPUT: &str = "Output";
+}
 
 #[derive(Parser)]
 #[command(
@@ -32,23 +66,25 @@ pub enum Command {
 
 /// Where the repository is (`dei rank`, `dei generate`, `dei locate`).
 #[derive(Args)]
+#[command(next_help_heading = INPUT)]
 pub struct RepoArgs {
     /// The repository (a clone or bare git dir).
-    #[arg(long)]
+    #[arg(long, value_name = "PATH")]
     pub repo: Option<PathBuf>,
     /// A folder of repositories named owner__name.
-    #[arg(long, env = "DEI_REPOS")]
+    #[arg(long, value_name = "DIR", env = "DEI_REPOS")]
     pub repos: Option<PathBuf>,
 }
 
 /// A plain-text issue instead of a task record (`dei rank`, `dei locate`).
 #[derive(Args)]
+#[command(next_help_heading = INPUT)]
 pub struct IssueTextArgs {
     /// A plain-text issue; needs --repo and --commit.
-    #[arg(long, conflicts_with = "issue", requires_all = ["repo", "commit"])]
+    #[arg(long, value_name = "FILE", conflicts_with = "issue", requires_all = ["repo", "commit"])]
     pub issue_file: Option<PathBuf>,
     /// Base commit for --issue-file.
-    #[arg(long)]
+    #[arg(long, value_name = "SHA")]
     pub commit: Option<String>,
 }
 
@@ -56,157 +92,173 @@ pub struct IssueTextArgs {
 #[command(group(clap::ArgGroup::new("issue_or_list").args(["issue", "instance_ids"])))]
 pub struct LocateArgs {
     /// SWE-bench-style task records (JSON or JSONL).
-    #[arg(long, requires = "issue_or_list")]
+    #[arg(long, value_name = "FILE", requires = "issue_or_list", help_heading = INPUT)]
     pub tasks: Option<PathBuf>,
     /// Issue id (SWE-bench instance_id) in --tasks.
-    #[arg(long, requires = "tasks")]
+    #[arg(long, value_name = "ID", requires = "tasks", help_heading = INPUT)]
     pub issue: Option<String>,
     /// Locate each issue listed in FILE (one instance id a line, `#` comments), in turn; with
     /// --json, one JSON line per issue. Ids not in --tasks are listed and nothing is run.
-    #[arg(long, value_name = "FILE", requires = "tasks", conflicts_with_all = ["issue", "issue_file"])]
+    #[arg(long, value_name = "FILE", requires = "tasks", conflicts_with_all = ["issue", "issue_file"], help_heading = INPUT)]
     pub instance_ids: Option<PathBuf>,
+    #[command(flatten)]
+    pub place: RepoArgs,
     #[command(flatten)]
     pub text: IssueTextArgs,
     #[command(flatten)]
-    pub place: RepoArgs,
-    /// How many files and definitions to show.
-    #[arg(long, default_value_t = 10)]
+    pub llm: super::llm::LocateLlmArgs,
+    /// How many files, and how many definitions, to show (most likely first).
+    #[arg(long = "show", alias = "top", value_name = "N", default_value_t = 10, help_heading = OUTPUT)]
     pub top: usize,
     /// Write the result as JSON to this file ("-" for stdout).
-    #[arg(long)]
+    #[arg(long, value_name = "FILE", help_heading = OUTPUT)]
     pub json: Option<PathBuf>,
-    #[command(flatten)]
-    pub llm: super::llm::LocateLlmArgs,
 }
 
 #[derive(Args)]
 pub struct GenerateArgs {
     /// SWE-bench-style task records (JSON or JSONL).
-    #[arg(long)]
+    #[arg(long, value_name = "FILE", help_heading = INPUT)]
     pub tasks: PathBuf,
     /// Issue id to generate for. Repeat for several issues.
-    #[arg(long, required_unless_present_any = ["all", "instance_ids"])]
+    #[arg(long, value_name = "ID", required_unless_present_any = ["all", "instance_ids"], help_heading = INPUT)]
     pub issue: Vec<String>,
-    /// Generate for every issue in --tasks.
-    #[arg(long, conflicts_with = "issue")]
-    pub all: bool,
     /// Generate for the issues listed in FILE (one instance id a line, `#` comments). Ids not
     /// in --tasks are listed and nothing is run.
-    #[arg(long, value_name = "FILE", conflicts_with_all = ["issue", "all"])]
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["issue", "all"], help_heading = INPUT)]
     pub instance_ids: Option<PathBuf>,
+    /// Generate for every issue in --tasks.
+    #[arg(long, conflicts_with = "issue", help_heading = INPUT)]
+    pub all: bool,
     #[command(flatten)]
     pub place: RepoArgs,
+    /// Issues in flight at once (default: --concurrency, at most 8).
+    #[arg(long, value_name = "N", default_value_t = 0, hide_default_value = true, help_heading = MANY)]
+    pub jobs: usize,
     /// Strategies to run: hierarchical, search-replace, chain (comma-separated).
     #[arg(
         long,
+        value_name = "LIST",
         value_delimiter = ',',
-        default_value = "hierarchical,search-replace,chain"
+        default_value = "hierarchical,search-replace,chain",
+        help_heading = GENERATION
     )]
     pub strategies: Vec<String>,
-    /// Sampling temperatures, used in turn by the samples.
-    #[arg(long, value_delimiter = ',', default_value = "0,0.4,0.8")]
+    /// Sampling temperatures, used in turn by the samples (comma-separated).
+    #[arg(long, value_name = "LIST", value_delimiter = ',', default_value = "0,0.4,0.8", help_heading = GENERATION)]
     pub temperatures: Vec<f64>,
-    /// Samples per strategy and issue, at the --temperatures in turn (0: one per temperature).
-    #[arg(long, default_value_t = 0, help_heading = "Generation")]
+    /// Samples per strategy and issue, each a model run at the next of the --temperatures in
+    /// turn [default: one per temperature, 3 with the default --temperatures; 0 says the same].
+    #[arg(long, value_name = "N", default_value_t = 0, hide_default_value = true, help_heading = GENERATION)]
     pub samples: usize,
     /// At most this many files for the hierarchical strategy (L).
-    #[arg(long, default_value_t = 3)]
+    #[arg(long, value_name = "N", default_value_t = 3, help_heading = GENERATION)]
     pub max_files: usize,
-    /// A test command run (with `sh -c`) in a temporary copy of the base commit before and after
-    /// each candidate; candidates that break a passing command are dropped and the strategy retried once.
-    #[arg(long)]
+    /// Check each candidate with this shell command (`sh -c`), run in a temporary copy of the
+    /// base commit before and after it: a candidate that breaks a passing command is dropped
+    /// and its strategy retried once. Not `dei rank --test-cmd`, which is an --exec setting.
+    #[arg(long, value_name = "CMD", help_heading = GENERATION)]
     pub test_cmd: Option<String>,
-    /// Seconds before one run of the test command is killed.
-    #[arg(long, default_value_t = 300.0)]
+    /// Seconds one run of --test-cmd may take before it is killed.
+    #[arg(long = "test-cmd-timeout", alias = "test-timeout", value_name = "SECS", default_value_t = 300.0,
+        value_parser = positive_secs, help_heading = GENERATION)]
     pub test_timeout: f64,
-    /// Issues in flight at once (default: --concurrency, at most 8).
-    #[arg(long, default_value_t = 0, hide_default_value = true)]
-    pub jobs: usize,
-    /// Output: SWE-bench predictions (JSONL), appended; (issue, strategy) pairs already there are skipped.
-    #[arg(long)]
-    pub out: PathBuf,
     #[command(flatten)]
     pub llm: super::llm::GenerateLlmArgs,
+    /// SWE-bench predictions (JSONL) to append to; (issue, strategy) pairs already there are skipped.
+    #[arg(long, value_name = "FILE", help_heading = OUTPUT)]
+    pub out: PathBuf,
+}
+
+/// A positive, finite number of seconds.
+fn positive_secs(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if v.is_finite() && v > 0.0 => Ok(v),
+        Ok(_) => Err("must be a positive number of seconds".into()),
+        Err(e) => Err(e.to_string()),
+    }
 }
 
 #[derive(Args)]
 pub struct MergeArgs {
     /// Run directories to join.
-    #[arg(required = true)]
+    #[arg(required = true, value_name = "RUN_DIR", help_heading = INPUT)]
     pub run_dirs: Vec<PathBuf>,
     /// Also write the joined result as a new run directory here.
-    #[arg(long)]
+    #[arg(long = "out-dir", alias = "out", value_name = "DIR", help_heading = OUTPUT)]
     pub out: Option<PathBuf>,
     /// Write the summary JSON to this file ("-" for stdout).
-    #[arg(long)]
+    #[arg(long, value_name = "FILE", help_heading = OUTPUT)]
     pub json: Option<PathBuf>,
     #[command(flatten)]
     pub predictions: PredictionsArgs,
 }
 
 #[derive(Args)]
+// The candidates (display order 0) lead the Input heading.
+#[command(next_display_order = 1)]
 pub struct RankArgs {
     /// Prediction files (.json/.jsonl) and/or folders of <agent>/<instance_id>.diff.
-    #[arg(required = true)]
+    #[arg(required = true, display_order = 0, help_heading = INPUT)]
     pub candidates: Vec<PathBuf>,
-    #[command(flatten)]
-    pub names: AgentNameArgs,
+    /// SWE-bench-style task records (JSON or JSONL).
+    #[arg(long, value_name = "FILE", help_heading = INPUT)]
+    pub tasks: Option<PathBuf>,
     /// Issue id (SWE-bench instance_id) to rank; needs --tasks (optional when it holds one task). Repeat for several issues.
-    #[arg(long, requires = "tasks")]
+    #[arg(long, value_name = "ID", requires = "tasks", help_heading = INPUT)]
     pub issue: Vec<String>,
-    /// Rank every issue that has candidates (needs --tasks and --run-dir).
-    #[arg(long, requires = "tasks", conflicts_with_all = ["issue", "issue_file"])]
-    pub all: bool,
     /// Rank the issues listed in FILE (one instance id a line, `#` comments; needs --tasks
     /// and --run-dir). Ids not in --tasks are listed and nothing is run.
-    #[arg(long, value_name = "FILE", requires = "tasks", conflicts_with_all = ["issue", "issue_file", "all"])]
+    #[arg(long, value_name = "FILE", requires = "tasks", conflicts_with_all = ["issue", "issue_file", "all"], help_heading = INPUT)]
     pub instance_ids: Option<PathBuf>,
-    /// Stream per-issue results to this folder (journal.jsonl); rerunning resumes.
-    #[arg(long)]
-    pub run_dir: Option<PathBuf>,
-    /// Take only shard I of N of the issues (deterministic by issue id), e.g. --shard 2/8.
-    #[arg(long)]
-    pub shard: Option<dei::rank::run::Shard>,
-    /// With --run-dir: run issues recorded as errors again (e.g. after adding a repository).
-    #[arg(long)]
-    pub retry_errors: bool,
-    /// No progress bar (it is only drawn on a terminal anyway).
-    #[arg(long)]
-    pub no_progress: bool,
-    /// SWE-bench-style task records (JSON or JSONL).
-    #[arg(long)]
-    pub tasks: Option<PathBuf>,
+    /// Rank every issue that has candidates (needs --tasks and --run-dir).
+    #[arg(long, requires = "tasks", conflicts_with_all = ["issue", "issue_file"], help_heading = INPUT)]
+    pub all: bool,
     #[command(flatten)]
-    pub text: IssueTextArgs,
+    pub names: AgentNameArgs,
     #[command(flatten)]
     pub place: RepoArgs,
+    #[command(flatten)]
+    pub text: IssueTextArgs,
+    /// Stream per-issue results to this folder (journal.jsonl); rerunning resumes.
+    #[arg(long, value_name = "DIR", help_heading = MANY)]
+    pub run_dir: Option<PathBuf>,
+    /// Take only shard I of N of the issues (deterministic by issue id), e.g. --shard 2/8.
+    #[arg(long, value_name = "I/N", help_heading = MANY)]
+    pub shard: Option<dei::rank::run::Shard>,
+    /// With --run-dir: run issues recorded as errors again (e.g. after adding a repository).
+    #[arg(long, help_heading = MANY)]
+    pub retry_errors: bool,
+    /// No progress bar (it is only drawn on a terminal anyway).
+    #[arg(long, help_heading = MANY)]
+    pub no_progress: bool,
     /// Count only patches `git apply` would accept as applying.
-    #[arg(long)]
+    #[arg(long, help_heading = PATCH)]
     pub strict: bool,
     /// Token budget for the context shown to reviewers.
-    #[arg(long, default_value_t = 4000)]
+    #[arg(long, value_name = "TOKENS", default_value_t = 4000, help_heading = PATCH)]
     pub context_tokens: usize,
     /// Largest patch (bytes) a candidate may have; longer ones get an error and are not rebuilt.
-    #[arg(long, default_value_t = dei::rank::pipeline::DEFAULT_MAX_PATCH_BYTES)]
+    #[arg(long, value_name = "BYTES", default_value_t = dei::rank::pipeline::DEFAULT_MAX_PATCH_BYTES, help_heading = PATCH)]
     pub max_patch_bytes: usize,
+    /// Offline committee weights (the committee without --llm): default (hand-set), fitted,
+    /// track-record (shipped, fitted on the fit half of SWE-bench Lite), or a JSON file.
+    #[arg(long, value_name = "NAME|FILE", help_heading = COMMITTEE)]
+    pub offline_weights: Option<String>,
+    #[command(flatten)]
+    pub llm: super::llm::RankLlmArgs,
+    #[command(flatten)]
+    pub exec: ExecArgs,
     /// Write the machine-readable result to this file ("-" for stdout).
-    #[arg(long)]
+    #[arg(long, value_name = "FILE", help_heading = OUTPUT)]
     pub json: Option<PathBuf>,
     #[command(flatten)]
     pub predictions: PredictionsArgs,
-    /// Offline committee weights: default (hand-set), fitted, track-record (shipped, fitted on
-    /// the fit half of SWE-bench Lite), or a JSON file.
-    #[arg(long, value_name = "NAME|FILE")]
-    pub offline_weights: Option<String>,
-    #[command(flatten)]
-    pub exec: ExecArgs,
-    #[command(flatten)]
-    pub llm: super::llm::RankLlmArgs,
 }
 
 /// `--exec` and its settings (`dei rank`).
 #[derive(Args, Debug, Clone)]
-#[command(next_help_heading = "Execution (runs candidate code in a sandbox)")]
+#[command(next_help_heading = heading::EXECUTION)]
 pub struct ExecArgs {
     /// Run each candidate in a sandbox: the repository's own tests that its edits reach (run
     /// twice at the base commit first) and the issue's code; behaviour joins the evidence.
@@ -216,7 +268,8 @@ pub struct ExecArgs {
     #[arg(long, default_value_t = 1, value_name = "N", requires = "exec",
         value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
     pub exec_jobs: usize,
-    /// Time limit of one test run, in seconds (the issue's code gets at most 60).
+    /// Seconds one sandbox test run may take before it is killed (a run of the issue's code
+    /// gets at most 60).
     #[arg(long, default_value_t = 180, value_name = "SECS", requires = "exec",
         value_parser = clap::value_parser!(u64).range(1..))]
     pub exec_timeout: u64,
@@ -226,7 +279,9 @@ pub struct ExecArgs {
     /// Install step, run in a work tree of the repository inside the environment.
     #[arg(long, value_name = "CMD", requires = "exec")]
     pub setup: Option<String>,
-    /// Test command; the selected test files are appended.
+    /// Test command of the sandbox runs (replaces a shipped spec's; needed without one), the
+    /// selected test files appended. Not `dei generate --test-cmd`, which checks generated
+    /// candidates.
     #[arg(long, value_name = "CMD", requires = "exec")]
     pub test_cmd: Option<String>,
     /// The tests start a server on 127.0.0.1 and talk to it: each sandbox run gets the
@@ -330,6 +385,7 @@ fn writable(dir: &std::path::Path) -> std::io::Result<()> {
 
 /// `--predictions` (`dei rank`, `dei merge`).
 #[derive(Args)]
+#[command(next_help_heading = OUTPUT)]
 pub struct PredictionsArgs {
     /// Write each ranked issue's top pick as a SWE-bench prediction {instance_id,
     /// model_name_or_path, model_patch} for the SWE-bench harness or sb-cli (JSON Lines; a JSON
@@ -343,6 +399,7 @@ pub struct PredictionsArgs {
 
 /// `--agent-name` (`dei rank`, `dei eval`).
 #[derive(Args)]
+#[command(next_help_heading = INPUT)]
 pub struct AgentNameArgs {
     /// Name an agent explicitly: SOURCE is a predictions file or patch folder (as given) or the
     /// name dei derives (the run folder or file name). Repeatable.
@@ -357,55 +414,59 @@ impl AgentNameArgs {
 }
 
 #[derive(Args)]
+// The candidates (display order 0) lead the Input heading.
+#[command(next_display_order = 1)]
 pub struct EvalArgs {
     /// Candidates, as for `dei rank` (their `resolved` fields are labels).
+    #[arg(display_order = 0, help_heading = INPUT)]
     pub candidates: Vec<PathBuf>,
-    #[command(flatten)]
-    pub names: AgentNameArgs,
-    /// Resolved labels: results.json/report.json, a runs map, a 0/1 matrix CSV, or rows; AGENT=FILE names the agent.
-    #[arg(long = "labels", value_name = "[AGENT=]FILE")]
-    pub labels: Vec<String>,
     /// The instance universe: SWE-bench task records or a list of ids (default: every instance named in the inputs).
-    #[arg(long)]
+    #[arg(long, value_name = "FILE", help_heading = INPUT)]
     pub tasks: Option<PathBuf>,
     /// Evaluate only the instances listed in FILE (one instance id a line, `#` comments). Ids
     /// not in --tasks (or, without it, named by no candidate or label) are listed and refused.
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", help_heading = INPUT)]
     pub instance_ids: Option<PathBuf>,
     /// Agents to evaluate, in this order (comma-separated); default: all, in natural order.
-    #[arg(long, value_delimiter = ',')]
+    #[arg(long, value_name = "LIST", value_delimiter = ',', help_heading = INPUT)]
     pub agents: Option<Vec<String>>,
+    #[command(flatten)]
+    pub names: AgentNameArgs,
+    /// Resolved labels: results.json/report.json, a runs map, a 0/1 matrix CSV, or rows; AGENT=FILE names the agent.
+    #[arg(long = "labels", value_name = "[AGENT=]FILE", help_heading = INPUT)]
+    pub labels: Vec<String>,
     /// The committee's selection: a `dei rank --all --run-dir` folder (or its journal.jsonl), `dei rank --json` output (one, a list, or JSONL), or {instance_id, agent, score} rows/CSV.
-    #[arg(long)]
+    #[arg(long, value_name = "PATH", help_heading = COMMITTEE)]
     pub scores: Option<PathBuf>,
     /// Report n@k for a baseline instead of a selection: random (equals Average@k) or random-nonempty.
-    #[arg(long, conflicts_with = "scores")]
+    #[arg(long, conflicts_with = "scores", help_heading = COMMITTEE)]
     pub baseline: Option<dei::metrics::table::Baseline>,
     /// Keep only instances the committee ranked (one whose candidates all went unscored counts, with no pick).
-    #[arg(long, requires = "scores")]
+    #[arg(long, requires = "scores", help_heading = COMMITTEE)]
     pub scored_only: bool,
+    /// n of n@k: an instance counts as solved when the committee's top n picks include a
+    /// resolved one.
+    #[arg(long, value_name = "N", default_value_t = 1, help_heading = METRICS)]
+    pub top_n: usize,
     /// Orders for the curves: given, natural (order of generation), random (comma-separated).
-    #[arg(long, value_delimiter = ',', default_value = "given,random")]
+    #[arg(long, value_name = "LIST", value_delimiter = ',', default_value = "given,random", help_heading = METRICS)]
     pub order: Vec<dei::metrics::orders::OrderKind>,
     /// Random orders to average over.
-    #[arg(long, default_value_t = 100)]
+    #[arg(long, value_name = "N", default_value_t = 100, help_heading = METRICS)]
     pub shuffles: usize,
     /// Seed for random orders and the bootstrap.
-    #[arg(long, default_value_t = 42)]
+    #[arg(long, default_value_t = 42, help_heading = METRICS)]
     pub seed: u64,
-    /// n of n@k.
-    #[arg(long, default_value_t = 1)]
-    pub top_n: usize,
     /// Bootstrap resamples over instances (0: no intervals).
-    #[arg(long, default_value_t = 1000)]
+    #[arg(long, value_name = "N", default_value_t = 1000, help_heading = METRICS)]
     pub bootstrap: usize,
     /// Coverage of the bootstrap intervals.
-    #[arg(long, default_value_t = 0.95)]
+    #[arg(long, default_value_t = 0.95, help_heading = METRICS)]
     pub confidence: f64,
     /// Write the machine-readable report to this file ("-" for stdout).
-    #[arg(long)]
+    #[arg(long, value_name = "FILE", help_heading = OUTPUT)]
     pub json: Option<PathBuf>,
     /// Write a self-contained HTML report with plots to this file.
-    #[arg(long)]
+    #[arg(long, value_name = "FILE", help_heading = OUTPUT)]
     pub html: Option<PathBuf>,
 }

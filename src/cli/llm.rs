@@ -16,20 +16,19 @@
 //! generator samples at `--temperatures`; its calls ask for plain text, so a reply format has
 //! no meaning there, nor for `dei locate`.
 
+use super::args::heading::{LLM, LLM_COMMITTEE};
 use clap::Args;
 use dei::llm::config::LlmOptions;
 use std::path::PathBuf;
-
-const LLM: &str = "LLM";
 
 /// Where the model's server is and which key it takes.
 #[derive(Debug, Clone, Args)]
 pub struct ServerArgs {
     /// Server URL (OpenAI-compatible: up to /v1; Anthropic: without /v1).
-    #[arg(long, help_heading = LLM)]
+    #[arg(long, value_name = "URL", help_heading = LLM)]
     pub base_url: Option<String>,
     /// Environment variable holding the API key (default OPENAI_API_KEY or ANTHROPIC_API_KEY).
-    #[arg(long, help_heading = LLM)]
+    #[arg(long, value_name = "VAR", help_heading = LLM)]
     pub api_key_env: Option<String>,
     /// The model's context window in tokens, for a server that does not say (llama.cpp,
     /// vLLM and Ollama do): prompts are shrunk to fit it.
@@ -41,26 +40,26 @@ pub struct ServerArgs {
 #[derive(Debug, Clone, Args)]
 pub struct CallArgs {
     /// Calls in flight at once.
-    #[arg(long, default_value_t = 8, help_heading = LLM)]
+    #[arg(long, value_name = "N", default_value_t = 8, help_heading = LLM)]
     pub concurrency: usize,
     /// Requests per minute (off by default).
-    #[arg(long, help_heading = LLM)]
+    #[arg(long, value_name = "N", help_heading = LLM)]
     pub rpm: Option<u32>,
     /// Tokens per minute, input plus allowed output (off by default).
-    #[arg(long, help_heading = LLM)]
+    #[arg(long, value_name = "TOKENS", help_heading = LLM)]
     pub tpm: Option<u64>,
     /// Retries of a call on 429, 5xx, timeouts and broken replies.
-    #[arg(long, default_value_t = 5, help_heading = LLM)]
+    #[arg(long, value_name = "N", default_value_t = 5, help_heading = LLM)]
     pub retries: u32,
     /// Extra asks when a reply cannot be used (empty, or not in the asked format).
-    #[arg(long, default_value_t = 2, help_heading = LLM)]
+    #[arg(long, value_name = "N", default_value_t = 2, help_heading = LLM)]
     pub parse_retries: u32,
     /// First retry delay in milliseconds (doubles each retry, with jitter; Retry-After wins).
-    #[arg(long, default_value_t = 1000, help_heading = LLM)]
+    #[arg(long, value_name = "MS", default_value_t = 1000, help_heading = LLM)]
     pub backoff_ms: u64,
-    /// Per-call timeout in seconds, from when the request is sent (calls waiting for a free
-    /// slot are not timed).
-    #[arg(long, default_value_t = 120.0, help_heading = LLM)]
+    /// Seconds a model call may wait for its reply, from when the request is sent (not while
+    /// it waits for a free slot; a streamed reply: for each next token); retried (--retries).
+    #[arg(long, value_name = "SECS", default_value_t = 120.0, help_heading = LLM)]
     pub timeout: f64,
 }
 
@@ -68,22 +67,22 @@ pub struct CallArgs {
 #[derive(Debug, Clone, Args)]
 pub struct SpendArgs {
     /// Response cache folder.
-    #[arg(long, default_value = ".dei/cache", help_heading = LLM)]
+    #[arg(long, value_name = "DIR", default_value = ".dei/cache", help_heading = LLM)]
     pub cache: PathBuf,
     /// Do not read or write the response cache.
     #[arg(long, help_heading = LLM)]
     pub no_cache: bool,
     /// Stop scheduling calls once this many US dollars could be spent.
-    #[arg(long, help_heading = LLM)]
+    #[arg(long, value_name = "USD", help_heading = LLM)]
     pub max_cost: Option<f64>,
     /// Input price, USD per million tokens (overrides the built-in table).
-    #[arg(long, help_heading = LLM)]
+    #[arg(long, value_name = "USD", help_heading = LLM)]
     pub price_in: Option<f64>,
     /// Output price, USD per million tokens (overrides the built-in table).
-    #[arg(long, help_heading = LLM)]
+    #[arg(long, value_name = "USD", help_heading = LLM)]
     pub price_out: Option<f64>,
     /// Append one JSON line per call (tokens, cost, cache hit, result) to this file.
-    #[arg(long, help_heading = LLM)]
+    #[arg(long, value_name = "FILE", help_heading = LLM)]
     pub ledger: Option<PathBuf>,
     /// Print the exact prompts and count calls and tokens; call nothing.
     #[arg(long, help_heading = LLM)]
@@ -94,27 +93,28 @@ pub struct SpendArgs {
 #[derive(Debug, Clone, Args)]
 pub struct ReviewArgs {
     /// How candidates are judged: pointwise (DEI), listwise or pairwise.
-    #[arg(long, default_value = "pointwise", help_heading = "LLM committee")]
+    #[arg(long, value_name = "NAME", default_value = "pointwise", help_heading = LLM_COMMITTEE)]
     pub selector: String,
-    /// Samples per candidate (pointwise), per issue (listwise) or per pair (pairwise).
-    #[arg(long, default_value_t = 1, help_heading = "LLM committee")]
+    /// Samples per candidate (pointwise), per issue (listwise) or per pair (pairwise), each
+    /// one model call.
+    #[arg(long, value_name = "N", default_value_t = 1, help_heading = LLM_COMMITTEE)]
     pub samples: u32,
     /// Sampling temperature (default 0 for one sample, 0.7 for more).
-    #[arg(long, help_heading = "LLM committee")]
+    #[arg(long, value_name = "T", help_heading = LLM_COMMITTEE)]
     pub temperature: Option<f64>,
     /// Reply format: json (structured output with a schema, the default) or tags.
-    #[arg(long, help_heading = "LLM committee")]
+    #[arg(long, value_name = "FORMAT", help_heading = LLM_COMMITTEE)]
     pub output_format: Option<String>,
     /// Rubric file (see rubrics/default.md).
-    #[arg(long, help_heading = "LLM committee")]
+    #[arg(long, value_name = "FILE", help_heading = LLM_COMMITTEE)]
     pub rubric: Option<PathBuf>,
     /// Before reviewing, let the model re-rank where the issue points (two more calls per
     /// issue); reviewers are shown the definitions it picks when a candidate leaves them alone.
-    #[arg(long, help_heading = "LLM committee")]
+    #[arg(long, help_heading = LLM_COMMITTEE)]
     pub llm_locate: bool,
     /// Review one representative per group of candidates and give every member its score:
     /// groups are behaviour classes with --exec, else changes equal after normalization.
-    #[arg(long, help_heading = "LLM committee")]
+    #[arg(long, help_heading = LLM_COMMITTEE)]
     pub review_once: bool,
 }
 
@@ -157,19 +157,19 @@ fn common(
 pub struct RankLlmArgs {
     /// Model to review with: openai:MODEL, anthropic:MODEL, openai-compatible:MODEL (needs --base-url),
     /// vllm:MODEL, ollama:MODEL or llamacpp:MODEL. Without it (and DEI_LLM) the offline committee is used.
-    #[arg(long, env = "DEI_LLM", help_heading = LLM)]
+    #[arg(long, value_name = "PROVIDER:MODEL", env = "DEI_LLM", help_heading = LLM)]
     pub llm: Option<String>,
     #[command(flatten)]
     pub server: ServerArgs,
     /// Most tokens a reply may have.
-    #[arg(long, default_value_t = 2048, help_heading = LLM)]
+    #[arg(long, value_name = "TOKENS", default_value_t = 2048, help_heading = LLM)]
     pub max_tokens: u32,
     #[command(flatten)]
     pub calls: CallArgs,
     #[command(flatten)]
     pub spend: SpendArgs,
     /// Folder of prompt templates replacing the built-in ones of the same name (see prompts/).
-    #[arg(long, help_heading = LLM)]
+    #[arg(long, value_name = "DIR", help_heading = LLM)]
     pub prompt_dir: Option<PathBuf>,
     #[command(flatten)]
     pub review: ReviewArgs,
@@ -203,19 +203,19 @@ impl RankLlmArgs {
 pub struct GenerateLlmArgs {
     /// Model that writes the patches (required): openai:MODEL, anthropic:MODEL, openai-compatible:MODEL
     /// (needs --base-url), vllm:MODEL, ollama:MODEL or llamacpp:MODEL.
-    #[arg(long, env = "DEI_LLM", help_heading = LLM)]
+    #[arg(long, value_name = "PROVIDER:MODEL", env = "DEI_LLM", help_heading = LLM)]
     pub llm: Option<String>,
     #[command(flatten)]
     pub server: ServerArgs,
     /// Most tokens a reply may have.
-    #[arg(long, default_value_t = 4096, help_heading = LLM)]
+    #[arg(long, value_name = "TOKENS", default_value_t = 4096, help_heading = LLM)]
     pub max_tokens: u32,
     #[command(flatten)]
     pub calls: CallArgs,
     #[command(flatten)]
     pub spend: SpendArgs,
     /// Folder of templates replacing the built-in prompts/generate_*.j2 of the same name.
-    #[arg(long, help_heading = LLM)]
+    #[arg(long, value_name = "DIR", help_heading = LLM)]
     pub prompt_dir: Option<PathBuf>,
 }
 
@@ -237,19 +237,19 @@ impl GenerateLlmArgs {
 pub struct LocateLlmArgs {
     /// Model that re-ranks the search (optional): openai:MODEL, anthropic:MODEL, openai-compatible:MODEL
     /// (needs --base-url), vllm:MODEL, ollama:MODEL or llamacpp:MODEL.
-    #[arg(long, env = "DEI_LLM", help_heading = LLM)]
+    #[arg(long, value_name = "PROVIDER:MODEL", env = "DEI_LLM", help_heading = LLM)]
     pub llm: Option<String>,
     #[command(flatten)]
     pub server: ServerArgs,
     /// Most tokens a reply may have.
-    #[arg(long, default_value_t = 2048, help_heading = LLM)]
+    #[arg(long, value_name = "TOKENS", default_value_t = 2048, help_heading = LLM)]
     pub max_tokens: u32,
     #[command(flatten)]
     pub calls: CallArgs,
     #[command(flatten)]
     pub spend: SpendArgs,
     /// Folder of templates replacing the built-in prompts/localize_*.j2 of the same name.
-    #[arg(long, help_heading = LLM)]
+    #[arg(long, value_name = "DIR", help_heading = LLM)]
     pub prompt_dir: Option<PathBuf>,
 }
 

@@ -317,7 +317,7 @@ fn test_cmd_drops_a_breaking_candidate_and_retries_with_its_output() {
             "1",
             "--test-cmd",
             &cmd,
-            "--test-timeout",
+            "--test-cmd-timeout",
             "120",
         ],
     );

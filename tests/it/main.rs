@@ -4,6 +4,7 @@
 mod support;
 
 mod agent_names;
+mod cli_help;
 mod context_build;
 mod context_history;
 mod context_real;

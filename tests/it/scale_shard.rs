@@ -89,7 +89,7 @@ fn shards_partition_the_issues_and_merge_equals_one_run() {
     args.extend([
         "--json".into(),
         "-".into(),
-        "--out".into(),
+        "--out-dir".into(),
         s(&merged_dir).into(),
     ]);
     let out = run(&args);
