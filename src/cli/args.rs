@@ -298,7 +298,7 @@ pub struct ExecArgs {
     /// When the issue's code stops at the base commit on importing a well-known package the
     /// environment lacks (numpy, scipy, pandas, matplotlib, Pillow, lxml, Cython, antlr4,
     /// PyYAML, networkx), install it and gather the issue's evidence again in that environment.
-    /// Off by default: measured on the Lite committees it lost tune picks (docs/execution.md).
+    /// Off by default: on the Lite committees it loses tune-half picks (docs/execution.md).
     #[arg(long, requires = "exec")]
     pub exec_extras: bool,
     /// Also have a model write a reproduction test from the issue (Agentless-style), kept only

@@ -46,7 +46,7 @@ pub fn is_auxiliary(path: &str) -> bool {
 /// where agents leave their reproduction and scratch scripts (`reproduce_bug.py`). A change
 /// touching no such file fixes nothing in the library.
 pub fn is_library_file(path: &str, created: bool) -> bool {
-    !is_auxiliary(path) && !(created && !path.contains('/'))
+    !is_auxiliary(path) && (!created || path.contains('/'))
 }
 
 /// Repository file names too common to point anywhere when an issue writes them

@@ -6,7 +6,7 @@
 //! repositories), and prints build times. requests' smoke tests are ones that call httpbin,
 //! served by the spec's local httpbin; xarray's need cftime, a backend of its spec. Times:
 //!
-//!     DEI_EXEC_REAL=1 cargo test --test exec_env_real -- --nocapture
+//!     DEI_EXEC_REAL=1 cargo test --test it exec_env_real -- --nocapture
 //!
 //! Environments are cached in `target/dei-cache` (a second run reuses them).
 

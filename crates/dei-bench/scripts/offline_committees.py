@@ -12,9 +12,9 @@ For each committee and each build: its members' candidates without their labels 
 `dei rank --all` into OUT/BUILD/NAME, then read against the labels here: per instance the pick's
 credit (ties at the top as expected value, c of t), Average@k (the members' mean), and the best
 member (the member with the highest rate on the instances read). A run that covers only some
-instances by design (under half of the 300: the `__verified_subset` runs, 93 instances) makes
-its committee scored over the instances it covers, and the report says how many; an instance
-missing from a full run is one it submitted nothing for. Paired differences (1@k minus
+instances by design (the `__verified_subset` runs, graded on the 93 Lite instances also in
+Verified) makes its committee scored over the instances it covers, and the report says how
+many; an instance missing from any other run is one it submitted nothing for. Paired differences (1@k minus
 Average@k, minus the best member; build minus build) come with 95% bootstrap intervals over
 instances (1000 resamples, seed 7).
 
@@ -67,12 +67,12 @@ def draw(runs, name, size, seed):
     return sorted(sorted(runs, key=lambda r: hashlib.sha256(f"{seed}:{name}:{r}".encode()).hexdigest())[:size])
 
 
-def members_of(spec, old_runs, all_runs):
+def members_of(spec, old_runs, old_all):
     if isinstance(spec, list):
         return spec
     if "old" in spec:
-        return sorted(old_runs)
-    return sorted(r for r in old_runs if r not in spec["old_without"])
+        return sorted(old_all)
+    return sorted(r for r in old_all if r not in spec["old_without"])
 
 
 def bootstrap(diffs, resamples=1000, seed=7):
@@ -145,7 +145,10 @@ def main():
             c = json.loads(line)
             c["_old"] = name == "lite_candidates.jsonl"
             rows.append(c)
-    old_runs = sorted({c["run"] for c in rows if c["_old"]} - {"devin_20240312_subset"})
+    old_all = sorted({c["run"] for c in rows if c["_old"]})
+    # drawn committees take the 13 old runs that cover every instance (devin's 38-instance
+    # subset left out), as exec_lite.py draws them
+    old_runs = [r for r in old_all if r != "devin_20240312_subset"]
     new_full = sorted(NEW3)
     all_runs = sorted({c["run"] for c in rows})
     labels = {}
@@ -156,7 +159,7 @@ def main():
 
     committees = {}
     for n in [x for x in a.committees.split(",") if x]:
-        committees[n] = members_of(NAMED[n], old_runs, all_runs)
+        committees[n] = members_of(NAMED[n], old_runs, old_all)
     for i in range(1, a.draw + 1):
         committees[f"o{i}"] = draw(old_runs, f"o{i}", 3 + (i - 1) % 4, a.draw_seed)
     for i in range(1, a.draw_new + 1):
@@ -169,12 +172,13 @@ def main():
 
     results = {}
     for cname, members in committees.items():
-        # A run that covers only part of the benchmark by design (the `__verified_subset` runs,
-        # devin's subset) scores its committee over the instances it covers; an instance
-        # missing from a full run is a run that submitted nothing there (no candidate).
+        # A run graded on part of the benchmark only (the `__verified_subset` runs: the Lite
+        # instances also in Verified, SOURCES.md) scores its committee over the instances it
+        # covers; an instance missing from any other run is one it submitted nothing for (no
+        # candidate), as the harness counts it.
         inst = set(ids)
         for m in members:
-            if len(covers[m]) < 150:
+            if m.endswith("__verified_subset"):
                 inst &= covers[m]
         blind = os.path.join(a.out, f"{cname}-candidates.jsonl")
         with open(blind, "w") as f:
@@ -189,7 +193,11 @@ def main():
             with open(os.path.join(a.out, "log.txt"), "a") as log:
                 log.write("$ " + " ".join(cmd) + "\n")
                 log.flush()
-                subprocess.call(cmd, stdout=log, stderr=log)
+                rc = subprocess.call(cmd, stdout=log, stderr=log)
+            if rc not in (0, 1):
+                # 1: some issue not ranked (counted here as a random pick); anything else, such as
+                # a run directory of other inputs, leaves no ranking to read
+                sys.exit(f"{bname} {cname}: dei rank exited {rc}; see {os.path.join(a.out, 'log.txt')}")
             last = last_lines(os.path.join(rd, "journal.jsonl"))
             per = {}
             for iid in sorted(inst):

@@ -31,7 +31,7 @@ pub const REPRO_FILE: &str = "dei_reproduction.py";
 /// Most test files run per issue (the best-scored of every candidate's selection).
 pub const MAX_TEST_FILES: usize = 6;
 /// A test file named after an edited module runs whole when it takes at most this share of
-/// the time limit at base (a sixth: 20 s of the default 120 s), and narrowed to the tests
+/// the time limit at base (a sixth: 30 s of the default 180 s), and narrowed to the tests
 /// naming the edit otherwise. The time read is the run's CPU time (see
 /// [`runs::Run::work_seconds`]).
 const WHOLE_FILE_SHARE: f64 = 6.0;

@@ -390,8 +390,7 @@ mod tests {
     }
 
     /// A file with no usable record is "not a predictions file" for the index as for the
-    /// loader, even when some of its lines name an issue (the index used to report those one
-    /// by one with their issue and judge the file on the rest alone).
+    /// loader, even when some of its lines name an issue: it is judged whole, not line by line.
     #[test]
     fn a_file_of_bad_lines_is_one_problem_as_in_the_loader() {
         let dir = tempfile::tempdir().unwrap();

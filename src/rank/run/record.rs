@@ -54,9 +54,9 @@ fn behaviours(result: &Value) -> Vec<(String, Behaviour)> {
         .collect()
 }
 
-/// How many standard errors of the difference between two records count as noise. Chosen on
-/// the tune half from 0, ½, 1, 1½ and 2: ½ and 1 tie on all-14, A, ACR and B, and ½ picks
-/// 1.5 more right candidates on committee C (docs/execution-log.md).
+/// How many standard errors of the difference between two records count as noise: records
+/// closer than this are one tier. Chosen on the tune half from 0, ½, 1, 1½ and 2
+/// (the agents' execution record, docs/execution.md).
 pub const NOISE_SE: f64 = 0.5;
 
 /// Whether record `a` (its share, from `(share − mean, healthy, ran)`) is within
