@@ -7,6 +7,7 @@ use super::bm25;
 use super::{builtin_prompts, edits_with_feedback, finish, render, Generated, Strategy, Workspace};
 use crate::context::tokens;
 use crate::llm::model::Model;
+use crate::llm::parse;
 use crate::llm::prompts::Prompts;
 use crate::model::paths::is_test_path;
 use crate::model::{SnippetKind, Task};
@@ -170,14 +171,19 @@ impl ChainOfContext {
         }
         let mut spent = 0usize;
         let mut notes: Vec<Note> = Vec::new();
+        let shape = parse::commands_schema(model.text_bounds(parse::MOST_COMMANDS));
         for step in 1..=self.max_steps {
             let prompt = render(
                 &self.prompts,
                 "generate_explore.j2",
                 context! { issue => task.problem_statement.trim(), feedback => fb.map(str::trim), items => kept, notes, step, max_steps => self.max_steps },
             )?;
-            let reply = model.complete(&prompt.system, &prompt.user, self.temperature)?;
-            spent += tokens(&prompt.user) + tokens(&reply);
+            // A shaped reply is a list of command lines, each a share of --max-tokens, read as
+            // the lines it stands for.
+            let raw =
+                model.complete_shaped(&prompt.system, &prompt.user, self.temperature, &shape)?;
+            let reply = parse::listed(&raw, "commands");
+            spent += tokens(&prompt.user) + tokens(&raw);
             notes.clear();
             if let Some(pos) = reply.find("ANALYSIS:") {
                 return Ok(Analysis {

@@ -6,6 +6,7 @@
 use super::edit::{self, EditError, FileEdit};
 use super::{builtin_prompts, finish, render, Generated, Strategy, Workspace};
 use crate::llm::model::Model;
+use crate::llm::parse;
 use crate::llm::prompts::Prompts;
 use crate::model::paths::is_python;
 use crate::model::{LineRange, Task};
@@ -40,15 +41,18 @@ impl Default for Hierarchical {
     }
 }
 
-/// Code blocks under `### <target>` headings: (target label, code).
+/// Code blocks under `### <target>` headings: (target label, code). A block opened with more
+/// than three backticks ends only at a line opening with as many (so code holding ``` lines
+/// travels whole, as [`crate::llm::parse::rewrites_as_blocks`] writes it).
 pub fn parse_rewrites(reply: &str) -> Vec<(String, String)> {
     let mut out = Vec::new();
     let mut label: Option<String> = None;
-    let mut code: Option<String> = None;
+    // The block being read, and the fence that ends it.
+    let mut code: Option<(String, String)> = None;
     for l in reply.lines() {
         let t = l.trim();
-        if let Some(c) = code.as_mut() {
-            if t.starts_with("```") {
+        if let Some((c, fence)) = code.as_mut() {
+            if t.starts_with(fence.as_str()) {
                 if let Some(lb) = label.take() {
                     out.push((lb, std::mem::take(c)));
                 }
@@ -60,7 +64,49 @@ pub fn parse_rewrites(reply: &str) -> Vec<(String, String)> {
         } else if let Some(h) = t.strip_prefix("###") {
             label = Some(h.trim().trim_matches('`').to_string());
         } else if t.starts_with("```") && label.is_some() {
-            code = Some(String::new());
+            let ticks = t.chars().take_while(|&c| c == '`').count();
+            code = Some((String::new(), "`".repeat(ticks)));
+        }
+    }
+    out
+}
+
+/// The rewrites a reply holds: a shaped reply's (JSON) or the `### <target>` blocks of a plain
+/// one.
+fn rewrites_in(reply: &str) -> Vec<(String, String)> {
+    match parse::rewrites_as_blocks(reply) {
+        Some(blocks) => parse_rewrites(&blocks),
+        None => parse_rewrites(reply),
+    }
+}
+
+/// Every place the schematics of `files` show, as the labels a target reply names:
+/// `path::Qualified.name` for each class and function, `path:START-END` for each run of
+/// module-level code; files in the order chosen, places in line order, each once (a property's
+/// getter and setter share a name).
+fn shown_labels(files: &[String], sources: &HashMap<String, String>) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for f in files {
+        let Some(src) = sources.get(f) else { continue };
+        let sch = schematic_of(f, src);
+        for r in &sch.top_level {
+            out.push(
+                Target::Lines {
+                    path: f.clone(),
+                    lines: *r,
+                }
+                .label(),
+            );
+        }
+        for i in &sch.items {
+            let label = Target::Def {
+                path: f.clone(),
+                name: i.name.clone(),
+            }
+            .label();
+            if !out.contains(&label) {
+                out.push(label);
+            }
         }
     }
     out
@@ -85,10 +131,9 @@ impl Hierarchical {
         )?;
         // A shaped reply is a list of paths (any of the map's, so no enum); the ones the
         // repository lacks are dropped below as before.
-        let shape =
-            crate::llm::parse::list_schema("pick_files", "files", None, self.max_files, 200);
+        let shape = parse::list_schema("pick_files", "files", None, self.max_files, 200);
         let reply = model.complete_shaped(&prompt.system, &prompt.user, 0.0, &shape)?;
-        let reply = crate::llm::parse::listed(&reply, "files");
+        let reply = parse::listed(&reply, "files");
         let mut files: Vec<String> = Vec::new();
         for l in reply.lines() {
             let Some(word) = l.split_whitespace().find(|w| w.contains(".py")) else {
@@ -136,7 +181,13 @@ impl Strategy for Hierarchical {
             "generate_targets.j2",
             context! { issue => task.problem_statement.trim(), feedback => fb.map(str::trim), schematics },
         )?;
-        let reply = model.complete(&prompt.system, &prompt.user, 0.0)?;
+        // A shaped reply is a list of targets, each a place the schematics show, read as the
+        // lines they stand for.
+        let labels = shown_labels(&files, &sources);
+        let labels: Vec<&str> = labels.iter().map(String::as_str).collect();
+        let shape = parse::targets_schema(&labels, parse::MOST_TARGETS);
+        let reply = model.complete_shaped(&prompt.system, &prompt.user, 0.0, &shape)?;
+        let reply = parse::listed(&reply, "targets");
         // Resolve targets to base-commit spans; unknown names are dropped.
         let mut spans: Vec<(Target, LineRange, String)> = Vec::new();
         for t in parse_targets(&reply) {
@@ -174,6 +225,11 @@ impl Strategy for Hierarchical {
             "generate_rewrite.j2",
             context! { issue => task.problem_statement.trim(), feedback => fb.map(str::trim), targets },
         )?;
+        // A shaped reply holds at most one rewrite per target, each naming a target shown and
+        // its code a share of --max-tokens.
+        let asked: Vec<String> = spans.iter().map(|(t, _, _)| t.label()).collect();
+        let asked: Vec<&str> = asked.iter().map(String::as_str).collect();
+        let shape = parse::rewrites_schema(&asked, model.text_bounds(asked.len()));
         let mut out: Vec<Generated> = Vec::new();
         for (k, &temp) in self.temperatures.iter().enumerate() {
             let agent = if k == 0 {
@@ -184,8 +240,8 @@ impl Strategy for Hierarchical {
             let mut prompt = ask.clone();
             let mut result = None;
             for round in 0..2 {
-                let reply = model.complete(&prompt.system, &prompt.user, temp)?;
-                match splice(&spans, &sources, &parse_rewrites(&reply)) {
+                let reply = model.complete_shaped(&prompt.system, &prompt.user, temp, &shape)?;
+                match splice(&spans, &sources, &rewrites_in(&reply)) {
                     Ok(edits) => {
                         result = Some(edits);
                         break;
@@ -264,4 +320,44 @@ fn splice(
     }
     out.retain(|f| f.before.as_deref() != Some(f.after.as_str()));
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shaped_and_plain_rewrites_read_alike() {
+        let plain = "Here:\n### a.py::f\n```python\ndef f():\n    return 2\n```\n### `a.py:1-2`\n```\nX = 3\n```\n";
+        let shaped = r#"{"rewrites":[{"target":"a.py::f","code":"def f():\n    return 2\n"},{"target":"a.py:1-2","code":"```python\nX = 3\n```"}]}"#;
+        let want = [
+            (
+                "a.py::f".to_string(),
+                "def f():\n    return 2\n".to_string(),
+            ),
+            ("a.py:1-2".to_string(), "X = 3\n".to_string()),
+        ];
+        assert_eq!(rewrites_in(plain), want);
+        assert_eq!(rewrites_in(shaped), want);
+        // Code holding a fence line travels whole under the longer fence the shape is read with.
+        let doc = "def g():\n    \"\"\"Use it so:\n    ```\n    g()\n    ```\n    \"\"\"\n";
+        let j = serde_json::json!({"rewrites": [{"target": "a.py::g", "code": doc}]}).to_string();
+        assert_eq!(rewrites_in(&j), [("a.py::g".to_string(), doc.to_string())]);
+        // A three-backtick block still ends at the first line opening with a fence.
+        assert_eq!(
+            parse_rewrites("### a.py::h\n```python\nh = 1\n```py\nlater\n"),
+            [("a.py::h".to_string(), "h = 1\n".to_string())]
+        );
+    }
+
+    #[test]
+    fn the_labels_shown_are_the_schematics_places() {
+        let src = "import os\n\nX = 1\n\n\nclass C:\n    @property\n    def m(self):\n        pass\n\n    @m.setter\n    def m(self, v):\n        pass\n\n\ndef f():\n    return 1\n";
+        let sources = HashMap::from([("p/a.py".to_string(), src.to_string())]);
+        let files = ["p/a.py".to_string(), "p/missing.py".to_string()];
+        assert_eq!(
+            shown_labels(&files, &sources),
+            ["p/a.py:1-3", "p/a.py::C", "p/a.py::C.m", "p/a.py::f"]
+        );
+    }
 }

@@ -243,6 +243,137 @@ pub fn edits_as_blocks(reply: &str) -> Option<String> {
     Some(out)
 }
 
+/// Most definition targets one shaped reply of the hierarchical strategy names.
+pub const MOST_TARGETS: usize = 4;
+
+/// Most labels a target enum lists (OpenAI's strict mode takes at most 1000 enum values and,
+/// past 250, 15,000 characters of them); beyond either the targets are bounded strings.
+const MOST_LABELS: usize = 500;
+const MOST_LABEL_CHARS: usize = 15_000;
+
+/// The schema of a definition-target reply: `targets` holds 1 to `most` strings, each one of
+/// `labels` (the `path::Qualified.name` and `path:START-END` places the schematics show).
+/// Without labels, or with too many for an enum, each target is any string of at most 200
+/// characters. (No free `path:START-END` beside the enum: held to a pattern alone, a small
+/// model writes ranges past the file's end.)
+pub fn targets_schema(labels: &[&str], most: usize) -> Schema {
+    let chars: usize = labels.iter().map(|l| l.len()).sum();
+    let item = if labels.is_empty() || labels.len() > MOST_LABELS || chars > MOST_LABEL_CHARS {
+        json!({"type": "string", "maxLength": 200})
+    } else {
+        json!({"type": "string", "enum": labels})
+    };
+    Schema {
+        name: "pick_targets",
+        description: "The definitions or module-level line ranges to rewrite, smallest first.",
+        schema: object_schema(vec![(
+            "targets",
+            Js::V(json!({"type": "array", "items": item, "minItems": 1, "maxItems": most.max(1)})),
+        )]),
+    }
+}
+
+/// The schema of a rewrite reply: 1 to `targets.len()` rewrites, each naming one of `targets`
+/// (the labels shown) and holding its whole new `code`, held to `b` (the caller shares
+/// `--max-tokens` among the targets).
+pub fn rewrites_schema(targets: &[&str], b: Bounds) -> Schema {
+    let rewrite = object_schema(vec![
+        ("target", Js::V(json!({"type": "string", "enum": targets}))),
+        (
+            "code",
+            string_prop(
+                "The whole new definition (or lines) as Python code, no fence.",
+                b,
+            ),
+        ),
+    ]);
+    Schema {
+        name: "submit_rewrites",
+        description: "The rewritten targets that fix the issue.",
+        schema: object_schema(vec![(
+            "rewrites",
+            Js::O(vec![
+                ("type", Js::V(json!("array"))),
+                ("items", rewrite),
+                ("minItems", Js::V(json!(1))),
+                ("maxItems", Js::V(json!(targets.len().max(1)))),
+            ]),
+        )]),
+    }
+}
+
+/// A shaped rewrite reply as the `### <target>` headings and fenced code blocks it stands for
+/// (a fence longer than any run of backticks opening a line of the code; a fence the model put
+/// around the code itself is dropped); `None` for a reply of another shape (read as headings
+/// and blocks already).
+pub fn rewrites_as_blocks(reply: &str) -> Option<String> {
+    let t = reply.trim_start();
+    if !t.starts_with('{') {
+        return None;
+    }
+    let rewrites = json_object(reply)?.get("rewrites")?.as_array()?.clone();
+    let mut out = String::new();
+    for r in &rewrites {
+        let s = |k: &str| r.get(k).and_then(Value::as_str).unwrap_or("");
+        let code = unfenced(s("code"));
+        let ticks = code
+            .lines()
+            .map(|l| l.trim_start().chars().take_while(|&c| c == '`').count())
+            .max()
+            .unwrap_or(0);
+        let fence = "`".repeat((ticks + 1).max(3));
+        out.push_str(&format!(
+            "### {}\n{fence}python\n{}\n{fence}\n\n",
+            s("target").trim(),
+            code.trim_end_matches('\n')
+        ));
+    }
+    Some(out)
+}
+
+/// `code` without a fence around it (```` ```python ```` … ```` ``` ````), as a model told to
+/// write fenced blocks may put inside a JSON string.
+fn unfenced(code: &str) -> &str {
+    let t = code.trim();
+    if !t.starts_with("```") {
+        return code;
+    }
+    let Some((_, body)) = t.split_once('\n') else {
+        return "";
+    };
+    let fence = |l: &str| !l.trim().is_empty() && l.trim().chars().all(|c| c == '`');
+    match body.rsplit_once('\n') {
+        Some((head, last)) if fence(last) => head,
+        None if fence(body) => "",
+        _ => body.strip_suffix("```").unwrap_or(body),
+    }
+}
+
+/// Most commands one shaped step of the chain of context holds.
+pub const MOST_COMMANDS: usize = 6;
+
+/// The schema of a chain step: 1 to [`MOST_COMMANDS`] command lines (`RETRIEVE …`, `DROP …`,
+/// `ANALYSIS: …`), each held to `b` (the caller shares `--max-tokens` among them).
+pub fn commands_schema(b: Bounds) -> Schema {
+    let command = string_prop(
+        "One command line: RETRIEVE class NAME, RETRIEVE function NAME, RETRIEVE file PATH, DROP ID, or ANALYSIS: <root cause and the fix>.",
+        b,
+    );
+    Schema {
+        name: "next_commands",
+        description: "The next commands of the search for the root cause.",
+        schema: object_schema(vec![(
+            "commands",
+            Js::O(vec![
+                ("type", Js::V(json!("array"))),
+                ("items", command),
+                ("minItems", Js::V(json!(1))),
+                ("maxItems", Js::V(json!(MOST_COMMANDS))),
+            ]),
+        )]),
+    }
+}
+
 /// The schema of a reply that is one text (`key`), at most `b`'s characters.
 pub fn text_schema(name: &'static str, key: &'static str, desc: &str, b: Bounds) -> Schema {
     Schema {
@@ -485,5 +616,103 @@ mod tests {
         );
         // Bounds shared by five fields of a 512-token reply, 64 left for the JSON.
         assert_eq!(Bounds::sharing(512, 5).field_chars, Some(89));
+    }
+
+    #[test]
+    fn shaped_rewrites_read_as_the_headed_blocks_they_stand_for() {
+        // (generate::hierarchical's tests read these blocks back with parse_rewrites.)
+        let j = r#"{"rewrites":[{"target":"a.py::f","code":"def f():\n    return 2\n"},{"target":"a.py:1-2","code":"X = 3"}]}"#;
+        assert_eq!(
+            rewrites_as_blocks(j).unwrap(),
+            "### a.py::f\n```python\ndef f():\n    return 2\n```\n\n### a.py:1-2\n```python\nX = 3\n```\n\n"
+        );
+        // Code holding a fence line goes under a longer fence.
+        let doc = "def g():\n    \"\"\"Use it so:\n    ```\n    g()\n    ```\n    \"\"\"\n";
+        let j = serde_json::json!({"rewrites": [{"target": "a.py::g", "code": doc}]}).to_string();
+        assert_eq!(
+            rewrites_as_blocks(&j).unwrap(),
+            format!("### a.py::g\n````python\n{doc}````\n\n")
+        );
+        // A fence the model wrote inside the string is dropped; indentation is kept.
+        for code in [
+            "```python\n    def m(self):\n        pass\n```",
+            "```python\n    def m(self):\n        pass\n```\n",
+            "\n```\n    def m(self):\n        pass\n",
+            "```python\n    def m(self):\n        pass```",
+        ] {
+            let j = serde_json::json!({"rewrites": [{"target": "a.py::C.m", "code": code}]});
+            assert_eq!(
+                rewrites_as_blocks(&j.to_string()).unwrap(),
+                "### a.py::C.m\n```python\n    def m(self):\n        pass\n```\n\n",
+                "{code:?}"
+            );
+        }
+        // A plain reply is read as it is.
+        assert_eq!(rewrites_as_blocks("### a.py::f\n```python\n{}\n```"), None);
+        let s = rewrites_schema(
+            &["a.py::f", "a.py:1-2"],
+            Bounds {
+                field_chars: Some(300),
+            },
+        );
+        let v = serde_json::to_value(&s.schema).unwrap();
+        let items = &v["properties"]["rewrites"];
+        assert_eq!(items["maxItems"], 2);
+        assert_eq!(items["minItems"], 1);
+        assert_eq!(
+            items["items"]["properties"]["target"]["enum"],
+            serde_json::json!(["a.py::f", "a.py:1-2"])
+        );
+        assert_eq!(items["items"]["properties"]["code"]["maxLength"], 300);
+        assert_eq!(
+            items["items"]["required"],
+            serde_json::json!(["target", "code"])
+        );
+    }
+
+    #[test]
+    fn target_and_command_schemas_are_bounded() {
+        let v =
+            serde_json::to_value(&targets_schema(&["p/a.py::f", "p/a.py:1-3"], 4).schema).unwrap();
+        let t = &v["properties"]["targets"];
+        assert_eq!(
+            (t["minItems"].as_u64(), t["maxItems"].as_u64()),
+            (Some(1), Some(4))
+        );
+        assert_eq!(
+            t["items"],
+            serde_json::json!({"type": "string", "enum": ["p/a.py::f", "p/a.py:1-3"]})
+        );
+        // No labels, or too many for an enum: bounded strings.
+        let many: Vec<String> = (0..600).map(|i| format!("a.py::f{i}")).collect();
+        let many: Vec<&str> = many.iter().map(String::as_str).collect();
+        for labels in [&[][..], &many[..]] {
+            let v = serde_json::to_value(&targets_schema(labels, 4).schema).unwrap();
+            assert_eq!(
+                v["properties"]["targets"]["items"],
+                serde_json::json!({"type": "string", "maxLength": 200})
+            );
+        }
+        assert_eq!(
+            listed(r#"{"targets":["p/a.py::f","p/a.py:1-3"]}"#, "targets"),
+            "p/a.py::f\np/a.py:1-3"
+        );
+        let v = serde_json::to_value(&commands_schema(Bounds::sharing(1024, MOST_COMMANDS)).schema)
+            .unwrap();
+        let c = &v["properties"]["commands"];
+        assert_eq!(c["maxItems"], MOST_COMMANDS);
+        assert_eq!(c["items"]["maxLength"], (1024 - 64) / MOST_COMMANDS);
+        let unbounded =
+            serde_json::to_value(&commands_schema(Bounds { field_chars: None }).schema).unwrap();
+        assert!(unbounded["properties"]["commands"]["items"]
+            .get("maxLength")
+            .is_none());
+        assert_eq!(
+            listed(
+                r#"{"commands":["RETRIEVE function f","DROP 2"]}"#,
+                "commands"
+            ),
+            "RETRIEVE function f\nDROP 2"
+        );
     }
 }

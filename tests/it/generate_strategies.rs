@@ -415,3 +415,268 @@ fn a_prompt_folder_replaces_the_generator_templates() {
     );
     assert!(err.contains("generate_fix.j2"), "{err}");
 }
+
+// ---------------------------------------------------------------------------------------------
+// Shaped replies against the mock server: every generator call asks for a JSON schema, and a
+// JSON reply makes the same candidate as the plain-text reply of a server that refuses schemas.
+
+use crate::support::llm_mock::{self, Fault, Mock};
+use serde_json::{json, Value};
+
+const MAX_TOKENS: u32 = 1024;
+
+/// The real client over `mock`: no cache, one call at a time, `--max-tokens` [`MAX_TOKENS`].
+fn served(mock: &Mock) -> dei::llm::model::EngineModel {
+    let opts = dei::llm::config::LlmOptions {
+        llm: Some("openai-compatible:mock-coder".into()),
+        base_url: Some(mock.openai_base()),
+        max_tokens: MAX_TOKENS,
+        concurrency: 1,
+        retries: 1,
+        backoff_ms: 1,
+        timeout: 10.0,
+        no_cache: true,
+        ..Default::default()
+    };
+    let cfg = opts.resolve(&|_| None).unwrap().unwrap();
+    let engine = dei::llm::runner::Engine::new(cfg.provider, cfg.settings, None).unwrap();
+    dei::llm::model::EngineModel::new(std::sync::Arc::new(engine), "test")
+}
+
+/// The `json_schema` of each request whose prompt holds `needle` (null where none was sent).
+fn schemas_sent(mock: &Mock, needle: &str) -> Vec<Value> {
+    mock.seen()
+        .iter()
+        .filter(|s| llm_mock::user_prompt(&s.body).contains(needle))
+        .map(|s| serde_json::from_str::<Value>(&s.body).unwrap()["response_format"].clone())
+        .map(|f| {
+            if !f.is_null() {
+                assert_eq!(f["type"], "json_schema", "{f}");
+                assert_eq!(f["json_schema"]["strict"], true, "{f}");
+            }
+            f["json_schema"].clone()
+        })
+        .collect()
+}
+
+/// The user prompts sent, in order, each once (a schema refusal's retry repeats its prompt).
+fn prompts_sent(mock: &Mock) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for s in mock.seen() {
+        let p = llm_mock::user_prompt(&s.body);
+        if out.last() != Some(&p) {
+            out.push(p);
+        }
+    }
+    out
+}
+
+const GOOD_CODE: &str =
+    "def word_count(text):\n    \"\"\"Return the number of words in ``text``.\"\"\"\n    return len(text.split())\n";
+
+#[test]
+fn hierarchical_targets_and_rewrites_are_shaped_and_read_as_the_plain_reply() {
+    let repo_path = common::example_repo();
+    let snap = Snapshot::open(&repo_path, BASE).unwrap();
+    let repo = Workspace::new(&snap).unwrap();
+    let run = |mock: &Mock| {
+        let s = Hierarchical {
+            temperatures: vec![0.0],
+            ..Default::default()
+        };
+        s.generate(&task(), &repo, &served(mock), None).unwrap()
+    };
+    // A server that refuses schemas: every call after the first goes without one, in plain text.
+    let plain = Mock::start(Duration::ZERO);
+    plain.push(Fault::SchemaRefused);
+    plain.script("List at most", "- `textkit/words.py`\n");
+    plain.script(
+        "Name the classes",
+        "textkit/words.py::word_count\ntextkit/words.py:1-1\n",
+    );
+    plain.script("Rewrite every target", GOOD_DEF);
+    let want = run(&plain);
+    assert_eq!(want.len(), 1, "{want:?}");
+    let seen = plain.seen();
+    assert!(seen[0].body.contains("response_format"));
+    assert!(seen[1..]
+        .iter()
+        .all(|s| !s.body.contains("response_format")));
+
+    // A server that takes them: JSON replies, read as the lines and blocks they stand for.
+    let shaped = Mock::start(Duration::ZERO);
+    shaped.script("List at most", r#"{"files":["textkit/words.py"]}"#);
+    shaped.script(
+        "Name the classes",
+        r#"{"targets":["textkit/words.py::word_count","textkit/words.py:1-1"]}"#,
+    );
+    shaped.script(
+        "Rewrite every target",
+        &json!({"rewrites": [{"target": "textkit/words.py::word_count", "code": GOOD_CODE}]})
+            .to_string(),
+    );
+    let got = run(&shaped);
+    assert_eq!(got, want, "the same candidate");
+    assert_eq!(
+        prompts_sent(&shaped),
+        prompts_sent(&plain),
+        "the same steps"
+    );
+    let after = check_applies(&snap, &got[0]);
+    assert!(after.contains("    return len(text.split())\n"), "{after}");
+
+    // The targets: up to four, each a place the schematic shows (its definitions and its runs
+    // of module-level code).
+    let t = schemas_sent(&shaped, "Name the classes");
+    assert_eq!(t.len(), 1);
+    assert_eq!(t[0]["name"], "pick_targets");
+    let targets = &t[0]["schema"]["properties"]["targets"];
+    assert_eq!(targets["type"], "array");
+    assert_eq!(targets["minItems"], 1);
+    assert_eq!(targets["maxItems"], dei::llm::parse::MOST_TARGETS);
+    assert_eq!(targets["items"]["type"], "string");
+    assert_eq!(
+        targets["items"]["enum"],
+        json!([
+            "textkit/words.py:1-1",
+            "textkit/words.py::word_count",
+            "textkit/words.py::capitalize_words",
+            "textkit/words.py::longest_word"
+        ])
+    );
+    assert_eq!(t[0]["schema"]["required"], json!(["targets"]));
+    assert_eq!(t[0]["schema"]["additionalProperties"], false);
+
+    // The rewrites: at most one per target asked, each naming one, its code a share of
+    // --max-tokens (64 left for the JSON around).
+    let r = schemas_sent(&shaped, "Rewrite every target");
+    assert_eq!(r.len(), 1);
+    assert_eq!(r[0]["name"], "submit_rewrites");
+    let rewrites = &r[0]["schema"]["properties"]["rewrites"];
+    assert_eq!(rewrites["minItems"], 1);
+    assert_eq!(rewrites["maxItems"], 2);
+    let item = &rewrites["items"];
+    assert_eq!(
+        item["properties"]["target"]["enum"],
+        json!(["textkit/words.py::word_count", "textkit/words.py:1-1"])
+    );
+    assert_eq!(
+        item["properties"]["code"]["maxLength"],
+        (MAX_TOKENS as usize - 64) / 2
+    );
+    assert_eq!(item["required"], json!(["target", "code"]));
+    assert_eq!(item["additionalProperties"], false);
+}
+
+#[test]
+fn a_shaped_rewrite_cut_at_max_tokens_is_never_used() {
+    let repo_path = common::example_repo();
+    let snap = Snapshot::open(&repo_path, BASE).unwrap();
+    let repo = Workspace::new(&snap).unwrap();
+    let mock = Mock::start(Duration::ZERO);
+    mock.push(Fault::Text(r#"{"files":["textkit/words.py"]}"#.into()));
+    mock.push(Fault::Text(
+        r#"{"targets":["textkit/words.py::word_count"]}"#.into(),
+    ));
+    // Whole JSON, and a fix too, but stopped at the limit: not used.
+    mock.push(Fault::Cut(
+        json!({"rewrites": [{"target": "textkit/words.py::word_count", "code": "def word_count(text):\n    return -1\n"}]})
+            .to_string(),
+    ));
+    mock.script(
+        "Rewrite every target",
+        &json!({"rewrites": [{"target": "textkit/words.py::word_count", "code": GOOD_CODE}]})
+            .to_string(),
+    );
+    let s = Hierarchical {
+        temperatures: vec![0.0],
+        ..Default::default()
+    };
+    let gens = s.generate(&task(), &repo, &served(&mock), None).unwrap();
+    assert_eq!(gens.len(), 1, "{gens:?}");
+    assert!(!gens[0].patch.contains("return -1"), "{}", gens[0].patch);
+    assert!(check_applies(&snap, &gens[0]).contains("    return len(text.split())\n"));
+    let asks = schemas_sent(&mock, "Rewrite every target");
+    assert_eq!(asks.len(), 2, "the cut reply was asked again");
+    assert!(asks.iter().all(|s| s["name"] == "submit_rewrites"));
+    let retry = llm_mock::user_prompt(&mock.seen()[3].body);
+    assert!(
+        retry.contains("could not be used: reply cut at --max-tokens 1024"),
+        "{retry}"
+    );
+}
+
+#[test]
+fn chain_commands_are_shaped_and_read_as_the_plain_lines() {
+    let repo_path = common::example_repo();
+    let snap = Snapshot::open(&repo_path, BASE).unwrap();
+    let repo = Workspace::new(&snap).unwrap();
+    let run = |mock: &Mock| {
+        ChainOfContext::default()
+            .generate(&task(), &repo, &served(mock), None)
+            .unwrap()
+    };
+    let analysis = "ANALYSIS: word_count splits on one space, so runs of whitespace make empty words; use str.split().";
+    let plain = Mock::start(Duration::ZERO);
+    plain.push(Fault::SchemaRefused);
+    plain.script(
+        "Step 1 of",
+        "RETRIEVE function word_count\nRETRIEVE file textkit/cli.py\n",
+    );
+    plain.script("Step 2 of", "DROP 4\n");
+    plain.script("Step 3 of", analysis);
+    plain.script("Root-cause analysis:", "textkit/words.py\n<<<<<<< SEARCH\n    return len(text.split(\" \"))\n=======\n    return len(text.split())\n>>>>>>> REPLACE\n");
+    let want = run(&plain);
+    assert!(plain.seen()[1..]
+        .iter()
+        .all(|s| !s.body.contains("response_format")));
+
+    let shaped = Mock::start(Duration::ZERO);
+    shaped.script(
+        "Step 1 of",
+        r#"{"commands":["RETRIEVE function word_count","RETRIEVE file textkit/cli.py"]}"#,
+    );
+    shaped.script("Step 2 of", r#"{"commands":["DROP 4"]}"#);
+    shaped.script("Step 3 of", &json!({ "commands": [analysis] }).to_string());
+    shaped.script(
+        "Root-cause analysis:",
+        r#"{"edits":[{"path":"textkit/words.py","search":"    return len(text.split(\" \"))","replace":"    return len(text.split())"}]}"#,
+    );
+    let got = run(&shaped);
+    assert_eq!(got, want, "the same candidate");
+    let prompts = prompts_sent(&shaped);
+    assert_eq!(prompts, prompts_sent(&plain), "the same steps");
+    assert!(
+        prompts[1].contains("function textkit/words.py::word_count")
+            && prompts[1].contains("file textkit/cli.py"),
+        "the retrieval reached step 2: {}",
+        prompts[1]
+    );
+    assert!(
+        prompts[3].contains("runs of whitespace make empty words")
+            && !prompts[3].contains("file textkit/cli.py"),
+        "the analysis, without the dropped item: {}",
+        prompts[3]
+    );
+    check_applies(&snap, &got[0]);
+
+    // Each step: up to six command lines, each a sixth of --max-tokens (less 64 for the JSON).
+    let steps = schemas_sent(&shaped, "Step ");
+    assert_eq!(steps.len(), 3);
+    for s in &steps {
+        assert_eq!(s["name"], "next_commands");
+        let c = &s["schema"]["properties"]["commands"];
+        assert_eq!(c["minItems"], 1);
+        assert_eq!(c["maxItems"], dei::llm::parse::MOST_COMMANDS);
+        assert_eq!(c["items"]["type"], "string");
+        assert_eq!(
+            c["items"]["maxLength"],
+            (MAX_TOKENS as usize - 64) / dei::llm::parse::MOST_COMMANDS
+        );
+        assert_eq!(s["schema"]["required"], json!(["commands"]));
+    }
+    assert_eq!(
+        schemas_sent(&shaped, "Root-cause analysis:")[0]["name"],
+        "submit_edits"
+    );
+}

@@ -173,6 +173,9 @@ fn locate_with_a_real_model_names_files_it_was_shown() {
     );
 }
 
+/// Each strategy through the real server: a diff, or no candidate said with a failing exit;
+/// every call finishes with a usable reply, and every reply is the JSON of its step's schema
+/// (files, targets, rewrites, chain commands, edits) read as the text it stands for.
 #[test]
 fn generate_with_a_real_model_writes_diffs_or_says_why_per_strategy() {
     let Some(url) = server() else { return };
@@ -227,6 +230,100 @@ fn generate_with_a_real_model_writes_diffs_or_says_why_per_strategy() {
             lines.iter().all(|l| l["result"].as_str().is_some()),
             "{strategy}: {lines:?}"
         );
+        // Every call finished with a reply that was usable at its ask: none cut, none empty,
+        // and the server took every schema.
+        let unusable: Vec<&Value> = lines
+            .iter()
+            .filter(|l| {
+                let r = l["result"].as_str().unwrap_or("");
+                r.starts_with("cut:") || r.starts_with("unparseable:") || r.contains("schema")
+            })
+            .collect();
+        assert!(unusable.is_empty(), "{strategy}: {unusable:?}");
+        assert!(
+            !stderr(&out).contains("refuses the reply schema"),
+            "{strategy}: {}",
+            stderr(&out)
+        );
+        let ok = lines.iter().filter(|l| l["result"] == "ok").count();
+        // Every reply kept is the JSON of its step's shape.
+        let replies = cached_replies(&dir.path().join("cache"));
+        assert_eq!(replies.len(), ok, "{strategy}: one usable reply per call");
+        for r in &replies {
+            assert_shaped(strategy, r);
+        }
+        let keys: Vec<&str> = replies
+            .iter()
+            .filter_map(|r| r.as_object()?.keys().next().map(String::as_str))
+            .collect();
+        match strategy {
+            // Files, then targets (each a place shown, so one always resolves: no "named no
+            // definition"), then at least one rewrite.
+            "hierarchical" => {
+                assert!(ok >= 3, "{strategy}: {lines:?}");
+                for k in ["files", "targets", "rewrites"] {
+                    assert!(keys.contains(&k), "{strategy}: no {k} reply: {replies:?}");
+                }
+                assert!(
+                    !stderr(&out).contains("named no definition"),
+                    "{strategy}: {}",
+                    stderr(&out)
+                );
+            }
+            // At least one step, then the edits.
+            "chain" => {
+                assert!(ok >= 2, "{strategy}: {lines:?}");
+                for k in ["commands", "edits"] {
+                    assert!(keys.contains(&k), "{strategy}: no {k} reply: {replies:?}");
+                }
+            }
+            _ => assert!(keys.contains(&"edits"), "{strategy}: {replies:?}"),
+        }
+    }
+}
+
+/// The reply text of every entry in a response cache folder, as JSON (a reply that is not JSON
+/// fails the test).
+fn cached_replies(cache: &Path) -> Vec<Value> {
+    let mut out = Vec::new();
+    for d in std::fs::read_dir(cache).into_iter().flatten().flatten() {
+        for f in std::fs::read_dir(d.path()).into_iter().flatten().flatten() {
+            if f.path().extension().is_none_or(|x| x != "json") {
+                continue;
+            }
+            let entry: Value =
+                serde_json::from_str(&std::fs::read_to_string(f.path()).unwrap()).unwrap();
+            let text = entry["text"].as_str().unwrap_or_default();
+            let v: Value = serde_json::from_str(text)
+                .unwrap_or_else(|e| panic!("a reply that is not JSON ({e}): {text:?}"));
+            out.push(v);
+        }
+    }
+    out
+}
+
+/// A generator reply held to its schema: one key naming a non-empty list of the step's items.
+fn assert_shaped(strategy: &str, v: &Value) {
+    let obj = v.as_object().unwrap_or_else(|| panic!("{strategy}: {v}"));
+    assert_eq!(obj.len(), 1, "{strategy}: {v}");
+    let (key, items) = obj.iter().next().unwrap();
+    let items = items
+        .as_array()
+        .unwrap_or_else(|| panic!("{strategy}: {v}"));
+    assert!(!items.is_empty(), "{strategy}: {v}");
+    let fields: &[&str] = match key.as_str() {
+        "files" | "targets" | "commands" => &[],
+        "rewrites" => &["target", "code"],
+        "edits" => &["path", "search", "replace"],
+        other => panic!("{strategy}: a reply of no generator shape ({other}): {v}"),
+    };
+    for it in items {
+        if fields.is_empty() {
+            assert!(it.is_string(), "{strategy}: {v}");
+        }
+        for f in fields {
+            assert!(it[f].is_string(), "{strategy}: {f} in {v}");
+        }
     }
 }
 
