@@ -231,3 +231,40 @@ fn larger_and_scattered_than_the_others() {
     assert_eq!(scatter, 2.0);
     assert_eq!(shape::shape(&fs, 0).0, 0.0);
 }
+
+/// Landing a hunk with fuzz (as the SWE-bench harness applies patches too) weighs nothing:
+/// the same change scores the same whether it applies exactly or only with fuzz, and the
+/// reason still says so.
+#[test]
+fn fuzz_weighs_nothing_but_is_said() {
+    let fix = diff("pkg/m.py", "return a", "return b");
+    let list = [("a", fix.clone()), ("b", fix)];
+    let mut fs = feats(&list);
+    fs[1].applies = Some(Applies::Fuzzy);
+    let ev = Evidence::new(&task(""), fs);
+    let s = Offline::new(Weights::default()).score(&ev);
+    assert_eq!(s[0].0.value, s[1].0.value, "{s:?}");
+    assert!(s[1].1.contains("applies only with fuzz"), "{}", s[1].1);
+}
+
+/// A change's size and scatter count its code only: docs and a changelog written with a fix
+/// do not make it "larger or more scattered than the others".
+#[test]
+fn docs_and_changelog_beside_a_fix_are_not_its_size() {
+    let fix = diff("pkg/m.py", "return a", "return b");
+    let with_docs = format!(
+        "{fix}{}{}{}",
+        diff("docs/usage.rst", "old", "new"),
+        diff("CHANGES.rst", "- x", "- y"),
+        diff("doc/whatsnew/1.2.rst", "a", "b")
+    );
+    let list = [
+        ("a", fix.clone()),
+        ("b", fix.replace("return b", "return  b")),
+        ("c", with_docs),
+    ];
+    let fs = feats(&list);
+    let (largeness, _, scatter) = shape::shape(&fs, 2);
+    assert_eq!((largeness, scatter), (0.0, 0.0));
+    assert_eq!(fs[2].source_files, 1, "only pkg/m.py is code");
+}

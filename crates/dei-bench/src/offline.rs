@@ -258,7 +258,6 @@ pub fn fit(
         (|w| &mut w.small, vec![0.0, 0.25, 0.5, 1.0]),
         (|w| &mut w.scatter, vec![0.0, -0.25, -0.5, -1.0]),
         (|w| &mut w.new_file, vec![0.0, -0.5, -1.0, -2.0]),
-        (|w| &mut w.applies_fuzzy, vec![0.0, 1.0, 2.0]),
         (|w| &mut w.parse_error, vec![0.0, -1.0, -3.0]),
     ];
     let mut best = start.clone();

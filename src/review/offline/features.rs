@@ -43,8 +43,9 @@ pub struct Features {
     pub defs: BTreeSet<String>,
     pub lines_added: usize,
     pub lines_removed: usize,
-    /// Lines added plus removed outside test files, and the files touched outside tests: a
-    /// change's size and scatter are those of the fix, not of the tests written with it.
+    /// Lines added plus removed in code files, and the code files touched (Python outside
+    /// tests, docs, examples and scripts): a change's size and scatter are those of the fix,
+    /// not of the tests and docs written with it.
     pub source_lines: usize,
     pub source_files: usize,
     pub hunks: usize,
@@ -109,7 +110,12 @@ pub fn from_diff(candidate: &Candidate) -> Features {
         if fp.is_new() && !test {
             f.new_files += 1;
         }
-        if !test {
+        // A change's size and scatter count its code only: the Python files outside tests,
+        // docs, examples and scripts. Tests, changelog entries and docs written with a fix are
+        // not part of how large it is.
+        let code =
+            crate::model::paths::is_python(&path) && !crate::model::paths::is_auxiliary(&path);
+        if code {
             f.source_files += 1;
         }
         let mut changed: Vec<String> = Vec::new();
@@ -117,7 +123,7 @@ pub fn from_diff(candidate: &Candidate) -> Features {
             f.hunks += 1;
             f.lines_added += h.added();
             f.lines_removed += h.removed();
-            if !test {
+            if code {
                 f.source_lines += h.added() + h.removed();
             }
             if let Some(d) = section_def(&h.section) {

@@ -15,7 +15,7 @@
 //!
 //! | part | value |
 //! |---|---|
-//! | applies | `applies_clean` / `applies_fuzzy` (no part when the repository was not read) |
+//! | applies | `applies_clean`, whether every hunk lands exactly or some only with fuzz (as the SWE-bench harness applies them); no part when the repository was not read |
 //! | parses | `parse_error` when the patch adds syntax errors |
 //! | agreement | `agreement · s/(1+s)`, `s` = [`agreement::support`] with same-family votes weighted `same_family` |
 //! | location | `file_named` + `def_named` |
@@ -51,7 +51,6 @@ use features::Features;
 #[serde(default)]
 pub struct Weights {
     pub applies_clean: f64,
-    pub applies_fuzzy: f64,
     pub parse_error: f64,
     pub agreement: f64,
     /// How much a vote from another run of the candidate's own family counts (0–1).
@@ -104,7 +103,6 @@ impl Default for Weights {
     fn default() -> Self {
         Weights {
             applies_clean: 2.0,
-            applies_fuzzy: 1.0,
             parse_error: -3.0,
             agreement: 4.0,
             same_family: 0.3,
@@ -269,8 +267,10 @@ impl Offline {
         };
         match f.applies {
             Some(Applies::Clean) => part("applies", w.applies_clean),
+            // Fuzz weighs nothing: the harness applies patches with fuzz too, and landing a
+            // hunk a few lines off says nothing of whether the change is right.
             Some(Applies::Fuzzy) => {
-                part("applies with fuzz", w.applies_fuzzy);
+                part("applies", w.applies_clean);
                 notes.push("applies only with fuzz".into());
             }
             // Scored by rule above; without the repository nothing is known.

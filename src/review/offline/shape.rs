@@ -19,9 +19,9 @@ fn median(mut v: Vec<f64>) -> Option<f64> {
 /// `(largeness, smallness, scatter)` of candidate `i`, each in `[0, 3]`:
 /// largeness is `log2(size / median size of the others)` above 0 (one unit per doubling
 /// beyond the typical candidate), smallness the same below 0 (one unit per halving);
-/// scatter is the number of files beyond the others' median. Both count the change outside
-/// test files only (tests written with a fix are not part of its size), except for a
-/// candidate that touches only tests, which is measured whole.
+/// scatter is the number of files beyond the others' median. Both count the change's code only
+/// (tests and docs written with a fix are not part of its size), except for a candidate that
+/// touches only tests, which is measured whole.
 /// All are 0 when no other candidate is reviewable.
 pub fn shape(feats: &[Features], i: usize) -> (f64, f64, f64) {
     if feats[i].is_void() {
