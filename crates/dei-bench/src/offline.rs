@@ -255,9 +255,7 @@ pub fn fit(
         (|w| &mut w.def_named, vec![0.0, 0.25, 0.5, 1.0, 2.0]),
         (|w| &mut w.debug_print, vec![0.0, -0.25, -0.5, -1.0]),
         (|w| &mut w.large, vec![0.0, -0.25, -0.5, -1.0, -2.0]),
-        (|w| &mut w.small, vec![0.0, 0.25, 0.5, 1.0]),
         (|w| &mut w.scatter, vec![0.0, -0.25, -0.5, -1.0]),
-        (|w| &mut w.new_file, vec![0.0, -0.5, -1.0, -2.0]),
         (|w| &mut w.parse_error, vec![0.0, -1.0, -3.0]),
     ];
     let mut best = start.clone();

@@ -53,8 +53,6 @@ pub struct Features {
     pub tests_only: bool,
     /// Added lines that print or stop in a debugger, outside test files.
     pub debug_lines: usize,
-    /// Files the patch creates outside test folders (often a stray reproduction script).
-    pub new_files: usize,
 }
 
 impl Features {
@@ -106,9 +104,6 @@ pub fn from_diff(candidate: &Candidate) -> Features {
         let test = is_test_path(&path);
         if crate::model::paths::is_library_file(&path, fp.is_new()) {
             library_files += 1;
-        }
-        if fp.is_new() && !test {
-            f.new_files += 1;
         }
         // A change's size and scatter count its code only: the Python files outside tests,
         // docs, examples and scripts. Tests, changelog entries and docs written with a fix are

@@ -20,9 +20,8 @@
 //! | agreement | `agreement · s/(1+s)`, `s` = [`agreement::support`] with same-family votes weighted `same_family` |
 //! | location | `file_named` + `def_named` |
 //! | smells | `debug_print` |
-//! | new files | `new_file` when it creates non-test files |
 //! | track record | `prior · agent_prior[agent]`, else `prior · family_prior[family]` (empty maps by default) |
-//! | shape | `large · largeness` + `small · smallness` + `scatter · scatter` ([`shape::shape`]) |
+//! | shape | `large · largeness` + `scatter · scatter` ([`shape::shape`]) |
 //! | execution record (`rank --all --exec` only) | `exec_record · (share − mean)`: the agent's share of healthy runs on the run's other issues (`rank::run::record`); with `exec_record_orders` the candidates that ran healthy also rank first, by that record; `exec_record_told_apart` (off) counts it only over the issues whose reproduction a candidate changed |
 //! | execution (`--exec` only) | `exec_breaks`, `exec_repro_changed` / `exec_repro_same` (the issue's reproduction, and the model-written test with `--exec-llm-repro`), `exec_agreement` ([`behaviour`]) |
 //!
@@ -59,11 +58,7 @@ pub struct Weights {
     pub def_named: f64,
     pub debug_print: f64,
     pub large: f64,
-    /// Bonus per halving of size below the others' median (0 by default).
-    pub small: f64,
     pub scatter: f64,
-    /// Part for creating new non-test files (0 by default).
-    pub new_file: f64,
     /// Weight of the track-record prior (0 by default: no prior).
     pub prior: f64,
     /// Track record per agent family (resolve rate minus the mean), fitted on the fit half
@@ -110,9 +105,7 @@ impl Default for Weights {
             def_named: 0.5,
             debug_print: -0.5,
             large: -0.5,
-            small: 0.0,
             scatter: -0.5,
-            new_file: 0.0,
             prior: 0.0,
             family_prior: Default::default(),
             agent_prior: Default::default(),
@@ -186,21 +179,19 @@ pub struct Signals {
     pub file_named: bool,
     pub def_named: bool,
     pub largeness: f64,
-    pub smallness: f64,
     pub scatter: f64,
 }
 
 /// Compute the signals of candidate `i`.
 pub fn signals(ev: &Evidence, i: usize, same_family: f64) -> Signals {
     let (file_named, def_named) = location::location(&ev.feats[i], &ev.refs);
-    let (largeness, smallness, scatter) = shape::shape(&ev.feats, i);
+    let (largeness, scatter) = shape::shape(&ev.feats, i);
     Signals {
         support: agreement::support(&ev.feats, &ev.sim, i, same_family),
         duplicates: agreement::duplicates(&ev.feats, i),
         file_named,
         def_named,
         largeness,
-        smallness,
         scatter,
     }
 }
@@ -358,9 +349,6 @@ impl Offline {
             part("debug output", w.debug_print);
             notes.push("adds debug output".into());
         }
-        if f.new_files > 0 {
-            part("creates new files", w.new_file);
-        }
         if let Some(p) = w.agent_prior.get(&f.agent) {
             part("track record of its agent", w.prior * p);
         } else if let Some(p) = w.family_prior.get(&f.family) {
@@ -368,9 +356,6 @@ impl Offline {
         }
         if s.largeness > 0.0 {
             part("large", w.large * s.largeness);
-        }
-        if s.smallness > 0.0 {
-            part("small", w.small * s.smallness);
         }
         if s.scatter > 0.0 {
             part("scattered", w.scatter * s.scatter);

@@ -16,16 +16,15 @@ fn median(mut v: Vec<f64>) -> Option<f64> {
     })
 }
 
-/// `(largeness, smallness, scatter)` of candidate `i`, each in `[0, 3]`:
-/// largeness is `log2(size / median size of the others)` above 0 (one unit per doubling
-/// beyond the typical candidate), smallness the same below 0 (one unit per halving);
-/// scatter is the number of files beyond the others' median. Both count the change's code only
+/// `(largeness, scatter)` of candidate `i`, each in `[0, 3]`: largeness is
+/// `log2(size / median size of the others)` above 0 (one unit per doubling beyond the typical
+/// candidate); scatter is the number of files beyond the others' median. Both count the change's code only
 /// (tests and docs written with a fix are not part of its size), except for a candidate that
 /// touches only tests, which is measured whole.
 /// All are 0 when no other candidate is reviewable.
-pub fn shape(feats: &[Features], i: usize) -> (f64, f64, f64) {
+pub fn shape(feats: &[Features], i: usize) -> (f64, f64) {
     if feats[i].is_void() {
-        return (0.0, 0.0, 0.0);
+        return (0.0, 0.0);
     }
     let others = || {
         (0..feats.len())
@@ -41,14 +40,14 @@ pub fn shape(feats: &[Features], i: usize) -> (f64, f64, f64) {
         }
     };
     let Some(size) = median(others().map(|f| measure(f).0).collect()) else {
-        return (0.0, 0.0, 0.0);
+        return (0.0, 0.0);
     };
     let files = median(others().map(|f| measure(f).1).collect()).unwrap_or(1.0);
     let (my_size, my_files) = measure(&feats[i]);
     let ratio = my_size / size.max(1.0);
     let log = ratio.max(1e-9).log2().clamp(-3.0, 3.0);
     let scatter = (my_files - files).clamp(0.0, 3.0);
-    (milli(log.max(0.0)), milli((-log).max(0.0)), milli(scatter))
+    (milli(log.max(0.0)), milli(scatter))
 }
 
 #[cfg(test)]
@@ -82,9 +81,9 @@ mod tests {
             feats("d", fix(&big)),
         ];
         // The fix with a 40-line test: the same size and files as the plain fixes.
-        assert_eq!(shape(&fs, 2), (0.0, 0.0, 0.0));
+        assert_eq!(shape(&fs, 2), (0.0, 0.0));
         // The same 40 lines in a second source file: large and scattered.
-        let (large, _, scatter) = shape(&fs, 3);
+        let (large, scatter) = shape(&fs, 3);
         assert!(large > 2.0 && scatter == 1.0, "{large} {scatter}");
         // A candidate touching only tests is measured whole.
         let only: Vec<Features> = vec![
