@@ -30,6 +30,7 @@ import hashlib
 import json
 import os
 import random
+import shutil
 import subprocess
 import sys
 
@@ -186,8 +187,13 @@ def main():
                 if c["run"] in members and c["instance_id"] in inst:
                     f.write(json.dumps({"instance_id": c["instance_id"], "run": c["run"],
                                         "model_patch": c["model_patch"]}) + "\n")
+        digest = hashlib.sha256(open(blind, "rb").read()).hexdigest()
         for bname, binary in builds:
             rd = os.path.join(a.out, bname, cname)
+            manifest = os.path.join(rd, "run.json")
+            if os.path.exists(manifest) and json.load(open(manifest)).get("candidates_sha256") != [digest]:
+                # ranked from other candidates (the committee was redefined): rank it again
+                shutil.rmtree(rd)
             cmd = [binary, "rank", blind, "--tasks", tasks_file, "--all", "--repos", a.repos,
                    "--run-dir", rd, "--no-progress"]
             with open(os.path.join(a.out, "log.txt"), "a") as log:
