@@ -19,15 +19,13 @@ import math
 import os
 
 RULES = {
-    "applies (clean / with fuzz)": {"drop": ["applies", "applies with fuzz"]},
-    "fuzz counted less than clean": {"set": {"applies with fuzz": 2.0}},
+    "applies": {"drop": ["applies"]},
     "syntax errors": {"drop": ["introduces syntax errors"]},
     "agreement": {"drop": ["agreement"]},
     "location (file / definition named)": {"drop": ["edits a file the issue names",
                                                     "edits a definition the issue names"]},
     "debug output": {"drop": ["debug output"]},
-    "shape (large, scattered, small)": {"drop": ["large", "small", "scattered"]},
-    "new files": {"drop": ["creates new files"]},
+    "shape (large, scattered)": {"drop": ["large", "scattered"]},
 }
 
 
