@@ -10,14 +10,11 @@ fn ci(c: Option<(f64, f64)>) -> String {
     }
 }
 
+/// `s` in a column `n` wide as a terminal shows it (wide characters two, combining marks
+/// none): cut with `…` when longer, padded with spaces when shorter.
 fn short(s: &str, n: usize) -> String {
-    if s.chars().count() <= n {
-        s.to_string()
-    } else {
-        let mut t: String = s.chars().take(n.saturating_sub(1)).collect();
-        t.push('…');
-        t
-    }
+    use crate::rank::report::{pad, truncate};
+    pad(&truncate(s, n), n)
 }
 
 /// The whole report as text.
@@ -48,22 +45,31 @@ pub fn table(r: &EvalReport) -> String {
     let w = r
         .agents
         .iter()
-        .map(|a| a.name.chars().count())
+        .map(|a| crate::rank::report::display_width(&a.name))
         .max()
         .unwrap_or(5)
         .clamp(5, 44);
     let _ = writeln!(o, "\nAgents");
     let _ = writeln!(
         o,
-        "{:>3}  {:<w$}  {:>8}  {:>6}  {:<14}  {:>6}  {:>5}  {:>5}  {:>7}  {:>9}",
-        "#", "agent", "resolved", "rate", level, "unique", "cands", "empty", "missing", "unlabeled"
+        "{:>3}  {}  {:>8}  {:>6}  {:<14}  {:>6}  {:>5}  {:>5}  {:>7}  {:>9}",
+        "#",
+        short("agent", w),
+        "resolved",
+        "rate",
+        level,
+        "unique",
+        "cands",
+        "empty",
+        "missing",
+        "unlabeled"
     );
     for (i, (a, d)) in r.agents.iter().zip(&r.diversity.agents).enumerate() {
         let known = !a.label_sources.is_empty() && (a.candidates > 0 || a.missing > 0);
         let num = |x: usize| if known { x.to_string() } else { "-".into() };
         let _ = writeln!(
             o,
-            "{:>3}  {:<w$}  {:>8}  {:>6.1}  {:<14}  {:>6}  {:>5}  {:>5}  {:>7}  {:>9}",
+            "{:>3}  {}  {:>8}  {:>6.1}  {:<14}  {:>6}  {:>5}  {:>5}  {:>7}  {:>9}",
             i + 1,
             short(&a.name, w),
             d.resolved,
@@ -230,13 +236,13 @@ pub fn table(r: &EvalReport) -> String {
             o,
             "\nOverlap (Jaccard of resolved sets, %; columns numbered as the agents)"
         );
-        let _ = write!(o, "{:>3}  {:<w$}", "#", "agent");
+        let _ = write!(o, "{:>3}  {}", "#", short("agent", w));
         for j in 0..k {
             let _ = write!(o, "  {:>4}", j + 1);
         }
         let _ = writeln!(o);
         for (i, row) in r.diversity.jaccard.iter().enumerate() {
-            let _ = write!(o, "{:>3}  {:<w$}", i + 1, short(&r.agents[i].name, w));
+            let _ = write!(o, "{:>3}  {}", i + 1, short(&r.agents[i].name, w));
             for v in row {
                 match v {
                     Some(x) => {
@@ -289,4 +295,28 @@ pub fn table(r: &EvalReport) -> String {
         }
     }
     o
+}
+
+#[cfg(test)]
+mod width_tests {
+    use super::short;
+    use crate::rank::report::display_width;
+
+    /// The agent column holds its width as a terminal shows it, whatever the name is written
+    /// in: wide characters count two, a combining accent none, an emoji two.
+    #[test]
+    fn agent_cells_are_as_wide_as_a_terminal_shows_them() {
+        for name in [
+            "agent-one",
+            "代理人二号",
+            "cafe\u{301}-agent",
+            "🤖-bot",
+            "a-very-long-agent-name-indeed",
+        ] {
+            let cell = short(name, 12);
+            assert_eq!(display_width(&cell), 12, "{name:?} -> {cell:?}");
+        }
+        assert_eq!(short("代理人二号", 12), "代理人二号  ");
+        assert!(short("a-very-long-agent-name-indeed", 12).ends_with('…'));
+    }
 }
