@@ -921,6 +921,7 @@ impl EnvBuilder {
             loopback: false,
             writable: vec![self.cache_dir.clone()],
             inherit_env: false,
+            instance_id: None,
         };
         let t = Instant::now();
         let out: Outcome = self.backend.run_in(cwd, &job).map_err(|e| {

@@ -11,6 +11,7 @@
 //! tests the candidates themselves write (run as probes for the others), and [`gather`] does
 //! all of it for one issue. See docs/execution.md.
 
+pub mod container;
 pub mod env;
 pub mod gather;
 pub mod llm_repro;

@@ -30,8 +30,8 @@
 //! - **output capped**: stdout and stderr go to one pipe; the first and last halves of
 //!   [`Limits::output_bytes`] are kept.
 //!
-//! [`Backend`] is the interface; a container backend would implement it by writing the tree
-//! into a volume and running the job in an image.
+//! [`Backend`] is the interface; [`super::container::ContainerBackend`] implements it with
+//! podman or docker.
 
 use crate::model::notify;
 use anyhow::{bail, Context as _};
@@ -163,7 +163,7 @@ impl Snapshot {
 }
 
 /// A new sandbox folder in `root`, with an empty `tree` folder inside; the guard removes it.
-fn sandbox_folder(root: &Path) -> anyhow::Result<(Removal, PathBuf)> {
+pub(crate) fn sandbox_folder(root: &Path) -> anyhow::Result<(Removal, PathBuf)> {
     sweep_once(root);
     let folder = tempfile::Builder::new()
         .prefix(&sandbox_prefix())
@@ -177,7 +177,7 @@ fn sandbox_folder(root: &Path) -> anyhow::Result<(Removal, PathBuf)> {
 
 /// Write `tree` into the empty folder `dir`: its snapshot copied, or its commit written from
 /// git objects; then its files on top.
-fn write_tree(tree: &Tree, dir: &Path) -> anyhow::Result<()> {
+pub(crate) fn write_tree(tree: &Tree, dir: &Path) -> anyhow::Result<()> {
     match &tree.snapshot {
         Some(snapshot) => copy_tree(snapshot, dir)?,
         None => {
@@ -265,6 +265,9 @@ pub struct Job {
     /// Keep the caller's environment (and `HOME`) instead of the cleared one: for the user's
     /// own test command (`dei generate --test-cmd`), which may rely on it.
     pub inherit_env: bool,
+    /// The SWE-bench instance the job is for, where known: a container backend picks the
+    /// image of an image template by it (`--exec-image 'sweb.eval.x86_64.{instance_id}'`).
+    pub instance_id: Option<String>,
 }
 
 /// Which resource limit a run ran into, as far as can be told.
@@ -636,7 +639,7 @@ pub fn remove_own_folders() -> usize {
 
 /// Whether a process with this pid exists (signal 0 checks without sending); where that
 /// cannot be asked, it is taken to exist.
-fn process_exists(pid: u32) -> bool {
+pub(crate) fn process_exists(pid: u32) -> bool {
     #[cfg(unix)]
     {
         let Ok(pid) = libc::pid_t::try_from(pid) else {
@@ -656,7 +659,7 @@ fn process_exists(pid: u32) -> bool {
 /// Removes a sandbox folder when dropped, making read-only folders writable first (a
 /// command may `chmod` what it made).
 #[derive(Debug)]
-struct Removal(PathBuf);
+pub(crate) struct Removal(pub(crate) PathBuf);
 
 impl Drop for Removal {
     fn drop(&mut self) {
@@ -1435,7 +1438,7 @@ impl Drop for PidsCgroup {
     }
 }
 
-fn limit_hit(
+pub(crate) fn limit_hit(
     signal: Option<i32>,
     code: Option<i32>,
     output: &str,
@@ -1667,7 +1670,7 @@ fn kill_group(pgid: i32) {
 }
 
 /// A pipe; both ends close on exec (the child's copies are made by `Stdio`).
-fn pipe() -> anyhow::Result<(std::fs::File, std::os::fd::OwnedFd)> {
+pub(crate) fn pipe() -> anyhow::Result<(std::fs::File, std::os::fd::OwnedFd)> {
     use std::os::fd::{FromRawFd, OwnedFd};
     let mut fds = [0; 2];
     // SAFETY: a valid two-slot buffer.
@@ -1684,7 +1687,7 @@ fn pipe() -> anyhow::Result<(std::fs::File, std::os::fd::OwnedFd)> {
 }
 
 /// Read to the end, keeping the first and last `cap / 2` bytes.
-fn capture(mut r: impl Read, cap: usize) -> (String, u64, bool) {
+pub(crate) fn capture(mut r: impl Read, cap: usize) -> (String, u64, bool) {
     let half = (cap / 2).max(1);
     let mut head = Vec::new();
     let mut tail = std::collections::VecDeque::new();

@@ -228,6 +228,7 @@ fn plan<'a>(
         settings,
         repo,
         commit: &task.base_commit,
+        instance_id: &task.instance_id,
         env_key: env.dir.display().to_string(),
         env_vars: env.job_env(),
         loopback: env.loopback(),

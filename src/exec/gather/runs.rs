@@ -115,6 +115,8 @@ pub(super) struct Runner<'a> {
     pub(super) settings: &'a ExecSettings,
     pub(super) repo: &'a Path,
     pub(super) commit: &'a str,
+    /// The instance, for a container backend's image template.
+    pub(super) instance_id: &'a str,
     pub(super) env_key: String,
     pub(super) env_vars: Vec<(String, String)>,
     /// Every run gets its namespace's loopback up: the tests talk to a server on 127.0.0.1
@@ -223,6 +225,7 @@ impl Runner<'_> {
                     command: format!("{}; exit 0", compile(".")),
                     env: self.env_vars.clone(),
                     limits: self.settings.limits.clone(),
+                    instance_id: Some(self.instance_id.to_string()),
                     ..Job::default()
                 };
                 let _slot = self.settings.slot();
@@ -274,6 +277,7 @@ impl Runner<'_> {
                 }),
                 ..self.settings.limits.clone()
             },
+            instance_id: Some(self.instance_id.to_string()),
             ..Job::default()
         };
         let outcome = {
