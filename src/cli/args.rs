@@ -325,6 +325,27 @@ pub struct ExecArgs {
         requires = "exec_llm_repro"
     )]
     pub exec_llm_repro_samples: u32,
+    /// Where sandbox runs happen: on this machine (`local`), or in podman or docker containers
+    /// (no network, memory, pids and CPU limits, read-only root; docs/execution.md,
+    /// "Containers").
+    #[arg(long, value_enum, default_value_t = ExecBackend::Local, value_name = "BACKEND", requires = "exec")]
+    pub exec_backend: ExecBackend,
+    /// Run in this image as it is, with its own Python (the tree at /testbed, as in SWE-bench's
+    /// images); `{instance_id}` names each instance's image: 'sweb.eval.x86_64.{instance_id}'.
+    #[arg(long, value_name = "IMAGE", requires = "exec")]
+    pub exec_image: Option<String>,
+    /// The host-compatible image dei's own environments run in (mounted read-only) when no
+    /// --exec-image is given (examples/container-base.sh builds the default).
+    #[arg(long, value_name = "IMAGE", default_value = dei::exec::container::DEFAULT_BASE_IMAGE, requires = "exec")]
+    pub exec_base_image: String,
+}
+
+/// `--exec-backend`.
+#[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExecBackend {
+    Local,
+    Podman,
+    Docker,
 }
 
 impl ExecArgs {
@@ -354,11 +375,7 @@ impl ExecArgs {
                 cache_dir.display()
             )
         })?;
-        let mut s = dei::exec::gather::ExecSettings::new(
-            std::sync::Arc::new(dei::exec::sandbox::LocalBackend::default()),
-            env_dir,
-            cache_dir,
-        );
+        let mut s = dei::exec::gather::ExecSettings::new(self.backend(), env_dir, cache_dir);
         s.jobs = self.exec_jobs;
         s.limits.timeout = std::time::Duration::from_secs(self.exec_timeout);
         s.repro_timeout = s.repro_timeout.min(s.limits.timeout);
@@ -371,6 +388,25 @@ impl ExecArgs {
         s.model_test = model_test;
         s.install_extras = self.exec_extras;
         Ok(Some(std::sync::Arc::new(s)))
+    }
+}
+
+impl ExecArgs {
+    /// The sandbox backend `--exec-backend` names, with its image.
+    fn backend(&self) -> std::sync::Arc<dyn dei::exec::sandbox::Backend> {
+        use dei::exec::container::{ContainerBackend, Engine, Image};
+        let engine = match self.exec_backend {
+            ExecBackend::Local => {
+                return std::sync::Arc::new(dei::exec::sandbox::LocalBackend::default())
+            }
+            ExecBackend::Podman => Engine::Podman,
+            ExecBackend::Docker => Engine::Docker,
+        };
+        let image = match &self.exec_image {
+            Some(i) => Image::AsIs(i.clone()),
+            None => Image::HostEnv(self.exec_base_image.clone()),
+        };
+        std::sync::Arc::new(ContainerBackend::new(engine, image))
     }
 }
 

@@ -75,6 +75,7 @@ const RESUME_ONE: &str =
 /// are removed, since their guards will not run.
 fn quit_now(why: &str, code: i32, resume: &str) -> ! {
     dei::exec::sandbox::remove_own_folders();
+    dei::exec::container::remove_own_containers();
     eprintln!("\n{why}: quitting now; {resume}");
     std::process::exit(code);
 }

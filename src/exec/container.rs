@@ -755,6 +755,20 @@ mod tests {
     }
 
     #[test]
+    fn a_missing_engine_is_named_with_how_to_install_it() {
+        let mut b = ContainerBackend::new(Engine::Podman, Image::HostEnv("base".into()));
+        b.program = "dei-no-such-engine".into();
+        let e = b.check_image("base").unwrap_err().to_string();
+        assert!(
+            e.starts_with("podman: `dei-no-such-engine` is not installed"),
+            "{e}"
+        );
+        assert!(e.contains("apt-get install -y podman runc"), "{e}");
+        // Asked once: the same answer from the cache.
+        assert_eq!(b.check_image("base").unwrap_err().to_string(), e);
+    }
+
+    #[test]
     fn swebench_tags_follow_the_harness() {
         assert_eq!(swebench_tag("psf__requests-2317"), "psf_1776_requests-2317");
         assert_eq!(swebench_tag("sympy__sympy-20590"), "sympy_1776_sympy-20590");
