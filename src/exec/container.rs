@@ -11,8 +11,11 @@
 //!   [`Limits`], plus the same CPU-time, file-size and address-space rlimits as the local
 //!   backend (set by `ulimit` in a small shell that runs the command as its child, so that the
 //!   command is never the container's pid 1);
-//! - a `--read-only` root with a writable tmpfs `/tmp` (the tree, its home and temp folders are
-//!   the only writable host paths);
+//! - a `--read-only` root, no capabilities (`--cap-drop=all`), and `/tmp` an empty tmpfs no
+//!   one may write to: the tree, its home and temp folders are the only writable paths, as with
+//!   the local backend, and a write elsewhere fails as there (`EACCES` in `/tmp`), so that the
+//!   evidence is the same (`TMPDIR` is in the sandbox folder); an image used as it is gets a
+//!   writable tmpfs `/tmp` of its own;
 //! - a wall-clock timeout that kills and removes the container; containers are named
 //!   `dei-<pid>-<n>`, started with `--rm` and removed with `rm -f` on every other path out
 //!   (timeout, error, panic), and those of a dei process that is gone are swept on the first run;
@@ -191,12 +194,14 @@ impl ContainerBackend {
             "never".into(),
             "--interactive=false".into(),
             "--read-only".into(),
-            "--tmpfs".into(),
-            "/tmp:rw,exec,mode=1777".into(),
             format!("--memory={}", l.memory_bytes),
             format!("--memory-swap={}", l.memory_bytes),
             format!("--pids-limit={}", l.processes.max(1)),
             format!("--cpus={}", self.cpus),
+            // Root in the container without root's powers: no permission check bypassed, no
+            // mounts, no raw sockets.
+            "--cap-drop=all".into(),
+            "--security-opt=no-new-privileges".into(),
         ];
         if !job.network {
             // The loopback of the container's own namespace is up with `none`: a server the
@@ -204,6 +209,25 @@ impl ContainerBackend {
             a.push("--network=none".into());
         }
         let as_is = matches!(self.image, Image::AsIs(_));
+        if as_is {
+            // The image's own tests may write to /tmp: a tmpfs of the container's.
+            a.push("--tmpfs".into());
+            a.push("/tmp:rw,exec,mode=1777".into());
+        } else {
+            // With the host's environment the evidence is the local backend's, where a write
+            // outside the sandbox folder (TMPDIR is in it) is refused with EACCES (Landlock):
+            // /tmp and /var/tmp are empty folders no one may write to (with no capabilities,
+            // root's own permission checks hold), and podman adds no tmpfs of its own.
+            // (A tmpfs's mode is not kept by podman 4.3: an empty folder of the sandbox's.)
+            let closed = folder.join("closed");
+            for t in ["/tmp", "/var/tmp"] {
+                a.push("--volume".into());
+                a.push(format!("{}:{t}:rw", closed.display()));
+            }
+            if self.engine == Engine::Podman {
+                a.push("--read-only-tmpfs=false".into());
+            }
+        }
         let workdir = if as_is {
             PathBuf::from(SWEBENCH_TREE)
         } else {
@@ -305,6 +329,15 @@ impl ContainerBackend {
         sweep_once(&self.program);
         std::fs::create_dir_all(folder.join("home"))?;
         std::fs::create_dir_all(folder.join("tmp"))?;
+        if matches!(self.image, Image::HostEnv(_)) {
+            let closed = folder.join("closed");
+            std::fs::create_dir_all(&closed)?;
+            #[cfg(unix)]
+            {
+                use std::os::unix::fs::PermissionsExt;
+                std::fs::set_permissions(&closed, std::fs::Permissions::from_mode(0o555))?;
+            }
+        }
         let name = container_name();
         let args = self.run_args(&name, &image, folder, dir, job);
         let mut cmd = Command::new(&self.program);
@@ -654,10 +687,17 @@ mod tests {
         ] {
             assert!(a.iter().any(|x| x == flag), "{flag} in {a:?}");
         }
-        assert_eq!(value(&a, "--tmpfs"), ["/tmp:rw,exec,mode=1777"]);
+        assert!(value(&a, "--tmpfs").is_empty());
+        assert!(a.iter().any(|x| x == "--cap-drop=all"));
+        assert!(a.iter().any(|x| x == "--read-only-tmpfs=false"));
         assert_eq!(
             value(&a, "--volume"),
-            ["/tmp/dei-sandbox-1-x:/tmp/dei-sandbox-1-x:rw"]
+            [
+                "/tmp/dei-sandbox-1-x/closed:/tmp:rw",
+                "/tmp/dei-sandbox-1-x/closed:/var/tmp:rw",
+                "/tmp/dei-sandbox-1-x:/tmp/dei-sandbox-1-x:rw"
+            ],
+            "/tmp refuses writes, as locally"
         );
         assert_eq!(value(&a, "--workdir"), ["/tmp/dei-sandbox-1-x/tree"]);
         let env = value(&a, "--env");
@@ -709,6 +749,7 @@ mod tests {
             ]
         );
         assert_eq!(value(&a, "--workdir"), ["/testbed"]);
+        assert_eq!(value(&a, "--tmpfs"), ["/tmp:rw,exec,mode=1777"]);
         let env = value(&a, "--env");
         let paths: Vec<_> = env.iter().filter(|e| e.starts_with("PATH=")).collect();
         assert_eq!(paths, [&format!("PATH={SWEBENCH_PATH}").as_str()]);

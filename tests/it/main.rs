@@ -10,6 +10,7 @@ mod context_history;
 mod context_real;
 mod context_rerank;
 mod eval_scores;
+mod exec_container;
 mod exec_env;
 mod exec_env_real;
 mod exec_evidence_real;

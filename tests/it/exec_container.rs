@@ -1,0 +1,270 @@
+//! The container backend (`--exec-backend podman`): the bundled example ranks and classes as
+//! with the local backend, and hostile jobs are contained in the container too — a fork bomb
+//! meets the pids limit, a socket finds no network, writes outside the tree do not reach the
+//! host, 1 GB of output is capped, a command that sleeps forever is killed at the timeout — and
+//! no `dei-*` container is left after any of them. Needs podman and the base image
+//! `localhost/dei-base:bookworm` (`bash examples/container-base.sh`); skipped without them.
+
+use crate::support::{common, exec};
+
+use common::*;
+use dei::exec::container::{containers_named, ContainerBackend, Engine, Image, DEFAULT_BASE_IMAGE};
+use dei::exec::sandbox::{Backend, Job, LimitHit, Limits, Outcome, Tree};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+/// The containers.conf podman needs on this kind of machine: `$CONTAINERS_CONF`, or the one
+/// `examples/container-base.sh` writes under the user's dei cache folder.
+fn containers_conf() -> Option<PathBuf> {
+    if let Some(c) = std::env::var_os("CONTAINERS_CONF") {
+        return Some(PathBuf::from(c));
+    }
+    let p = dei::exec::env::default_cache_dir().join("containers/containers.conf");
+    p.is_file().then_some(p)
+}
+
+/// The conf to run podman with, or `None` (said as a skip) when podman, root or the base
+/// image is missing (rootless podman on cgroups v1 drops the limits).
+fn podman_ready() -> Option<Option<PathBuf>> {
+    let conf = containers_conf();
+    let mut cmd = Command::new("podman");
+    cmd.args(["image", "exists", DEFAULT_BASE_IMAGE]);
+    if let Some(c) = &conf {
+        cmd.env("CONTAINERS_CONF", c);
+    }
+    match cmd.output() {
+        Err(_) => {
+            skip("podman is not installed (apt-get install -y podman runc)");
+            None
+        }
+        Ok(o) if !o.status.success() => {
+            skip(&format!(
+                "podman has no image {DEFAULT_BASE_IMAGE} (bash examples/container-base.sh)"
+            ));
+            None
+        }
+        // SAFETY: getuid has no preconditions.
+        Ok(_) if unsafe { libc::getuid() } != 0 => {
+            skip("not root: rootless podman on cgroups v1 ignores the limits");
+            None
+        }
+        Ok(_) => Some(conf),
+    }
+}
+
+/// `dei rank --exec` on the example's candidates and the exec fixtures with this backend.
+fn rank(backend: &str, conf: &Option<PathBuf>, dir: &Path) -> Value {
+    let test_cmd = format!("python {}", path_str(&exec::minitest()));
+    let flags = [
+        "--exec",
+        "--python",
+        "python3",
+        "--test-cmd",
+        &test_cmd,
+        "--exec-timeout",
+        "8",
+        "--exec-jobs",
+        "2",
+        "--exec-backend",
+        backend,
+        "--json",
+        "-",
+    ];
+    let args = example_issue_args(
+        &[
+            "rank",
+            "examples/candidates",
+            "tests/fixtures/exec/candidates",
+        ],
+        &flags,
+    );
+    let (cache, tmp) = (dir.join("cache"), dir.join("tmp"));
+    std::fs::create_dir_all(&tmp).unwrap();
+    let mut cmd = dei_command();
+    cmd.args(&args)
+        .env("DEI_CACHE_DIR", &cache)
+        .env("TMPDIR", &tmp);
+    if let Some(c) = conf {
+        cmd.env("CONTAINERS_CONF", c);
+    }
+    let out = cmd.output().expect("dei runs");
+    assert!(out.status.success(), "{backend}: {}", stderr(&out));
+    serde_json::from_str(&stdout(&out)).expect("JSON")
+}
+
+#[test]
+fn the_example_ranks_and_classes_the_same_in_podman_as_locally() {
+    let Some(conf) = podman_ready() else { return };
+    if !exec::python3_with_venv() {
+        skip("python3 with the venv module is not on PATH");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let local = rank("local", &conf, &dir.path().join("local"));
+    let podman = rank("podman", &conf, &dir.path().join("podman"));
+    // The ranking, and the behaviour classes as a partition of the agents (a class's number
+    // is only a label).
+    let view = |v: &Value| -> Vec<(String, Value, Value, Value)> {
+        v["ranked"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| {
+                (
+                    r["agent"].as_str().unwrap().to_string(),
+                    r["rank"].clone(),
+                    r["score"].clone(),
+                    r["behaviour"]["repro"].clone(),
+                )
+            })
+            .collect()
+    };
+    let classes = |v: &Value| -> std::collections::BTreeSet<Vec<String>> {
+        let mut by: std::collections::BTreeMap<u64, Vec<String>> = Default::default();
+        for r in v["ranked"].as_array().unwrap() {
+            if let Some(c) = r["behaviour"]["class"].as_u64() {
+                by.entry(c)
+                    .or_default()
+                    .push(r["agent"].as_str().unwrap().to_string());
+            }
+        }
+        by.into_values().collect()
+    };
+    assert_eq!(view(&local), view(&podman));
+    assert_eq!(classes(&local), classes(&podman));
+    assert_eq!(local["exec"]["classes"], podman["exec"]["classes"]);
+    assert!(podman["exec"]["runs"].as_u64().unwrap() > 0, "{podman}");
+    assert_eq!(podman["exec"]["error"], Value::Null);
+    // The escape fixture's write went nowhere on the host.
+    assert!(!Path::new("/tmp/dei-example-escape.txt").exists());
+    // None of dei's containers is left (this process's own are the other test's).
+    let mine = format!("dei-{}-", std::process::id());
+    let left: Vec<String> = containers_named("podman", "dei-")
+        .into_iter()
+        .filter(|n| !n.starts_with(&mine))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+}
+
+/// A one-commit repository in a temporary folder.
+fn tiny_repo() -> (tempfile::TempDir, String) {
+    let d = tempfile::tempdir().unwrap();
+    std::fs::write(d.path().join("hello.py"), "print('hello')\n").unwrap();
+    let git = |args: &[&str]| {
+        let out = Command::new("git")
+            .args(args)
+            .current_dir(d.path())
+            .env("GIT_AUTHOR_NAME", "t")
+            .env("GIT_AUTHOR_EMAIL", "t@example.org")
+            .env("GIT_COMMITTER_NAME", "t")
+            .env("GIT_COMMITTER_EMAIL", "t@example.org")
+            .output()
+            .expect("git runs");
+        assert!(out.status.success());
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    };
+    git(&["init", "-q"]);
+    git(&["add", "."]);
+    git(&["commit", "-q", "-m", "base"]);
+    let head = git(&["rev-parse", "HEAD"]);
+    (d, head)
+}
+
+#[test]
+fn hostile_jobs_are_contained_in_the_container_and_leave_none_behind() {
+    let Some(conf) = podman_ready() else { return };
+    if let Some(c) = &conf {
+        // The backend reads it from the environment (this test binary's own, set once here).
+        std::env::set_var("CONTAINERS_CONF", c);
+    }
+    let (repo, commit) = tiny_repo();
+    let root = tempfile::tempdir().unwrap();
+    let mut backend =
+        ContainerBackend::new(Engine::Podman, Image::HostEnv(DEFAULT_BASE_IMAGE.into()));
+    backend.temp_root = Some(root.path().to_path_buf());
+    let tree = Tree {
+        repo: repo.path().to_path_buf(),
+        commit,
+        files: Vec::new(),
+        snapshot: None,
+    };
+    let mine = format!("dei-{}-", std::process::id());
+    let run = |command: &str, timeout: u64| -> Outcome {
+        let job = Job {
+            command: command.into(),
+            limits: Limits {
+                timeout: Duration::from_secs(timeout),
+                memory_bytes: 512 << 20,
+                processes: 64,
+                output_bytes: 64 << 10,
+                ..Limits::default()
+            },
+            ..Job::default()
+        };
+        let o = backend.run(&tree, &job).expect("the container runs");
+        assert!(
+            containers_named("podman", &mine).is_empty(),
+            "a container is left after `{command}`"
+        );
+        assert_eq!(
+            std::fs::read_dir(root.path()).unwrap().count(),
+            0,
+            "the sandbox folder is removed"
+        );
+        o
+    };
+
+    // The tree is there, and Python runs.
+    let o = run("python3 hello.py", 60);
+    assert!(o.success() && o.output.contains("hello"), "{o:?}");
+
+    // A fork bomb meets the pids limit, and the timeout ends what is left of it.
+    let t = Instant::now();
+    let o = run("b() { b | b & }; b; sleep 5; echo survived", 20);
+    let failed_fork = o.output.contains("fork") || o.output.contains("Resource temporarily");
+    assert!(
+        failed_fork || o.limit_hit == Some(LimitHit::Processes),
+        "{o:?}"
+    );
+    assert!(t.elapsed() < Duration::from_secs(60));
+
+    // No network: a connect fails.
+    let o = run(
+        "python3 -c \"import socket; socket.create_connection(('1.1.1.1', 80), timeout=5)\"",
+        60,
+    );
+    assert!(!o.success(), "{o:?}");
+    assert!(
+        o.output.contains("unreachable") || o.output.contains("Errno"),
+        "{o:?}"
+    );
+
+    // Writes outside the tree: the root is read-only, /tmp too (as locally).
+    let outside = tempfile::tempdir().unwrap();
+    let host_file = outside.path().join("escaped.txt");
+    let o = run(
+        &format!(
+            "echo x > /usr/dei-escape; echo $? ; mkdir -p {0} && echo x > {0}/escaped.txt; echo done",
+            outside.path().display()
+        ),
+        60,
+    );
+    assert!(o.output.contains("Read-only file system"), "{o:?}");
+    assert!(o.output.contains("Permission denied"), "{o:?}");
+    assert!(!host_file.exists(), "the write reached the host");
+    assert!(!Path::new("/usr/dei-escape").exists());
+
+    // 1 GB of output: counted, the head and tail kept.
+    let o = run("head -c 1000000000 /dev/zero | tr '\\0' x", 300);
+    assert!(o.truncated, "{:?}", &o.output[..200.min(o.output.len())]);
+    assert_eq!(o.output_bytes, 1_000_000_000);
+    assert!(o.output.len() < 70 << 10);
+
+    // Sleeping forever: killed at the timeout, and the container removed.
+    let t = Instant::now();
+    let o = run("sleep 100000", 3);
+    assert!(o.timed_out, "{o:?}");
+    assert!(t.elapsed() < Duration::from_secs(20), "{:?}", t.elapsed());
+}
