@@ -821,10 +821,10 @@ mod tests {
             assert!(is_system_path(Path::new(p)), "{p}");
         }
         for p in [
-            "/root/.pyenv/versions/3.11.7",
+            "/opt/pyenv/versions/3.11.7",
             "/usr/local",
             "/usr/local/lib/x",
-            "/work/a.py",
+            "/srv/project/a.py",
         ] {
             assert!(!is_system_path(Path::new(p)), "{p}");
         }
