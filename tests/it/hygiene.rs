@@ -720,7 +720,8 @@ fn run_sh_builds_in_release_says_so_once_and_keeps_stdout_pure_json() {
 
 /// `.ci/run` ends with the tests that said `SKIPPED <test>: <why>` (cargo counts them as
 /// passed), each with its reason, and exits with cargo's status. Run here in a copy whose
-/// `cargo` and examples/local-model.sh are stand-ins, so nothing is built or started.
+/// `cargo`, examples/local-model.sh and examples/container-base.sh are stand-ins, so nothing is
+/// built or started.
 #[test]
 fn ci_run_lists_the_skipped_tests_at_the_end_and_exits_as_cargo_did() {
     use std::os::unix::fs::PermissionsExt;
@@ -737,6 +738,10 @@ fn ci_run_lists_the_skipped_tests_at_the_end_and_exits_as_cargo_did() {
     script(
         d.join("examples/local-model.sh"),
         "#!/usr/bin/env bash\n[ \"${1:-}\" = start ] && echo 'export DEI_LLAMA_URL=http://127.0.0.1:9/v1'\nexit 0\n",
+    );
+    script(
+        d.join("examples/container-base.sh"),
+        "#!/usr/bin/env bash\necho 'export CONTAINERS_CONF=/nonexistent/containers.conf'\n",
     );
     // Two tests skip (one of them twice, as the same line), the rest pass; cargo fails.
     script(
