@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Make what `dei rank --exec --exec-backend podman` needs on a Debian/Ubuntu machine, without
-# any container registry (docs/execution.md, "Containers"):
+# any container registry (docs/containers.md):
 #   bash examples/container-base.sh            # then run the `export CONTAINERS_CONF=...` it prints
 # - podman, runc and debootstrap, installed with apt when missing (as root only);
 # - a containers.conf under dei's cache folder ($DEI_CACHE_DIR, else ~/.cache/dei): runc,

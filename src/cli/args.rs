@@ -326,8 +326,7 @@ pub struct ExecArgs {
     )]
     pub exec_llm_repro_samples: u32,
     /// Where sandbox runs happen: on this machine (`local`), or in podman or docker containers
-    /// (no network, memory, pids and CPU limits, read-only root; docs/execution.md,
-    /// "Containers").
+    /// (no network, memory, pids and CPU limits, read-only root; docs/containers.md).
     #[arg(long, value_enum, default_value_t = ExecBackend::Local, value_name = "BACKEND", requires = "exec")]
     pub exec_backend: ExecBackend,
     /// Run in this image as it is, with its own Python (the tree at /testbed, as in SWE-bench's
