@@ -287,8 +287,7 @@ pub struct IssueExec {
     pub repro_output_unstable: bool,
     /// The reproduction ran with its randomness pinned ([`repro::pinned`](crate::exec::repro::pinned):
     /// hash seed 0, `random` and NumPy seeded), at base and with every candidate, as every
-    /// reproduction with dei's prelude does (earlier builds pinned only one whose two base
-    /// runs printed differently).
+    /// reproduction with dei's prelude does.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub repro_pinned: bool,
     /// What the issue says its code should show ([`expected_outputs`](crate::exec::repro::expected_outputs))
