@@ -293,10 +293,11 @@ pub fn rank(mut args: RankArgs) -> anyhow::Result<()> {
     )?;
     if let Some(path) = args.predictions.predictions.as_deref() {
         let mut ps = dei::rank::predictions::Predictions::default();
-        let ranking = serde_json::to_value(&result).map_err(|e| e.to_string());
         ps.add(
             &result.instance_id,
-            ranking.as_ref().map_err(Clone::clone),
+            serde_json::to_value(&result)
+                .as_ref()
+                .map_err(ToString::to_string),
             &args.predictions.predictions_name,
         );
         write_predictions(&ps, path)?;

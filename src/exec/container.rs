@@ -250,16 +250,9 @@ impl ContainerBackend {
         a.push(workdir.display().to_string());
         let mut env: Vec<(String, String)> = Vec::new();
         if !as_is || job.inherit_env {
-            for k in [
-                "PATH",
-                "LANG",
-                "LC_ALL",
-                "TERM",
-                "PYENV_ROOT",
-                "PYENV_VERSION",
-            ] {
+            for k in super::sandbox::PASSED_ENV {
                 if let Some(v) = std::env::var_os(k) {
-                    env.push((k.into(), v.to_string_lossy().into_owned()));
+                    env.push(((*k).into(), v.to_string_lossy().into_owned()));
                 }
             }
         }

@@ -349,6 +349,17 @@ pub trait Backend: Send + Sync {
     }
 }
 
+/// The variables of dei's own environment a job keeps when it does not inherit the whole of it:
+/// where programs are, the locale and terminal, and which pyenv Python to run.
+pub const PASSED_ENV: &[&str] = &[
+    "PATH",
+    "LANG",
+    "LC_ALL",
+    "TERM",
+    "PYENV_ROOT",
+    "PYENV_VERSION",
+];
+
 /// Runs jobs on this machine, in temporary folders, isolated as the module docs say.
 #[derive(Debug, Clone, Default)]
 pub struct LocalBackend {
@@ -1125,14 +1136,7 @@ fn run_local(folder: &Path, dir: &Path, job: &Job) -> anyhow::Result<Outcome> {
     cmd.arg("-c").arg(&job.command).current_dir(dir);
     if !job.inherit_env {
         cmd.env_clear();
-        for k in [
-            "PATH",
-            "LANG",
-            "LC_ALL",
-            "TERM",
-            "PYENV_ROOT",
-            "PYENV_VERSION",
-        ] {
+        for k in PASSED_ENV {
             if let Some(v) = std::env::var_os(k) {
                 cmd.env(k, v);
             }

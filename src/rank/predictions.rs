@@ -104,13 +104,41 @@ pub fn from_ranking(ranking: &Value, name: &str) -> Result<Prediction, String> {
     })
 }
 
+/// The record for one finished issue's outcome (a journal line), or why there is none.
+pub fn from_outcome(o: &crate::rank::run::IssueOutcome, name: &str) -> Result<Prediction, String> {
+    match (&o.result, &o.error) {
+        (_, Some(e)) if !o.is_ok() => Err(format!(
+            "not ranked ({}): {}",
+            o.error_kind.map_or("failed", |k| k.label()),
+            e.lines().next().unwrap_or_default()
+        )),
+        (Some(r), _) => from_ranking(r, name),
+        (None, _) => Err("the journal keeps no ranking for it".into()),
+    }
+}
+
 impl Predictions {
     /// Add one issue: its ranking, or the error that kept it from being ranked.
     pub fn add(&mut self, instance_id: &str, ranking: Result<&Value, String>, name: &str) {
-        match ranking.and_then(|r| from_ranking(r, name)) {
+        self.push(instance_id, ranking.and_then(|r| from_ranking(r, name)));
+    }
+
+    fn push(&mut self, instance_id: &str, made: Result<Prediction, String>) {
+        match made {
             Ok(p) => self.records.push(p),
             Err(why) => self.missing.push((instance_id.to_string(), why)),
         }
+    }
+
+    /// The records of each issue's last outcome, in id order.
+    fn of_last(
+        last: std::collections::BTreeMap<String, Result<Prediction, String>>,
+    ) -> Predictions {
+        let mut out = Predictions::default();
+        for (id, made) in last {
+            out.push(&id, made);
+        }
+        out
     }
 
     /// The records of finished issues of a run (each issue's last outcome), in id order.
@@ -118,31 +146,12 @@ impl Predictions {
         outcomes: impl IntoIterator<Item = &'a crate::rank::run::IssueOutcome>,
         name: &str,
     ) -> Predictions {
-        let mut out = Predictions::default();
-        for o in outcomes {
-            out.push_outcome(o, name);
-        }
-        out.sort();
-        out
-    }
-
-    /// Add one issue's outcome (replacing an earlier one of the same issue).
-    pub fn push_outcome(&mut self, o: &crate::rank::run::IssueOutcome, name: &str) {
-        self.records.retain(|r| r.instance_id != o.instance_id);
-        self.missing.retain(|(id, _)| *id != o.instance_id);
-        let made = match (&o.result, &o.error) {
-            (_, Some(e)) if !o.is_ok() => Err(format!(
-                "not ranked ({}): {}",
-                o.error_kind.map_or("failed", |k| k.label()),
-                e.lines().next().unwrap_or_default()
-            )),
-            (Some(r), _) => from_ranking(r, name),
-            (None, _) => Err("the journal keeps no ranking for it".into()),
-        };
-        match made {
-            Ok(p) => self.records.push(p),
-            Err(why) => self.missing.push((o.instance_id.clone(), why)),
-        }
+        Self::of_last(
+            outcomes
+                .into_iter()
+                .map(|o| (o.instance_id.clone(), from_outcome(o, name)))
+                .collect(),
+        )
     }
 
     /// The records of a run directory's journal: each issue's last outcome, for the issues
@@ -152,41 +161,15 @@ impl Predictions {
         keep: &dyn Fn(&str) -> bool,
         name: &str,
     ) -> anyhow::Result<Predictions> {
-        let mut last: std::collections::BTreeMap<String, Result<Prediction, String>> =
-            Default::default();
+        let mut last = std::collections::BTreeMap::new();
         let path = run_dir.join(crate::rank::run::journal::JOURNAL);
         crate::rank::run::journal::visit_journal(&path, |o| {
             if keep(&o.instance_id) && !o.is_dry_run() {
-                let mut one = Predictions::default();
-                one.push_outcome(&o, name);
-                let made = match (one.records.pop(), one.missing.pop()) {
-                    (Some(p), _) => Ok(p),
-                    (None, Some((_, why))) => Err(why),
-                    (None, None) => return,
-                };
+                let made = from_outcome(&o, name);
                 last.insert(o.instance_id, made);
             }
         })?;
-        let mut out = Predictions::default();
-        for (id, made) in last {
-            match made {
-                Ok(p) => out.records.push(p),
-                Err(why) => out.missing.push((id, why)),
-            }
-        }
-        Ok(out)
-    }
-
-    fn sort(&mut self) {
-        self.records
-            .sort_by(|a, b| a.instance_id.cmp(&b.instance_id));
-        self.missing.sort();
-    }
-
-    /// Keep only these issues (a run's selection).
-    pub fn retain_ids(&mut self, keep: &dyn Fn(&str) -> bool) {
-        self.records.retain(|r| keep(&r.instance_id));
-        self.missing.retain(|(id, _)| keep(id));
+        Ok(Self::of_last(last))
     }
 
     /// How many records share the top with another candidate.

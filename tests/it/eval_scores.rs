@@ -21,17 +21,6 @@ fn issue_number(id: &str) -> usize {
     id.rsplit('-').next().unwrap().parse().unwrap()
 }
 
-fn eval(args: &[&str]) -> Value {
-    let out = dei_cmd()
-        .arg("eval")
-        .args(args)
-        .args(["--order", "given", "--bootstrap", "0", "--json", "-"])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", text(&out.stderr));
-    serde_json::from_slice(&out.stdout).unwrap()
-}
-
 /// n@1 of the whole committee (the last point of the given order), in percent.
 fn n_at_all(report: &Value) -> f64 {
     let points = report["curves"][0]["points"].as_array().unwrap();
@@ -128,7 +117,7 @@ fn a_run_directory_its_journal_summary_and_json_are_scores() {
         / 6.0;
 
     let l = s(&labels_path);
-    let by_dir = eval(&["--labels", l, "--scores", s(&run_dir)]);
+    let by_dir = eval_json(&["--labels", l, "--scores", s(&run_dir)]);
     assert_eq!(by_dir["instances"], 7);
     assert!(
         (n_at_all(&by_dir) - all).abs() < 1e-9,
@@ -141,19 +130,19 @@ fn a_run_directory_its_journal_summary_and_json_are_scores() {
             && notes.contains("1 issue(s) had no ranking (unknown_issue: 1)"),
         "{notes}"
     );
-    let scored_only = eval(&["--labels", l, "--scores", s(&run_dir), "--scored-only"]);
+    let scored_only = eval_json(&["--labels", l, "--scores", s(&run_dir), "--scored-only"]);
     assert_eq!(scored_only["instances"], 6);
     assert!((n_at_all(&scored_only) - ranked_only).abs() < 1e-9);
 
     // The journal itself, and the summary.json beside it, give the same curves.
-    let journal = eval(&["--labels", l, "--scores", s(&run_dir.join("journal.jsonl"))]);
-    let beside = eval(&["--labels", l, "--scores", s(&run_dir.join("summary.json"))]);
+    let journal = eval_json(&["--labels", l, "--scores", s(&run_dir.join("journal.jsonl"))]);
+    let beside = eval_json(&["--labels", l, "--scores", s(&run_dir.join("summary.json"))]);
     assert_eq!(journal["curves"], by_dir["curves"]);
     assert_eq!(beside["curves"], by_dir["curves"]);
 
     // The run's --json written elsewhere holds top picks only: n@1 of the whole committee,
     // and nothing for smaller committees.
-    let copy = eval(&["--labels", l, "--scores", s(&summary)]);
+    let copy = eval_json(&["--labels", l, "--scores", s(&summary)]);
     assert!((n_at_all(&copy) - all).abs() < 1e-9);
     let points = copy["curves"][0]["points"].as_array().unwrap();
     assert!(
@@ -225,7 +214,7 @@ fn null_scores_and_the_last_line_of_each_issue() {
         ));
     }
     std::fs::write(&labels, text_labels).unwrap();
-    let r = eval(&["--labels", s(&labels), "--scores", s(dir.path())]);
+    let r = eval_json(&["--labels", s(&labels), "--scores", s(dir.path())]);
     // i-1: b picked (0); i-2: no pick (0); i-3: no ranking, random of 2 (1/2); i-4: a (1).
     assert!(
         (n_at_all(&r) - 100.0 * 1.5 / 4.0).abs() < 1e-9,
@@ -246,7 +235,7 @@ fn null_scores_and_the_last_line_of_each_issue() {
         "{notes}"
     );
     // --scored-only keeps the no-pick issue (the committee ran and chose nothing).
-    let r = eval(&[
+    let r = eval_json(&[
         "--labels",
         s(&labels),
         "--scores",
@@ -290,7 +279,7 @@ fn a_ranking_is_read_in_its_rank_order() {
             format!("{}\n{}\n", issue("i-1", with_rank), issue("i-2", with_rank)),
         )
         .unwrap();
-        let r = eval(&["--labels", s(&labels), "--scores", s(&journal)]);
+        let r = eval_json(&["--labels", s(&labels), "--scores", s(&journal)]);
         assert!(
             (n_at_all(&r) - want).abs() < 1e-9,
             "ranks {with_rank}: {}",
@@ -307,7 +296,7 @@ fn a_ranking_is_read_in_its_rank_order() {
             ),
         )
         .unwrap();
-        let r = eval(&["--labels", s(&labels), "--scores", s(&results)]);
+        let r = eval_json(&["--labels", s(&labels), "--scores", s(&results)]);
         assert!(
             (n_at_all(&r) - want).abs() < 1e-9,
             "json, ranks {with_rank}: {}",
@@ -397,7 +386,7 @@ fn eval_reports_the_picks_by_what_they_rest_on() {
     }
     let labels_path = dir.path().join("labels.jsonl");
     std::fs::write(&labels_path, labels).unwrap();
-    let r = eval(&["--labels", s(&labels_path), "--scores", s(&journal_path)]);
+    let r = eval_json(&["--labels", s(&labels_path), "--scores", s(&journal_path)]);
     let rows: Vec<(String, u64, f64, f64, f64)> = r["by_basis"]
         .as_array()
         .unwrap_or_else(|| panic!("no by_basis: {r}"))
@@ -465,10 +454,10 @@ fn eval_reports_the_picks_by_what_they_rest_on() {
         .collect();
     let json_path = dir.path().join("results.jsonl");
     std::fs::write(&json_path, results).unwrap();
-    let again = eval(&["--labels", s(&labels_path), "--scores", s(&json_path)]);
+    let again = eval_json(&["--labels", s(&labels_path), "--scores", s(&json_path)]);
     assert_eq!(again["by_basis"], r["by_basis"]);
     // One agent of two: its pick is another candidate, so the ranking's basis is not said.
-    let one = eval(&[
+    let one = eval_json(&[
         "--labels",
         s(&labels_path),
         "--scores",
@@ -480,13 +469,13 @@ fn eval_reports_the_picks_by_what_they_rest_on() {
     // A ranking without execution evidence has no basis.
     let plain = journal.replace("\"behaviour\"", "\"was\"");
     std::fs::write(&journal_path, plain).unwrap();
-    let without = eval(&["--labels", s(&labels_path), "--scores", s(&journal_path)]);
+    let without = eval_json(&["--labels", s(&labels_path), "--scores", s(&journal_path)]);
     assert!(without.get("by_basis").is_none(), "{without}");
     // A behaviour that does not read costs the basis, never the line: the scores still count.
     let odd = journal.replace("\"tests_run\":2", "\"tests_run\":\"two\"");
     assert_ne!(odd, journal);
     std::fs::write(&journal_path, odd).unwrap();
-    let odd = eval(&["--labels", s(&labels_path), "--scores", s(&journal_path)]);
+    let odd = eval_json(&["--labels", s(&labels_path), "--scores", s(&journal_path)]);
     assert_eq!(n_at_all(&odd), n_at_all(&r), "{odd}");
     assert!(!odd["notes"].to_string().contains("unreadable"), "{odd}");
 }

@@ -152,19 +152,7 @@ fn the_example_ranks_and_classes_the_same_in_podman_as_locally() {
 fn tiny_repo() -> (tempfile::TempDir, String) {
     let d = tempfile::tempdir().unwrap();
     std::fs::write(d.path().join("hello.py"), "print('hello')\n").unwrap();
-    let git = |args: &[&str]| {
-        let out = Command::new("git")
-            .args(args)
-            .current_dir(d.path())
-            .env("GIT_AUTHOR_NAME", "t")
-            .env("GIT_AUTHOR_EMAIL", "t@example.org")
-            .env("GIT_COMMITTER_NAME", "t")
-            .env("GIT_COMMITTER_EMAIL", "t@example.org")
-            .output()
-            .expect("git runs");
-        assert!(out.status.success());
-        String::from_utf8_lossy(&out.stdout).trim().to_string()
-    };
+    let git = |args: &[&str]| crate::support::scale_util::git(d.path(), args);
     git(&["init", "-q"]);
     git(&["add", "."]);
     git(&["commit", "-q", "-m", "base"]);

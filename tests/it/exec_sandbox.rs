@@ -13,23 +13,7 @@ fn tiny_repo() -> (tempfile::TempDir, String) {
     let d = tempfile::tempdir().unwrap();
     std::fs::write(d.path().join("hello.py"), "print('hello from the base')\n").unwrap();
     std::fs::write(d.path().join("gone.txt"), "to be deleted\n").unwrap();
-    let git = |args: &[&str]| {
-        let out = Command::new("git")
-            .args(args)
-            .current_dir(d.path())
-            .env("GIT_AUTHOR_NAME", "t")
-            .env("GIT_AUTHOR_EMAIL", "t@example.org")
-            .env("GIT_COMMITTER_NAME", "t")
-            .env("GIT_COMMITTER_EMAIL", "t@example.org")
-            .output()
-            .expect("git runs");
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8_lossy(&out.stdout).trim().to_string()
-    };
+    let git = |args: &[&str]| crate::support::scale_util::git(d.path(), args);
     git(&["init", "-q"]);
     git(&["add", "."]);
     git(&["commit", "-q", "-m", "base"]);

@@ -39,17 +39,6 @@ fn one_at_one(report: &Value) -> f64 {
         .unwrap()
 }
 
-fn eval_json(args: &[&str]) -> Value {
-    let out = dei_cmd()
-        .arg("eval")
-        .args(args)
-        .args(["--order", "given", "--bootstrap", "0", "--json", "-"])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", text(&out.stderr));
-    serde_json::from_slice(&out.stdout).unwrap()
-}
-
 #[test]
 fn a_run_writes_the_top_pick_of_each_issue_as_a_prediction_that_eval_scores_as_the_ranking_does() {
     let dir = tempfile::tempdir().unwrap();

@@ -147,6 +147,19 @@ pub fn run(args: &[String]) -> Output {
     dei_cmd().args(args).output().expect("dei runs")
 }
 
+/// `dei eval ARGS` in the given order with no bootstrap, its `--json -` report parsed; a
+/// failing eval fails the test with its stderr.
+pub fn eval_json(args: &[&str]) -> serde_json::Value {
+    let out = dei_cmd()
+        .arg("eval")
+        .args(args)
+        .args(["--order", "given", "--bootstrap", "0", "--json", "-"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
 pub fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
 }
