@@ -334,9 +334,15 @@ pub struct ExecArgs {
     #[arg(long, value_name = "IMAGE", requires = "exec")]
     pub exec_image: Option<String>,
     /// The host-compatible image dei's own environments run in (mounted read-only) when no
-    /// --exec-image is given (examples/container-base.sh builds the default).
+    /// --exec-image is given (examples/container-base.sh builds the default); with
+    /// --exec-env-in-image, the image they are built on, which needs the specs' Python.
     #[arg(long, value_name = "IMAGE", default_value = dei::exec::container::DEFAULT_BASE_IMAGE, requires = "exec")]
     pub exec_base_image: String,
+    /// Build each environment into an image on --exec-base-image (a Containerfile from its
+    /// spec, tagged localhost/dei-env:REPO-VERSION-HASH, reused while the engine has it)
+    /// instead of a venv on this machine, and run the sandbox runs there.
+    #[arg(long, requires = "exec", conflicts_with = "exec_image")]
+    pub exec_env_in_image: bool,
 }
 
 /// `--exec-backend`.
@@ -386,6 +392,21 @@ impl ExecArgs {
         };
         s.model_test = model_test;
         s.install_extras = self.exec_extras;
+        if self.exec_env_in_image {
+            use dei::exec::container::Engine;
+            let engine = match self.exec_backend {
+                ExecBackend::Local => anyhow::bail!(
+                    "--exec-env-in-image builds images: give --exec-backend podman or docker"
+                ),
+                ExecBackend::Podman => Engine::Podman,
+                ExecBackend::Docker => Engine::Docker,
+            };
+            s.env_image = Some(std::sync::Arc::new(dei::exec::image::ImageBuilder::new(
+                engine,
+                &self.exec_base_image,
+                &s.env_dir,
+            )));
+        }
         Ok(Some(std::sync::Arc::new(s)))
     }
 }

@@ -110,7 +110,8 @@ impl ContainerBackend {
     /// The image `job` runs in.
     pub fn image_for(&self, job: &Job) -> anyhow::Result<String> {
         match &self.image {
-            Image::HostEnv(i) => Ok(i.clone()),
+            // An environment built into an image runs there; the base is for the others.
+            Image::HostEnv(i) => Ok(job.image.clone().unwrap_or_else(|| i.clone())),
             Image::AsIs(t) if t.contains("{instance_id}") => match &job.instance_id {
                 Some(id) => Ok(t.replace("{instance_id}", &swebench_tag(id))),
                 None => bail!("the image template {t} needs an instance id, and this run has none"),
@@ -290,7 +291,13 @@ impl ContainerBackend {
     /// /path/runner.py'`).
     pub fn host_mounts(&self, job: &Job) -> Vec<PathBuf> {
         let mut out: BTreeSet<PathBuf> = self.mounts.iter().cloned().collect();
-        if let Some((_, venv)) = job.env.iter().find(|(k, _)| k == "VIRTUAL_ENV") {
+        // A job in an image built from its environment has its venv there.
+        let venv = job
+            .env
+            .iter()
+            .find(|(k, _)| k == "VIRTUAL_ENV")
+            .filter(|_| job.image.is_none());
+        if let Some((_, venv)) = venv {
             let venv = PathBuf::from(venv);
             if venv.is_dir() {
                 if let Some(prefix) = interpreter_prefix(&venv) {
@@ -527,6 +534,18 @@ fn container_name() -> String {
 fn default_containers_conf() -> Option<PathBuf> {
     let p = super::env::default_cache_dir().join("containers/containers.conf");
     p.is_file().then_some(p)
+}
+
+/// A command of the engine `program`, with the containers.conf `examples/container-base.sh`
+/// writes when `CONTAINERS_CONF` is unset and that file is there.
+pub(crate) fn engine_command(program: &str) -> Command {
+    let mut cmd = Command::new(program);
+    if std::env::var_os("CONTAINERS_CONF").is_none() {
+        if let Some(conf) = default_containers_conf() {
+            cmd.env("CONTAINERS_CONF", conf);
+        }
+    }
+    cmd
 }
 
 /// Removes the container when dropped, while armed.

@@ -133,7 +133,7 @@ pub struct Extra {
     pub binary: bool,
 }
 
-const EXTRAS: &[Extra] = &[
+pub(crate) const EXTRAS: &[Extra] = &[
     extra("numpy", "numpy", true),
     extra("scipy", "scipy", true),
     extra("pandas", "pandas", true),
@@ -296,6 +296,21 @@ impl EnvSpec {
             .collect()
     }
 
+    /// `repo-version` with every character but ASCII letters, digits and `.` as `_`: the
+    /// start of the environment's folder name (and of its image's tag).
+    pub fn slug(&self) -> String {
+        format!("{}-{}", self.repo, self.version)
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '.' {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect()
+    }
+
     /// Whether the build checks the repository out at its commit (to install it, or to
     /// generate files from it); otherwise the commit only keys the environment.
     pub fn needs_work_tree(&self) -> bool {
@@ -322,6 +337,9 @@ pub struct Env {
     pub dir: PathBuf,
     /// The venv.
     pub venv: PathBuf,
+    /// The container image the environment was built into ([`crate::exec::image`]): the
+    /// venv is then that image's path, and the jobs run in it. `None`: a venv on this machine.
+    pub image: Option<String>,
     /// Seconds the build took (0 when it came from the cache).
     pub build_seconds: f64,
     /// Seconds per step of the build.
@@ -346,8 +364,13 @@ impl Env {
     /// Environment variables for a job over a sandbox tree.
     pub fn job_env(&self) -> Vec<(String, String)> {
         let bin = self.venv.join("bin");
-        let path = match std::env::var_os("PATH") {
-            Some(p) => format!("{}:{}", bin.display(), p.to_string_lossy()),
+        // In an image the host's PATH means nothing: the venv, then the usual folders.
+        let rest = match (&self.image, std::env::var_os("PATH")) {
+            (Some(_), _) => Some(super::image::IMAGE_PATH.into()),
+            (None, p) => p.map(|p| p.to_string_lossy().into_owned()),
+        };
+        let path = match rest {
+            Some(p) => format!("{}:{p}", bin.display()),
             None => bin.display().to_string(),
         };
         let mut env = vec![
@@ -613,16 +636,7 @@ impl EnvBuilder {
                 String::new(),
             ));
         }
-        let slug: String = format!("{}-{}", spec.repo, spec.version)
-            .chars()
-            .map(|c| {
-                if c.is_ascii_alphanumeric() || c == '.' {
-                    c
-                } else {
-                    '_'
-                }
-            })
-            .collect();
+        let slug = spec.slug();
         let envs = self.cache_dir.join("envs");
         let dir = envs.join(format!("{slug}-{}", spec.hash(&commit)));
         let venv = dir.join("venv");
@@ -655,6 +669,7 @@ impl EnvBuilder {
             spec: spec.clone(),
             dir: dir.clone(),
             venv: venv.clone(),
+            image: None,
             build_seconds,
             steps,
             cached,
@@ -834,27 +849,8 @@ impl EnvBuilder {
             }
             if !spec.generated.is_empty() {
                 let t = Instant::now();
-                let out = std::process::Command::new("git")
-                    .args(["ls-files", "-o", "-z"])
-                    .current_dir(&src)
-                    .output()
-                    .map_err(|e| ("generated files".to_string(), e.to_string(), String::new()))?;
-                let mut found: Vec<String> = out
-                    .stdout
-                    .split(|b| *b == 0)
-                    .map(|p| String::from_utf8_lossy(p).into_owned())
-                    .filter(|p| !p.is_empty() && generated_match(&spec.generated, p))
-                    .collect();
-                for p in spec.generated.iter().filter(|p| !p.starts_with('*')) {
-                    if !found.contains(p) && src.join(p).is_file() {
-                        found.push(p.clone());
-                    }
-                }
-                std::fs::write(
-                    dir.join("generated.json"),
-                    serde_json::to_vec(&found).unwrap_or_default(),
-                )
-                .map_err(|e| ("generated files".to_string(), e.to_string(), String::new()))?;
+                list_generated(spec, &src, dir)
+                    .map_err(|e| ("generated files".to_string(), e, String::new()))?;
                 steps.push(("generated files".into(), t.elapsed().as_secs_f64()));
             }
         }
@@ -922,6 +918,7 @@ impl EnvBuilder {
             writable: vec![self.cache_dir.clone()],
             inherit_env: false,
             instance_id: None,
+            image: None,
         };
         let t = Instant::now();
         let out: Outcome = self.backend.run_in(cwd, &job).map_err(|e| {
@@ -955,11 +952,38 @@ impl EnvBuilder {
     }
 }
 
+/// Write `dir/generated.json`: the files of the built work tree `src` that the spec's
+/// [`EnvSpec::generated`] names (untracked ones matched by extension, exact paths that are
+/// there), for [`Env::generated_files`].
+pub(crate) fn list_generated(spec: &EnvSpec, src: &Path, dir: &Path) -> Result<(), String> {
+    let out = std::process::Command::new("git")
+        .args(["ls-files", "-o", "-z"])
+        .current_dir(src)
+        .output()
+        .map_err(|e| e.to_string())?;
+    let mut found: Vec<String> = out
+        .stdout
+        .split(|b| *b == 0)
+        .map(|p| String::from_utf8_lossy(p).into_owned())
+        .filter(|p| !p.is_empty() && generated_match(&spec.generated, p))
+        .collect();
+    for p in spec.generated.iter().filter(|p| !p.starts_with('*')) {
+        if !found.contains(p) && src.join(p).is_file() {
+            found.push(p.clone());
+        }
+    }
+    std::fs::write(
+        dir.join("generated.json"),
+        serde_json::to_vec(&found).unwrap_or_default(),
+    )
+    .map_err(|e| e.to_string())
+}
+
 /// Brings the venv's pip to a version that reads a resolver cutoff.
-const PIP_FOR_CUTOFF: &str = "python -m pip install -q 'pip>=26'";
+pub(crate) const PIP_FOR_CUTOFF: &str = "python -m pip install -q 'pip>=26'";
 
 /// The variables that make pip (≥ 26) and uv resolve as of `time`.
-fn cutoff_vars(time: &str) -> [(String, String); 2] {
+pub(crate) fn cutoff_vars(time: &str) -> [(String, String); 2] {
     [
         ("PIP_UPLOADED_PRIOR_TO".to_string(), time.to_string()),
         ("UV_EXCLUDE_NEWER".to_string(), time.to_string()),
@@ -968,7 +992,7 @@ fn cutoff_vars(time: &str) -> [(String, String); 2] {
 
 /// Whether a variable of the user's environment reaches the build steps: pip's and uv's
 /// settings and the proxy.
-fn passes_to_builds(name: &str) -> bool {
+pub(crate) fn passes_to_builds(name: &str) -> bool {
     name.starts_with("PIP_")
         || name.starts_with("UV_")
         || matches!(
@@ -979,7 +1003,7 @@ fn passes_to_builds(name: &str) -> bool {
 
 /// When `commit` was made, as `YYYY-MM-DDTHH:MM:SSZ` (UTC), or `None` when the repository
 /// cannot say.
-fn commit_time(repo: &Path, commit: &str) -> Option<String> {
+pub(crate) fn commit_time(repo: &Path, commit: &str) -> Option<String> {
     let r = git2::Repository::open(repo).ok()?;
     let c = r.find_commit(git2::Oid::from_str(commit).ok()?).ok()?;
     Some(utc_timestamp(c.time().seconds()))
@@ -1127,6 +1151,7 @@ mod tests {
             spec: s,
             dir: PathBuf::from("/e"),
             venv: PathBuf::from("/e/venv"),
+            image: None,
             build_seconds: 0.0,
             steps: vec![],
             cached: true,
@@ -1303,6 +1328,7 @@ mod tests {
             spec,
             dir: PathBuf::new(),
             venv: PathBuf::new(),
+            image: None,
             build_seconds: 0.0,
             steps: vec![],
             cached: true,

@@ -5,7 +5,7 @@
 //! and runs a command there with no network, confined writes, rlimits, a timeout and capped
 //! output, behind the [`sandbox::Backend`] trait. [`env`] builds and caches the Python
 //! environment a repository's tests need, from the specs shipped in `envs.json` or the user's
-//! overrides. [`repro`] makes the code runnable, [`regress`] picks the existing tests a
+//! overrides, or ([`image`]) into a container image. [`repro`] makes the code runnable, [`regress`] picks the existing tests a
 //! candidate's edits reach, [`outcome`] reads runs into results and behaviour classes,
 //! [`llm_repro`] asks a model for a reproduction test (`--exec-llm-repro`), [`written`] finds the
 //! tests the candidates themselves write (run as probes for the others), and [`gather`] does
@@ -14,6 +14,7 @@
 pub mod container;
 pub mod env;
 pub mod gather;
+pub mod image;
 pub mod llm_repro;
 pub mod outcome;
 pub mod regress;

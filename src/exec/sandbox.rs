@@ -268,6 +268,10 @@ pub struct Job {
     /// The SWE-bench instance the job is for, where known: a container backend picks the
     /// image of an image template by it (`--exec-image 'sweb.eval.x86_64.{instance_id}'`).
     pub instance_id: Option<String>,
+    /// The image a container backend runs the job in when the job's environment was built
+    /// into one ([`crate::exec::image`]); `None`: the backend's own image. The local backend
+    /// has no images and never gets such a job.
+    pub image: Option<String>,
 }
 
 /// Which resource limit a run ran into, as far as can be told.

@@ -130,7 +130,11 @@ fn environment(resolved: &Resolved, at_base: bool, out: &mut IssueExec) -> Optio
             .then_some(task.base_commit.as_str())
     });
     let _said = settings.building(format!("{} {}", spec.repo, spec.version));
-    match builder.build(spec, repo, at) {
+    let built = match &settings.env_image {
+        Some(images) => images.build(spec, repo, at),
+        None => builder.build(spec, repo, at),
+    };
+    match built {
         Ok(env) => {
             out.env_seconds = env.build_seconds;
             Some(env)
@@ -231,6 +235,7 @@ fn plan<'a>(
         instance_id: &task.instance_id,
         env_key: env.dir.display().to_string(),
         env_vars: env.job_env(),
+        image: env.image.clone(),
         loopback: env.loopback(),
         generated,
         snapshot: std::sync::OnceLock::new(),

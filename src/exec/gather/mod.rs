@@ -88,6 +88,9 @@ pub struct ExecSettings {
     /// (numpy, …; see [`crate::exec::env::extra_for`]), install it and gather again
     /// (`--exec-extras`; off by default).
     pub install_extras: bool,
+    /// Build each environment into a container image instead of a venv on this machine
+    /// (`--exec-env-in-image`; the backend must be that engine's).
+    pub env_image: Option<Arc<crate::exec::image::ImageBuilder>>,
     /// Counts the sandboxes running now (see [`ExecSettings::jobs`]).
     running: Arc<(std::sync::Mutex<usize>, std::sync::Condvar)>,
     /// Sandbox runs finished so far: fresh, and read from the cache.
@@ -248,6 +251,7 @@ impl ExecSettings {
             jobs: 1,
             model_test: None,
             install_extras: false,
+            env_image: None,
             running: Arc::default(),
             counts: Arc::default(),
         }

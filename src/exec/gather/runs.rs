@@ -119,6 +119,8 @@ pub(super) struct Runner<'a> {
     pub(super) instance_id: &'a str,
     pub(super) env_key: String,
     pub(super) env_vars: Vec<(String, String)>,
+    /// The image the environment was built into, which every run of it runs in.
+    pub(super) image: Option<String>,
     /// Every run gets its namespace's loopback up: the tests talk to a server on 127.0.0.1
     /// ([`crate::exec::env::Env::loopback`]).
     pub(super) loopback: bool,
@@ -226,6 +228,7 @@ impl Runner<'_> {
                     env: self.env_vars.clone(),
                     limits: self.settings.limits.clone(),
                     instance_id: Some(self.instance_id.to_string()),
+                    image: self.image.clone(),
                     ..Job::default()
                 };
                 let _slot = self.settings.slot();
@@ -278,6 +281,7 @@ impl Runner<'_> {
                 ..self.settings.limits.clone()
             },
             instance_id: Some(self.instance_id.to_string()),
+            image: self.image.clone(),
             ..Job::default()
         };
         let outcome = {
