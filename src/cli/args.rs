@@ -483,6 +483,11 @@ pub struct EvalArgs {
     /// not in --tasks (or, without it, named by no candidate or label) are listed and refused.
     #[arg(long, value_name = "FILE", help_heading = INPUT)]
     pub instance_ids: Option<PathBuf>,
+    /// restrict: a run with rows for under half the instances (graded on part of the
+    /// benchmark) is scored, with the others, only where it has rows; all: every instance, a
+    /// missing row counting as no submission.
+    #[arg(long, value_name = "restrict|all", default_value = "restrict", help_heading = INPUT)]
+    pub coverage: dei::metrics::table::Coverage,
     /// Agents to evaluate, in this order (comma-separated); default: all, in natural order.
     #[arg(long, value_name = "LIST", value_delimiter = ',', help_heading = INPUT)]
     pub agents: Option<Vec<String>>,

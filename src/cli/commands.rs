@@ -379,6 +379,7 @@ pub fn eval(args: EvalArgs) -> anyhow::Result<()> {
         baseline: args.baseline,
         scored_only: args.scored_only,
         instance_ids: args.instance_ids,
+        coverage: args.coverage,
         options: eval::Options {
             orders: args.order,
             shuffles: args.shuffles,

@@ -52,6 +52,8 @@ pub struct EvalRequest {
     pub scored_only: bool,
     /// `--instance-ids FILE`: evaluate only the instances it lists.
     pub instance_ids: Option<PathBuf>,
+    /// Over which instances partial runs are scored (`--coverage`).
+    pub coverage: table::Coverage,
     pub options: Options,
 }
 
@@ -468,6 +470,7 @@ pub fn load_table(req: &EvalRequest) -> anyhow::Result<Table> {
             Some(p) => Some((crate::model::task::read_id_list(p)?, p.clone())),
             None => None,
         },
+        coverage: req.coverage,
     })?;
     if !loaded.problems.is_empty() {
         // Every problem said (up to ten, then how many more), one note each.

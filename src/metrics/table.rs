@@ -24,6 +24,35 @@ pub enum Presence {
     Unknown,
 }
 
+/// Which instances the runs are scored over (`dei eval --coverage`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Coverage {
+    /// Over the instances every partial run covers (see [`PARTIAL`]); every instance when no
+    /// run is partial.
+    #[default]
+    Restrict,
+    /// Every instance: a run with no row for one submitted nothing there.
+    All,
+}
+
+impl std::str::FromStr for Coverage {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "restrict" => Ok(Coverage::Restrict),
+            "all" => Ok(Coverage::All),
+            other => Err(format!("unknown coverage `{other}` (use restrict or all)")),
+        }
+    }
+}
+
+/// A run with rows (candidates or labels) for fewer than this share of the instances was
+/// graded on part of the benchmark (another benchmark's overlap, a vendor's sample): counting
+/// the rest as failures would score it on issues it was never given. A run missing a few
+/// rows is one that submitted nothing there, which the harness counts as unresolved.
+pub const PARTIAL: f64 = 0.5;
+
 /// A baseline selection when no committee scores are given.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -188,6 +217,7 @@ pub struct Sources<'a> {
     /// Keep only these instances (`--instance-ids FILE`), each of which must be in the
     /// universe.
     pub only: Option<(Vec<crate::model::task::IdLine>, PathBuf)>,
+    pub coverage: Coverage,
 }
 
 /// One agent while building: names it answers to, where its data comes from.
@@ -239,6 +269,8 @@ pub fn build(src: &Sources) -> anyhow::Result<Table> {
     // Every agent a ranking picks from is in the table (no --agents, or all of them listed).
     let all_agents = chosen.len() == reg.agents.len();
     let (instances, universe_source) = universe(src)?;
+    let (instances, universe_source) =
+        covered(src, &reg, &chosen, instances, universe_source, &mut notes)?;
     let universe: HashMap<&str, usize> = instances
         .iter()
         .enumerate()
@@ -494,6 +526,81 @@ fn universe(src: &Sources) -> anyhow::Result<(Vec<String>, String)> {
         anyhow::bail!("no instances to evaluate (the universe is empty)");
     }
     Ok((instances, universe_source))
+}
+
+/// The instances of the universe each chosen agent has a row for: a candidate, or a label
+/// from a file that lists what it graded (a list of resolved ids alone covers everything).
+fn rows_of(src: &Sources, reg: &Registry, idx: usize, instances: &[String]) -> BTreeSet<String> {
+    let a = &reg.agents[idx];
+    let all: BTreeSet<&str> = instances.iter().map(String::as_str).collect();
+    let mut rows: BTreeSet<String> = src
+        .candidates
+        .candidates
+        .iter()
+        .filter(|c| c.agent == a.name && all.contains(c.instance_id.as_str()))
+        .map(|c| c.instance_id.clone())
+        .collect();
+    for &(file, agent) in &a.labels {
+        match &src.labels[file].agents[agent].1.labeled {
+            None => return instances.iter().cloned().collect(),
+            Some(labeled) => {
+                rows.extend(labeled.iter().filter(|i| all.contains(i.as_str())).cloned())
+            }
+        }
+    }
+    rows
+}
+
+/// With [`Coverage::Restrict`], the universe less what a partial run (rows for under
+/// [`PARTIAL`] of it) does not cover; the note names each such run and what it covers.
+fn covered(
+    src: &Sources,
+    reg: &Registry,
+    chosen: &[(usize, String)],
+    instances: Vec<String>,
+    universe_source: String,
+    notes: &mut Vec<String>,
+) -> anyhow::Result<(Vec<String>, String)> {
+    let n = instances.len();
+    let partial: Vec<(&str, BTreeSet<String>)> = chosen
+        .iter()
+        .map(|(idx, display)| (display.as_str(), rows_of(src, reg, *idx, &instances)))
+        .filter(|(_, rows)| !rows.is_empty() && (rows.len() as f64) < PARTIAL * n as f64)
+        .collect();
+    if partial.is_empty() {
+        return Ok((instances, universe_source));
+    }
+    let runs: Vec<String> = partial
+        .iter()
+        .map(|(name, rows)| format!("`{name}` ({} of {n})", rows.len()))
+        .collect();
+    if src.coverage == Coverage::All {
+        notes.push(format!(
+            "{} cover{} under half of the {n} instances, scored as unresolved on the rest (--coverage all); --coverage restrict scores only the instances {} cover{}",
+            runs.join(", "),
+            if runs.len() == 1 { "s" } else { "" },
+            if runs.len() == 1 { "it" } else { "they all" },
+            if runs.len() == 1 { "s" } else { "" },
+        ));
+        return Ok((instances, universe_source));
+    }
+    let kept: Vec<String> = instances
+        .into_iter()
+        .filter(|i| partial.iter().all(|(_, rows)| rows.contains(i)))
+        .collect();
+    if kept.is_empty() {
+        anyhow::bail!(
+            "the partial runs {} (rows for under half of the {n} instances) cover no instance in common, so there is nothing to score them all on\n  hint: evaluate them apart (--agents), or score every instance with --coverage all",
+            runs.join(", ")
+        );
+    }
+    let source = format!(
+        "{universe_source}; only the {} instances covered by the partial run{} {} (rows for under half; --coverage all scores all {n})",
+        kept.len(),
+        if runs.len() == 1 { "" } else { "s" },
+        runs.join(", "),
+    );
+    Ok((kept, source))
 }
 
 /// The chosen agents less those absent from these instances: with no candidate on any of them

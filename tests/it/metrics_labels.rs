@@ -212,3 +212,63 @@ fn selection_errors() {
         "numeric `score`",
     );
 }
+
+#[test]
+fn a_run_with_rows_for_under_half_the_instances_is_scored_where_it_has_rows() {
+    use dei::metrics::eval::{self, EvalRequest};
+    use dei::metrics::table::{Baseline, Coverage};
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("cands.jsonl");
+    let mut rows = String::new();
+    let diff = "diff --git a/x.py b/x.py\\n--- a/x.py\\n+++ b/x.py\\n@@ -1 +1 @@\\n-a\\n+b\\n";
+    // `full` has a row for each of 6 instances (and resolves i-1..i-3); `part` only for i-1
+    // and i-2, resolving both; `gaps` misses two rows, which is no submission there.
+    for i in 1..=6 {
+        rows += &format!(
+            "{{\"instance_id\":\"i-{i}\",\"run\":\"full\",\"model_patch\":\"{diff}\",\"resolved\":{}}}\n",
+            i <= 3
+        );
+        if i <= 4 {
+            rows += &format!(
+                "{{\"instance_id\":\"i-{i}\",\"run\":\"gaps\",\"model_patch\":\"{diff}\",\"resolved\":false}}\n"
+            );
+        }
+    }
+    for i in 1..=2 {
+        rows += &format!(
+            "{{\"instance_id\":\"i-{i}\",\"run\":\"part\",\"model_patch\":\"{diff}\",\"resolved\":true}}\n"
+        );
+    }
+    std::fs::write(&p, rows).unwrap();
+    let run = |coverage, agents: &[&str]| {
+        eval::run(&EvalRequest {
+            candidates: vec![p.clone()],
+            agents: Some(agents.iter().map(|s| s.to_string()).collect()),
+            baseline: Some(Baseline::Random),
+            coverage,
+            ..EvalRequest::default()
+        })
+        .unwrap()
+    };
+    let average = |r: &eval::EvalReport| r.curves[0].points.last().unwrap().average;
+    let restricted = run(Coverage::Restrict, &["full", "part", "gaps"]);
+    assert_eq!(restricted.instances, 2);
+    assert!(
+        restricted.universe.contains("partial run `part` (2 of 6)"),
+        "{}",
+        restricted.universe
+    );
+    assert!((average(&restricted) - 200.0 / 3.0).abs() < 1e-9);
+    let every = run(Coverage::All, &["full", "part", "gaps"]);
+    assert_eq!(every.instances, 6);
+    assert!((average(&every) - 100.0 * 5.0 / 18.0).abs() < 1e-9);
+    assert!(
+        every.notes.iter().any(|n| n.contains("`part` (2 of 6)")),
+        "{:?}",
+        every.notes
+    );
+    // Missing two rows of six is a run that submitted nothing there, not a partial one.
+    let no_partial = run(Coverage::Restrict, &["full", "gaps"]);
+    assert_eq!(no_partial.instances, 6);
+    assert!(!no_partial.universe.contains("partial"));
+}

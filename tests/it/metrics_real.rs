@@ -6,7 +6,7 @@ use crate::support::common;
 
 use dei::metrics::eval::{self, EvalReport, EvalRequest, Options};
 use dei::metrics::orders::OrderKind;
-use dei::metrics::table::Baseline;
+use dei::metrics::table::{Baseline, Coverage};
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
@@ -87,6 +87,8 @@ fn lite_candidates_all_runs() {
         tasks: Some(d.join("swebench_lite/test.jsonl")),
         baseline: Some(Baseline::RandomNonEmpty),
         options: opts(vec![OrderKind::Given, OrderKind::Random]),
+        // devin's run covers 82 instances: every one of the 300 counts here
+        coverage: Coverage::All,
         ..EvalRequest::default()
     };
     let r = eval::run(&req).unwrap();
@@ -122,6 +124,77 @@ fn lite_candidates_all_runs() {
     // The HTML report of real data stays self-contained.
     let html = dei::metrics::html::report(&r);
     assert!(html.contains("<svg") && !html.contains("http://") && !html.contains("https://"));
+}
+
+#[test]
+fn a_run_graded_on_part_of_the_benchmark_is_scored_where_it_was_graded() {
+    let Some(d) = data() else {
+        return common::skip("needs ../shared/data (or DEI_DATA)");
+    };
+    // The five strong 2025 runs were graded on the 93 Lite instances also in Verified; with
+    // a full 2026 run beside them, the committee is read over those 93 and says so.
+    let runs = [
+        "JoyCode__verified_subset",
+        "TRAE__verified_subset",
+        "trevec_v6_claude-sonnet-4-6",
+    ];
+    let req = |coverage| EvalRequest {
+        candidates: vec![
+            d.join("lite_candidates.jsonl"),
+            d.join("lite_candidates_more.jsonl"),
+        ],
+        tasks: Some(d.join("swebench_lite/test.jsonl")),
+        agents: Some(runs.iter().map(|s| s.to_string()).collect()),
+        baseline: Some(Baseline::Random),
+        options: opts(vec![OrderKind::Given]),
+        coverage,
+        ..EvalRequest::default()
+    };
+    let restricted = eval::run(&req(Coverage::Restrict)).unwrap();
+    let every = eval::run(&req(Coverage::All)).unwrap();
+    check_invariants(&restricted);
+    assert_eq!(restricted.instances, 93);
+    assert_eq!(every.instances, 300);
+    assert!(
+        restricted
+            .universe
+            .contains("only the 93 instances covered by the partial runs")
+            && restricted
+                .universe
+                .contains("`JoyCode__verified_subset` (93 of 300)"),
+        "{}",
+        restricted.universe
+    );
+    assert!(every
+        .notes
+        .iter()
+        .any(|n| n.contains("--coverage restrict")));
+    // Each run's rate over its own 93 rows is what its results file says.
+    let more = d.join("lite_runs_more");
+    for a in &restricted.diversity.agents {
+        if !a.agent.ends_with("__verified_subset") {
+            continue;
+        }
+        let r: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(more.join(&a.agent).join("results.json")).unwrap(),
+        )
+        .unwrap();
+        assert_eq!(
+            a.resolved,
+            r["resolved"].as_array().unwrap().len(),
+            "{}",
+            a.agent
+        );
+    }
+    // The full run loses nothing it resolved among those 93, and Average@k rises once the
+    // partial runs are no longer failed on issues they were never given.
+    let avg = |r: &EvalReport| r.curves[0].points.last().unwrap().average;
+    assert!(
+        avg(&restricted) > avg(&every) + 10.0,
+        "{} vs {}",
+        avg(&restricted),
+        avg(&every)
+    );
 }
 
 #[test]

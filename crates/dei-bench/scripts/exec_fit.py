@@ -82,7 +82,7 @@ class Ranker:
         tasks = self.write(f"{tag}-{name}-evtasks.jsonl", [t for t in self.tasks if t["instance_id"] in ids])
         ev = os.path.join(self.tmp, f"{tag}-{name}-eval.json")
         subprocess.run([self.a.dei, "eval", lab, "--tasks", tasks, "--scores", scores, "--bootstrap", "0",
-                        "--json", ev], check=True, stdout=subprocess.DEVNULL)
+                        "--coverage", "all", "--json", ev], check=True, stdout=subprocess.DEVNULL)
         return last_point(ev)
 
     def rank(self, name, split, point, tag):

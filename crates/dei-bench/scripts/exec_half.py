@@ -88,7 +88,7 @@ def half_points(dei, outs, split, committees, repo=None, bootstrap=True):
                         f.write(open(m).read())
             draws = "1000" if bootstrap and mode != "plain" else "0"
             subprocess.run([dei, "eval", labelled, "--tasks", tasks_file, "--scores", scores,
-                            "--bootstrap", draws, "--json", ev],
+                            "--bootstrap", draws, "--coverage", "all", "--json", ev],
                            check=True, stdout=subprocess.DEVNULL)
             row[mode] = last_point(ev)
         points[name] = row

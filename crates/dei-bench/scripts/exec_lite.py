@@ -13,7 +13,9 @@ sitting stopped midway counted up to the last issue it finished):
    PASS_TO_PASS, hints_text) and checked to hold none of it; the candidates, stripped of
    their `resolved` labels;
 2. per committee, `dei rank --all` without and with `--exec`;
-3. per committee, `dei eval` of each ranking against the labels (ties as expected value).
+3. per committee, `dei eval` of each ranking against the labels (ties as expected value), over
+   every instance (`--coverage all`: all-14's devin run, which covers 38 of the 140, counts as
+   submitting nothing on the others, as the harness counts it).
 
 With --draw N, N further committees r1..rN are drawn from the 13 runs that cover every instance
 (devin's 38-instance subset left out), of 3, 4, 5 and 6 runs in turn: each takes the runs first in
@@ -295,7 +297,7 @@ def main():
                                os.path.join(a.out, name, "plain", "journal.jsonl"), settled, scores)
             ev = os.path.join(a.out, f"{name}-{mode}-eval.json")
             rc2, _ = run([a.dei, "eval", labelled, "--tasks", tasks_file, "--scores", scores,
-                          "--bootstrap", "0", "--json", ev], log)
+                          "--bootstrap", "0", "--coverage", "all", "--json", ev], log)
             results[(name, mode)] = {"rank_rc": rc, "rank_seconds": round(secs, 1), "eval_rc": rc2,
                                      "eval": ev}
             print(name, mode, results[(name, mode)], flush=True)
