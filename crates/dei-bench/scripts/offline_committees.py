@@ -22,6 +22,15 @@ instances (1000 resamples, seed 7).
 draws N committees m1..mN mixing old and new runs (at least one of each), both of 3, 4, 5 and 6
 runs in turn, by SHA-256 of "SEED:NAME:run" (run names only, never a label).
 
+With --exec every build also ranks with `dei rank --all --exec` (build NAME+exec), from one
+sandbox cache (--exec-cache, default OUT/exec-cache) that every committee, build and variant
+shares, so a candidate runs once however many committees hold it. Only the issues where some but
+not all of the committee's candidates resolve are ranked with --exec: elsewhere every pick scores
+the same, Average@k, which is what they are credited. The labels choose which issues to skip,
+never a ranking. Each --exec-weights LABEL=FILE adds a variant NAME+exec-LABEL ranked with
+`--offline-weights FILE` from the same cache (an ablation: one evidence kind's weight set to 0).
+--halves tune|report restricts every ranking to one half of the split.
+
 Reruns reuse the run directories (dei resumes), so a second build or a new committee costs only
 its own rankings. The tables go to stdout and OUT/report.json.
 """
@@ -33,6 +42,7 @@ import random
 import shutil
 import subprocess
 import sys
+import time
 
 ANSWERS = ("patch", "test_patch", "FAIL_TO_PASS", "PASS_TO_PASS", "hints_text")
 STRONG5 = [
@@ -118,9 +128,26 @@ def main():
     ap.add_argument("--draw", type=int, default=0)
     ap.add_argument("--draw-new", type=int, default=0)
     ap.add_argument("--draw-seed", default="dei-committees")
-    ap.add_argument("--split", default="report,tune,all")
+    ap.add_argument("--split", default="report,tune,all", help="the halves the report shows")
+    ap.add_argument("--halves", default="all", choices=["all", "tune", "report"],
+                    help="rank the instances of this half only")
+    ap.add_argument("--exec", action="store_true", help="also rank with --exec (build NAME+exec)")
+    ap.add_argument("--exec-weights", action="append", default=[], metavar="LABEL=FILE",
+                    help="with --exec, a variant NAME+exec-LABEL ranked with --offline-weights FILE")
+    ap.add_argument("--exec-cache", default=None)
+    ap.add_argument("--exec-jobs", default="1")
+    ap.add_argument("--exec-timeout", default="120")
     a = ap.parse_args()
-    builds = [tuple(b.split("=", 1)) for b in a.dei]
+    builds = []
+    for b in a.dei:
+        bname, binary = b.split("=", 1)
+        builds.append((bname, binary, None))
+        if a.exec:
+            builds.append((bname + "+exec", binary, ""))
+            for v in a.exec_weights:
+                label, path = v.split("=", 1)
+                builds.append((f"{bname}+exec-{label}", binary, os.path.abspath(path)))
+    exec_cache = a.exec_cache or os.path.join(a.out, "exec-cache")
     os.makedirs(a.out, exist_ok=True)
     have = set(os.listdir(a.repos))
     have_names = {h.replace("+", "__") for h in have}
@@ -129,6 +156,8 @@ def main():
     for line in open(os.path.join(a.data, "swebench_lite/test.jsonl")):
         t = json.loads(line)
         if t["repo"].replace("/", "__") not in have_names:
+            continue
+        if a.halves != "all" and half(t["instance_id"]) != a.halves:
             continue
         for k in ANSWERS:
             t.pop(k, None)
@@ -187,19 +216,41 @@ def main():
                 if c["run"] in members and c["instance_id"] in inst:
                     f.write(json.dumps({"instance_id": c["instance_id"], "run": c["run"],
                                         "model_patch": c["model_patch"]}) + "\n")
-        digest = hashlib.sha256(open(blind, "rb").read()).hexdigest()
-        for bname, binary in builds:
+        settled = {i for i in inst
+                   if len({labels.get(i, {}).get(m, False) for m in members}) == 1}
+        exec_blind = os.path.join(a.out, f"{cname}-exec-candidates.jsonl")
+        if a.exec:
+            with open(blind) as f, open(exec_blind, "w") as g:
+                for line in f:
+                    if json.loads(line)["instance_id"] not in settled:
+                        g.write(line)
+        for bname, binary, weights in builds:
+            with_exec = weights is not None
+            mine = exec_blind if with_exec else blind
+            digest = hashlib.sha256(open(mine, "rb").read()).hexdigest()
             rd = os.path.join(a.out, bname, cname)
             manifest = os.path.join(rd, "run.json")
             if os.path.exists(manifest) and json.load(open(manifest)).get("candidates_sha256") != [digest]:
                 # ranked from other candidates (the committee was redefined): rank it again
                 shutil.rmtree(rd)
-            cmd = [binary, "rank", blind, "--tasks", tasks_file, "--all", "--repos", a.repos,
+            cmd = [binary, "rank", mine, "--tasks", tasks_file, "--all", "--repos", a.repos,
                    "--run-dir", rd, "--no-progress"]
-            with open(os.path.join(a.out, "log.txt"), "a") as log:
-                log.write("$ " + " ".join(cmd) + "\n")
-                log.flush()
-                rc = subprocess.call(cmd, stdout=log, stderr=log)
+            if with_exec:
+                cmd += ["--exec", "--exec-cache", exec_cache, "--exec-jobs", a.exec_jobs,
+                        "--exec-timeout", a.exec_timeout]
+                if weights:
+                    cmd += ["--offline-weights", weights]
+            if with_exec and not any(i not in settled for i in inst):
+                rc = 0  # every issue is settled: nothing to rank with --exec
+                os.makedirs(rd, exist_ok=True)
+                open(os.path.join(rd, "journal.jsonl"), "a").close()
+            else:
+                with open(os.path.join(a.out, "log.txt"), "a") as log:
+                    log.write("$ " + " ".join(cmd) + "\n")
+                    log.flush()
+                    started = time.time()
+                    rc = subprocess.call(cmd, stdout=log, stderr=log)
+                    log.write(f"# {bname} {cname}: rc {rc}, {time.time() - started:.0f} s\n")
             if rc not in (0, 1):
                 # 1: some issue not ranked (counted here as a random pick); anything else, such as
                 # a run directory of other inputs, leaves no ranking to read
@@ -207,11 +258,15 @@ def main():
             last = last_lines(os.path.join(rd, "journal.jsonl"))
             per = {}
             for iid in sorted(inst):
-                credit = pick_credit(last.get(iid), labels.get(iid, {}))
-                # an issue not ranked counts as a random pick among the members
                 lab = [labels.get(iid, {}).get(m, False) for m in members]
                 avg = sum(lab) / len(lab)
-                per[iid] = (avg if credit is None else credit, avg, lab)
+                if with_exec and iid in settled:
+                    per[iid] = (avg, avg, lab, None)  # every pick scores the same here
+                    continue
+                credit = pick_credit(last.get(iid), labels.get(iid, {}))
+                # an issue not ranked counts as a random pick among the members
+                top = tuple(sorted((last.get(iid) or {}).get("top") or []))
+                per[iid] = (avg if credit is None else credit, avg, lab, top)
             results[(cname, bname)] = per
 
     splits = [s for s in a.split.split(",") if s]
@@ -219,13 +274,13 @@ def main():
     for sp in splits:
         print(f"\n== {sp} half" if sp != "all" else "\n== all instances")
         head = f"{'committee':<9} {'n':>4} {'runs':>4}  " + "  ".join(
-            f"{b:>8} {'−avg [95%]':>21} {'−best [95%]':>21}" for b, _ in builds)
+            f"{b:>8} {'−avg [95%]':>21} {'−best [95%]':>21}" for b, _, _ in builds)
         head += f"  {'avg':>5} {'best':>5} {'union':>5}"
         print(head)
         for cname, members in committees.items():
             line = None
             cells = []
-            for bname, _ in builds:
+            for bname, _, _ in builds:
                 per = results[(cname, bname)]
                 iids = [i for i in per if sp == "all" or half(i) == sp]
                 if not iids:
@@ -250,15 +305,21 @@ def main():
             if line:
                 print(f"{cname:<9} {line[0]:>4} {len(members):>4}  " + "  ".join(cells)
                       + f"  {line[1]:5.1f} {line[2]:5.1f} {line[3]:5.1f}")
-        if len(builds) == 2:
-            (b0, _), (b1, _) = builds
-            diffs = []
+        # each build against the first; each --exec-weights variant against its build's +exec
+        pairs = [(builds[0][0], b[0]) for b in builds[1:] if b[2] is None or b[2] == ""]
+        pairs += [(b[0].split("+exec-")[0] + "+exec", b[0]) for b in builds if b[2]]
+        for b0, b1 in pairs:
+            diffs, moved = [], 0
             for cname in committees:
                 p0, p1 = results[(cname, b0)], results[(cname, b1)]
                 iids = [i for i in p0 if sp == "all" or half(i) == sp]
                 diffs += [p1[i][0] - p0[i][0] for i in iids]
+                moved += sum(1 for i in iids if p0[i][3] is not None and p0[i][3] != p1[i][3])
             m = bootstrap(diffs)
-            print(f"{b1} − {b0}, pooled over committees and instances: {100*m[0]:+.2f} [{100*m[1]:+.2f}, {100*m[2]:+.2f}]")
+            print(f"{b1} − {b0}, pooled over committees and instances: {100*m[0]:+.2f} "
+                  f"[{100*m[1]:+.2f}, {100*m[2]:+.2f}]; picks moved {moved}")
+            report.setdefault("pairs", {}).setdefault(sp, {})[f"{b1} - {b0}"] = {
+                "pooled": [100 * x for x in m], "picks_moved": moved}
     with open(os.path.join(a.out, "report.json"), "w") as f:
         json.dump(report, f, indent=1)
 

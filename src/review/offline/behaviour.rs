@@ -307,7 +307,9 @@ pub fn parts(members: &[Member], i: usize, w: &ExecWeights) -> Vec<Part> {
         ok || someone_else(members, i, |b| b.written.get(family) == Some(&true))
     });
     let discriminating = by_repro || by_model_test || by_written;
-    if let Some(class) = me.class.filter(|_| discriminating) {
+    // A weight of 0 turns behaviour agreement off: text agreement then stands.
+    let counted = discriminating && w.agreement != 0.0;
+    if let Some(class) = me.class.filter(|_| counted) {
         let classes: BTreeSet<usize> = members
             .iter()
             .filter_map(|m| ran(m).and_then(|b| b.class))
@@ -732,6 +734,20 @@ mod tests {
         let bs = vec![b(&[], same, 0), b(&[], same, 0), b(&["t::a"], same, 1)];
         let ms = members(&["x", "y", "z"], &bs);
         assert!(parts(&ms, 0, &W).iter().all(|p| p.name != AGREEMENT));
+    }
+
+    #[test]
+    fn a_zero_agreement_weight_turns_behaviour_agreement_off() {
+        let changed = Some(ReproChange::Changed);
+        let bs = vec![b(&[], changed, 0), b(&[], changed, 0), b(&[], None, 1)];
+        let ms = members(&["x", "y", "z"], &bs);
+        assert!(parts(&ms, 0, &W).iter().any(|p| p.name == AGREEMENT));
+        let off = ExecWeights {
+            agreement: 0.0,
+            ..W
+        };
+        // No part at all, not a zero one: a zero part would also silence text agreement.
+        assert!(parts(&ms, 0, &off).iter().all(|p| p.name != AGREEMENT));
     }
 
     #[test]

@@ -78,7 +78,8 @@ pub struct Weights {
     /// the model-written test still printing `Issue reproduced` while another candidate
     /// resolves it, or ending in other issues.
     pub exec_repro_same: f64,
-    /// Agreement in behaviour (replaces `agreement` when behaviour classes split the candidates).
+    /// Agreement in behaviour (replaces `agreement` when behaviour classes split the candidates;
+    /// 0 turns it off and text agreement stands).
     pub exec_agreement: f64,
     /// An agent's execution record over a multi-issue run (`rank --all --exec`): its share of
     /// candidates that ran without anything counted against them on the run's *other* issues,
