@@ -2,13 +2,19 @@
 //! with the local backend, and hostile jobs are contained in the container too — a fork bomb
 //! meets the pids limit, a socket finds no network, writes outside the tree do not reach the
 //! host, 1 GB of output is capped, a command that sleeps forever is killed at the timeout — and
-//! no `dei-*` container is left after any of them. Needs podman and the base image
-//! `localhost/dei-base:bookworm` (`bash examples/container-base.sh`); skipped without them.
+//! no `dei-*` container is left after any of them. With `--exec-env-in-image` the environment
+//! is built into an image from its spec (podman, and docker where a daemon runs), and the
+//! example ranks and classes the same there; a build installs from PyPI, hands its generated
+//! files to the trees, is reused, and names the step that failed. Needs podman and the base
+//! image `localhost/dei-base:bookworm` (`bash examples/container-base.sh`; for docker, that
+//! image loaded into it); skipped without them.
 
 use crate::support::{common, exec};
 
 use common::*;
 use dei::exec::container::{containers_named, ContainerBackend, Engine, Image, DEFAULT_BASE_IMAGE};
+use dei::exec::env::{spec_for, Overrides};
+use dei::exec::image::{ImageBuilder, IMAGE_VENV};
 use dei::exec::sandbox::{Backend, Job, LimitHit, Limits, Outcome, Tree};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -54,10 +60,43 @@ fn podman_ready() -> Option<Option<PathBuf>> {
     }
 }
 
+/// Whether docker's daemon answers and has the base image (said as a skip when not).
+fn docker_ready() -> bool {
+    let o = Command::new("docker")
+        .args([
+            "image",
+            "inspect",
+            "--format",
+            "{{.Id}}",
+            DEFAULT_BASE_IMAGE,
+        ])
+        .output();
+    match o {
+        Err(_) => skip("docker is not installed"),
+        Ok(o) if o.status.success() => return true,
+        Ok(o) => {
+            let err = String::from_utf8_lossy(&o.stderr);
+            if err.contains("No such image") || err.contains("no such image") {
+                skip(&format!(
+                    "docker has no image {DEFAULT_BASE_IMAGE} (podman save {DEFAULT_BASE_IMAGE} | docker load)"
+                ));
+            } else {
+                skip(&format!("docker's daemon does not answer: {}", err.trim()));
+            }
+        }
+    }
+    false
+}
+
 /// `dei rank --exec` on the example's candidates and the exec fixtures with this backend.
 fn rank(backend: &str, conf: &Option<PathBuf>, dir: &Path) -> Value {
+    rank_with(backend, conf, dir, &[]).0
+}
+
+/// [`rank`] with more flags; also returns dei's stderr.
+fn rank_with(backend: &str, conf: &Option<PathBuf>, dir: &Path, more: &[&str]) -> (Value, String) {
     let test_cmd = format!("python {}", path_str(&exec::minitest()));
-    let flags = [
+    let mut flags = vec![
         "--exec",
         "--python",
         "python3",
@@ -72,6 +111,7 @@ fn rank(backend: &str, conf: &Option<PathBuf>, dir: &Path) -> Value {
         "--json",
         "-",
     ];
+    flags.extend(more);
     let args = example_issue_args(
         &[
             "rank",
@@ -91,7 +131,40 @@ fn rank(backend: &str, conf: &Option<PathBuf>, dir: &Path) -> Value {
     }
     let out = cmd.output().expect("dei runs");
     assert!(out.status.success(), "{backend}: {}", stderr(&out));
-    serde_json::from_str(&stdout(&out)).expect("JSON")
+    (
+        serde_json::from_str(&stdout(&out)).expect("JSON"),
+        stderr(&out),
+    )
+}
+
+/// The ranking (agent, rank, score, what the reproduction did) of a `dei rank --json` answer.
+fn ranking(v: &Value) -> Vec<(String, Value, Value, Value)> {
+    v["ranked"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r["agent"].as_str().unwrap().to_string(),
+                r["rank"].clone(),
+                r["score"].clone(),
+                r["behaviour"]["repro"].clone(),
+            )
+        })
+        .collect()
+}
+
+/// The behaviour classes as a partition of the agents (a class's number is only a label).
+fn classes(v: &Value) -> std::collections::BTreeSet<Vec<String>> {
+    let mut by: std::collections::BTreeMap<u64, Vec<String>> = Default::default();
+    for r in v["ranked"].as_array().unwrap() {
+        if let Some(c) = r["behaviour"]["class"].as_u64() {
+            by.entry(c)
+                .or_default()
+                .push(r["agent"].as_str().unwrap().to_string());
+        }
+    }
+    by.into_values().collect()
 }
 
 #[test]
@@ -104,35 +177,7 @@ fn the_example_ranks_and_classes_the_same_in_podman_as_locally() {
     let dir = tempfile::tempdir().unwrap();
     let local = rank("local", &conf, &dir.path().join("local"));
     let podman = rank("podman", &conf, &dir.path().join("podman"));
-    // The ranking, and the behaviour classes as a partition of the agents (a class's number
-    // is only a label).
-    let view = |v: &Value| -> Vec<(String, Value, Value, Value)> {
-        v["ranked"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|r| {
-                (
-                    r["agent"].as_str().unwrap().to_string(),
-                    r["rank"].clone(),
-                    r["score"].clone(),
-                    r["behaviour"]["repro"].clone(),
-                )
-            })
-            .collect()
-    };
-    let classes = |v: &Value| -> std::collections::BTreeSet<Vec<String>> {
-        let mut by: std::collections::BTreeMap<u64, Vec<String>> = Default::default();
-        for r in v["ranked"].as_array().unwrap() {
-            if let Some(c) = r["behaviour"]["class"].as_u64() {
-                by.entry(c)
-                    .or_default()
-                    .push(r["agent"].as_str().unwrap().to_string());
-            }
-        }
-        by.into_values().collect()
-    };
-    assert_eq!(view(&local), view(&podman));
+    assert_eq!(ranking(&local), ranking(&podman));
     assert_eq!(classes(&local), classes(&podman));
     assert_eq!(local["exec"]["classes"], podman["exec"]["classes"]);
     assert!(podman["exec"]["runs"].as_u64().unwrap() > 0, "{podman}");
@@ -146,6 +191,177 @@ fn the_example_ranks_and_classes_the_same_in_podman_as_locally() {
         .filter(|n| !n.starts_with(&mine))
         .collect();
     assert!(left.is_empty(), "{left:?}");
+}
+
+/// The engines whose `--exec-env-in-image` runs can be tried here: podman when it is ready,
+/// docker when its daemon answers (each missing one said as a skip).
+fn image_engines() -> Vec<(Engine, Option<PathBuf>)> {
+    let mut engines = Vec::new();
+    if let Some(conf) = podman_ready() {
+        engines.push((Engine::Podman, conf));
+    }
+    if docker_ready() {
+        engines.push((Engine::Docker, None));
+    }
+    engines
+}
+
+#[test]
+fn the_example_ranks_and_classes_the_same_in_an_image_built_from_its_spec() {
+    let engines = image_engines();
+    if engines.is_empty() {
+        return;
+    }
+    if !exec::python3_with_venv() {
+        skip("python3 with the venv module is not on PATH");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let local = rank("local", &None, &dir.path().join("local"));
+    for (engine, conf) in engines {
+        let bin = engine.binary();
+        let at = dir.path().join(bin);
+        // The base image's Debian python3 builds the venv: no host folder is mounted.
+        let (built, err) = rank_with(bin, &conf, &at, &["--exec-env-in-image"]);
+        assert!(
+            err.contains("into the image localhost/dei-env:"),
+            "{bin}: {err}"
+        );
+        assert_eq!(ranking(&local), ranking(&built), "{bin}");
+        assert_eq!(classes(&local), classes(&built), "{bin}");
+        assert_eq!(local["exec"]["classes"], built["exec"]["classes"], "{bin}");
+        assert_eq!(built["exec"]["error"], Value::Null, "{bin}");
+        assert!(
+            built["exec"]["runs"].as_u64().unwrap() > 0,
+            "{bin}: {built}"
+        );
+        // Again: the image is reused, nothing is built.
+        let (again, err) = rank_with(bin, &conf, &at, &["--exec-env-in-image"]);
+        assert!(!err.contains("exec: building"), "{bin}: {err}");
+        assert_eq!(ranking(&local), ranking(&again), "{bin}");
+    }
+}
+
+/// Whether this machine's pip reaches PyPI (a build's `pip install` needs it).
+fn pypi_reachable() -> bool {
+    let d = tempfile::tempdir().unwrap();
+    Command::new("python3")
+        .args([
+            "-m",
+            "pip",
+            "download",
+            "-q",
+            "--no-deps",
+            "--timeout",
+            "15",
+            "--retries",
+            "0",
+            "-d",
+        ])
+        .arg(d.path())
+        .arg("iniconfig==2.0.0")
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+#[test]
+fn an_image_build_installs_hands_over_its_generated_files_is_reused_and_names_a_failed_step() {
+    let engines = image_engines();
+    let pypi = !engines.is_empty() && pypi_reachable();
+    if !engines.is_empty() && !pypi {
+        skip("PyPI is not reachable from this machine: the build installs nothing from it");
+    }
+    for (engine, conf) in engines {
+        if let Some(c) = &conf {
+            std::env::set_var("CONTAINERS_CONF", c);
+        }
+        let bin = engine.binary();
+        let (repo, commit) = tiny_repo();
+        let cache = tempfile::tempdir().unwrap();
+        // The install step writes a module git does not hold, which every tree then gets.
+        let mut setup = "echo 'VALUE = 66' > generated_mod.py".to_string();
+        let mut check =
+            "python -c 'import sys, generated_mod; print(sys.prefix, generated_mod.VALUE)'"
+                .to_string();
+        if pypi {
+            setup.push_str(" && python -m pip install -q iniconfig==2.0.0");
+            check.push_str(" && python -c 'import iniconfig; print(iniconfig.__name__)'");
+        }
+        let overrides = Overrides {
+            python: Some("python3".into()),
+            setup: Some(setup),
+            test_cmd: Some("python -c pass".into()),
+            loopback: false,
+        };
+        let mut spec = spec_for("", "", &overrides).unwrap();
+        spec.generated = vec!["generated_mod.py".into()];
+        let images = ImageBuilder::new(engine, DEFAULT_BASE_IMAGE, cache.path());
+        let t = Instant::now();
+        let env = images
+            .build(&spec, repo.path(), Some(&commit))
+            .unwrap_or_else(|e| panic!("{bin}: {e}"));
+        eprintln!("{bin}: image built in {:.1} s", t.elapsed().as_secs_f64());
+        assert!(!env.cached);
+        let tag = env.image.clone().expect("an image");
+        assert_eq!(env.venv, Path::new(IMAGE_VENV));
+        let generated = env.generated_files().unwrap();
+        assert_eq!(generated.len(), 1, "{bin}: {generated:?}");
+        assert_eq!(generated[0].path, "generated_mod.py");
+        assert_eq!(generated[0].contents.as_deref(), Some(&b"VALUE = 66\n"[..]));
+
+        // A run in the image: its venv, the generated module in the tree.
+        let backend = ContainerBackend::new(engine, Image::HostEnv(DEFAULT_BASE_IMAGE.into()));
+        let tree = Tree {
+            repo: repo.path().to_path_buf(),
+            commit: commit.clone(),
+            files: generated,
+            snapshot: None,
+        };
+        let job = Job {
+            command: check,
+            env: env.job_env(),
+            image: env.image.clone(),
+            limits: Limits {
+                timeout: Duration::from_secs(60),
+                memory_bytes: 512 << 20,
+                processes: 64,
+                ..Limits::default()
+            },
+            ..Job::default()
+        };
+        let o = backend.run(&tree, &job).expect("the container runs");
+        assert!(o.success(), "{bin}: {o:?}");
+        assert!(
+            o.output.contains(&format!("{IMAGE_VENV} 66")),
+            "{bin}: {o:?}"
+        );
+        if pypi {
+            assert!(o.output.contains("iniconfig"), "{bin}: {o:?}");
+        }
+
+        // Built once: the second build finds it.
+        let again = images.build(&spec, repo.path(), Some(&commit)).unwrap();
+        assert!(again.cached, "{bin}");
+        assert_eq!(again.image.as_deref(), Some(tag.as_str()));
+
+        // A requirement pip cannot install: the step, its Containerfile line and pip's words.
+        let mut bad = spec.clone();
+        bad.requirements = vec!["./dei-no-such-folder".into()];
+        let e = images.build(&bad, repo.path(), Some(&commit)).unwrap_err();
+        assert_eq!(e.step, "requirements", "{bin}: {e}");
+        assert!(e.detail.contains("Containerfile line"), "{bin}: {e}");
+        assert!(e.detail.contains("pip install"), "{bin}: {e}");
+        assert!(e.tail.contains("dei-no-such-folder"), "{bin}: {e}");
+
+        // A base image the engine does not have.
+        let none = ImageBuilder::new(engine, "localhost/dei-no-such-base:66", cache.path());
+        let e = none.build(&spec, repo.path(), Some(&commit)).unwrap_err();
+        assert_eq!(e.step, "base image", "{bin}: {e}");
+        assert!(e.detail.contains("not found"), "{bin}: {e}");
+
+        // The images of this test's one-off repository go.
+        let _ = Command::new(bin).args(["rmi", "-f", &tag]).output();
+    }
 }
 
 /// A one-commit repository in a temporary folder.
