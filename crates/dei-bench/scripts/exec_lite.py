@@ -38,8 +38,9 @@ sees the stripped task records only.
 
 With --skip-settled, an issue whose committee candidates all resolve it, or none do, is not
 ranked with --exec: every ranking scores the same 1@k there, so its plain ranking stands in.
-The labels choose only which issues to skip, never a ranking; the exec figures (runs, seconds,
-evidence) then cover the ranked issues only.
+The labels then choose which issues the run holds, and so the issues each agent's execution
+record is read over: a quick look, not a figure to report (offline_committees.py --exec ranks
+every issue). The exec figures (runs, seconds, evidence) cover the ranked issues only.
 """
 import argparse
 import hashlib

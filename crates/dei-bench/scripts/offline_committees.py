@@ -24,10 +24,12 @@ runs in turn, by SHA-256 of "SEED:NAME:run" (run names only, never a label).
 
 With --exec every build also ranks with `dei rank --all --exec` (build NAME+exec), from one
 sandbox cache (--exec-cache, default OUT/exec-cache) that every committee, build and variant
-shares, so a candidate runs once however many committees hold it. Only the issues where some but
-not all of the committee's candidates resolve are ranked with --exec: elsewhere every pick scores
-the same, Average@k, which is what they are credited. The labels choose which issues to skip,
-never a ranking. Each --exec-weights LABEL=FILE adds a variant NAME+exec-LABEL ranked with
+shares, so a candidate runs once however many committees hold it. Every issue of the half is
+ranked, as a user's run would be: the execution record (an agent's health over the run's other
+issues) reads them all. --skip-settled ranks with --exec only the issues where some but not all
+of the committee's candidates resolve, crediting the others Average@k (every pick scores the
+same there): much cheaper, but the labels then choose the issues the record reads, so it is a
+quick look, never a reported figure. Each --exec-weights LABEL=FILE adds a variant NAME+exec-LABEL ranked with
 `--offline-weights FILE` from the same cache (an ablation: one evidence kind's weight set to 0).
 --halves tune|report restricts every ranking to one half of the split.
 
@@ -134,6 +136,8 @@ def main():
     ap.add_argument("--exec", action="store_true", help="also rank with --exec (build NAME+exec)")
     ap.add_argument("--exec-weights", action="append", default=[], metavar="LABEL=FILE",
                     help="with --exec, a variant NAME+exec-LABEL ranked with --offline-weights FILE")
+    ap.add_argument("--skip-settled", action="store_true",
+                    help="with --exec, rank only issues some but not all candidates resolve (a quick look)")
     ap.add_argument("--exec-cache", default=None)
     ap.add_argument("--exec-jobs", default="1")
     ap.add_argument("--exec-timeout", default="120")
@@ -217,7 +221,7 @@ def main():
                     f.write(json.dumps({"instance_id": c["instance_id"], "run": c["run"],
                                         "model_patch": c["model_patch"]}) + "\n")
         settled = {i for i in inst
-                   if len({labels.get(i, {}).get(m, False) for m in members}) == 1}
+                   if a.skip_settled and len({labels.get(i, {}).get(m, False) for m in members}) == 1}
         exec_blind = os.path.join(a.out, f"{cname}-exec-candidates.jsonl")
         if a.exec:
             with open(blind) as f, open(exec_blind, "w") as g:
@@ -261,12 +265,13 @@ def main():
                 lab = [labels.get(iid, {}).get(m, False) for m in members]
                 avg = sum(lab) / len(lab)
                 if with_exec and iid in settled:
-                    per[iid] = (avg, avg, lab, None)  # every pick scores the same here
+                    per[iid] = (avg, avg, lab, None, None)  # every pick scores the same here
                     continue
                 credit = pick_credit(last.get(iid), labels.get(iid, {}))
                 # an issue not ranked counts as a random pick among the members
                 top = tuple(sorted((last.get(iid) or {}).get("top") or []))
-                per[iid] = (avg if credit is None else credit, avg, lab, top)
+                basis = ((last.get(iid) or {}).get("result") or {}).get("pick_basis")
+                per[iid] = (avg if credit is None else credit, avg, lab, top, basis)
             results[(cname, bname)] = per
 
     splits = [s for s in a.split.split(",") if s]
@@ -320,6 +325,30 @@ def main():
                   f"[{100*m[1]:+.2f}, {100*m[2]:+.2f}]; picks moved {moved}")
             report.setdefault("pairs", {}).setdefault(sp, {})[f"{b1} - {b0}"] = {
                 "pooled": [100 * x for x in m], "picks_moved": moved}
+        # what --exec picks rest on (`pick_basis`), over every committee: how often each kind
+        # of pick is right, beside the committee's best member on the same issues
+        for bname, _, weights in builds:
+            if weights != "":
+                continue
+            tally = {}
+            for cname, members in committees.items():
+                per = results[(cname, bname)]
+                iids = [i for i in per if sp == "all" or half(i) == sp]
+                if not iids:
+                    continue
+                rates = [sum(per[i][2][k] for i in iids) / len(iids) for k in range(len(members))]
+                best_k = max(range(len(members)), key=lambda k: rates[k])
+                for i in iids:
+                    t = tally.setdefault(per[i][4] or "(not ranked)", [0, 0.0, 0.0])
+                    t[0] += 1
+                    t[1] += per[i][0]
+                    t[2] += float(per[i][2][best_k])
+            if tally:
+                print(f"{bname}: picks by basis, right / best member on the same issues: " + "; ".join(
+                    f"{b} {t[0]}: {100*t[1]/t[0]:.1f} / {100*t[2]/t[0]:.1f}" for b, t in sorted(tally.items())))
+                report.setdefault("basis", {}).setdefault(sp, {})[bname] = {
+                    b: {"picks": t[0], "right": 100 * t[1] / t[0], "best_member": 100 * t[2] / t[0]}
+                    for b, t in tally.items()}
     with open(os.path.join(a.out, "report.json"), "w") as f:
         json.dump(report, f, indent=1)
 
