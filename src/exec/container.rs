@@ -570,18 +570,21 @@ impl Drop for Removal {
     }
 }
 
+/// Kill and remove a container at once: `rm -f -t 0` (podman: no grace period before the
+/// kill), or `rm -f` where the engine has no `-t` (docker's `rm -f` kills at once).
 fn remove_container(program: &str, name: &str) {
-    let mut cmd = Command::new(program);
-    cmd.args(["rm", "-f", "-t", "0", name])
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null());
-    if std::env::var_os("CONTAINERS_CONF").is_none() {
-        if let Some(conf) = default_containers_conf() {
-            cmd.env("CONTAINERS_CONF", conf);
-        }
+    let run = |args: &[&str]| {
+        engine_command(program)
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success())
+    };
+    if !run(&["rm", "-f", "-t", "0", name]) {
+        run(&["rm", "-f", name]);
     }
-    let _ = cmd.status();
 }
 
 /// The names of the containers (running or not) whose name starts with `prefix`.
