@@ -1,13 +1,13 @@
-//! The container backend (`--exec-backend podman`): the bundled example ranks and classes as
-//! with the local backend, and hostile jobs are contained in the container too — a fork bomb
-//! meets the pids limit, a socket finds no network, writes outside the tree do not reach the
-//! host, 1 GB of output is capped, a command that sleeps forever is killed at the timeout — and
-//! no `dei-*` container is left after any of them. With `--exec-env-in-image` the environment
-//! is built into an image from its spec (podman, and docker where a daemon runs), and the
-//! example ranks and classes the same there; a build installs from PyPI, hands its generated
-//! files to the trees, is reused, and names the step that failed. Needs podman and the base
+//! The container backends (`--exec-backend podman`, and `docker` where a daemon runs): the
+//! bundled example ranks and classes as with the local backend, with dei's environment mounted
+//! into the base image and with it built into an image from its spec (`--exec-env-in-image`,
+//! reused on a second run); such a build installs from PyPI, hands its generated files to the
+//! trees, and names the step that failed. Hostile jobs are contained in the containers
+//! too — a fork bomb meets the pids limit, a socket finds no network, writes outside the tree
+//! do not reach the host, 1 GB of output is capped, a command that sleeps forever is killed at
+//! the timeout — and no `dei-*` container is left after any of them. Needs podman and the base
 //! image `localhost/dei-base:bookworm` (`bash examples/container-base.sh`; for docker, that
-//! image loaded into it); skipped without them.
+//! image loaded into it: `podman save IMAGE | docker load`); skipped without them.
 
 use crate::support::{common, exec};
 
@@ -168,34 +168,43 @@ fn classes(v: &Value) -> std::collections::BTreeSet<Vec<String>> {
 }
 
 #[test]
-fn the_example_ranks_and_classes_the_same_in_podman_as_locally() {
-    let Some(conf) = podman_ready() else { return };
+fn the_example_ranks_and_classes_the_same_in_containers_as_locally() {
+    let engines = engines();
+    if engines.is_empty() {
+        return;
+    }
     if !exec::python3_with_venv() {
         skip("python3 with the venv module is not on PATH");
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let local = rank("local", &conf, &dir.path().join("local"));
-    let podman = rank("podman", &conf, &dir.path().join("podman"));
-    assert_eq!(ranking(&local), ranking(&podman));
-    assert_eq!(classes(&local), classes(&podman));
-    assert_eq!(local["exec"]["classes"], podman["exec"]["classes"]);
-    assert!(podman["exec"]["runs"].as_u64().unwrap() > 0, "{podman}");
-    assert_eq!(podman["exec"]["error"], Value::Null);
-    // The escape fixture's write went nowhere on the host.
-    assert!(!Path::new("/tmp/dei-example-escape.txt").exists());
-    // None of dei's containers is left (this process's own are the other test's).
-    let mine = format!("dei-{}-", std::process::id());
-    let left: Vec<String> = containers_named("podman", "dei-")
-        .into_iter()
-        .filter(|n| !n.starts_with(&mine))
-        .collect();
-    assert!(left.is_empty(), "{left:?}");
+    let local = rank("local", &None, &dir.path().join("local"));
+    for (engine, conf) in engines {
+        let bin = engine.binary();
+        let boxed = rank(bin, &conf, &dir.path().join(bin));
+        assert_eq!(ranking(&local), ranking(&boxed), "{bin}");
+        assert_eq!(classes(&local), classes(&boxed), "{bin}");
+        assert_eq!(local["exec"]["classes"], boxed["exec"]["classes"], "{bin}");
+        assert!(
+            boxed["exec"]["runs"].as_u64().unwrap() > 0,
+            "{bin}: {boxed}"
+        );
+        assert_eq!(boxed["exec"]["error"], Value::Null, "{bin}");
+        // The escape fixture's write went nowhere on the host.
+        assert!(!Path::new("/tmp/dei-example-escape.txt").exists());
+        // None of dei's containers is left (this process's own are the other tests').
+        let mine = format!("dei-{}-", std::process::id());
+        let left: Vec<String> = containers_named(bin, "dei-")
+            .into_iter()
+            .filter(|n| !n.starts_with(&mine))
+            .collect();
+        assert!(left.is_empty(), "{bin}: {left:?}");
+    }
 }
 
-/// The engines whose `--exec-env-in-image` runs can be tried here: podman when it is ready,
-/// docker when its daemon answers (each missing one said as a skip).
-fn image_engines() -> Vec<(Engine, Option<PathBuf>)> {
+/// The engines that can be tried here: podman when it is ready, docker when its daemon
+/// answers and has the base image (each missing one said as a skip).
+fn engines() -> Vec<(Engine, Option<PathBuf>)> {
     let mut engines = Vec::new();
     if let Some(conf) = podman_ready() {
         engines.push((Engine::Podman, conf));
@@ -208,7 +217,7 @@ fn image_engines() -> Vec<(Engine, Option<PathBuf>)> {
 
 #[test]
 fn the_example_ranks_and_classes_the_same_in_an_image_built_from_its_spec() {
-    let engines = image_engines();
+    let engines = engines();
     if engines.is_empty() {
         return;
     }
@@ -242,6 +251,43 @@ fn the_example_ranks_and_classes_the_same_in_an_image_built_from_its_spec() {
     }
 }
 
+#[test]
+fn building_into_an_image_needs_a_container_engine_and_no_image_used_as_it_is() {
+    let out = dei_command()
+        .args(example_rank_args(&[
+            "--exec",
+            "--test-cmd",
+            "true",
+            "--exec-env-in-image",
+        ]))
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(
+        stderr(&out)
+            .contains("--exec-env-in-image builds images: give --exec-backend podman or docker"),
+        "{}",
+        stderr(&out)
+    );
+    let out = dei_command()
+        .args(example_rank_args(&[
+            "--exec",
+            "--exec-backend",
+            "podman",
+            "--exec-image",
+            "some-image",
+            "--exec-env-in-image",
+        ]))
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(
+        stderr(&out).contains("cannot be used with"),
+        "{}",
+        stderr(&out)
+    );
+}
+
 /// Whether this machine's pip reaches PyPI (a build's `pip install` needs it).
 fn pypi_reachable() -> bool {
     let d = tempfile::tempdir().unwrap();
@@ -266,7 +312,7 @@ fn pypi_reachable() -> bool {
 
 #[test]
 fn an_image_build_installs_hands_over_its_generated_files_is_reused_and_names_a_failed_step() {
-    let engines = image_engines();
+    let engines = engines();
     let pypi = !engines.is_empty() && pypi_reachable();
     if !engines.is_empty() && !pypi {
         skip("PyPI is not reachable from this machine: the build installs nothing from it");
@@ -378,15 +424,21 @@ fn tiny_repo() -> (tempfile::TempDir, String) {
 
 #[test]
 fn hostile_jobs_are_contained_in_the_container_and_leave_none_behind() {
-    let Some(conf) = podman_ready() else { return };
-    if let Some(c) = &conf {
-        // The backend reads it from the environment (this test binary's own, set once here).
-        std::env::set_var("CONTAINERS_CONF", c);
+    for (engine, conf) in engines() {
+        if let Some(c) = &conf {
+            // The backend reads it from the environment (this test binary's own, set once here).
+            std::env::set_var("CONTAINERS_CONF", c);
+        }
+        contain_hostile_jobs(engine);
     }
+}
+
+/// The hostile jobs of the test above, in `engine`'s containers.
+fn contain_hostile_jobs(engine: Engine) {
+    let bin = engine.binary();
     let (repo, commit) = tiny_repo();
     let root = tempfile::tempdir().unwrap();
-    let mut backend =
-        ContainerBackend::new(Engine::Podman, Image::HostEnv(DEFAULT_BASE_IMAGE.into()));
+    let mut backend = ContainerBackend::new(engine, Image::HostEnv(DEFAULT_BASE_IMAGE.into()));
     backend.temp_root = Some(root.path().to_path_buf());
     let tree = Tree {
         repo: repo.path().to_path_buf(),
@@ -409,8 +461,8 @@ fn hostile_jobs_are_contained_in_the_container_and_leave_none_behind() {
         };
         let o = backend.run(&tree, &job).expect("the container runs");
         assert!(
-            containers_named("podman", &mine).is_empty(),
-            "a container is left after `{command}`"
+            containers_named(bin, &mine).is_empty(),
+            "{bin}: a container is left after `{command}`"
         );
         assert_eq!(
             std::fs::read_dir(root.path()).unwrap().count(),
