@@ -26,7 +26,9 @@
 //! tree at `/testbed`, conda env `testbed` under `/opt/miniconda3`); or a host-compatible base
 //! image (default [`DEFAULT_BASE_IMAGE`]) into which the host's environment folders — the venv
 //! dei built and the interpreter it points to — are mounted read-only at their own paths, so
-//! that the evidence is the local backend's.
+//! that the evidence is the local backend's. A job whose environment was built into an image
+//! ([`Job::image`], see [`super::image`]) runs in that image instead of the base, with nothing
+//! of the host's environment mounted (only the files its command names by path).
 
 use super::sandbox::{
     capture, limit_hit, pipe, process_exists, sandbox_folder, sandbox_root, write_tree, Backend,
