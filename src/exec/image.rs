@@ -749,6 +749,27 @@ mod tests {
     }
 
     #[test]
+    fn extras_come_as_of_the_commit_or_as_they_are_today() {
+        let mut s = spec();
+        s.cutoff = None;
+        s.extras = vec!["numpy".into()];
+        let r = builder().recipe(&s, &[], Some("2020-02-02T00:00:00Z"));
+        let extras = r.steps.last().unwrap();
+        assert_eq!(extras.name, "extras");
+        let plain = "python -m pip install -q --only-binary numpy numpy";
+        assert_eq!(
+            extras.command,
+            format!(
+                "{{ {PIP_FOR_CUTOFF} && PIP_UPLOADED_PRIOR_TO=2020-02-02T00:00:00Z \
+                 UV_EXCLUDE_NEWER=2020-02-02T00:00:00Z {plain}; }} || {plain}"
+            )
+        );
+        // No commit time: as they are today.
+        let r = builder().recipe(&s, &[], None);
+        assert_eq!(r.steps.last().unwrap().command, plain);
+    }
+
+    #[test]
     fn a_failed_build_names_the_step_and_its_line() {
         let r = builder().recipe(&spec(), &[], None);
         let podman = "STEP 5/7: RUN /bin/sh /opt/dei/build/02-requirements__pins_.sh\n\
