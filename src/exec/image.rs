@@ -307,7 +307,8 @@ impl ImageBuilder {
         }
         let tag = self.tag(spec, &commit);
         let images = self.cache_dir.join("images");
-        let dir = images.join(tag.rsplit(':').next().unwrap_or(&tag));
+        let name = tag.rsplit(':').next().unwrap_or(&tag);
+        let dir = images.join(name);
         let cache_err = |what: &str, p: &Path, e: std::io::Error| {
             fail(
                 "cache",
@@ -316,7 +317,8 @@ impl ImageBuilder {
             )
         };
         std::fs::create_dir_all(&images).map_err(|e| cache_err("create", &images, e))?;
-        let lock_path = dir.with_extension("lock");
+        // Named in full: the version's `.` is no extension.
+        let lock_path = images.join(format!("{name}.lock"));
         let lock =
             std::fs::File::create(&lock_path).map_err(|e| cache_err("create", &lock_path, e))?;
         fs2::FileExt::lock_exclusive(&lock).map_err(|e| cache_err("lock", &lock_path, e))?;

@@ -339,7 +339,7 @@ fn an_image_build_installs_hands_over_its_generated_files_is_reused_and_names_a_
             test_cmd: Some("python -c pass".into()),
             loopback: false,
         };
-        let mut spec = spec_for("", "", &overrides).unwrap();
+        let mut spec = spec_for("example/tiny", "0.1", &overrides).unwrap();
         spec.generated = vec!["generated_mod.py".into()];
         let images = ImageBuilder::new(engine, DEFAULT_BASE_IMAGE, cache.path());
         let t = Instant::now();
@@ -349,6 +349,15 @@ fn an_image_build_installs_hands_over_its_generated_files_is_reused_and_names_a_
         eprintln!("{bin}: image built in {:.1} s", t.elapsed().as_secs_f64());
         assert!(!env.cached);
         let tag = env.image.clone().expect("an image");
+        let name = tag.rsplit(':').next().unwrap();
+        assert!(
+            cache
+                .path()
+                .join("images")
+                .join(format!("{name}.lock"))
+                .is_file(),
+            "{bin}: one lock per image, named in full"
+        );
         assert_eq!(env.venv, Path::new(IMAGE_VENV));
         let generated = env.generated_files().unwrap();
         assert_eq!(generated.len(), 1, "{bin}: {generated:?}");
