@@ -305,6 +305,12 @@ impl ContainerBackend {
                 if let Some(prefix) = interpreter_prefix(&venv) {
                     out.insert(prefix);
                 }
+                // An editable install (`pip install -e .`) points into the environment's own
+                // work tree beside the venv, which a subprocess that imports the installed
+                // package (not the tree's copy on `PYTHONPATH`) reads.
+                if let Some(src) = venv.parent().map(|d| d.join("src")).filter(|d| d.is_dir()) {
+                    out.insert(src);
+                }
                 out.insert(venv);
             }
         }
@@ -775,11 +781,15 @@ mod tests {
 
     #[test]
     fn the_host_environment_is_mounted_read_only_where_it_is() {
-        let venv = tempfile::tempdir().unwrap();
+        let env_dir = tempfile::tempdir().unwrap();
+        let venv = env_dir.path().join("venv");
+        let src = env_dir.path().join("src");
+        std::fs::create_dir(&venv).unwrap();
+        std::fs::create_dir(&src).unwrap();
         let prefix = tempfile::tempdir().unwrap();
         std::fs::create_dir(prefix.path().join("bin")).unwrap();
         std::fs::write(
-            venv.path().join("pyvenv.cfg"),
+            venv.as_path().join("pyvenv.cfg"),
             format!("home = {}/bin\n", prefix.path().display()),
         )
         .unwrap();
@@ -793,11 +803,13 @@ mod tests {
             other.path().display()
         ));
         j.env
-            .push(("VIRTUAL_ENV".into(), venv.path().display().to_string()));
+            .push(("VIRTUAL_ENV".into(), venv.as_path().display().to_string()));
         let m = b.host_mounts(&j);
-        // The runner lies inside the interpreter's prefix: one mount covers both.
+        // The runner lies inside the interpreter's prefix: one mount covers both; the work tree
+        // beside the venv (an editable install's) is mounted too.
         let mut want = vec![
-            venv.path().to_path_buf(),
+            venv.clone(),
+            src.clone(),
             prefix.path().to_path_buf(),
             other.path().to_path_buf(),
         ];
@@ -806,10 +818,10 @@ mod tests {
         let folder = Path::new("/tmp/z");
         let a = b.run_args("dei-1-3", "base", folder, &folder.join("tree"), &j);
         let vols = value(&a, "--volume");
-        assert!(vols.contains(&format!("{0}:{0}:ro", venv.path().display()).as_str()));
+        assert!(vols.contains(&format!("{0}:{0}:ro", venv.as_path().display()).as_str()));
         // A system interpreter is the image's own.
-        std::fs::write(venv.path().join("pyvenv.cfg"), "home = /usr/bin\n").unwrap();
-        assert_eq!(interpreter_prefix(venv.path()), None);
+        std::fs::write(venv.as_path().join("pyvenv.cfg"), "home = /usr/bin\n").unwrap();
+        assert_eq!(interpreter_prefix(venv.as_path()), None);
     }
 
     #[test]
