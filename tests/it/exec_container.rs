@@ -21,6 +21,10 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+/// Held by the tests that run containers from this process: one of them checks that none of
+/// this process's `dei-<pid>-*` containers is left, which another's running one would fail.
+static IN_PROCESS: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 /// The containers.conf podman needs on this kind of machine: `$CONTAINERS_CONF`, or the one
 /// `examples/container-base.sh` writes under the user's dei cache folder.
 fn containers_conf() -> Option<PathBuf> {
@@ -312,6 +316,7 @@ fn pypi_reachable() -> bool {
 
 #[test]
 fn an_image_build_installs_hands_over_its_generated_files_is_reused_and_names_a_failed_step() {
+    let _alone = IN_PROCESS.lock().unwrap_or_else(|e| e.into_inner());
     let engines = engines();
     let pypi = !engines.is_empty() && pypi_reachable();
     if !engines.is_empty() && !pypi {
@@ -433,6 +438,7 @@ fn tiny_repo() -> (tempfile::TempDir, String) {
 
 #[test]
 fn hostile_jobs_are_contained_in_the_container_and_leave_none_behind() {
+    let _alone = IN_PROCESS.lock().unwrap_or_else(|e| e.into_inner());
     for (engine, conf) in engines() {
         if let Some(c) = &conf {
             // The backend reads it from the environment (this test binary's own, set once here).
