@@ -696,7 +696,10 @@ impl EnvBuilder {
         ));
         let start = Instant::now();
         let mut steps = Vec::new();
-        let result = self.build_steps(spec, repo, &commit, &dir, &mut steps);
+        // The steps run in the environment's folder: a relative repository path would name
+        // nothing there.
+        let repo = std::path::absolute(repo).unwrap_or_else(|_| repo.to_path_buf());
+        let result = self.build_steps(spec, &repo, &commit, &dir, &mut steps);
         if let Err((step, detail, tail)) = result {
             // Keep nothing half-built; the log of the failing step is in the error.
             let _ = std::fs::remove_dir_all(&dir);

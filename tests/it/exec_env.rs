@@ -201,6 +201,23 @@ fn an_install_from_a_work_tree_and_its_generated_files_reach_the_sandbox() {
 }
 
 #[test]
+fn a_repository_named_by_a_relative_path_is_checked_out_all_the_same() {
+    let Some(cache) = cache_or_skip() else {
+        return;
+    };
+    let repo = common::example_repo();
+    let here = std::env::current_dir().unwrap();
+    let Ok(relative) = repo.strip_prefix(&here) else {
+        return common::skip("the example repository is not below the working folder");
+    };
+    let mut s = spec("relative");
+    s.pre_install = vec!["test -f textkit/words.py".into()];
+    s.install = Some("true".into());
+    let env = EnvBuilder::new(cache.path()).build(&s, relative, None);
+    assert!(env.is_ok(), "{:?}", env.err());
+}
+
+#[test]
 fn a_failing_build_step_is_a_clear_error_naming_it() {
     let Some(cache) = cache_or_skip() else {
         return;
