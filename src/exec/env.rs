@@ -316,6 +316,55 @@ impl EnvSpec {
     pub fn needs_work_tree(&self) -> bool {
         self.install.is_some() || !self.pre_install.is_empty() || !self.generated.is_empty()
     }
+
+    /// The failure of one step of building this spec.
+    pub(crate) fn step_error(&self, step: &str, detail: String, tail: String) -> EnvError {
+        EnvError {
+            repo: self.repo.clone(),
+            version: self.version.clone(),
+            step: step.to_string(),
+            detail,
+            tail,
+        }
+    }
+
+    /// The commit an environment of this spec is built at: `commit`, else the spec's setup
+    /// commit; a spec that installs the repository must name one.
+    pub(crate) fn build_commit(&self, commit: Option<&str>) -> Result<String, EnvError> {
+        let commit = commit
+            .map(str::to_string)
+            .or_else(|| self.setup_commit.clone())
+            .unwrap_or_default();
+        if self.needs_work_tree() && commit.is_empty() {
+            return Err(self.step_error(
+                "checkout",
+                "the spec installs the repository but names no commit".into(),
+                String::new(),
+            ));
+        }
+        Ok(commit)
+    }
+
+    /// The cache folder could not be used: `what` (create, lock, write) failed on `path`.
+    pub(crate) fn cache_error(&self, what: &str, path: &Path, e: std::io::Error) -> EnvError {
+        self.step_error(
+            "cache",
+            format!("cannot {what} {}: {e}", path.display()),
+            String::new(),
+        )
+    }
+
+    /// Hold the lock of the environment or image `name` in the cache folder `folder` (made
+    /// when missing), so that one process builds it while the others wait. The lock file is
+    /// named in full: a version's `.` is no extension.
+    pub(crate) fn lock_build(&self, folder: &Path, name: &str) -> Result<std::fs::File, EnvError> {
+        let cache_err = |what, p, e| self.cache_error(what, p, e);
+        std::fs::create_dir_all(folder).map_err(|e| cache_err("create", folder, e))?;
+        let path = folder.join(format!("{name}.lock"));
+        let lock = std::fs::File::create(&path).map_err(|e| cache_err("create", &path, e))?;
+        fs2::FileExt::lock_exclusive(&lock).map_err(|e| cache_err("lock", &path, e))?;
+        Ok(lock)
+    }
 }
 
 /// A build step that failed: the repository, the step and the end of its output.
@@ -618,53 +667,16 @@ impl EnvBuilder {
         repo: &Path,
         commit: Option<&str>,
     ) -> Result<Env, EnvError> {
-        let fail = |step: &str, detail: String, tail: String| EnvError {
-            repo: spec.repo.clone(),
-            version: spec.version.clone(),
-            step: step.to_string(),
-            detail,
-            tail,
-        };
-        let commit = commit
-            .map(str::to_string)
-            .or_else(|| spec.setup_commit.clone())
-            .unwrap_or_default();
-        if spec.needs_work_tree() && commit.is_empty() {
-            return Err(fail(
-                "checkout",
-                "the spec installs the repository but names no commit".into(),
-                String::new(),
-            ));
-        }
+        let fail = |step: &str, detail: String, tail: String| spec.step_error(step, detail, tail);
+        let commit = spec.build_commit(commit)?;
         let slug = spec.slug();
         let envs = self.cache_dir.join("envs");
         let dir = envs.join(format!("{slug}-{}", spec.hash(&commit)));
         let venv = dir.join("venv");
-        std::fs::create_dir_all(&envs).map_err(|e| {
-            fail(
-                "cache",
-                format!("cannot create {}: {e}", envs.display()),
-                String::new(),
-            )
-        })?;
-        let lock_path = envs.join(format!(
-            "{}.lock",
-            dir.file_name().unwrap_or_default().to_string_lossy()
-        ));
-        let lock = std::fs::File::create(&lock_path).map_err(|e| {
-            fail(
-                "cache",
-                format!("cannot create {}: {e}", lock_path.display()),
-                String::new(),
-            )
-        })?;
-        fs2::FileExt::lock_exclusive(&lock).map_err(|e| {
-            fail(
-                "cache",
-                format!("cannot lock {}: {e}", lock_path.display()),
-                String::new(),
-            )
-        })?;
+        let lock = spec.lock_build(
+            &envs,
+            &dir.file_name().unwrap_or_default().to_string_lossy(),
+        )?;
         let env = |build_seconds, steps, cached| Env {
             spec: spec.clone(),
             dir: dir.clone(),
@@ -680,13 +692,7 @@ impl EnvBuilder {
         if dir.exists() {
             let _ = std::fs::remove_dir_all(&dir);
         }
-        std::fs::create_dir_all(&dir).map_err(|e| {
-            fail(
-                "cache",
-                format!("cannot create {}: {e}", dir.display()),
-                String::new(),
-            )
-        })?;
+        std::fs::create_dir_all(&dir).map_err(|e| spec.cache_error("create", &dir, e))?;
         // A build takes from seconds to many minutes: say what is built, whatever stderr is.
         let what = format!("the Python environment of {} {}", spec.repo, spec.version);
         crate::model::notify::notice(&format!(

@@ -286,42 +286,14 @@ impl ImageBuilder {
         repo: &Path,
         commit: Option<&str>,
     ) -> Result<Env, EnvError> {
-        let fail = |step: &str, detail: String, tail: String| EnvError {
-            repo: spec.repo.clone(),
-            version: spec.version.clone(),
-            step: step.to_string(),
-            detail,
-            tail,
-        };
+        let fail = |step: &str, detail: String, tail: String| spec.step_error(step, detail, tail);
         let bin = self.engine.binary();
-        let commit = commit
-            .map(str::to_string)
-            .or_else(|| spec.setup_commit.clone())
-            .unwrap_or_default();
-        if spec.needs_work_tree() && commit.is_empty() {
-            return Err(fail(
-                "checkout",
-                "the spec installs the repository but names no commit".into(),
-                String::new(),
-            ));
-        }
+        let commit = spec.build_commit(commit)?;
         let tag = self.tag(spec, &commit);
         let images = self.cache_dir.join("images");
         let name = tag.rsplit(':').next().unwrap_or(&tag);
         let dir = images.join(name);
-        let cache_err = |what: &str, p: &Path, e: std::io::Error| {
-            fail(
-                "cache",
-                format!("cannot {what} {}: {e}", p.display()),
-                String::new(),
-            )
-        };
-        std::fs::create_dir_all(&images).map_err(|e| cache_err("create", &images, e))?;
-        // Named in full: the version's `.` is no extension.
-        let lock_path = images.join(format!("{name}.lock"));
-        let lock =
-            std::fs::File::create(&lock_path).map_err(|e| cache_err("create", &lock_path, e))?;
-        fs2::FileExt::lock_exclusive(&lock).map_err(|e| cache_err("lock", &lock_path, e))?;
+        let lock = spec.lock_build(&images, name)?;
         let env = |build_seconds, steps, cached| Env {
             spec: spec.clone(),
             dir: dir.clone(),
@@ -367,7 +339,7 @@ impl ImageBuilder {
         }
         let context = dir.join("context");
         std::fs::create_dir_all(context.join("dei"))
-            .map_err(|e| cache_err("create", &context, e))?;
+            .map_err(|e| spec.cache_error("create", &context, e))?;
         let what = format!("the Python environment of {} {}", spec.repo, spec.version);
         crate::model::notify::notice(&format!(
             "exec: building {what} (python: {}) into the image {tag} on {}; it is kept for later runs",
@@ -384,7 +356,8 @@ impl ImageBuilder {
             ));
             return Err(fail(&step, detail, tail));
         }
-        std::fs::write(dir.join("ok"), tag.as_bytes()).map_err(|e| cache_err("write", &dir, e))?;
+        std::fs::write(dir.join("ok"), tag.as_bytes())
+            .map_err(|e| spec.cache_error("write", &dir, e))?;
         drop(lock);
         crate::model::notify::notice(&format!("exec: built {what} into {tag} in {seconds:.1} s"));
         Ok(env(seconds, vec![("image build".into(), seconds)], false))
