@@ -38,24 +38,29 @@ def squash(raw, scale=4.0):
     return min(max(round(v * 100) / 100, 1.01), 10.0)
 
 
-def rescored(ranked, rule):
-    """Each candidate's score with the rule left out; rule-scored and unscored ones as they were."""
+def rescored(ranked, weigh=None):
+    """Each reviewed candidate's score re-summed from its parts, each part's value passed
+    through `weigh(name, value)` (None leaves the part out); without `weigh`, the scores as
+    ranked. Rule-scored and unscored candidates stay as they were."""
     out = []
     for c in ranked:
         parts = (c.get("review") or {}).get("score", {}).get("parts") or []
         if c.get("status") != "reviewed" or not parts:
             out.append((c["agent"], c.get("score"), c.get("status")))
             continue
-        if rule is None:
+        if weigh is None:
             out.append((c["agent"], c["score"], c["status"]))
             continue
-        raw = 0.0
-        for name, v in parts:
-            if name in rule.get("drop", []):
-                continue
-            raw += rule.get("set", {}).get(name, v)
+        raw = sum(w for w in (weigh(name, v) for name, v in parts) if w is not None)
         out.append((c["agent"], squash(raw), c["status"]))
     return out
+
+
+def without(rule):
+    """The `weigh` of a RULES entry: its parts dropped or set; None for no rule."""
+    if rule is None:
+        return None
+    return lambda name, v: None if name in rule.get("drop", []) else rule.get("set", {}).get(name, v)
 
 
 def pick(scored):
@@ -105,8 +110,8 @@ def main():
             credit = 0.0
             for o in rows:
                 ranked = o["result"]["ranked"]
-                p = pick(rescored(ranked, rule))
-                if p != pick(rescored(ranked, None)):
+                p = pick(rescored(ranked, without(rule)))
+                if p != pick(rescored(ranked)):
                     moved[r] += 1
                 if p:
                     credit += sum(lab.get((o["instance_id"], x), False) for x in p) / len(p)

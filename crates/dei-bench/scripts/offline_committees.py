@@ -98,6 +98,16 @@ def bootstrap(diffs, resamples=1000, seed=7):
     return (sum(diffs) / n, means[int(0.025 * resamples)], means[int(0.975 * resamples) - 1])
 
 
+def best_member(per, k, sp):
+    """A committee's instances in half `sp`, its k members' resolve rates there, and the
+    member with the highest (the first of equals); `per[i][2]` holds instance i's labels."""
+    iids = [i for i in per if sp == "all" or half(i) == sp]
+    if not iids:
+        return iids, [], None
+    rates = [sum(per[i][2][m] for i in iids) / len(iids) for m in range(k)]
+    return iids, rates, max(range(k), key=lambda m: rates[m])
+
+
 def last_lines(journal):
     last = {}
     with open(journal) as f:
@@ -287,11 +297,9 @@ def main():
             cells = []
             for bname, _, _ in builds:
                 per = results[(cname, bname)]
-                iids = [i for i in per if sp == "all" or half(i) == sp]
+                iids, rates, best_k = best_member(per, len(members), sp)
                 if not iids:
                     continue
-                rates = [sum(per[i][2][k] for i in iids) / len(iids) for k in range(len(members))]
-                best_k = max(range(len(members)), key=lambda k: rates[k])
                 pick = [per[i][0] for i in iids]
                 avg = [per[i][1] for i in iids]
                 best = [float(per[i][2][best_k]) for i in iids]
@@ -333,11 +341,7 @@ def main():
             tally = {}
             for cname, members in committees.items():
                 per = results[(cname, bname)]
-                iids = [i for i in per if sp == "all" or half(i) == sp]
-                if not iids:
-                    continue
-                rates = [sum(per[i][2][k] for i in iids) / len(iids) for k in range(len(members))]
-                best_k = max(range(len(members)), key=lambda k: rates[k])
+                iids, _, best_k = best_member(per, len(members), sp)
                 for i in iids:
                     t = tally.setdefault(per[i][4] or "(not ranked)", [0, 0.0, 0.0])
                     t[0] += 1

@@ -21,11 +21,11 @@ import argparse
 import itertools
 import json
 import os
-import random
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from offline_ablation import half, pick, squash  # noqa: E402
+from offline_ablation import half, pick, rescored  # noqa: E402
+from offline_committees import bootstrap  # noqa: E402
 
 PARTS = {
     "agreement": ["agreement"],
@@ -39,31 +39,10 @@ GRID = {
 }
 
 
-def rescored(ranked, factors):
-    out = []
-    for c in ranked:
-        parts = (c.get("review") or {}).get("score", {}).get("parts") or []
-        if c.get("status") != "reviewed" or not parts:
-            out.append((c["agent"], c.get("score"), c.get("status")))
-            continue
-        raw = 0.0
-        for name, v in parts:
-            f = 1.0
-            for group, names in PARTS.items():
-                if name in names:
-                    f = factors[group]
-            raw += f * v
-        out.append((c["agent"], squash(raw), c["status"]))
-    return out
-
-
-def bootstrap(diffs, resamples=1000, seed=7):
-    n = len(diffs)
-    if n == 0:
-        return (0.0, 0.0, 0.0)
-    rng = random.Random(seed)
-    means = sorted(sum(diffs[rng.randrange(n)] for _ in range(n)) / n for _ in range(resamples))
-    return (sum(diffs) / n, means[int(0.025 * resamples)], means[int(0.975 * resamples) - 1])
+def scaled(factors):
+    """The `weigh` that scales each part of PARTS by its group's factor."""
+    of = {name: factors[group] for group, names in PARTS.items() for name in names}
+    return lambda name, v: of.get(name, 1.0) * v
 
 
 def main():
@@ -100,7 +79,7 @@ def main():
             for o in rows[n]:
                 if half(o["instance_id"]) != split:
                     continue
-                p = pick(rescored(o["result"]["ranked"], factors))
+                p = pick(rescored(o["result"]["ranked"], scaled(factors)))
                 out.append(sum(lab.get((o["instance_id"], x), False) for x in p) / len(p) if p else 0.0)
         return out
 
