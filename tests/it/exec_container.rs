@@ -173,16 +173,9 @@ fn classes(v: &Value) -> std::collections::BTreeSet<Vec<String>> {
 
 #[test]
 fn the_example_ranks_and_classes_the_same_in_containers_as_locally() {
-    let engines = engines();
-    if engines.is_empty() {
+    let Some((engines, dir, local)) = engines_beside_local() else {
         return;
-    }
-    if !exec::python3_with_venv() {
-        skip("python3 with the venv module is not on PATH");
-        return;
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let local = rank("local", &None, &dir.path().join("local"));
+    };
     for (engine, conf) in engines {
         let bin = engine.binary();
         let boxed = rank(bin, &conf, &dir.path().join(bin));
@@ -206,9 +199,28 @@ fn the_example_ranks_and_classes_the_same_in_containers_as_locally() {
     }
 }
 
+/// An engine that answers, with the containers.conf podman is given.
+type Ready = (Engine, Option<PathBuf>);
+
+/// The engines to try, a scratch folder, and the example ranked with the local backend in
+/// it; `None` (said as a skip) when no engine or no python3 with venv is here.
+fn engines_beside_local() -> Option<(Vec<Ready>, tempfile::TempDir, Value)> {
+    let engines = engines();
+    if engines.is_empty() {
+        return None;
+    }
+    if !exec::python3_with_venv() {
+        skip("python3 with the venv module is not on PATH");
+        return None;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let local = rank("local", &None, &dir.path().join("local"));
+    Some((engines, dir, local))
+}
+
 /// The engines that can be tried here: podman when it is ready, docker when its daemon
 /// answers and has the base image (each missing one said as a skip).
-fn engines() -> Vec<(Engine, Option<PathBuf>)> {
+fn engines() -> Vec<Ready> {
     let mut engines = Vec::new();
     if let Some(conf) = podman_ready() {
         engines.push((Engine::Podman, conf));
@@ -221,16 +233,9 @@ fn engines() -> Vec<(Engine, Option<PathBuf>)> {
 
 #[test]
 fn the_example_ranks_and_classes_the_same_in_an_image_built_from_its_spec() {
-    let engines = engines();
-    if engines.is_empty() {
+    let Some((engines, dir, local)) = engines_beside_local() else {
         return;
-    }
-    if !exec::python3_with_venv() {
-        skip("python3 with the venv module is not on PATH");
-        return;
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let local = rank("local", &None, &dir.path().join("local"));
+    };
     for (engine, conf) in engines {
         let bin = engine.binary();
         let at = dir.path().join(bin);
