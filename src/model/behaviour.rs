@@ -75,6 +75,14 @@ pub struct Behaviour {
     /// Test ids that passed twice at the base commit and fail (or error) with this candidate.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub broken: Vec<String>,
+    /// Tests of `broken` the candidate's own patch rewrites, its version failing at the base
+    /// commit and passing with the candidate, while no other candidate changes what the issue
+    /// shows and keeps the test (as the base wrote it) passing: the old test asserts the
+    /// behaviour the candidate says the issue changes, and nothing that ran says otherwise.
+    /// They are not held against it (its health, its "breaks tests" part); they still count
+    /// as broken in how rare a break is among the other candidates.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rewritten: Vec<String>,
     /// How many base-passing tests ran with this candidate (0: no regression evidence).
     #[serde(default)]
     pub tests_run: usize,
@@ -137,6 +145,27 @@ impl WrittenTally {
     }
 }
 
+/// The kinds of execution evidence a committee counts, in scores and in what ran *healthy*
+/// (`rank::health::healthy`): the offline committee leaves out a kind it weighs at zero.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Counted {
+    /// Tests that passed at the base commit and fail with the candidate.
+    pub breaks: bool,
+    /// The issue's reproduction, and the model-written test.
+    pub repro: bool,
+    /// The tests candidates wrote.
+    pub written: bool,
+}
+
+impl Counted {
+    /// Every kind.
+    pub const ALL: Counted = Counted {
+        breaks: true,
+        repro: true,
+        written: true,
+    };
+}
+
 impl Behaviour {
     /// The test sets other candidates wrote (its own aside) that it passes, and those it fails
     /// while another candidate passes them (`another_passes(family)`): a set nobody else
@@ -162,6 +191,34 @@ impl Behaviour {
         self.wrote
             .as_deref()
             .filter(|own| self.written.get(*own) == Some(&true))
+    }
+
+    /// The broken tests held against it: `broken` without those it rewrites and passes
+    /// (`rewritten`).
+    pub fn charged(&self) -> impl Iterator<Item = &String> {
+        self.broken.iter().filter(|t| !self.rewritten.contains(t))
+    }
+
+    /// This behaviour as a committee that counts only the kinds in `counted` reads it: a kind
+    /// it leaves out is as if it had not run.
+    pub fn counted(&self, counted: Counted) -> Behaviour {
+        let mut b = self.clone();
+        if !counted.breaks {
+            b.broken.clear();
+            b.rewritten.clear();
+        }
+        if !counted.repro {
+            b.repro = None;
+            b.repro_end = None;
+            b.repro_output = None;
+            b.expected = None;
+            b.model_test = None;
+        }
+        if !counted.written {
+            b.written.clear();
+            b.wrote = None;
+        }
+        b
     }
 
     /// Whether anything ran for this candidate.

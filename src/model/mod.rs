@@ -9,5 +9,5 @@ pub mod repo;
 pub mod task;
 mod types;
 
-pub use behaviour::{Behaviour, ExpectedShown, ModelTest, ReproChange, WrittenTally};
+pub use behaviour::{Behaviour, Counted, ExpectedShown, ModelTest, ReproChange, WrittenTally};
 pub use types::*;

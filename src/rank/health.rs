@@ -13,8 +13,9 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
 
 /// Whether a candidate's run showed nothing counted against it: it broke no test that passed
-/// at the base commit, did not break the reproduction, did not leave the reproduction as at
-/// base while another candidate of the issue changed it, and did not fail every test set other
+/// at the base commit (but a test it rewrites to its fix, `Behaviour::rewritten`), did not
+/// break the reproduction, did not leave the reproduction as at base while another candidate
+/// of the issue changed it, and did not fail every test set other
 /// candidates wrote that another candidate passes ([`fails_written`]; on the tune half such
 /// candidates were right 4% of the time, those passing one 63%). `None` when nothing ran for it.
 pub fn healthy(me: &Behaviour, others: &[&Behaviour]) -> Option<bool> {
@@ -25,7 +26,7 @@ pub fn healthy(me: &Behaviour, others: &[&Behaviour]) -> Option<bool> {
         .iter()
         .any(|b| b.ran() && b.repro == Some(ReproChange::Changed));
     Some(
-        me.broken.is_empty()
+        me.charged().next().is_none()
             && me.repro != Some(ReproChange::Broken)
             && !(me.repro.is_some_and(ReproChange::unchanged) && other_changes)
             && !fails_written(me, others),
@@ -242,6 +243,7 @@ mod tests {
     fn b(broken: &[&str], repro: Option<ReproChange>) -> Behaviour {
         Behaviour {
             broken: broken.iter().map(|s| s.to_string()).collect(),
+            rewritten: Vec::new(),
             tests_run: 3,
             repro,
             class: Some(0),
@@ -275,6 +277,12 @@ mod tests {
         assert_eq!(healthy(&still, &[&changed]), Some(false));
         assert_eq!(healthy(&still, &[&same]), Some(true));
         assert_eq!(healthy(&same, &[&still]), Some(true));
+        // A break of a test it rewrites to its fix is not held against it; another break is.
+        let mut rewrote = b(&["t"], Some(ReproChange::Changed));
+        rewrote.rewritten = vec!["t".into()];
+        assert_eq!(healthy(&rewrote, &[&same]), Some(true));
+        rewrote.broken.push("u".into());
+        assert_eq!(healthy(&rewrote, &[&same]), Some(false));
     }
 
     fn basis(cands: &[(&str, Option<&Behaviour>)], top: &[usize]) -> Option<Basis> {

@@ -130,8 +130,9 @@ pub trait Committee: Send + Sync {
     fn exec_record_orders(&self) -> bool {
         false
     }
-    /// Whether the record counts only the issues whose reproduction told the candidates apart.
-    fn exec_record_told_apart(&self) -> bool {
-        false
+    /// The kinds of execution evidence the committee counts: what ran healthy over a run (the
+    /// record, the order of the healthy) reads only these.
+    fn exec_counted(&self) -> crate::model::Counted {
+        crate::model::Counted::ALL
     }
 }

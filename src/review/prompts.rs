@@ -64,6 +64,9 @@ pub struct ExecView {
     pub broken: Vec<String>,
     /// Broken tests not named.
     pub broken_more: usize,
+    /// How many broken tests the patch rewrites, its version failing at the base commit and
+    /// passing with it (`Behaviour::rewritten`).
+    pub broken_rewritten: usize,
     /// The test files the candidate edits, set aside: its tests ran as at the base commit.
     pub tests_set_aside: Vec<String>,
     /// The issue's test files that ran in part or not at all for time, one phrase each (see
@@ -138,6 +141,7 @@ pub fn exec_views(bundle: &IssueBundle) -> Vec<Option<ExecView>> {
                 return Some(ExecView {
                     broken: vec![],
                     broken_more: 0,
+                    broken_rewritten: 0,
                     tests_set_aside: vec![],
                     tests_in_part: vec![],
                     tests_run: 0,
@@ -184,6 +188,7 @@ pub fn exec_views(bundle: &IssueBundle) -> Vec<Option<ExecView>> {
             Some(ExecView {
                 broken: b.broken.iter().take(BROKEN_SHOWN).cloned().collect(),
                 broken_more: b.broken.len().saturating_sub(BROKEN_SHOWN),
+                broken_rewritten: b.rewritten.len(),
                 tests_set_aside: b.tests_set_aside.clone(),
                 tests_in_part: bundle.tests_in_part.clone(),
                 tests_run: b.tests_run,

@@ -1077,8 +1077,17 @@ fn a_candidate_that_rewrites_the_test_it_breaks_is_seen_breaking_it() {
     );
     assert!(broken(&v, "careful-agent").is_empty(), "{exec}");
     assert_eq!(v["ranked"][0]["agent"], "careful-agent", "{v}");
-    // The JSON and the reason say its version of the test was set aside.
+    // careful-agent changes what the issue shows with the test passing as the base wrote it:
+    // the fix did not need the rewrite, so the break is held against rewrite-agent.
     let rewrite = by_agent(&v, "rewrite-agent");
+    assert!(rewrite["behaviour"]["rewritten"].is_null(), "{rewrite}");
+    assert!(
+        rewrite["reason"]
+            .as_str()
+            .is_some_and(|r| r.contains("breaks")),
+        "{rewrite}"
+    );
+    // The JSON and the reason say its version of the test was set aside.
     assert_eq!(
         rewrite["behaviour"]["tests_set_aside"],
         serde_json::json!(["tests/test_words.py"]),
@@ -1092,6 +1101,50 @@ fn a_candidate_that_rewrites_the_test_it_breaks_is_seen_breaking_it() {
     );
     assert!(by_agent(&v, "careful-agent")["behaviour"]["tests_set_aside"].is_null());
     assert_eq!(exec["tests_set_aside"], 1, "{exec}");
+}
+
+#[test]
+fn a_rewritten_test_is_not_held_against_a_fix_when_no_other_candidate_shows_the_fix_without_it() {
+    // Only rewrite-agent changes what the issue shows (noop-agent leaves it as at base), and
+    // it passes its own version of the test it breaks: nothing that ran says the rewrite was
+    // not needed, so the break is not held against it.
+    let Some((dir, cache, tmp)) = exec_dirs() else {
+        return;
+    };
+    let (repo, tasks) = example_with(dir.path(), &[], str::to_string);
+    let cands = dir.path().join("candidates");
+    copy_agents(&cands, &[("noop-agent", "tests/fixtures/exec/candidates")]);
+    std::fs::create_dir_all(cands.join("rewrite-agent")).unwrap();
+    std::fs::write(
+        cands.join("rewrite-agent").join("example__textkit-1.diff"),
+        REWRITES_THE_TEST,
+    )
+    .unwrap();
+    let test_cmd = format!("python {}", path_str(&minitest()));
+    let v = rank_exec_in_with(&cands, &repo, &tasks, &test_cmd, &cache, &tmp);
+    let exec = &v["exec"];
+    assert!(exec["error"].is_null(), "{exec}");
+    let rewrite = by_agent(&v, "rewrite-agent");
+    assert_eq!(
+        broken(&v, "rewrite-agent"),
+        ["tests/test_words.py::test_capitalize_words"],
+        "{exec}"
+    );
+    assert_eq!(
+        rewrite["behaviour"]["rewritten"],
+        serde_json::json!(["tests/test_words.py::test_capitalize_words"]),
+        "{rewrite}"
+    );
+    assert!(
+        !rewrite["reason"]
+            .as_str()
+            .is_some_and(|r| r.contains("breaks")),
+        "{rewrite}"
+    );
+    assert_eq!(v["ranked"][0]["agent"], "rewrite-agent", "{v}");
+    // It ran healthy and changes what the issue shows: held against it, the pick would rest
+    // on nothing healthy.
+    assert_eq!(v["pick_basis"], "alone", "{v}");
 }
 
 /// `dei rank --exec --json -` of the candidates in `cands` on the example issue of `tasks`

@@ -42,6 +42,7 @@ fn committee(a: &LlmOptions) -> LlmCommittee {
 fn behaviour(broken: &[&str], repro: ReproChange, class: usize) -> Behaviour {
     Behaviour {
         broken: broken.iter().map(|s| s.to_string()).collect(),
+        rewritten: Vec::new(),
         tests_run: 12,
         repro: Some(repro),
         model_test: None,
@@ -167,6 +168,7 @@ fn without_behaviour_the_prompts_are_what_they_were_and_with_it_they_say_what_ra
     ];
     b.behaviour[0].as_mut().unwrap().tests_set_aside = vec!["tests/test_mod.py".into()];
     b.behaviour[0].as_mut().unwrap().expected = Some(ExpectedShown { shown: 1, of: 2 });
+    b.behaviour[0].as_mut().unwrap().rewritten = vec!["tests/test_mod.py::test_1".into()];
     let shown = render(&prompts, &b);
     assert!(shown != plain, "the evidence changes the prompts");
     let point = &shown[0];
@@ -178,6 +180,13 @@ fn without_behaviour_the_prompts_are_what_they_were_and_with_it_they_say_what_ra
         shown[2].matches("were set aside").count(),
         1,
         "only the candidate with set-aside edits says so"
+    );
+    let rewrites = "The patch rewrites 1 of them to the behaviour its fix gives";
+    assert!(point.contains(rewrites), "{point}");
+    assert_eq!(
+        shown[2].matches(rewrites).count(),
+        1,
+        "only the candidate that rewrites a test it breaks says so"
     );
     for want in [
         "#### What running it showed",

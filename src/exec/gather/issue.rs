@@ -100,6 +100,50 @@ pub(super) fn gather_at(resolved: &Resolved, at_base: bool) -> IssueExec {
     run.behaviours(&plan, &model_kept, &written_kept)
 }
 
+/// Whether a test id a run reports names the test function `written` (a node id
+/// `path::Class::test_name`): the same id, or one of its parametrized cases (`…[case]`).
+fn same_test(reported: &str, written: &str) -> bool {
+    reported == written
+        || reported
+            .strip_prefix(written)
+            .is_some_and(|rest| rest.starts_with('['))
+}
+
+/// Per candidate, the rewritten tests it breaks that are not held against it. A patch that
+/// rewrites a test to the behaviour its fix gives claims the issue asks for that change; the
+/// claim stands unless another candidate changes what the issue shows (the reproduction, or
+/// the model's test resolved) while that test, as the base wrote it, still passes with it:
+/// then the fix did not need the rewrite, and the break counts like any other.
+fn excused_rewrites(
+    behaviours: &[Option<Behaviour>],
+    own: &[Vec<usize>],
+    test_files: &[String],
+) -> Vec<Vec<String>> {
+    let keeps_passing = |j: usize, test: &str| -> bool {
+        let Some(b) = behaviours[j].as_ref() else {
+            return false;
+        };
+        let file = test.split("::").next().unwrap_or(test);
+        let ran_file = own[j]
+            .iter()
+            .any(|&k| test_files.get(k).is_some_and(|f| f == file));
+        let shows_fix =
+            b.repro == Some(ReproChange::Changed) || b.model_test == Some(ModelTest::Resolved);
+        shows_fix && b.tests_run > 0 && ran_file && !b.broken.iter().any(|t| t == test)
+    };
+    behaviours
+        .iter()
+        .enumerate()
+        .map(|(i, b)| {
+            b.iter()
+                .flat_map(|b| &b.rewritten)
+                .filter(|t| !(0..behaviours.len()).any(|j| j != i && keeps_passing(j, t)))
+                .cloned()
+                .collect()
+        })
+        .collect()
+}
+
 /// Build (or reuse) the try's environment; `None` when it cannot be built (the error is in
 /// `out`).
 fn environment(resolved: &Resolved, at_base: bool, out: &mut IssueExec) -> Option<Env> {
@@ -1281,12 +1325,25 @@ impl Progress {
                 .zip(&passes)
                 .map(|((p, _), &ok)| (plan.probes[*p].family.clone(), ok))
                 .collect();
-            let wrote = written_kept
+            let own = written_kept
                 .iter()
-                .find(|(p, _)| plan.probes[*p].agent == cands[i].0)
-                .map(|(p, _)| plan.probes[*p].family.clone());
+                .zip(&passes)
+                .find(|((p, _), _)| plan.probes[*p].agent == cands[i].0);
+            let wrote = own.map(|((p, _), _)| plan.probes[*p].family.clone());
+            let broken = reg.as_ref().map(|r| r.broken.clone()).unwrap_or_default();
+            // Its own rewritten tests, when its version fails at base and passes with it
+            // (kept below only where no other candidate shows the fix without the rewrite).
+            let rewritten = match own {
+                Some(((_, ids), true)) => broken
+                    .iter()
+                    .filter(|t| ids.iter().any(|id| same_test(t, id)))
+                    .cloned()
+                    .collect(),
+                _ => Vec::new(),
+            };
             let behaviour = Behaviour {
-                broken: reg.as_ref().map(|r| r.broken.clone()).unwrap_or_default(),
+                broken,
+                rewritten,
                 tests_run: reg.as_ref().map_or(0, |r| r.stable),
                 repro: change,
                 repro_end: rep
@@ -1320,6 +1377,12 @@ impl Progress {
             sigs.push(sig);
         }
         out.expected = expected;
+        let excused = excused_rewrites(&out.behaviour, &plan.own, &out.test_files);
+        for (b, kept) in out.behaviour.iter_mut().zip(excused) {
+            if let Some(b) = b.as_mut() {
+                b.rewritten = kept;
+            }
+        }
         // Behaviour classes over the candidates that ran.
         let ran: Vec<usize> = (0..cands.len()).filter(|&i| sigs[i].is_some()).collect();
         let keyed: Vec<(&str, &Signature)> = ran

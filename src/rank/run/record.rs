@@ -24,7 +24,7 @@
 //! appends a line only for an issue whose ranking changed.
 
 use super::IssueOutcome;
-use crate::model::{Behaviour, ReproChange, Review, Score};
+use crate::model::{Behaviour, Counted, Review, Score};
 use crate::rank::health::{healthy_each, pick_basis_of_json};
 use crate::rank::select;
 use crate::review::Committee;
@@ -39,8 +39,9 @@ const NOTE: &str = "its agent's record in this run:";
 /// (healthy, ran) per agent.
 type Tally = BTreeMap<String, (usize, usize)>;
 
-/// One issue's candidates as the record reads them: (agent, behaviour) of those that ran.
-fn behaviours(result: &Value) -> Vec<(String, Behaviour)> {
+/// One issue's candidates as the record reads them: (agent, behaviour, as the committee counts
+/// it) of those that ran.
+fn behaviours(result: &Value, counted: Counted) -> Vec<(String, Behaviour)> {
     let Some(ranked) = result.get("ranked").and_then(Value::as_array) else {
         return Vec::new();
     };
@@ -49,6 +50,7 @@ fn behaviours(result: &Value) -> Vec<(String, Behaviour)> {
         .filter_map(|c| {
             let agent = c.get("agent")?.as_str()?.to_string();
             let b: Behaviour = serde_json::from_value(c.get("behaviour")?.clone()).ok()?;
+            let b = b.counted(counted);
             b.ran().then_some((agent, b))
         })
         .collect()
@@ -125,21 +127,11 @@ pub fn apply(outcomes: &mut [IssueOutcome], committee: &dyn Committee) -> Applie
     if !committee.takes_exec_record() {
         return out;
     }
-    let told_apart = committee.exec_record_told_apart();
+    let counted = committee.exec_counted();
     let tallies: Vec<Tally> = outcomes
         .iter()
         .map(|o| match (&o.result, o.is_ok()) {
-            (Some(r), true) => {
-                let cands = behaviours(r);
-                let changed = cands
-                    .iter()
-                    .any(|(_, b)| b.repro == Some(ReproChange::Changed));
-                if told_apart && !changed {
-                    Tally::new()
-                } else {
-                    tally(&cands)
-                }
-            }
+            (Some(r), true) => tally(&behaviours(r, counted)),
             _ => Tally::new(),
         })
         .collect();
@@ -198,6 +190,7 @@ fn rerank(
         .map(|c| {
             c.get("behaviour")
                 .and_then(|b| serde_json::from_value::<Behaviour>(b.clone()).ok())
+                .map(|b| b.counted(committee.exec_counted()))
         })
         .collect();
     let ran_healthy: Vec<bool> =
@@ -230,12 +223,7 @@ fn rerank(
                 });
             }
             review.score = score;
-            review.reason = with_note(
-                &review.reason,
-                rec,
-                ran_healthy[i],
-                committee.exec_record_told_apart(),
-            );
+            review.reason = with_note(&review.reason, rec, ran_healthy[i]);
         }
         reviews.push(review);
         tiers.push(tier);
@@ -309,12 +297,7 @@ fn agent_of(c: &Value) -> &str {
 
 /// `reason` with the record's note (replacing an earlier one); `ordered`: the candidate ran
 /// healthy here and ranks among the healthy by its record.
-fn with_note(
-    reason: &str,
-    rec: Option<&(f64, usize, usize)>,
-    ordered: bool,
-    told_apart: bool,
-) -> String {
+fn with_note(reason: &str, rec: Option<&(f64, usize, usize)>, ordered: bool) -> String {
     let mut notes: Vec<String> = reason
         .split("; ")
         .filter(|n| !n.is_empty() && !n.starts_with(NOTE))
@@ -327,12 +310,7 @@ fn with_note(
     };
     match rec {
         Some(&(_, h, n)) => notes.push(format!(
-            "{NOTE} healthy runs on {h} of {n} other issues{}{why}",
-            if told_apart {
-                " whose reproduction a candidate changed"
-            } else {
-                ""
-            }
+            "{NOTE} healthy runs on {h} of {n} other issues{why}"
         )),
         None if ordered => notes.push(format!(
             "{NOTE} too few other issues, counted as the mean{why}"
@@ -457,14 +435,14 @@ mod tests {
 
     #[test]
     fn the_note_is_replaced_not_repeated() {
-        let once = with_note("applies cleanly", Some(&(0.1, 2, 3)), false, false);
-        let twice = with_note(&once, Some(&(0.1, 3, 4)), false, false);
+        let once = with_note("applies cleanly", Some(&(0.1, 2, 3)), false);
+        let twice = with_note(&once, Some(&(0.1, 3, 4)), false);
         assert_eq!(
             twice,
             format!("applies cleanly; {NOTE} healthy runs on 3 of 4 other issues")
         );
-        assert_eq!(with_note(&twice, None, false, false), "applies cleanly");
-        let ordered = with_note(&twice, Some(&(0.1, 3, 4)), true, false);
+        assert_eq!(with_note(&twice, None, false), "applies cleanly");
+        let ordered = with_note(&twice, Some(&(0.1, 3, 4)), true);
         assert!(
             ordered.ends_with("within half a standard error of the best counting as the best)"),
             "{ordered}"
@@ -550,7 +528,7 @@ mod tests {
     /// Six issues where no candidate changes the reproduction (weak leaves it as at base and
     /// breaks nothing, strong breaks a test), three where strong changes it and weak leaves it
     /// as at base, and a last issue where both run healthy and tie.
-    fn quiet_and_told_apart_run() -> Vec<IssueOutcome> {
+    fn quiet_breaks_then_changes_run() -> Vec<IssueOutcome> {
         let with_repro = |mut o: IssueOutcome, weak: &str, strong: &str| {
             let r = o.result.as_mut().unwrap();
             r["ranked"][0]["behaviour"]["repro"] = weak.into();
@@ -567,33 +545,41 @@ mod tests {
     }
 
     #[test]
-    fn a_record_told_apart_counts_only_the_issues_whose_reproduction_a_candidate_changed() {
-        // Over every issue weak ran healthy on 6 of 9 and strong on 3: weak's record wins.
-        let mut run = quiet_and_told_apart_run();
+    fn a_kind_of_evidence_weighed_at_zero_is_not_counted_in_the_record() {
+        // Counting every kind, weak ran healthy on 6 of 9 other issues and strong on 3: weak's
+        // record wins.
+        let mut run = quiet_breaks_then_changes_run();
         apply(
             &mut run,
             &crate::review::offline::Offline::new(Default::default()),
         );
         assert_eq!(run[9].top, vec!["weak".to_string()]);
-        // Over the three issues the reproduction told apart, strong ran healthy on all of them
-        // and weak on none.
-        let mut run = quiet_and_told_apart_run();
-        let told = crate::review::offline::Offline::new(crate::review::offline::Weights {
-            exec_record_told_apart: true,
+        // With broken tests weighed at zero, strong ran healthy on all 9 and weak on 6.
+        let mut run = quiet_breaks_then_changes_run();
+        let no_breaks = crate::review::offline::Offline::new(crate::review::offline::Weights {
+            exec_breaks: 0.0,
             ..Default::default()
         });
-        apply(&mut run, &told);
+        apply(&mut run, &no_breaks);
         assert_eq!(run[9].top, vec!["strong".to_string()]);
         let reason = run[9].result.as_ref().unwrap()["ranked"][0]["reason"]
             .as_str()
             .unwrap()
             .to_string();
         assert!(
-            reason.contains(
-                "healthy runs on 3 of 3 other issues whose reproduction a candidate changed"
-            ),
+            reason.contains("healthy runs on 9 of 9 other issues"),
             "{reason}"
         );
+        // With the reproduction weighed at zero too, both ran healthy everywhere: a tie.
+        let mut run = quiet_breaks_then_changes_run();
+        let neither = crate::review::offline::Offline::new(crate::review::offline::Weights {
+            exec_breaks: 0.0,
+            exec_repro_changed: 0.0,
+            exec_repro_same: 0.0,
+            ..Default::default()
+        });
+        apply(&mut run, &neither);
+        assert_eq!(run[9].top.len(), 2, "{:?}", run[9].top);
     }
 
     #[test]

@@ -7,7 +7,10 @@
 //!   for its rarest broken test, a family counting as the share of its runs that break it. A
 //!   test that most of the committee breaks is evidence about the test (it asserts the
 //!   reported bug), not about the candidate. In a committee of one family (an agent's runs
-//!   only) the runs are the voters: `rarity = 1 − (runs breaking it) / (runs)`.
+//!   only) the runs are the voters: `rarity = 1 − (runs breaking it) / (runs)`. A test the
+//!   candidate's own patch rewrites to its fix is not held against it while no other
+//!   candidate shows the fix with the test passing as the base wrote it
+//!   (`Behaviour::rewritten`); it still counts in the others' rarity.
 //! - **reproduction**: `exec_repro_changed` when the reproduction behaves differently
 //!   from the base commit, `exec_repro_same` when it still behaves as at base — counted only
 //!   when some other candidate does change it (else the reproduction may not show the bug).
@@ -54,6 +57,7 @@ pub struct ExecWeights {
     pub breaks: f64,
     pub repro_changed: f64,
     pub repro_same: f64,
+    pub written: f64,
     pub agreement: f64,
     pub same_family: f64,
 }
@@ -101,17 +105,17 @@ pub fn parts(members: &[Member], i: usize, w: &ExecWeights) -> Vec<Part> {
     // Breaking tests, weighed by how few families break the same test. Each family whose
     // tests ran counts once, as the share of its runs that break the test: one of five runs of
     // an agent breaking it is not the whole agent breaking it.
-    if !me.broken.is_empty() {
+    let charged: Vec<&String> = me.charged().collect();
+    if !charged.is_empty() {
         let mut runs: BTreeMap<&str, usize> = BTreeMap::new();
         for m in members {
             if ran(m).is_some_and(|b| b.tests_run > 0) {
                 *runs.entry(m.family).or_default() += 1;
             }
         }
-        let rarest = me
-            .broken
+        let rarest = charged
             .iter()
-            .map(|t| {
+            .map(|&t| {
                 let mut breaking: BTreeMap<&str, usize> = BTreeMap::new();
                 for m in members {
                     if ran(m).is_some_and(|b| b.broken.contains(t)) {
@@ -138,7 +142,7 @@ pub fn parts(members: &[Member], i: usize, w: &ExecWeights) -> Vec<Part> {
             None if families <= 1 => 1.0,
             None => (1.0 - rarest.0 / families as f64).max(0.0),
         };
-        let n = me.broken.len();
+        let n = charged.len();
         let (share, breaking, test) = rarest;
         let tests = if n == 1 { "" } else { "s" };
         let note = match one_family_runs {
@@ -274,7 +278,7 @@ pub fn parts(members: &[Member], i: usize, w: &ExecWeights) -> Vec<Part> {
             } else {
                 "passes some tests agents wrote"
             },
-            value: (passed as f64 * w.repro_changed + failed as f64 * w.repro_same) / n as f64,
+            value: w.written * (passed as f64 - failed as f64) / n as f64,
             note: match (passed, failed, own_shared) {
                 (1, 0, true) => {
                     "passes the test it wrote, which fails at the base commit and another candidate passes too"
@@ -388,6 +392,7 @@ mod tests {
         breaks: -4.0,
         repro_changed: 1.0,
         repro_same: -1.0,
+        written: 1.0,
         agreement: 3.0,
         same_family: 0.3,
     };
@@ -395,6 +400,7 @@ mod tests {
     fn b(broken: &[&str], repro: Option<ReproChange>, class: usize) -> Behaviour {
         Behaviour {
             broken: broken.iter().map(|s| s.to_string()).collect(),
+            rewritten: Vec::new(),
             tests_run: 10,
             repro,
             model_test: None,
@@ -445,6 +451,30 @@ mod tests {
         // y breaks t::b with two other families: rarity 1 − 3/4.
         assert_eq!(value(&parts(&ms, 1, &W), "breaks tests"), -4.0 * 0.25);
         assert!(parts(&ms, 0, &W)[0].note.contains("no other agent family"));
+    }
+
+    #[test]
+    fn a_break_the_candidate_rewrites_to_its_fix_is_not_held_against_it_but_counts_for_others() {
+        // x breaks t::a and t::b and rewrites t::a to its fix; y breaks t::a only.
+        let mut x = b(&["t::a", "t::b"], None, 0);
+        x.rewritten = vec!["t::a".into()];
+        let bs = vec![x, b(&["t::a"], None, 1), b(&[], None, 2)];
+        let ms = members(&["x", "y", "z"], &bs);
+        // x is charged for t::b alone (rarity 1 − 1/3), not for its rewritten t::a.
+        let xp = parts(&ms, 0, &W);
+        assert!((value(&xp, "breaks tests") + 4.0 * (2.0 / 3.0)).abs() < 1e-9);
+        assert!(xp[0].note.contains("t::b"), "{}", xp[0].note);
+        // y's t::a is rarer for x's break of it: 1 − 2/3, not 1 − 1/3.
+        let yp = parts(&ms, 1, &W);
+        assert!((value(&yp, "breaks tests") + 4.0 * (1.0 / 3.0)).abs() < 1e-9);
+        // Rewriting every test it breaks leaves no part at all.
+        let mut only = b(&["t::a"], None, 0);
+        only.rewritten = vec!["t::a".into()];
+        let bs = vec![only, b(&[], None, 1)];
+        assert_eq!(
+            value(&parts(&members(&["x", "z"], &bs), 0, &W), "breaks tests"),
+            0.0
+        );
     }
 
     #[test]

@@ -78,6 +78,10 @@ pub struct Weights {
     /// the model-written test still printing `Issue reproduced` while another candidate
     /// resolves it, or ending in other issues.
     pub exec_repro_same: f64,
+    /// Tests other candidates wrote that fail at the base commit: `+exec_written` per set the
+    /// candidate passes, `−exec_written` per set it fails that another candidate passes (the
+    /// mean over the sets).
+    pub exec_written: f64,
     /// Agreement in behaviour (replaces `agreement` when behaviour classes split the candidates;
     /// 0 turns it off and text agreement stands).
     pub exec_agreement: f64,
@@ -89,10 +93,6 @@ pub struct Weights {
     /// order of their agents' records (then by score); the others follow by score. Needs
     /// `exec_record` ≠ 0; `false`: the record is only a part of the score.
     pub exec_record_orders: bool,
-    /// Count the record only over the run's issues whose reproduction told the candidates
-    /// apart (some candidate changed what it shows): elsewhere a candidate that changes
-    /// nothing runs as healthy as the fix, so the record there rewards changing little.
-    pub exec_record_told_apart: bool,
 }
 
 impl Default for Weights {
@@ -114,10 +114,10 @@ impl Default for Weights {
             exec_breaks: -4.0,
             exec_repro_changed: 1.5,
             exec_repro_same: -1.5,
+            exec_written: 1.5,
             exec_agreement: 4.0,
             exec_record: EXEC_RECORD,
             exec_record_orders: true,
-            exec_record_told_apart: false,
         }
     }
 }
@@ -283,6 +283,7 @@ impl Offline {
                 breaks: w.exec_breaks,
                 repro_changed: w.exec_repro_changed,
                 repro_same: w.exec_repro_same,
+                written: w.exec_written,
                 agreement: w.exec_agreement,
                 same_family: w.same_family,
             },
@@ -452,8 +453,13 @@ impl Committee for Offline {
         self.takes_exec_record() && self.weights.exec_record_orders
     }
 
-    fn exec_record_told_apart(&self) -> bool {
-        self.weights.exec_record_told_apart
+    fn exec_counted(&self) -> crate::model::Counted {
+        let w = &self.weights;
+        crate::model::Counted {
+            breaks: w.exec_breaks != 0.0,
+            repro: w.exec_repro_changed != 0.0 || w.exec_repro_same != 0.0,
+            written: w.exec_written != 0.0,
+        }
     }
 
     fn review(&self, bundle: &IssueBundle) -> anyhow::Result<Vec<Review>> {
