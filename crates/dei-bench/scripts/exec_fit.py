@@ -6,7 +6,7 @@
 
 OUT is an exec_lite.py output folder whose exec cache holds the sandbox runs (run it first,
 with the same --exec-timeout); ranking again with other weights then takes every run from the
-cache. For each point of a small grid (GRID below) over `exec_breaks`, `exec_written` and the text
+cache. For each point of a small grid (GRID below) over `exec_breaks`, `exec_agreement` and the text
 `agreement`, every committee ranks the tune
 half's unsettled issues (some but not all of its candidates resolve; elsewhere every ranking
 scores the same) with --exec and that point's weights; the point with the most right picks over
@@ -27,14 +27,14 @@ import tempfile
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from exec_lite import half, last_point, merge_journals, settled_issues, summary  # noqa: E402
 
-DEFAULTS = {"exec_breaks": -4.0, "exec_repro": 1.5, "exec_written": 1.5, "agreement": 4.0}
-# 18 points: the weight of tests other agents wrote, of text agreement, and how hard breaking a
+DEFAULTS = {"exec_breaks": -4.0, "exec_repro": 1.5, "exec_agreement": 4.0, "agreement": 4.0}
+# 18 points: the weight of behaviour agreement against text agreement, and how hard breaking a
 # test counts (one point ranks each committee's tune half once from the run cache, about 50 s on
 # 2 cores).
 GRID = {
     "exec_breaks": [-4.0, -8.0],
     "exec_repro": [1.5],
-    "exec_written": [0.75, 1.5, 3.0],
+    "exec_agreement": [2.0, 4.0, 8.0],
     "agreement": [1.0, 2.0, 4.0],
 }
 
@@ -44,7 +44,7 @@ def weights_json(point):
         "exec_breaks": point["exec_breaks"],
         "exec_repro_changed": point["exec_repro"],
         "exec_repro_same": -point["exec_repro"],
-        "exec_written": point["exec_written"],
+        "exec_agreement": point["exec_agreement"],
         "agreement": point["agreement"],
     }
 

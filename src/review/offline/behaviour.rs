@@ -20,14 +20,27 @@
 //!   it, and when it ends in other issues or the time limit (like a broken reproduction).
 //! - **tests other agents wrote** (the test functions a candidate adds to the repository's
 //!   test files, kept when they fail twice at the base commit; one set per agent family): over
-//!   the sets that some other candidate passes, or that this one does, `exec_written` times
-//!   the mean of +1 for each it passes and −1 for each it fails. A
+//!   the sets that some other candidate passes, or that this one does, the mean of
+//!   `exec_repro_changed` for each it passes and `exec_repro_same` for each it fails. A
 //!   candidate's own tests alone say nothing about it (they were written to pass it); they do
 //!   about the other runs of its family, whose fixes were not written against them; and when
 //!   another candidate passes them too, the author counts them as that candidate does.
+//! - **behaviour agreement**: `exec_agreement · s/(1+s)` with `s` the number of other agent
+//!   families whose candidates behave identically on everything that ran (its own family's
+//!   further candidates count `same_family`; in a committee of one family, each other run
+//!   counts 1). Counted only when the reproduction ran and some candidate changes what it shows, or the model's test ran and some candidate resolves it
+//!   (classes from tests alone mostly mean "breaks nothing", which prunes but cannot choose),
+//!   and there are at least two classes; candidates that leave the reproduction as at base
+//!   while another changes it, or the model's test failing while another resolves it, get
+//!   none (agreeing to change nothing is no vote for a fix). Tests other agents wrote that some
+//!   candidate passes tell candidates apart too; failing all of them while another passes
+//!   them is no vote either.
 
 use crate::model::{Behaviour, ModelTest, ReproChange};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// The name of the behaviour-agreement part (it replaces text agreement).
+pub const AGREEMENT: &str = "behaves like others";
 
 /// One candidate as the behaviour rules see it.
 #[derive(Debug, Clone, Copy)]
@@ -38,13 +51,15 @@ pub struct Member<'a> {
     pub behaviour: Option<&'a Behaviour>,
 }
 
-/// The weights of the four parts.
+/// The weights of the three parts.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ExecWeights {
     pub breaks: f64,
     pub repro_changed: f64,
     pub repro_same: f64,
     pub written: f64,
+    pub agreement: f64,
+    pub same_family: f64,
 }
 
 /// A part of the score (name, value before rounding) and a sentence for the reason.
@@ -283,6 +298,89 @@ pub fn parts(members: &[Member], i: usize, w: &ExecWeights) -> Vec<Part> {
         });
     }
 
+    // Agreement in behaviour, counted in families: only when the reproduction tells
+    // candidates apart (some candidate changes what it shows), or the model's test does (some
+    // candidate resolves it). Classes from the tests alone mostly say "breaks nothing", which
+    // prunes but cannot choose: text agreement stays then.
+    let by_repro = me.repro.is_some() && (me.repro == Some(ReproChange::Changed) || other_changes);
+    let by_model_test =
+        me.model_test.is_some() && (me.model_test == Some(ModelTest::Resolved) || other_resolves);
+    // Written tests tell classes apart for every candidate that ran them, the authors' own
+    // included, when some candidate passes them.
+    let by_written = me.written.iter().any(|(family, &ok)| {
+        ok || someone_else(members, i, |b| b.written.get(family) == Some(&true))
+    });
+    let discriminating = by_repro || by_model_test || by_written;
+    // A weight of 0 turns behaviour agreement off: text agreement then stands.
+    let counted = discriminating && w.agreement != 0.0;
+    if let Some(class) = me.class.filter(|_| counted) {
+        let classes: BTreeSet<usize> = members
+            .iter()
+            .filter_map(|m| ran(m).and_then(|b| b.class))
+            .collect();
+        if classes.len() >= 2 {
+            let mut families = BTreeSet::new();
+            let mut own = 0usize;
+            for (j, m) in members.iter().enumerate() {
+                if j == i || ran(m).and_then(|b| b.class) != Some(class) {
+                    continue;
+                }
+                if m.family == members[i].family {
+                    own += 1;
+                } else {
+                    families.insert(m.family);
+                }
+            }
+            // Agreeing to leave the reported behaviour as it is votes for no fix.
+            let broken = me.repro == Some(ReproChange::Broken)
+                || matches!(me.model_test, Some(ModelTest::Other | ModelTest::Timeout));
+            let unchanged = (me.repro.is_some_and(ReproChange::unchanged) && other_changes)
+                || (me.model_test == Some(ModelTest::Reproduced) && other_resolves);
+            // As `rank::health::fails_written` reads it: the author's own set aside.
+            let fails_written = tally.fails_every_set();
+            let idle = broken || unchanged || fails_written;
+            // A committee of one family (an agent's runs only): its runs are the voters.
+            let one_family = members
+                .iter()
+                .filter(|m| ran(m).is_some())
+                .all(|m| m.family == members[i].family);
+            let s = if idle {
+                0.0
+            } else if one_family {
+                own as f64
+            } else {
+                families.len() as f64 + w.same_family * own.min(1) as f64
+            };
+            let note = match (families.len(), own) {
+                (_, n) if one_family && !idle && n > 0 => format!(
+                    "behaves like {n} other run{} of its agent family (the committee's only family)",
+                    if n == 1 { "" } else { "s" }
+                ),
+                _ if idle && broken => {
+                    "agrees with others only in breaking the issue's code".to_string()
+                }
+                _ if idle && unchanged => {
+                    "agrees with others only in changing nothing the issue shows".to_string()
+                }
+                // It may change what the issue shows; failing what another candidate's fix passes
+                // is what withholds the vote.
+                _ if idle => "agrees with others only in failing the tests another agent wrote"
+                    .to_string(),
+                (0, 0) => "behaves unlike every other candidate".to_string(),
+                (0, _) => "behaves like other runs of its own agent family only".to_string(),
+                (n, _) => format!(
+                    "behaves like the candidates of {n} other agent famil{}",
+                    if n == 1 { "y" } else { "ies" }
+                ),
+            };
+            // Pushed even at zero: with behaviour classes, text agreement no longer counts.
+            out.push(Part {
+                name: AGREEMENT,
+                value: w.agreement * s / (1.0 + s),
+                note,
+            });
+        }
+    }
     out
 }
 
@@ -295,6 +393,8 @@ mod tests {
         repro_changed: 1.0,
         repro_same: -1.0,
         written: 1.0,
+        agreement: 3.0,
+        same_family: 0.3,
     };
 
     fn b(broken: &[&str], repro: Option<ReproChange>, class: usize) -> Behaviour {
@@ -525,6 +625,17 @@ mod tests {
         assert!(parts(&ms, 0, &W).iter().any(|p| p.note
             == "passes the test it wrote, which fails at the base commit and another candidate passes too"));
         assert_eq!(written_value(&parts(&ms, 3, &W)), 1.0);
+        // Failing every other set another candidate passes withholds the author's vote, its own
+        // set aside, as health reads it; z, passing x's set, keeps its vote.
+        let bs = vec![
+            w(&[("x", true), ("v", true)], 0),
+            author(w(&[("x", true), ("v", false)], 1), "x"),
+            author(w(&[("x", true), ("v", true)], 0), "v"),
+            w(&[("x", true), ("v", false)], 1),
+        ];
+        let m4 = members(&["y", "x", "v", "z"], &bs);
+        assert_eq!(value(&parts(&m4, 1, &W), AGREEMENT), 0.0);
+        assert!(value(&parts(&m4, 3, &W), AGREEMENT) > 0.0);
         // Passed by its author alone, it says nothing about the author.
         let bs = vec![author(w(&[("x", true)], 0), "x"), w(&[("x", false)], 1)];
         let ms_alone = members(&["x", "y"], &bs);
@@ -535,6 +646,12 @@ mod tests {
         assert_eq!(written_value(&parts(&ms2, 1, &W)), -1.0);
         assert_eq!(written_value(&parts(&ms, 1, &W)), 1.0);
         assert_eq!(written_value(&parts(&ms, 2, &W)), -1.0);
+        // Failing it while others pass is no vote for z's class; y agrees with x's family.
+        assert_eq!(value(&parts(&ms, 2, &W), AGREEMENT), 0.0);
+        assert!(parts(&ms, 2, &W)
+            .iter()
+            .any(|p| p.note == "agrees with others only in failing the tests another agent wrote"));
+        assert!(value(&parts(&ms, 1, &W), AGREEMENT) > 0.0);
         // Two families' tests: passing one of two is their mean.
         let bs = vec![
             w(&[("x", true), ("v", false)], 0),
@@ -561,7 +678,110 @@ mod tests {
     }
 
     #[test]
-    fn breaking_the_issues_code_counts_against_it() {
+    fn a_fix_that_fails_another_familys_test_is_not_said_to_change_nothing() {
+        // y and z both change what the issue shows; z fails the test x wrote, which y passes.
+        let c = Some(ReproChange::Changed);
+        let bs = vec![
+            Behaviour {
+                written: [("x".to_string(), true)].into_iter().collect(),
+                ..b(&[], c, 0)
+            },
+            Behaviour {
+                written: [("x".to_string(), true)].into_iter().collect(),
+                ..b(&[], c, 0)
+            },
+            Behaviour {
+                written: [("x".to_string(), false)].into_iter().collect(),
+                ..b(&[], c, 1)
+            },
+        ];
+        let ms = members(&["x", "y", "z"], &bs);
+        let z = parts(&ms, 2, &W);
+        assert_eq!(value(&z, AGREEMENT), 0.0);
+        let note = &z.iter().find(|p| p.name == AGREEMENT).expect("a part").note;
+        assert!(
+            note.contains("failing the tests another agent wrote"),
+            "{note}"
+        );
+        assert!(!note.contains("changing nothing"), "{note}");
+    }
+
+    #[test]
+    fn behaviour_support_counts_families_not_candidates() {
+        // Three runs of one family behave alike; two other families behave alike.
+        let c = Some(ReproChange::Changed);
+        let bs = vec![
+            b(&[], c, 0),
+            b(&[], c, 0),
+            b(&[], c, 0),
+            b(&[], c, 1),
+            b(&[], c, 1),
+        ];
+        let ms = members(&["acr", "acr", "acr", "moatless", "coder"], &bs);
+        let acr = value(&parts(&ms, 0, &W), "behaves like others");
+        let moatless = value(&parts(&ms, 3, &W), "behaves like others");
+        assert_eq!(acr, 3.0 * 0.3 / 1.3);
+        assert_eq!(moatless, 3.0 * 0.5);
+        assert!(moatless > acr);
+        // The same behaviours in a committee of one family: the runs are the voters.
+        let one = members(&["acr"; 5], &bs);
+        assert_eq!(value(&parts(&one, 0, &W), AGREEMENT), 3.0 * 2.0 / 3.0);
+        assert_eq!(value(&parts(&one, 3, &W), AGREEMENT), 3.0 * 0.5);
+        assert!(parts(&one, 0, &W)
+            .iter()
+            .any(|p| p.note.contains("2 other runs of its agent family")));
+        // Alone in its class: a zero part, which still stands for text agreement.
+        let bs = vec![b(&[], c, 0), b(&[], c, 1), b(&[], c, 1)];
+        let ms = members(&["x", "y", "z"], &bs);
+        let alone = parts(&ms, 0, &W);
+        assert_eq!(value(&alone, AGREEMENT), 0.0);
+        assert!(alone.iter().any(|p| p.name == AGREEMENT));
+    }
+
+    #[test]
+    fn agreeing_to_change_nothing_is_no_vote() {
+        let bs = vec![
+            b(&[], Some(ReproChange::Same), 0),
+            b(&[], Some(ReproChange::Same), 0),
+            b(&[], Some(ReproChange::Same), 0),
+            b(&[], Some(ReproChange::Changed), 1),
+        ];
+        let ms = members(&["x", "y", "z", "w"], &bs);
+        assert_eq!(value(&parts(&ms, 0, &W), AGREEMENT), 0.0);
+        // Without a candidate that changes it, the same class is a vote again.
+        let ms = members(&["x", "y", "z"], &bs[..3]);
+        assert!(parts(&ms, 0, &W).is_empty(), "one class: no agreement part");
+    }
+
+    #[test]
+    fn classes_from_tests_alone_leave_text_agreement_in_place() {
+        // No reproduction: "breaks nothing" vs "breaks a test" is no vote for either fix.
+        let bs = vec![b(&[], None, 0), b(&[], None, 0), b(&["t::a"], None, 1)];
+        let ms = members(&["x", "y", "z"], &bs);
+        assert!(parts(&ms, 0, &W).iter().all(|p| p.name != AGREEMENT));
+        // A reproduction nobody changes does not tell them apart either.
+        let same = Some(ReproChange::Same);
+        let bs = vec![b(&[], same, 0), b(&[], same, 0), b(&["t::a"], same, 1)];
+        let ms = members(&["x", "y", "z"], &bs);
+        assert!(parts(&ms, 0, &W).iter().all(|p| p.name != AGREEMENT));
+    }
+
+    #[test]
+    fn a_zero_agreement_weight_turns_behaviour_agreement_off() {
+        let changed = Some(ReproChange::Changed);
+        let bs = vec![b(&[], changed, 0), b(&[], changed, 0), b(&[], None, 1)];
+        let ms = members(&["x", "y", "z"], &bs);
+        assert!(parts(&ms, 0, &W).iter().any(|p| p.name == AGREEMENT));
+        let off = ExecWeights {
+            agreement: 0.0,
+            ..W
+        };
+        // No part at all, not a zero one: a zero part would also silence text agreement.
+        assert!(parts(&ms, 0, &off).iter().all(|p| p.name != AGREEMENT));
+    }
+
+    #[test]
+    fn breaking_the_issues_code_is_no_fix_and_no_vote() {
         let broken = Some(ReproChange::Broken);
         let bs = vec![
             b(&[], broken, 0),
@@ -572,6 +792,8 @@ mod tests {
         let p = parts(&ms, 0, &W);
         assert_eq!(value(&p, "breaks the issue's code"), -1.0);
         assert_eq!(value(&p, "changes the reported behaviour"), 0.0);
+        assert_eq!(value(&p, AGREEMENT), 0.0);
+        assert!(p.iter().any(|x| x.name == AGREEMENT));
         // The note says how the run ended, when known.
         let note = |p: &[Part]| {
             p.iter()
@@ -632,6 +854,8 @@ mod tests {
         for k in [2, 3] {
             let p = parts(&ms, k, &W);
             assert_eq!(value(&p, "model's reproduction test errs"), -1.0, "{k}");
+            // Agreeing only in breaking is no vote.
+            assert_eq!(value(&p, AGREEMENT), 0.0);
         }
         assert!(parts(&ms, 3, &W)[0].note.contains("time limit"));
         // Still reproduced while nobody resolves it: no evidence either way.
@@ -644,5 +868,31 @@ mod tests {
             value(&parts(&ms, 1, &W), "model's reproduction test errs"),
             -1.0
         );
+    }
+
+    #[test]
+    fn the_model_test_alone_lets_behaviour_vote() {
+        use ModelTest::*;
+        // No reproduction of the issue's code; the model's test tells the classes apart.
+        let bs = vec![
+            t(None, Resolved, 0),
+            t(None, Resolved, 0),
+            t(None, Reproduced, 1),
+            t(None, Reproduced, 1),
+        ];
+        let ms = members(&["x", "y", "z", "w"], &bs);
+        assert_eq!(value(&parts(&ms, 0, &W), AGREEMENT), 3.0 * 0.5);
+        // Agreeing to leave the test failing is no vote.
+        let p = parts(&ms, 2, &W);
+        assert_eq!(value(&p, AGREEMENT), 0.0);
+        assert!(p.iter().any(|x| x.note.contains("changing nothing")));
+        // Nobody resolves it: it does not tell them apart, text agreement stays.
+        let same = vec![
+            t(None, Reproduced, 0),
+            t(None, Reproduced, 0),
+            b(&["t::a"], None, 1),
+        ];
+        let ms = members(&["x", "y", "z"], &same);
+        assert!(parts(&ms, 0, &W).iter().all(|p| p.name != AGREEMENT));
     }
 }

@@ -22,8 +22,11 @@
 //! | smells | `debug_print` |
 //! | track record | `prior · agent_prior[agent]`, else `prior · family_prior[family]` (empty maps by default) |
 //! | shape | `large · largeness` + `scatter · scatter` ([`shape::shape`]) |
-//! | execution record (`rank --all --exec` only) | `exec_record · (share − mean)`: the agent's share of healthy runs on the run's other issues (`rank::run::record`); with `exec_record_orders` the candidates that ran healthy also rank first, by that record |
-//! | execution (`--exec` only) | `exec_breaks`, `exec_repro_changed` / `exec_repro_same` (the issue's reproduction, and the model-written test with `--exec-llm-repro`), `exec_written` (tests other agents wrote) ([`behaviour`]) |
+//! | execution record (`rank --all --exec` only) | `exec_record · (share − mean)`: the agent's share of healthy runs on the run's other issues (`rank::run::record`); with `exec_record_orders` the candidates that ran healthy also rank first, by that record; `exec_record_told_apart` (off) counts it only over the issues whose reproduction a candidate changed |
+//! | execution (`--exec` only) | `exec_breaks`, `exec_repro_changed` / `exec_repro_same` (the issue's reproduction, and the model-written test with `--exec-llm-repro`), `exec_agreement` ([`behaviour`]) |
+//!
+//! With execution evidence that splits the candidates into two or more behaviour classes, a
+//! candidate that ran is voted for by behaviour (`exec_agreement`), not by text (`agreement`).
 //!
 //! The score is `1 + 9·σ(raw / scale)` rounded to hundredths (kept within 1.01–10). What no
 //! committee reviews scores exactly 1 by rule ([`crate::review::by_rule`]): no patch, a patch
@@ -43,10 +46,8 @@ use features::Features;
 
 /// Signal weights (see the module docs for the rule). [`Weights::default`] is set by hand;
 /// `dei-bench offline --fit` fits them on one half of the instances.
-/// A field it does not know is an error, so that a misspelt or retired weight is not
-/// silently left at its default.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
-#[serde(default, deny_unknown_fields)]
+#[serde(default)]
 pub struct Weights {
     pub applies_clean: f64,
     pub parse_error: f64,
@@ -81,6 +82,9 @@ pub struct Weights {
     /// candidate passes, `−exec_written` per set it fails that another candidate passes (the
     /// mean over the sets).
     pub exec_written: f64,
+    /// Agreement in behaviour (replaces `agreement` when behaviour classes split the candidates;
+    /// 0 turns it off and text agreement stands).
+    pub exec_agreement: f64,
     /// An agent's execution record over a multi-issue run (`rank --all --exec`): its share of
     /// candidates that ran without anything counted against them on the run's *other* issues,
     /// minus the mean share over agents (see `rank::run::record`).
@@ -111,6 +115,7 @@ impl Default for Weights {
             exec_repro_changed: 1.5,
             exec_repro_same: -1.5,
             exec_written: 1.5,
+            exec_agreement: 4.0,
             exec_record: EXEC_RECORD,
             exec_record_orders: true,
         }
@@ -279,12 +284,17 @@ impl Offline {
                 repro_changed: w.exec_repro_changed,
                 repro_same: w.exec_repro_same,
                 written: w.exec_written,
+                agreement: w.exec_agreement,
+                same_family: w.same_family,
             },
         );
-        part(
-            "agreement",
-            w.agreement * agreement::milli(s.support / (1.0 + s.support)),
-        );
+        let by_behaviour = exec.iter().any(|p| p.name == behaviour::AGREEMENT);
+        if !by_behaviour {
+            part(
+                "agreement",
+                w.agreement * agreement::milli(s.support / (1.0 + s.support)),
+            );
+        }
         for p in &exec {
             part(p.name, agreement::milli(p.value));
             notes.push(p.note.clone());
