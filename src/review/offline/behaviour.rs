@@ -1,6 +1,6 @@
 //! Execution evidence in the offline committee: what running the candidates showed.
 //!
-//! Four parts, all zero without `--exec` (no candidate then carries a [`Behaviour`]):
+//! Five parts, all zero without `--exec` (no candidate then carries a [`Behaviour`]):
 //!
 //! - **breaks tests**: a candidate that breaks tests which passed twice at the base commit gets
 //!   `exec_breaks · rarity`, where `rarity = 1 − (families breaking the test) / (families run)`
@@ -20,8 +20,8 @@
 //!   it, and when it ends in other issues or the time limit (like a broken reproduction).
 //! - **tests other agents wrote** (the test functions a candidate adds to the repository's
 //!   test files, kept when they fail twice at the base commit; one set per agent family): over
-//!   the sets that some other candidate passes, or that this one does, the mean of
-//!   `exec_repro_changed` for each it passes and `exec_repro_same` for each it fails. A
+//!   the sets that some other candidate passes, or that this one does, `exec_written` times
+//!   the mean of +1 for each it passes and −1 for each it fails. A
 //!   candidate's own tests alone say nothing about it (they were written to pass it); they do
 //!   about the other runs of its family, whose fixes were not written against them; and when
 //!   another candidate passes them too, the author counts them as that candidate does.

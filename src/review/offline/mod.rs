@@ -22,7 +22,7 @@
 //! | smells | `debug_print` |
 //! | track record | `prior · agent_prior[agent]`, else `prior · family_prior[family]` (empty maps by default) |
 //! | shape | `large · largeness` + `scatter · scatter` ([`shape::shape`]) |
-//! | execution record (`rank --all --exec` only) | `exec_record · (share − mean)`: the agent's share of healthy runs on the run's other issues (`rank::run::record`); with `exec_record_orders` the candidates that ran healthy also rank first, by that record; `exec_record_told_apart` (off) counts it only over the issues whose reproduction a candidate changed |
+//! | execution record (`rank --all --exec` only) | `exec_record · (share − mean)`: the agent's share of healthy runs on the run's other issues (`rank::run::record`); with `exec_record_orders` the candidates that ran healthy also rank first, by that record |
 //! | execution (`--exec` only) | `exec_breaks`, `exec_repro_changed` / `exec_repro_same` (the issue's reproduction, and the model-written test with `--exec-llm-repro`), `exec_agreement` ([`behaviour`]) |
 //!
 //! With execution evidence that splits the candidates into two or more behaviour classes, a
@@ -46,8 +46,10 @@ use features::Features;
 
 /// Signal weights (see the module docs for the rule). [`Weights::default`] is set by hand;
 /// `dei-bench offline --fit` fits them on one half of the instances.
+/// A field it does not know is an error, so that a misspelt or retired weight is not
+/// silently left at its default.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
-#[serde(default)]
+#[serde(default, deny_unknown_fields)]
 pub struct Weights {
     pub applies_clean: f64,
     pub parse_error: f64,

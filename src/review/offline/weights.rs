@@ -33,7 +33,8 @@ pub fn load(spec: &str) -> anyhow::Result<Weights> {
     load_file(path)
 }
 
-/// A weights JSON file (fields like `"agreement": 4.0`; missing ones keep their defaults).
+/// A weights JSON file (fields like `"agreement": 4.0`; missing ones keep their defaults, and
+/// one the committee does not know is an error).
 pub fn load_file(path: &Path) -> anyhow::Result<Weights> {
     let text = std::fs::read_to_string(path)
         .with_context(|| format!("cannot read weights file {}", path.display()))?;
@@ -58,5 +59,24 @@ mod tests {
         assert_eq!(load("default").unwrap(), Weights::default());
         let e = load("no-such-set").unwrap_err().to_string();
         assert!(e.contains("fitted, track-record"), "{e}");
+    }
+
+    #[test]
+    fn a_weight_it_does_not_know_is_an_error_naming_the_file_and_the_field() {
+        let dir = tempfile::tempdir().unwrap();
+        let good = dir.path().join("good.json");
+        std::fs::write(&good, r#"{"agreement": 2.0}"#).unwrap();
+        assert_eq!(load_file(&good).unwrap().agreement, 2.0);
+        let bad = dir.path().join("bad.json");
+        std::fs::write(
+            &bad,
+            r#"{"agreement": 2.0, "exec_record_told_apart": true}"#,
+        )
+        .unwrap();
+        let e = format!("{:#}", load(bad.to_str().unwrap()).unwrap_err());
+        assert!(
+            e.contains("bad.json") && e.contains("unknown field `exec_record_told_apart`"),
+            "{e}"
+        );
     }
 }
