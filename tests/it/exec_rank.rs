@@ -1050,6 +1050,25 @@ diff --git a/textkit/words.py b/textkit/words.py
  def longest_word(text):
 "#;
 
+/// Adds rewrite-agent (`REWRITES_THE_TEST`) to the candidates in `cands` and ranks them all
+/// with `--exec` over the example's minitest.
+fn rank_with_rewrite_agent(
+    cands: &Path,
+    repo: &Path,
+    tasks: &Path,
+    cache: &Path,
+    tmp: &Path,
+) -> Value {
+    std::fs::create_dir_all(cands.join("rewrite-agent")).unwrap();
+    std::fs::write(
+        cands.join("rewrite-agent").join("example__textkit-1.diff"),
+        REWRITES_THE_TEST,
+    )
+    .unwrap();
+    let test_cmd = format!("python {}", path_str(&minitest()));
+    rank_exec_in_with(cands, repo, tasks, &test_cmd, cache, tmp)
+}
+
 #[test]
 fn a_candidate_that_rewrites_the_test_it_breaks_is_seen_breaking_it() {
     // The tests that passed at the base commit run as they were there, as SWE-bench's
@@ -1060,14 +1079,7 @@ fn a_candidate_that_rewrites_the_test_it_breaks_is_seen_breaking_it() {
     };
     let (repo, tasks) = example_with(dir.path(), &[], str::to_string);
     let cands = fix_and_noop(dir.path());
-    std::fs::create_dir_all(cands.join("rewrite-agent")).unwrap();
-    std::fs::write(
-        cands.join("rewrite-agent").join("example__textkit-1.diff"),
-        REWRITES_THE_TEST,
-    )
-    .unwrap();
-    let test_cmd = format!("python {}", path_str(&minitest()));
-    let v = rank_exec_in_with(&cands, &repo, &tasks, &test_cmd, &cache, &tmp);
+    let v = rank_with_rewrite_agent(&cands, &repo, &tasks, &cache, &tmp);
     let exec = &v["exec"];
     assert!(exec["error"].is_null(), "{exec}");
     assert_eq!(
@@ -1114,14 +1126,7 @@ fn a_rewritten_test_is_not_held_against_a_fix_when_no_other_candidate_shows_the_
     let (repo, tasks) = example_with(dir.path(), &[], str::to_string);
     let cands = dir.path().join("candidates");
     copy_agents(&cands, &[("noop-agent", "tests/fixtures/exec/candidates")]);
-    std::fs::create_dir_all(cands.join("rewrite-agent")).unwrap();
-    std::fs::write(
-        cands.join("rewrite-agent").join("example__textkit-1.diff"),
-        REWRITES_THE_TEST,
-    )
-    .unwrap();
-    let test_cmd = format!("python {}", path_str(&minitest()));
-    let v = rank_exec_in_with(&cands, &repo, &tasks, &test_cmd, &cache, &tmp);
+    let v = rank_with_rewrite_agent(&cands, &repo, &tasks, &cache, &tmp);
     let exec = &v["exec"];
     assert!(exec["error"].is_null(), "{exec}");
     let rewrite = by_agent(&v, "rewrite-agent");

@@ -39,6 +39,13 @@ const NOTE: &str = "its agent's record in this run:";
 /// (healthy, ran) per agent.
 type Tally = BTreeMap<String, (usize, usize)>;
 
+/// A ranked candidate's behaviour as the committee counts it; `None` when it has none that reads.
+fn behaviour_of(c: &Value, counted: Counted) -> Option<Behaviour> {
+    c.get("behaviour")
+        .and_then(|b| serde_json::from_value::<Behaviour>(b.clone()).ok())
+        .map(|b| b.counted(counted))
+}
+
 /// One issue's candidates as the record reads them: (agent, behaviour, as the committee counts
 /// it) of those that ran.
 fn behaviours(result: &Value, counted: Counted) -> Vec<(String, Behaviour)> {
@@ -49,8 +56,7 @@ fn behaviours(result: &Value, counted: Counted) -> Vec<(String, Behaviour)> {
         .iter()
         .filter_map(|c| {
             let agent = c.get("agent")?.as_str()?.to_string();
-            let b: Behaviour = serde_json::from_value(c.get("behaviour")?.clone()).ok()?;
-            let b = b.counted(counted);
+            let b = behaviour_of(c, counted)?;
             b.ran().then_some((agent, b))
         })
         .collect()
@@ -185,14 +191,9 @@ fn rerank(
     // Every review is read (and rescored) before anything is written: an entry that does not
     // read leaves the issue as it was.
     let orders = committee.exec_record_orders();
-    let behaviours: Vec<Option<Behaviour>> = ranked
-        .iter()
-        .map(|c| {
-            c.get("behaviour")
-                .and_then(|b| serde_json::from_value::<Behaviour>(b.clone()).ok())
-                .map(|b| b.counted(committee.exec_counted()))
-        })
-        .collect();
+    let counted = committee.exec_counted();
+    let behaviours: Vec<Option<Behaviour>> =
+        ranked.iter().map(|c| behaviour_of(c, counted)).collect();
     let ran_healthy: Vec<bool> =
         healthy_each(&behaviours.iter().map(Option::as_ref).collect::<Vec<_>>())
             .into_iter()
