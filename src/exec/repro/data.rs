@@ -14,7 +14,7 @@ const END_OF_INPUT: [&str; 6] = ["EOF", "<EOF>", "^D", "<Ctrl-D>", "<ctrl-d>", "
 
 /// The files `code` reads that the issue shows: (name, text), in the order shown, a name
 /// once. Only names `code` writes as a string literal (`'test.qdp'`), so an issue whose code
-/// opens nothing it shows runs as before.
+/// opens nothing it shows gets no files written.
 pub(super) fn data_files(issue: &str, code: &str) -> Vec<(String, String)> {
     let mut files: Vec<(String, String)> = Vec::new();
     let lines: Vec<&str> = issue.lines().collect();

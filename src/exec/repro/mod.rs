@@ -174,7 +174,7 @@ pub fn reproduction(issue: &str, names: &RepoNames) -> Option<Reproduction> {
     }
     // Tests shown in two blocks are two test files (`test_module_1.py`, `test_module_2.py`):
     // joined into one module they would share its globals, which may be what the issue is
-    // about; such code runs as a script, as before.
+    // about. Tests shown in one block run as a script.
     let test_files = parts
         .iter()
         .filter(|p| python::parse(&p.code).is_some_and(|t| defines_tests(t.root_node(), &p.code)))

@@ -981,8 +981,8 @@ fn a_note_after_the_code_on_a_prompt_line_is_cut_and_the_code_kept() {
     assert!(lines.contains(&"solve(z)"), "{}", r.code);
     // Code that parses with its arrow is code (`a < -1`), kept whole.
     assert!(lines.contains(&"a  <- 1"), "{}", r.code);
-    // Where the code before the arrow does not parse alone, the line is left as it is (and
-    // dropped, as before).
+    // Where the code before the arrow does not parse alone, the line is left as it is, and
+    // dropped as a line that does not parse.
     assert!(
         !r.code.contains("for k") && !r.code.contains("this is"),
         "{}",
@@ -1059,8 +1059,8 @@ fn a_conf_py_the_issues_shell_writes_joins_its_sphinx_project() {
 }
 
 /// sphinx-8506's shape: reST markup and no code: the markup is the root document of a project
-/// that is built; with Python code, or outside Sphinx, the code (or nothing) as before; a
-/// block tagged as another language or starting with prose is not markup.
+/// that is built; with Python code the code is the reproduction, and outside Sphinx markup
+/// alone is none; a block tagged as another language or starting with prose is not markup.
 #[test]
 fn an_issue_with_only_rest_markup_builds_it_as_a_sphinx_project() {
     let issue = "The docs include this:\n```\n.. option:: [enable=]PATTERN\n\n   Immediately enable events\n```\nSphinx 3.2 complains:\n```\nWarning, treated as error:\n../../docs/qemu.rst.inc:4:Malformed option description '[enable=]PATTERN', should look like \"opt\"\n```\n```rst\nSee :option:`[enable=]PATTERN`.\n```\n```text\n.. note:: not markup here\n```\n";

@@ -46,6 +46,7 @@ use features::Features;
 
 /// Signal weights (see the module docs for the rule). [`Weights::default`] is set by hand;
 /// `dei-bench offline --fit` fits them on one half of the instances.
+///
 /// A field it does not know is an error, so that a misspelt or retired weight is not
 /// silently left at its default.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
