@@ -41,6 +41,7 @@ import hashlib
 import json
 import os
 import random
+import re
 import shutil
 import subprocess
 import sys
@@ -318,6 +319,40 @@ def main():
             if line:
                 print(f"{cname:<9} {line[0]:>4} {len(members):>4}  " + "  ".join(cells)
                       + f"  {line[1]:5.1f} {line[2]:5.1f} {line[3]:5.1f}")
+        # the drawn committees of each kind as one group: the mean, how many fall below their
+        # Average@k or rise above their best member, and the paired differences pooled over
+        # committee × instance
+        groups = {"drawn from 2024 runs": r"o\d+", "drawn across generations": r"m\d+"}
+        for gname, pat in groups.items():
+            names = [c for c in committees if re.fullmatch(pat, c)]
+            if len(names) < 2:
+                continue
+            for bname, _, _ in builds:
+                ones, below, above, d_avg, d_best = [], 0, 0, [], []
+                for cname in names:
+                    per = results[(cname, bname)]
+                    iids, rates, best_k = best_member(per, len(committees[cname]), sp)
+                    if not iids:
+                        continue
+                    pick = [per[i][0] for i in iids]
+                    avg = [per[i][1] for i in iids]
+                    best = [float(per[i][2][best_k]) for i in iids]
+                    ones.append(100 * sum(pick) / len(iids))
+                    below += sum(pick) < sum(avg) - 1e-9
+                    above += sum(pick) > sum(best) + 1e-9
+                    d_avg += [p - q for p, q in zip(pick, avg)]
+                    d_best += [p - q for p, q in zip(pick, best)]
+                if not ones:
+                    continue
+                ma, mb = bootstrap(d_avg), bootstrap(d_best)
+                print(f"{bname}, {len(ones)} committees {gname}: mean 1@k {sum(ones)/len(ones):.2f}; "
+                      f"− Average@k {100*ma[0]:+.2f} [{100*ma[1]:+.2f}, {100*ma[2]:+.2f}] (below on {below}); "
+                      f"− best member {100*mb[0]:+.2f} [{100*mb[1]:+.2f}, {100*mb[2]:+.2f}] (above on {above}); "
+                      f"pooled over committee × instance")
+                report.setdefault("groups", {}).setdefault(sp, {}).setdefault(gname, {})[bname] = {
+                    "committees": len(ones), "mean_one_at_k": sum(ones) / len(ones),
+                    "minus_average": [100 * x for x in ma], "below_average": below,
+                    "minus_best": [100 * x for x in mb], "above_best": above}
         # each build against the first; each --exec-weights variant against its build's +exec
         pairs = [(builds[0][0], b[0]) for b in builds[1:] if b[2] is None or b[2] == ""]
         pairs += [(b[0].split("+exec-")[0] + "+exec", b[0]) for b in builds if b[2]]
