@@ -109,6 +109,16 @@ def best_member(per, k, sp):
     return iids, rates, max(range(k), key=lambda m: rates[m])
 
 
+def credits(per, k, sp):
+    """`best_member`'s instances, rates and best member, with each instance's credit for the
+    pick, for Average@k and for the best member (paired, in the instances' order)."""
+    iids, rates, best_k = best_member(per, k, sp)
+    pick = [per[i][0] for i in iids]
+    avg = [per[i][1] for i in iids]
+    best = [float(per[i][2][best_k]) for i in iids] if iids else []
+    return iids, rates, best_k, pick, avg, best
+
+
 def last_lines(journal):
     last = {}
     with open(journal) as f:
@@ -298,12 +308,9 @@ def main():
             cells = []
             for bname, _, _ in builds:
                 per = results[(cname, bname)]
-                iids, rates, best_k = best_member(per, len(members), sp)
+                iids, rates, best_k, pick, avg, best = credits(per, len(members), sp)
                 if not iids:
                     continue
-                pick = [per[i][0] for i in iids]
-                avg = [per[i][1] for i in iids]
-                best = [float(per[i][2][best_k]) for i in iids]
                 union = sum(1 for i in iids if any(per[i][2])) / len(iids)
                 d_avg = bootstrap([p - q for p, q in zip(pick, avg)])
                 d_best = bootstrap([p - q for p, q in zip(pick, best)])
@@ -330,13 +337,10 @@ def main():
             for bname, _, _ in builds:
                 ones, below, above, d_avg, d_best = [], 0, 0, [], []
                 for cname in names:
-                    per = results[(cname, bname)]
-                    iids, rates, best_k = best_member(per, len(committees[cname]), sp)
+                    iids, _, _, pick, avg, best = credits(
+                        results[(cname, bname)], len(committees[cname]), sp)
                     if not iids:
                         continue
-                    pick = [per[i][0] for i in iids]
-                    avg = [per[i][1] for i in iids]
-                    best = [float(per[i][2][best_k]) for i in iids]
                     ones.append(100 * sum(pick) / len(iids))
                     below += sum(pick) < sum(avg) - 1e-9
                     above += sum(pick) > sum(best) + 1e-9
