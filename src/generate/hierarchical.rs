@@ -130,7 +130,7 @@ impl Hierarchical {
             context! { issue => task.problem_statement.trim(), feedback => fb.map(str::trim), map, shortlist, max_files => self.max_files },
         )?;
         // A shaped reply is a list of paths (any of the map's, so no enum); the ones the
-        // repository lacks are dropped below as before.
+        // repository lacks are dropped below.
         let shape = parse::list_schema("pick_files", "files", None, self.max_files, 200);
         let reply = model.complete_shaped(&prompt.system, &prompt.user, 0.0, &shape)?;
         let reply = parse::listed(&reply, "files");

@@ -373,7 +373,7 @@ pub fn parts(members: &[Member], i: usize, w: &ExecWeights) -> Vec<Part> {
                     if n == 1 { "y" } else { "ies" }
                 ),
             };
-            // Pushed even at zero: with behaviour classes, text agreement no longer counts.
+            // Pushed even at zero: where behaviour classes count, text agreement does not.
             out.push(Part {
                 name: AGREEMENT,
                 value: w.agreement * s / (1.0 + s),

@@ -47,8 +47,8 @@ use features::Features;
 /// Signal weights (see the module docs for the rule). [`Weights::default`] is set by hand;
 /// `dei-bench offline --fit` fits them on one half of the instances.
 ///
-/// A field it does not know is an error, so that a misspelt or retired weight is not
-/// silently left at its default.
+/// A field it does not know is an error, so that a misspelt weight, or one the committee does
+/// not have, is not silently ignored.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Weights {
