@@ -210,16 +210,17 @@ pub fn pick_basis_by_rank(ranked: &[(&str, Option<&Behaviour>, Option<u64>)]) ->
     pick_basis(&members)
 }
 
+/// The behaviour of a ranked candidate as `dei rank`'s JSON holds it; `None` when it has none,
+/// or one that does not read.
+pub fn behaviour_of_json(c: &serde_json::Value) -> Option<Behaviour> {
+    c.get("behaviour")
+        .and_then(|b| Behaviour::deserialize(b).ok())
+}
+
 /// [`pick_basis_by_rank`] of a ranking as `dei rank`'s JSON holds it (`ranked`: entries with
 /// `agent`, `rank` and `behaviour`); a behaviour that does not read counts as none.
 pub fn pick_basis_of_json(ranked: &[serde_json::Value]) -> Option<Basis> {
-    let behaviours: Vec<Option<Behaviour>> = ranked
-        .iter()
-        .map(|c| {
-            c.get("behaviour")
-                .and_then(|b| Behaviour::deserialize(b).ok())
-        })
-        .collect();
+    let behaviours: Vec<Option<Behaviour>> = ranked.iter().map(behaviour_of_json).collect();
     let entries: Vec<(&str, Option<&Behaviour>, Option<u64>)> = ranked
         .iter()
         .zip(&behaviours)

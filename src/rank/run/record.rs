@@ -25,7 +25,7 @@
 
 use super::IssueOutcome;
 use crate::model::{Behaviour, Counted, Review, Score};
-use crate::rank::health::{healthy_each, pick_basis_of_json};
+use crate::rank::health::{behaviour_of_json, healthy_each, pick_basis_of_json};
 use crate::rank::select;
 use crate::review::Committee;
 use serde_json::Value;
@@ -41,9 +41,7 @@ type Tally = BTreeMap<String, (usize, usize)>;
 
 /// A ranked candidate's behaviour as the committee counts it; `None` when it has none that reads.
 fn behaviour_of(c: &Value, counted: Counted) -> Option<Behaviour> {
-    c.get("behaviour")
-        .and_then(|b| serde_json::from_value::<Behaviour>(b.clone()).ok())
-        .map(|b| b.counted(counted))
+    behaviour_of_json(c).map(|b| b.counted(counted))
 }
 
 /// One issue's candidates as the record reads them: (agent, behaviour, as the committee counts
