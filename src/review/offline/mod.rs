@@ -23,7 +23,7 @@
 //! | track record | `prior · agent_prior[agent]`, else `prior · family_prior[family]` (empty maps by default) |
 //! | shape | `large · largeness` + `scatter · scatter` ([`shape::shape`]) |
 //! | execution record (`rank --all --exec` only) | `exec_record · (share − mean)`: the agent's share of healthy runs on the run's other issues (`rank::run::record`); with `exec_record_orders` the candidates that ran healthy also rank first, by that record |
-//! | execution (`--exec` only) | `exec_breaks`, `exec_repro_changed` / `exec_repro_same` (the issue's reproduction, and the model-written test with `--exec-llm-repro`), `exec_agreement` ([`behaviour`]) |
+//! | execution (`--exec` only) | `exec_breaks`, `exec_repro_changed` / `exec_repro_same` (the issue's reproduction, and the model-written test with `--exec-llm-repro`), `exec_written` (tests other agents wrote), `exec_agreement` ([`behaviour`]) |
 //!
 //! With execution evidence that splits the candidates into two or more behaviour classes, a
 //! candidate that ran is voted for by behaviour (`exec_agreement`), not by text (`agreement`).
