@@ -373,7 +373,8 @@ def main():
             report.setdefault("pairs", {}).setdefault(sp, {})[f"{b1} - {b0}"] = {
                 "pooled": [100 * x for x in m], "picks_moved": moved}
         # what --exec picks rest on (`pick_basis`), over every committee: how often each kind
-        # of pick is right, beside the committee's best member on the same issues
+        # of pick is right, beside the committee's best member on the same issues; "(no basis)":
+        # an issue not ranked, or one whose candidates were all scored by rule (none reviewed)
         for bname, _, weights in builds:
             if weights != "":
                 continue
@@ -382,7 +383,7 @@ def main():
                 per = results[(cname, bname)]
                 iids, _, best_k = best_member(per, len(members), sp)
                 for i in iids:
-                    t = tally.setdefault(per[i][4] or "(not ranked)", [0, 0.0, 0.0])
+                    t = tally.setdefault(per[i][4] or "(no basis)", [0, 0.0, 0.0])
                     t[0] += 1
                     t[1] += per[i][0]
                     t[2] += float(per[i][2][best_k])
