@@ -114,16 +114,16 @@ def main():
             continue
         issues += len(rows)
         for r, rule in rules.items():
-            credit = 0.0
+            credits = []
             for o in rows:
                 ranked = o["result"]["ranked"]
                 p = pick(rescored(ranked, without(rule)))
                 if p != pick(rescored(ranked)):
                     moved[r] += 1
-                c = sum(lab.get((o["instance_id"], x), False) for x in p) / len(p) if p else 0.0
-                credit += c
-                pairs[r].append(100 * c)
-            table[r].append(100 * credit / len(rows))
+                credits.append(100 * sum(lab.get((o["instance_id"], x), False) for x in p) / len(p)
+                               if p else 0.0)
+            pairs[r].extend(credits)
+            table[r].append(sum(credits) / len(credits))
     base = table["(none removed)"]
     print(f"{len(base)} committees, {issues} (committee, issue) pairs, {a.split} half, build {a.build}")
     print(f"{'rule removed':<38} {'mean 1@k':>8} {'change':>7} {'pooled change [95%]':>23} "

@@ -381,12 +381,12 @@ def main():
             tally = {}
             for cname, members in committees.items():
                 per = results[(cname, bname)]
-                iids, _, best_k = best_member(per, len(members), sp)
-                for i in iids:
+                iids, _, _, pick, _, best = credits(per, len(members), sp)
+                for i, p, b in zip(iids, pick, best):
                     t = tally.setdefault(per[i][4] or "(no basis)", [0, 0.0, 0.0])
                     t[0] += 1
-                    t[1] += per[i][0]
-                    t[2] += float(per[i][2][best_k])
+                    t[1] += p
+                    t[2] += b
             if tally:
                 print(f"{bname}: picks by basis, right / best member on the same issues: " + "; ".join(
                     f"{b} {t[0]}: {100*t[1]/t[0]:.1f} / {100*t[2]/t[0]:.1f}" for b, t in sorted(tally.items())))
