@@ -15,14 +15,13 @@ credit up and down; and how many issues' picks move at all. Labels are read only
 picks.
 """
 import argparse
-import hashlib
 import json
 import math
 import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from offline_committees import bootstrap  # noqa: E402
+from offline_committees import bootstrap, half, last_lines, pair_labels  # noqa: E402
 
 RULES = {
     "applies": {"drop": ["applies"]},
@@ -33,10 +32,6 @@ RULES = {
     "debug output": {"drop": ["debug output"]},
     "shape (large, scattered)": {"drop": ["large", "scattered"]},
 }
-
-
-def half(i):
-    return "tune" if hashlib.sha256(i.encode()).digest()[0] % 2 == 0 else "report"
 
 
 def squash(raw, scale=4.0):
@@ -90,11 +85,7 @@ def main():
     a = ap.parse_args()
     comms = json.load(open(os.path.join(a.out, "committees.json")))
     names = [n for n in a.committees.split(",") if n] or list(comms)
-    lab = {}
-    for fn in ("lite_candidates.jsonl", "lite_candidates_more.jsonl"):
-        for line in open(os.path.join(a.data, fn)):
-            c = json.loads(line)
-            lab[(c["instance_id"], c["run"])] = bool(c.get("resolved"))
+    lab, _ = pair_labels(a.data)
     rules = {"(none removed)": None, **RULES}
     table = {r: [] for r in rules}
     pairs = {r: [] for r in rules}
@@ -104,10 +95,7 @@ def main():
         path = os.path.join(a.out, a.build, n, "journal.jsonl")
         if not os.path.exists(path):
             continue
-        last = {}
-        for line in open(path):
-            o = json.loads(line)
-            last[o["instance_id"]] = o
+        last = last_lines(path)
         rows = [o for i, o in last.items() if (a.split == "all" or half(i) == a.split)
                 and not o.get("error_kind")]
         if not rows:

@@ -131,6 +131,28 @@ def last_lines(journal):
     return last
 
 
+RUN_FILES = ("lite_candidates.jsonl", "lite_candidates_more.jsonl")
+
+
+def candidate_rows(data):
+    """Every candidate of both run files, each marked `_old` when from the 2024 file."""
+    rows = []
+    for name in RUN_FILES:
+        with open(os.path.join(data, name)) as f:
+            for line in f:
+                c = json.loads(line)
+                c["_old"] = name == RUN_FILES[0]
+                rows.append(c)
+    return rows
+
+
+def pair_labels(data):
+    """`{(instance_id, run): resolved}` over both run files, and the set of 2024 runs."""
+    rows = candidate_rows(data)
+    return ({(c["instance_id"], c["run"]): bool(c.get("resolved")) for c in rows},
+            {c["run"] for c in rows if c["_old"]})
+
+
 def pick_credit(outcome, labels):
     """Tie-aware credit of the pick: resolved share among the candidates ranked first."""
     if outcome is None or outcome.get("error_kind"):
@@ -194,12 +216,7 @@ def main():
         for t in tasks:
             f.write(json.dumps(t) + "\n")
 
-    rows = []
-    for name in ("lite_candidates.jsonl", "lite_candidates_more.jsonl"):
-        for line in open(os.path.join(a.data, name)):
-            c = json.loads(line)
-            c["_old"] = name == "lite_candidates.jsonl"
-            rows.append(c)
+    rows = candidate_rows(a.data)
     old_all = sorted({c["run"] for c in rows if c["_old"]})
     # drawn committees take the 13 old runs that cover every instance (devin's 38-instance
     # subset left out), as exec_lite.py draws them

@@ -24,8 +24,8 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from offline_ablation import half, pick, rescored  # noqa: E402
-from offline_committees import bootstrap  # noqa: E402
+from offline_ablation import pick, rescored  # noqa: E402
+from offline_committees import bootstrap, half, last_lines, pair_labels  # noqa: E402
 
 PARTS = {
     "agreement": ["agreement"],
@@ -52,23 +52,14 @@ def main():
     ap.add_argument("--data", default="../shared/data")
     a = ap.parse_args()
     comms = json.load(open(os.path.join(a.out, "committees.json")))
-    lab, old = {}, set()
-    for fn in ("lite_candidates.jsonl", "lite_candidates_more.jsonl"):
-        for line in open(os.path.join(a.data, fn)):
-            c = json.loads(line)
-            lab[(c["instance_id"], c["run"])] = bool(c.get("resolved"))
-            if fn == "lite_candidates.jsonl":
-                old.add(c["run"])
+    lab, old = pair_labels(a.data)
     groups = {"2024": [], "new": [], "mixed": []}
     rows = {}
     for name, members in comms.items():
         path = os.path.join(a.out, a.build, name, "journal.jsonl")
         if not os.path.exists(path):
             continue
-        last = {}
-        for line in open(path):
-            o = json.loads(line)
-            last[o["instance_id"]] = o
+        last = last_lines(path)
         rows[name] = [o for o in last.values() if not o.get("error_kind")]
         n_old = sum(1 for m in members if m in old)
         groups["2024" if n_old == len(members) else "new" if n_old == 0 else "mixed"].append(name)
