@@ -200,6 +200,20 @@ fn location_evidence_from_issue_text_and_traceback() {
     assert_eq!(location::location(&f, &m), (true, true));
     let g = features::from_diff(&cand("b", &diff("pkg/other.py", "a", "b")));
     assert_eq!(location::location(&g, &m), (false, false));
+    // `prepare_body` edited in a file the issue does not name: a word that matches a short
+    // name says nothing without its file.
+    let h = features::from_diff(&cand(
+        "c",
+        "--- a/pkg/other.py\n+++ b/pkg/other.py\n@@ -1 +1 @@ def prepare_body(self):\n-a\n+b\n",
+    ));
+    assert_eq!(location::location(&h, &m), (false, false));
+    // Both files edited: the named file counts, the definition only where it lies in it.
+    let both = features::from_diff(&cand(
+        "d",
+        "--- a/pkg/other.py\n+++ b/pkg/other.py\n@@ -1 +1 @@ def prepare_body(self):\n-a\n+b\n\
+         --- a/pkg/models.py\n+++ b/pkg/models.py\n@@ -1 +1 @@ def send(self):\n-a\n+b\n",
+    ));
+    assert_eq!(location::location(&both, &m), (true, false));
     let ev = Evidence::new(&task(&text), vec![f, g]);
     let w = Weights {
         agreement: 0.0,
