@@ -101,12 +101,12 @@ def main():
         if not rows:
             continue
         issues += len(rows)
+        as_ranked = [pick(rescored(o["result"]["ranked"])) for o in rows]
         for r, rule in rules.items():
             credits = []
-            for o in rows:
-                ranked = o["result"]["ranked"]
-                p = pick(rescored(ranked, without(rule)))
-                if p != pick(rescored(ranked)):
+            for o, p0 in zip(rows, as_ranked):
+                p = pick(rescored(o["result"]["ranked"], without(rule)))
+                if p != p0:
                     moved[r] += 1
                 credits.append(100 * sum(lab.get((o["instance_id"], x), False) for x in p) / len(p)
                                if p else 0.0)
