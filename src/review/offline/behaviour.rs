@@ -5,12 +5,12 @@
 //! - **breaks tests**: a candidate that breaks tests which passed twice at the base commit gets
 //!   `exec_breaks · rarity`, where `rarity = 1 − (families breaking the test) / (families run)`
 //!   for its rarest broken test, a family counting as the share of its runs that break it. A
-//!   test that most of the committee breaks is evidence about the test (it asserts the
-//!   reported bug), not about the candidate. In a committee of one family (an agent's runs
-//!   only) the runs are the voters: `rarity = 1 − (runs breaking it) / (runs)`. A test the
-//!   candidate's own patch rewrites to its fix is not held against it while no other
-//!   candidate shows the fix with the test passing as the base wrote it
-//!   (`Behaviour::rewritten`); it still counts in the others' rarity.
+//!   test that every family breaks costs nothing: it says more about the test than about any
+//!   candidate. In a committee of one family (an agent's runs only) the runs are the voters:
+//!   `rarity = 1 − (runs breaking it) / (runs)`. A test the candidate's own patch rewrites to
+//!   its fix is not held against it while no other candidate shows the fix with the test
+//!   passing as the base wrote it (`Behaviour::rewritten`); it still counts in the others'
+//!   rarity.
 //! - **reproduction**: `exec_repro_changed` when the reproduction behaves differently
 //!   from the base commit, `exec_repro_same` when it still behaves as at base — counted only
 //!   when some other candidate does change it (else the reproduction may not show the bug).
