@@ -137,7 +137,7 @@ pub struct Member<'a> {
 
 /// Whether a run of a candidate changes what the issue shows: the reproduction's outcome, or
 /// the model-written test resolved.
-fn shows_change(b: &Behaviour) -> bool {
+pub fn shows_change(b: &Behaviour) -> bool {
     b.repro == Some(ReproChange::Changed) || b.model_test == Some(ModelTest::Resolved)
 }
 

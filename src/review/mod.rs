@@ -130,6 +130,11 @@ pub trait Committee: Send + Sync {
     fn exec_record_orders(&self) -> bool {
         false
     }
+    /// Whether the record counts only healthy runs that change what the issue shows, over the
+    /// issues where some candidate changes it (else every healthy run, over every issue run).
+    fn exec_record_fixes(&self) -> bool {
+        false
+    }
     /// The kinds of execution evidence the committee counts: what ran healthy over a run (the
     /// record, the order of the healthy) reads only these.
     fn exec_counted(&self) -> crate::model::Counted {

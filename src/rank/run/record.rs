@@ -7,7 +7,9 @@
 //! an issue is its share of healthy candidates ([`healthy`]) on the run's **other** issues,
 //! minus the mean share over the agents; the committee adds it as one part of each score
 //! ([`Committee::with_exec_record`]), and the issue is ranked again. Agents seen on fewer than
-//! [`MIN_ISSUES`] other issues get no record.
+//! [`MIN_ISSUES`] other issues get no record. With [`Committee::exec_record_fixes`] the record
+//! counts only healthy runs that change what the issue shows, over the issues where some
+//! candidate changes it.
 //!
 //! Where the committee orders by it ([`Committee::exec_record_orders`], the offline default),
 //! the candidates that ran healthy on the issue rank first, in the order of their agents'
@@ -25,7 +27,7 @@
 
 use super::IssueOutcome;
 use crate::model::{Behaviour, Counted, Review, Score};
-use crate::rank::health::{behaviour_of_json, healthy_each, pick_basis_of_json};
+use crate::rank::health::{behaviour_of_json, healthy_each, pick_basis_of_json, shows_change};
 use crate::rank::select;
 use crate::review::Committee;
 use serde_json::Value;
@@ -77,14 +79,18 @@ pub fn within_noise(best: &(f64, usize, usize), a: &(f64, usize, usize)) -> bool
     pb - pa <= NOISE_SE * (var(pb, best.2) + var(pa, a.2)).sqrt() + 1e-12
 }
 
-/// Each agent's (healthy, ran) on one issue.
-fn tally(cands: &[(String, Behaviour)]) -> Tally {
+/// Each agent's (healthy, ran) on one issue; with `fixes`, (healthy and changing what the
+/// issue shows, ran), and nothing for an issue where no candidate changes what it shows.
+fn tally(cands: &[(String, Behaviour)], fixes: bool) -> Tally {
     let mut out = Tally::new();
+    if fixes && !cands.iter().any(|(_, b)| shows_change(b)) {
+        return out;
+    }
     let each = healthy_each(&cands.iter().map(|(_, b)| Some(b)).collect::<Vec<_>>());
-    for ((agent, _), ok) in cands.iter().zip(each) {
+    for ((agent, b), ok) in cands.iter().zip(each) {
         if let Some(ok) = ok {
             let e = out.entry(agent.clone()).or_default();
-            e.0 += ok as usize;
+            e.0 += (ok && (!fixes || shows_change(b))) as usize;
             e.1 += 1;
         }
     }
@@ -132,10 +138,11 @@ pub fn apply(outcomes: &mut [IssueOutcome], committee: &dyn Committee) -> Applie
         return out;
     }
     let counted = committee.exec_counted();
+    let fixes = committee.exec_record_fixes();
     let tallies: Vec<Tally> = outcomes
         .iter()
         .map(|o| match (&o.result, o.is_ok()) {
-            (Some(r), true) => tally(&behaviours(r, counted)),
+            (Some(r), true) => tally(&behaviours(r, counted), fixes),
             _ => Tally::new(),
         })
         .collect();
@@ -189,6 +196,7 @@ fn rerank(
     // Every review is read (and rescored) before anything is written: an entry that does not
     // read leaves the issue as it was.
     let orders = committee.exec_record_orders();
+    let fixes = committee.exec_record_fixes();
     let counted = committee.exec_counted();
     let behaviours: Vec<Option<Behaviour>> =
         ranked.iter().map(|c| behaviour_of(c, counted)).collect();
@@ -222,7 +230,7 @@ fn rerank(
                 });
             }
             review.score = score;
-            review.reason = with_note(&review.reason, rec, ran_healthy[i]);
+            review.reason = with_note(&review.reason, rec, ran_healthy[i], fixes);
         }
         reviews.push(review);
         tiers.push(tier);
@@ -295,8 +303,13 @@ fn agent_of(c: &Value) -> &str {
 }
 
 /// `reason` with the record's note (replacing an earlier one); `ordered`: the candidate ran
-/// healthy here and ranks among the healthy by its record.
-fn with_note(reason: &str, rec: Option<&(f64, usize, usize)>, ordered: bool) -> String {
+/// healthy here and ranks among the healthy by its record; `fixes`: the record counts fixes.
+fn with_note(
+    reason: &str,
+    rec: Option<&(f64, usize, usize)>,
+    ordered: bool,
+    fixes: bool,
+) -> String {
     let mut notes: Vec<String> = reason
         .split("; ")
         .filter(|n| !n.is_empty() && !n.starts_with(NOTE))
@@ -308,6 +321,9 @@ fn with_note(reason: &str, rec: Option<&(f64, usize, usize)>, ordered: bool) -> 
         ""
     };
     match rec {
+        Some(&(_, h, n)) if fixes => notes.push(format!(
+            "{NOTE} healthy runs that change what the issue shows on {h} of {n} other issues where a candidate changes it{why}"
+        )),
         Some(&(_, h, n)) => notes.push(format!(
             "{NOTE} healthy runs on {h} of {n} other issues{why}"
         )),
@@ -434,19 +450,63 @@ mod tests {
 
     #[test]
     fn the_note_is_replaced_not_repeated() {
-        let once = with_note("applies cleanly", Some(&(0.1, 2, 3)), false);
-        let twice = with_note(&once, Some(&(0.1, 3, 4)), false);
+        let once = with_note("applies cleanly", Some(&(0.1, 2, 3)), false, false);
+        let twice = with_note(&once, Some(&(0.1, 3, 4)), false, false);
         assert_eq!(
             twice,
             format!("applies cleanly; {NOTE} healthy runs on 3 of 4 other issues")
         );
-        assert_eq!(with_note(&twice, None, false), "applies cleanly");
-        let ordered = with_note(&twice, Some(&(0.1, 3, 4)), true);
+        assert_eq!(with_note(&twice, None, false, false), "applies cleanly");
+        let ordered = with_note(&twice, Some(&(0.1, 3, 4)), true, false);
         assert!(
             ordered.ends_with("within half a standard error of the best counting as the best)"),
             "{ordered}"
         );
         assert_eq!(ordered.matches(NOTE).count(), 1);
+        let fixes = with_note(&twice, Some(&(0.1, 3, 4)), false, true);
+        assert!(
+            fixes.ends_with("healthy runs that change what the issue shows on 3 of 4 other issues where a candidate changes it"),
+            "{fixes}"
+        );
+    }
+
+    #[test]
+    fn a_record_of_fixes_counts_healthy_runs_that_change_what_the_issue_shows() {
+        let b = |v: Value| serde_json::from_value::<Behaviour>(v).expect("a behaviour");
+        let cands = vec![
+            // Healthy and changing the reproduction.
+            (
+                "fix".to_string(),
+                b(serde_json::json!({"tests_run": 2, "repro": "changed"})),
+            ),
+            // Leaves it as at base while another changes it: not healthy.
+            (
+                "same".to_string(),
+                b(serde_json::json!({"tests_run": 2, "repro": "same"})),
+            ),
+            // Changes it but breaks a test: not healthy.
+            (
+                "breaks".to_string(),
+                b(serde_json::json!({"tests_run": 2, "repro": "changed", "broken": ["t::x"]})),
+            ),
+            // Healthy, with no reproduction of its own: counts as healthy, not as a fix.
+            ("quiet".to_string(), b(serde_json::json!({"tests_run": 2}))),
+        ];
+        let health = tally(&cands, false);
+        let fixes = tally(&cands, true);
+        let got = |t: &Tally, a: &str| t.get(a).copied();
+        assert_eq!(got(&health, "fix"), Some((1, 1)));
+        assert_eq!(got(&health, "quiet"), Some((1, 1)));
+        assert_eq!(got(&fixes, "fix"), Some((1, 1)));
+        assert_eq!(got(&fixes, "quiet"), Some((0, 1)));
+        for agent in ["same", "breaks"] {
+            assert_eq!(got(&health, agent), Some((0, 1)), "{agent}");
+            assert_eq!(got(&fixes, agent), Some((0, 1)), "{agent}");
+        }
+        // An issue where no candidate changes what it shows says nothing to a record of fixes.
+        let quiet = vec![cands[3].clone()];
+        assert!(tally(&quiet, true).is_empty());
+        assert_eq!(got(&tally(&quiet, false), "quiet"), Some((1, 1)));
     }
 
     /// A candidate of the issue `last` that ran healthy, with this agreement part (`strong`
