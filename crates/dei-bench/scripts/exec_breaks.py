@@ -39,17 +39,21 @@ def family(agent):
         fam = m.group(1)
 
 
-def bucket(candidate, families):
+def shares(families):
+    """Each test some candidate breaks: the share of families breaking it, a family counting as
+    the share of its runs that do."""
+    tests = {t for cs in families.values() for c in cs for t in c["behaviour"].get("broken", [])}
+    return {t: sum(sum(t in c["behaviour"].get("broken", []) for c in cs) / len(cs)
+                   for cs in families.values()) / len(families)
+            for t in tests}
+
+
+def bucket(candidate, share):
     b = candidate["behaviour"]
     held = [t for t in b.get("broken", []) if t not in b.get("rewritten", [])]
     if not held:
         return "none"
-
-    def share(test):
-        return sum(sum(test in c["behaviour"].get("broken", []) for c in cs) / len(cs)
-                   for cs in families.values()) / len(families)
-
-    least = min(share(t) for t in held)
+    least = min(share[t] for t in held)
     return "all" if least >= 1 - 1e-9 else "half or more" if least >= 0.5 else "under half"
 
 
@@ -77,8 +81,9 @@ def main():
             if len(families) < 3:
                 continue
             gen = "2024" if all(c["agent"] in old for c in ran) else "with newer runs"
+            share = shares(families)
             for c in ran:
-                n = counts[(gen, bucket(c, families))]
+                n = counts[(gen, bucket(c, share))]
                 n[0] += labels.get((iid, c["agent"]), False)
                 n[1] += 1
     print(f"{a.build}, {a.split} half: candidates resolved / candidates, by the share of agent families "
