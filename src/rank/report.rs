@@ -682,7 +682,7 @@ mod tests {
         assert_ne!(cut[1], cut[2]);
         assert!(cut[0].ends_with("acr-run-1") && cut[0].starts_with("gpt-4-"));
         assert_eq!(truncate_middle("short", 30), "short");
-        // The old end cut made all three identical at 40 columns.
+        // A cut at the end makes all three identical at 40 columns.
         let ends: Vec<String> = names.iter().map(|n| truncate(n, 40)).collect();
         assert_eq!(ends[0], ends[1]);
     }

@@ -19,11 +19,11 @@ pub(super) struct Run {
     pub(super) signal: Option<i32>,
     pub(super) timed_out: bool,
     pub(super) seconds: f64,
-    /// CPU seconds (see [`Outcome::cpu_seconds`]); absent in runs cached before it was kept.
+    /// CPU seconds (see [`Outcome::cpu_seconds`]); absent in a cached run that does not keep them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(super) cpu_seconds: Option<f64>,
-    /// Seconds its processes waited for a CPU (see [`Outcome::waited_seconds`]); absent in
-    /// runs cached before it was kept.
+    /// Seconds its processes waited for a CPU (see [`Outcome::waited_seconds`]); absent in a
+    /// cached run that does not keep them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(super) waited_seconds: Option<f64>,
     pub(super) output: String,

@@ -35,11 +35,11 @@ pub struct Manifest {
     pub max_patch_bytes: usize,
     pub committee: String,
     /// [`crate::review::Committee::settings`]: weights, model settings, prompt digests
-    /// (empty in manifests written before it was recorded).
+    /// (empty in a manifest that does not record them).
     #[serde(default)]
     pub committee_settings: String,
     /// `--exec` and its settings ([`crate::exec::gather::ExecSettings::settings`]), `off`
-    /// without it (empty in manifests written before it was recorded: not compared).
+    /// without it (empty in a manifest that does not record it: not compared).
     #[serde(default)]
     pub exec: String,
     /// `--agent-name SOURCE=NAME` overrides: other names would mix in one journal.
@@ -51,8 +51,8 @@ pub struct Manifest {
     /// SHA-256 of each candidate input's content, in `candidates`' order ([`input_digest`]).
     /// With it, the inputs are the same when their contents are, wherever they now lie: a run
     /// resumes, and shards merge, after the inputs moved; and an edit that keeps a file's size,
-    /// or changes a file inside a folder, is told. Empty in manifests written before it was
-    /// recorded (and where an input could not be read): paths and sizes are compared then.
+    /// or changes a file inside a folder, is told. Empty in a manifest that does not record them
+    /// (and where an input could not be read): paths and sizes are compared then.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub candidates_sha256: Vec<String>,
     /// SHA-256 of the tasks file's content (empty as above: its path is compared then).

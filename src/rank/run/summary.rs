@@ -156,7 +156,7 @@ impl ExecCounts {
 
 /// The fresh runs' CPU time beside their wall time, when kept, and whether the machine was
 /// busy. Where the runs' wait for a CPU was kept, that says it: over a quarter of their time
-/// on the clock spent waiting. Runs made before it was kept read wall time well over CPU time
+/// on the clock spent waiting. Runs that do not keep it read wall time well over CPU time
 /// instead, leaving out the runs killed at the time limit (a command that sleeps past its
 /// limit uses no CPU time on an idle machine); that reading also counts a run that sleeps or
 /// waits for its disk as busy, which the wait does not.
@@ -636,7 +636,8 @@ mod tests {
             idle.contains("123 s in the others, 3 s of CPU time)") && !idle.contains("busy"),
             "{idle}"
         );
-        // Without the killed runs counted apart (journals before they were), the old reading.
+        // Without the killed runs counted apart (a journal that does not keep them), wall time
+        // is read against CPU time over every run.
         let old = exec(0.0, 0.0);
         assert!(old.contains("the machine was busy: 41.0×"), "{old}");
         // A killed run that computed all along takes its CPU time out with it: still busy.
