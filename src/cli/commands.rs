@@ -487,7 +487,7 @@ pub fn rank_many(args: RankArgs) -> anyhow::Result<()> {
             format!("; on {k} the pick is the healthy candidate whose agent has the better record, where the scores alone pick otherwise")
         });
         eprintln!(
-            "execution record (each agent's healthy runs on the run's other issues): {n} issue ranking(s) updated{order}"
+            "execution record (how each agent's runs went on the run's other issues): {n} issue ranking(s) updated{order}"
         );
     }
     write_summary(&report.summary, args.json.as_deref())?;

@@ -111,7 +111,7 @@ pub trait Committee: Send + Sync {
         false
     }
     /// `score` (one this committee gave) with an agent's execution record over a multi-issue
-    /// run added: `record` is the agent's share of healthy runs on the run's other issues
+    /// run added: `record` is the agent's share on the run's other issues (`rank::run::record`)
     /// minus the mean over agents. `None` when the committee takes no such record (the LLM
     /// committee: a model's score is not a sum of parts).
     fn with_exec_record(

@@ -1988,7 +1988,7 @@ fn a_run_adds_each_agents_execution_record_over_its_other_issues_once() {
         assert!(by_agent(r, "breaks-tests-agent")["reason"]
             .as_str()
             .unwrap()
-            .contains("healthy runs on 0 of 3 other issues"));
+            .contains("healthy runs that change what the issue shows on 0 of 3 other issues where a candidate changes it"));
         assert!(!o["top"]
             .as_array()
             .unwrap()

@@ -10,8 +10,10 @@ committee's raw sum of parts plus `w * record`, squashed as dei squashes it; wit
 ordering (dei's default, `exec_record_orders`; --no-order leaves it out) the candidates that ran
 healthy on the issue rank first, by their agent's record (none: the mean; records within --noise
 standard errors of the best among them count as the best, ½ as shipped), then by that score. The
-top pick is re-read (ties as expected value) and scored with the labels. At the shipped weight this
-gives the picks of `dei rank --all --exec` over one run of the same issues.
+top pick is re-read (ties as expected value) and scored with the labels. This is dei's health record
+(`"exec_record_fixes": false` in `--offline-weights`; dei's default record counts only healthy runs
+that change what the issue shows): at the shipped weight and with that option it gives the picks of
+`dei rank --all --exec` over one run of the same issues.
 
   python3 crates/dei-bench/scripts/exec_prior.py --out OUT [OUT2 ...] [--weights 0,1,2,4,8]
       [--noise 0,0.5,1,1.5,2] [--record-over all|unsettled] [--committees all14,A,acr5,B,C]

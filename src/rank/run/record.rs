@@ -4,12 +4,13 @@
 //! issues, an agent whose candidates keep breaking tests, or keep leaving the reported
 //! behaviour as it was while others change it, is less likely to be right on the next one,
 //! and that needs no labels. Once every issue of the run is ranked, each agent's *record* on
-//! an issue is its share of healthy candidates ([`healthy`]) on the run's **other** issues,
-//! minus the mean share over the agents; the committee adds it as one part of each score
+//! an issue is, over the run's **other** issues where some candidate changes what the issue
+//! shows, its share of runs that are healthy ([`healthy`]) and change it, minus the mean share
+//! over the agents; the committee adds it as one part of each score
 //! ([`Committee::with_exec_record`]), and the issue is ranked again. Agents seen on fewer than
-//! [`MIN_ISSUES`] other issues get no record. With [`Committee::exec_record_fixes`] the record
-//! counts only healthy runs that change what the issue shows, over the issues where some
-//! candidate changes it.
+//! [`MIN_ISSUES`] such issues get no record. A run that changes nothing also breaks nothing,
+//! which an agent earns without fixing anything, so healthy runs alone are a weaker record:
+//! [`Committee::exec_record_fixes`] `false` counts them, over every issue the agent ran on.
 //!
 //! Where the committee orders by it ([`Committee::exec_record_orders`], the offline default),
 //! the candidates that ran healthy on the issue rank first, in the order of their agents'
@@ -395,18 +396,30 @@ mod tests {
         }
     }
 
+    /// `o` with every candidate changing what the issue shows (its reproduction), so that the
+    /// issue counts in a record of fixes.
+    fn fixing(mut o: IssueOutcome) -> IssueOutcome {
+        let r = o.result.as_mut().unwrap();
+        for c in r["ranked"].as_array_mut().unwrap() {
+            c["behaviour"]["repro"] = "changed".into();
+        }
+        o
+    }
+
     #[test]
     fn a_record_over_other_issues_breaks_a_tie_and_is_applied_once() {
         let offline = crate::review::offline::Offline::new(Default::default());
-        let mut run: Vec<IssueOutcome> = (0..3)
-            .map(|k| issue(&format!("i{k}"), true, false))
+        // Four issues where strong's run is healthy and weak's is not, so that each has a record
+        // over the three others, then the last.
+        let mut run: Vec<IssueOutcome> = (0..4)
+            .map(|k| fixing(issue(&format!("i{k}"), true, false)))
             .chain([issue("last", true, true)])
             .collect();
         let applied = apply(&mut run, &offline);
-        assert!(applied.changed.contains(&3), "{applied:?}");
+        assert!(applied.changed.contains(&4), "{applied:?}");
         // The tie is broken by the record's part of the score, not by its order.
         assert_eq!(applied.picked_by_order, 0);
-        let last = &run[3];
+        let last = &run[4];
         assert_eq!(last.top, vec!["strong".to_string()]);
         assert_eq!(last.top_resolved, Some(1.0));
         let ranked = last.result.as_ref().unwrap()["ranked"].as_array().unwrap();
@@ -424,7 +437,7 @@ mod tests {
         assert!(ranked[0]["reason"]
             .as_str()
             .unwrap()
-            .contains("healthy runs on 3 of 3"));
+            .contains("healthy runs that change what the issue shows on 4 of 4"));
         // Applied again over its own output, nothing changes.
         assert!(apply(&mut run, &offline).changed.is_empty());
         // A committee that takes no record leaves the run as it is.
@@ -522,12 +535,12 @@ mod tests {
         })
     }
 
-    /// The last issue of a run where `strong` ran healthy on every other issue and `weak`,
-    /// `weak2` on none: there all three run healthy, and the two weak agents outscore it
-    /// (their agreement part is higher).
+    /// The last issue of a run where `strong` ran healthy, changing what the issue shows, on every
+    /// other issue and `weak`, `weak2` on none: there all three run healthy, and the two weak
+    /// agents outscore it (their agreement part is higher).
     fn outvoted_run() -> Vec<IssueOutcome> {
-        let mut run: Vec<IssueOutcome> = (0..3)
-            .map(|k| issue(&format!("i{k}"), true, false))
+        let mut run: Vec<IssueOutcome> = (0..4)
+            .map(|k| fixing(issue(&format!("i{k}"), true, false)))
             .collect();
         let mut last = issue("last", true, true);
         last.result = Some(serde_json::json!({
@@ -535,7 +548,7 @@ mod tests {
             "ranked": [healthy_last("weak", 4.0), healthy_last("weak2", 4.0), healthy_last("strong", 1.0)],
         }));
         // weak2 has the weak record too: it ran (unhealthy) wherever weak did.
-        for o in &mut run[..3] {
+        for o in &mut run[..4] {
             let r = o.result.as_mut().unwrap();
             let mut w2 = r["ranked"][0].clone();
             w2["agent"] = "weak2".into();
@@ -565,6 +578,7 @@ mod tests {
             .map(|k| issue(&format!("i{k}"), true, true))
             .chain([issue("i19", true, false)])
             .chain((20..24).map(|k| issue(&format!("i{k}"), false, false)))
+            .map(fixing)
             .collect();
         let mut last = issue("last", true, true);
         last.result = Some(serde_json::json!({
@@ -605,21 +619,25 @@ mod tests {
 
     #[test]
     fn a_kind_of_evidence_weighed_at_zero_is_not_counted_in_the_record() {
-        // Counting every kind, weak ran healthy on 6 of 9 other issues and strong on 3: weak's
-        // record wins.
+        use crate::review::offline::{Offline, Weights};
+        let health = |w: Weights| {
+            Offline::new(Weights {
+                exec_record_fixes: false,
+                ..w
+            })
+        };
+        // Counting every healthy run, weak ran healthy on 6 of 9 other issues and strong on 3:
+        // weak's record wins.
         let mut run = quiet_breaks_then_changes_run();
-        apply(
-            &mut run,
-            &crate::review::offline::Offline::new(Default::default()),
-        );
+        apply(&mut run, &health(Default::default()));
         assert_eq!(run[9].top, vec!["weak".to_string()]);
         // With broken tests weighed at zero, strong ran healthy on all 9 and weak on 6.
         let mut run = quiet_breaks_then_changes_run();
-        let no_breaks = crate::review::offline::Offline::new(crate::review::offline::Weights {
+        let no_breaks = Weights {
             exec_breaks: 0.0,
             ..Default::default()
-        });
-        apply(&mut run, &no_breaks);
+        };
+        apply(&mut run, &health(no_breaks.clone()));
         assert_eq!(run[9].top, vec!["strong".to_string()]);
         let reason = run[9].result.as_ref().unwrap()["ranked"][0]["reason"]
             .as_str()
@@ -630,14 +648,24 @@ mod tests {
             "{reason}"
         );
         // With the reproduction weighed at zero too, both ran healthy everywhere: a tie.
-        let mut run = quiet_breaks_then_changes_run();
-        let neither = crate::review::offline::Offline::new(crate::review::offline::Weights {
-            exec_breaks: 0.0,
+        let no_repro = Weights {
             exec_repro_changed: 0.0,
             exec_repro_same: 0.0,
-            ..Default::default()
-        });
-        apply(&mut run, &neither);
+            ..no_breaks
+        };
+        let mut run = quiet_breaks_then_changes_run();
+        apply(&mut run, &health(no_repro.clone()));
+        assert_eq!(run[9].top.len(), 2, "{:?}", run[9].top);
+
+        // The record of fixes (the default) counts only the three issues where a candidate
+        // changes the reproduction, and there only strong does: strong's record wins.
+        let mut run = quiet_breaks_then_changes_run();
+        apply(&mut run, &Offline::new(Default::default()));
+        assert_eq!(run[9].top, vec!["strong".to_string()]);
+        // With the reproduction weighed at zero nothing shows a change: no issue counts, no
+        // record, a tie.
+        let mut run = quiet_breaks_then_changes_run();
+        apply(&mut run, &Offline::new(no_repro));
         assert_eq!(run[9].top.len(), 2, "{:?}", run[9].top);
     }
 
@@ -646,7 +674,7 @@ mod tests {
         let offline = crate::review::offline::Offline::new(Default::default());
         let mut run = outvoted_run();
         assert_eq!(apply(&mut run, &offline).picked_by_order, 1);
-        let last = &run[3];
+        let last = &run[4];
         assert_eq!(last.top, vec!["strong".to_string()]);
         let ranked = last.result.as_ref().unwrap()["ranked"].as_array().unwrap();
         let order: Vec<&str> = ranked
@@ -678,7 +706,7 @@ mod tests {
         let part_only = crate::review::offline::Offline::new(weights);
         let mut run = outvoted_run();
         assert_eq!(apply(&mut run, &part_only).picked_by_order, 0);
-        let top = &run[3].top;
+        let top = &run[4].top;
         assert!(
             top.contains(&"weak".to_string()) && !top.contains(&"strong".to_string()),
             "{top:?}"

@@ -22,7 +22,7 @@
 //! | smells | `debug_print` |
 //! | track record | `prior · agent_prior[agent]`, else `prior · family_prior[family]` (empty maps by default) |
 //! | shape | `large · largeness` + `scatter · scatter` ([`shape::shape`]) |
-//! | execution record (`rank --all --exec` only) | `exec_record · (share − mean)`: the agent's share of healthy runs on the run's other issues (`rank::run::record`; with `exec_record_fixes`, of healthy runs that change what the issue shows); with `exec_record_orders` the candidates that ran healthy also rank first, by that record |
+//! | execution record (`rank --all --exec` only) | `exec_record · (share − mean)`: the agent's share of healthy runs that change what the issue shows, on the run's other issues where some candidate changes it (`rank::run::record`; `exec_record_fixes` false: of healthy runs, over every issue); with `exec_record_orders` the candidates that ran healthy also rank first, by that record |
 //! | execution (`--exec` only) | `exec_breaks`, `exec_repro_changed` / `exec_repro_same` (the issue's reproduction, and the model-written test with `--exec-llm-repro`), `exec_written` (tests other agents wrote), `exec_agreement` ([`behaviour`]) |
 //!
 //! With execution evidence that splits the candidates into two or more behaviour classes, a
@@ -96,9 +96,9 @@ pub struct Weights {
     /// order of their agents' records (then by score); the others follow by score. Needs
     /// `exec_record` ≠ 0; `false`: the record is only a part of the score.
     pub exec_record_orders: bool,
-    /// What the record counts: `false`, runs healthy (over every issue where the agent's
-    /// candidate ran); `true`, runs healthy that change what the issue shows (over the issues
-    /// where some candidate changes it).
+    /// What the record counts: `true` (the default), runs healthy that change what the issue
+    /// shows (over the issues where some candidate changes it); `false`, runs healthy (over
+    /// every issue where the agent's candidate ran).
     pub exec_record_fixes: bool,
 }
 
@@ -125,7 +125,7 @@ impl Default for Weights {
             exec_agreement: 4.0,
             exec_record: EXEC_RECORD,
             exec_record_orders: true,
-            exec_record_fixes: false,
+            exec_record_fixes: true,
         }
     }
 }
