@@ -258,8 +258,8 @@ impl ExecSettings {
     }
 }
 
-/// For `skip_serializing_if`: seconds never counted (runs cached before CPU time was kept,
-/// or all from the cache) are left out of the JSON.
+/// For `skip_serializing_if`: seconds never counted (cached runs that record no CPU time, or
+/// all from the cache) are left out of the JSON.
 fn is_nothing(x: &f64) -> bool {
     *x == 0.0
 }

@@ -38,9 +38,9 @@ impl Run {
     /// least its CPU time. On an idle machine a test run's CPU time is about its wall time; on a
     /// loaded one the wall time grows and the CPU time does not, so which tests run does not
     /// move with the machine's load, while a run that sleeps or waits for its disk counts that
-    /// time as it would alone. Runs cached before the wait was kept read their CPU time, but at
-    /// least their wall time over [`LOAD_ALLOWANCE`]; those cached before CPU time was kept
-    /// read their wall time.
+    /// time as it would alone. A cached run that does not record its wait reads its CPU time,
+    /// but at least its wall time over [`LOAD_ALLOWANCE`]; one that records no CPU time either
+    /// reads its wall time.
     pub(super) fn work_seconds(&self) -> f64 {
         match (self.cpu_seconds, self.waited_seconds) {
             (Some(cpu), Some(waited)) => cpu.max(self.seconds - waited),

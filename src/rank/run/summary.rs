@@ -671,7 +671,7 @@ mod tests {
             loaded.contains("the machine was busy: the runs waited 65 s of it for a CPU"),
             "{loaded}"
         );
-        // Without the wait (runs made before it was kept), the wall against CPU reading.
+        // Runs that record no wait: the wall against CPU reading.
         assert!(exec(100.0, 20.0, 0.0).contains("the machine was busy: 5.0×"));
     }
 
