@@ -396,14 +396,18 @@ mod tests {
         }
     }
 
-    /// `o` with every candidate changing what the issue shows (its reproduction), so that the
-    /// issue counts in a record of fixes.
-    fn fixing(mut o: IssueOutcome) -> IssueOutcome {
+    /// `o` (an [`issue`]) with weak's and strong's reproductions ending as given.
+    fn with_repro(mut o: IssueOutcome, weak: &str, strong: &str) -> IssueOutcome {
         let r = o.result.as_mut().unwrap();
-        for c in r["ranked"].as_array_mut().unwrap() {
-            c["behaviour"]["repro"] = "changed".into();
-        }
+        r["ranked"][0]["behaviour"]["repro"] = weak.into();
+        r["ranked"][1]["behaviour"]["repro"] = strong.into();
         o
+    }
+
+    /// `o` (an [`issue`]) with both candidates changing what the issue shows (the
+    /// reproduction), so that the issue counts in a record of fixes.
+    fn fixing(o: IssueOutcome) -> IssueOutcome {
+        with_repro(o, "changed", "changed")
     }
 
     #[test]
@@ -602,12 +606,6 @@ mod tests {
     /// breaks nothing, strong breaks a test), three where strong changes it and weak leaves it
     /// as at base, and a last issue where both run healthy and tie.
     fn quiet_breaks_then_changes_run() -> Vec<IssueOutcome> {
-        let with_repro = |mut o: IssueOutcome, weak: &str, strong: &str| {
-            let r = o.result.as_mut().unwrap();
-            r["ranked"][0]["behaviour"]["repro"] = weak.into();
-            r["ranked"][1]["behaviour"]["repro"] = strong.into();
-            o
-        };
         (0..6)
             .map(|k| with_repro(issue(&format!("q{k}"), false, true), "same", "same"))
             .chain(
