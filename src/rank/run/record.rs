@@ -71,8 +71,7 @@ pub const NOISE_SE: f64 = 0.5;
 /// Whether record `a` (its share, from `(share − mean, healthy, ran)`) is within
 /// [`NOISE_SE`] standard errors of the best record `best`:
 /// `best − a ≤ NOISE_SE·√(p_b(1−p_b)/n_b + p_a(1−p_a)/n_a)`. Over a run of ~130 issues with shares
-/// near 0.6 that is about 3 points; two agents 0.2 points apart (CodeR 0.639 and a Moatless
-/// run 0.637 over committee A) are not told apart by it.
+/// near 0.6 that is about 3 points, so two agents a fraction of a point apart are one tier.
 pub fn within_noise(best: &(f64, usize, usize), a: &(f64, usize, usize)) -> bool {
     let share = |r: &(f64, usize, usize)| r.1 as f64 / r.2.max(1) as f64;
     let (pb, pa) = (share(best), share(a));
