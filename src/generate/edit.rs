@@ -351,50 +351,29 @@ pub fn find_span(
             near: None,
         });
     }
-    // 1. Exact lines.
-    if n <= file.len() {
-        let hits: Vec<usize> = (0..=file.len() - n)
-            .filter(|&p| file[p..p + n] == *search)
-            .collect();
-        match hits.len() {
-            1 => {
-                return Ok(Span {
-                    start: hits[0],
-                    end: hits[0] + n,
-                    how: Placement::Exact,
-                })
-            }
-            0 => {}
-            _ => {
-                return Err(tie(
-                    "exactly",
-                    hits.into_iter().map(|p| (p, p + n)).collect(),
-                ))
-            }
-        }
-    }
-    // 2. Same lines ignoring whitespace.
+    // 1. Exact lines; 2. the same lines ignoring whitespace. Each settles it when it finds
+    // one place, and is ambiguous when it finds several.
     let fnorm: Vec<String> = file.iter().map(|l| norm(l)).collect();
     let snorm: Vec<String> = search.iter().map(|l| norm(l)).collect();
-    if n <= file.len() {
-        let hits: Vec<usize> = (0..=file.len() - n)
-            .filter(|&p| fnorm[p..p + n] == *snorm)
-            .collect();
-        match hits.len() {
-            1 => {
+    let passes: [(&[String], &[String], Placement, &str); 2] = [
+        (file, search, Placement::Exact, "exactly"),
+        (&fnorm, &snorm, Placement::Whitespace, "ignoring whitespace"),
+    ];
+    for (hay, needle, how, said) in passes {
+        let hits: Vec<usize> = match hay.len().checked_sub(n) {
+            Some(last) => (0..=last).filter(|&p| hay[p..p + n] == *needle).collect(),
+            None => Vec::new(),
+        };
+        match hits[..] {
+            [] => {}
+            [p] => {
                 return Ok(Span {
-                    start: hits[0],
-                    end: hits[0] + n,
-                    how: Placement::Whitespace,
+                    start: p,
+                    end: p + n,
+                    how,
                 })
             }
-            0 => {}
-            _ => {
-                return Err(tie(
-                    "ignoring whitespace",
-                    hits.into_iter().map(|p| (p, p + n)).collect(),
-                ))
-            }
+            _ => return Err(tie(said, hits.into_iter().map(|p| (p, p + n)).collect())),
         }
     }
     // 3. Most similar span, allowing a couple of missing or extra lines.
