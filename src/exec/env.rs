@@ -154,6 +154,22 @@ const fn extra(module: &'static str, dist: &'static str, binary: bool) -> Extra 
     }
 }
 
+/// The arguments to `pip install` for the distributions `extras`, shell-quoted: the compiled
+/// ones of [`EXTRAS`] taken only as wheels.
+pub(crate) fn extras_pip_args(extras: &[String]) -> String {
+    let binary: Vec<&str> = EXTRAS
+        .iter()
+        .filter(|e| e.binary && extras.iter().any(|d| d == e.dist))
+        .map(|e| e.dist)
+        .collect();
+    let mut args: Vec<String> = Vec::new();
+    if !binary.is_empty() {
+        args.extend(["--only-binary".to_string(), binary.join(",")]);
+    }
+    args.extend(extras.iter().map(|d| shell_quote(d)));
+    args.join(" ")
+}
+
 /// The known package for a top-level module name, if it is one of [`EXTRAS`].
 pub fn extra_for(module: &str) -> Option<Extra> {
     EXTRAS.iter().copied().find(|e| e.module == module)
@@ -864,17 +880,8 @@ impl EnvBuilder {
             }
         }
         if !spec.extras.is_empty() {
-            let binary: Vec<&str> = EXTRAS
-                .iter()
-                .filter(|e| e.binary && spec.extras.iter().any(|d| d == e.dist))
-                .map(|e| e.dist)
-                .collect();
-            let mut args: Vec<String> = Vec::new();
-            if !binary.is_empty() {
-                args.extend(["--only-binary".to_string(), binary.join(",")]);
-            }
-            args.extend(spec.extras.iter().map(|d| shell_quote(d)));
-            let cmd = pip_install(&args.join(" "));
+            let args = extras_pip_args(&spec.extras);
+            let cmd = pip_install(&args);
             // The packages as they were when the environment's commit was made (a spec's own
             // cutoff already binds them): an old tree with today's numpy may not import. When
             // no wheel for the interpreter is that old (numpy of 2019 for Python 3.9), or the
@@ -1083,6 +1090,19 @@ fn test_runner_of(cmd: &str) -> TestRunner {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn compiled_extras_install_only_as_wheels() {
+        let extras: Vec<String> = ["networkx", "numpy", "Pillow", "a b"]
+            .map(String::from)
+            .to_vec();
+        assert_eq!(
+            extras_pip_args(&extras),
+            "--only-binary numpy,Pillow networkx numpy Pillow 'a b'"
+        );
+        assert_eq!(extras_pip_args(&["networkx".to_string()]), "networkx");
+        assert_eq!(extras_pip_args(&[]), "");
+    }
 
     #[test]
     fn shipped_specs_cover_the_lite_repositories() {

@@ -21,8 +21,8 @@
 
 use super::container::{engine_command, Engine};
 use super::env::{
-    commit_time, cutoff_vars, list_generated, passes_to_builds, Env, EnvError, EnvSpec, EXTRAS,
-    PIP_FOR_CUTOFF,
+    commit_time, cutoff_vars, extras_pip_args, list_generated, passes_to_builds, Env, EnvError,
+    EnvSpec, PIP_FOR_CUTOFF,
 };
 use crate::model::repo::shell_quote;
 use sha2::{Digest, Sha256};
@@ -227,17 +227,8 @@ impl ImageBuilder {
             );
         }
         if !spec.extras.is_empty() {
-            let binary: Vec<&str> = EXTRAS
-                .iter()
-                .filter(|e| e.binary && spec.extras.iter().any(|d| d == e.dist))
-                .map(|e| e.dist)
-                .collect();
-            let mut args: Vec<String> = Vec::new();
-            if !binary.is_empty() {
-                args.extend(["--only-binary".to_string(), binary.join(",")]);
-            }
-            args.extend(spec.extras.iter().map(|d| shell_quote(d)));
-            let cmd = format!("python -m pip install -q {}", args.join(" "));
+            let args = extras_pip_args(&spec.extras);
+            let cmd = format!("python -m pip install -q {args}");
             // As a local build does: as of the commit when pip can be told so, else as the
             // packages are today; a spec's own cutoff already binds them.
             let command = match (spec.cutoff.as_deref(), as_of) {
