@@ -6,7 +6,7 @@ committees of published SWE-bench Lite runs, old (2024, `lite_candidates.jsonl`)
 
   python3 crates/dei-bench/scripts/offline_committees.py --dei NAME=target/release/dei \
       [--dei OTHER=path/to/other/dei] --data ../shared/data --repos DIR --out OUT \
-      [--committees all14,A,acr5,B,C,strong5,new3,new3+2] [--draw 24] [--draw-new 12]
+      [--committees all14,A,acr5,B,C,strong5,strong5+trevec,strong5+2,new3,new3+2] [--draw 24] [--draw-new 12]
 
 For each committee and each build: its members' candidates without their labels are ranked by
 `dei rank --all` into OUT/BUILD/NAME, then read against the labels here: per instance the pick's
@@ -25,8 +25,8 @@ runs in turn, by SHA-256 of "SEED:NAME:run" (run names only, never a label).
 With --exec every build also ranks with `dei rank --all --exec` (build NAME+exec), from one
 sandbox cache (--exec-cache, default OUT/exec-cache) that every committee, build and variant
 shares, so a candidate runs once however many committees hold it. Every issue of the half is
-ranked, as a user's run would be: the execution record (an agent's health over the run's other
-issues) reads them all. --skip-settled ranks with --exec only the issues where some but not all
+ranked, as a user's run would be: the execution record (how often an agent's runs fix what
+an issue shows without breaking anything, over the run's other issues) reads them all. --skip-settled ranks with --exec only the issues where some but not all
 of the committee's candidates resolve, crediting the others Average@k (every pick scores the
 same there): much cheaper, but the labels then choose the issues the record reads, so it is a
 quick look, never a reported figure. Each --exec-weights LABEL=FILE adds a variant NAME+exec-LABEL ranked with
@@ -69,6 +69,9 @@ NAMED = {
     "strong5": STRONG5,
     "new3": NEW3,
     "new3+2": NEW3 + ["20241117_moatless_claude-3.5-sonnet-20241022", "20240604_CodeR"],
+    # The strong five joined by weaker agents: two 2026 runs, or the two 2024 runs of new3+2.
+    "strong5+trevec": STRONG5 + NEW3[:2],
+    "strong5+2": STRONG5 + ["20241117_moatless_claude-3.5-sonnet-20241022", "20240604_CodeR"],
 }
 
 
@@ -169,7 +172,7 @@ def main():
     ap.add_argument("--data", default="../shared/data")
     ap.add_argument("--repos", required=True)
     ap.add_argument("--out", required=True)
-    ap.add_argument("--committees", default="all14,A,acr5,B,C,strong5,new3,new3+2")
+    ap.add_argument("--committees", default="all14,A,acr5,B,C,strong5,strong5+trevec,strong5+2,new3,new3+2")
     ap.add_argument("--draw", type=int, default=0)
     ap.add_argument("--draw-new", type=int, default=0)
     ap.add_argument("--draw-seed", default="dei-committees")
