@@ -115,8 +115,9 @@ impl Default for LlmOptions {
     }
 }
 
-/// List prices in USD per million tokens (input, output) as published when this was written;
-/// the longest matching model-name prefix wins. Override with `--price-in/--price-out`.
+/// The providers' published list prices in USD per million tokens (input, output), which they
+/// change from time to time; the longest matching model-name prefix wins. Override with
+/// `--price-in/--price-out`.
 pub const PRICES: &[(&str, f64, f64)] = &[
     ("gpt-4o-mini", 0.15, 0.60),
     ("gpt-4o", 2.50, 10.00),
