@@ -351,30 +351,34 @@ pub fn find_span(
             near: None,
         });
     }
-    // 1. Exact lines; 2. the same lines ignoring whitespace. Each settles it when it finds
-    // one place, and is ambiguous when it finds several.
-    let fnorm: Vec<String> = file.iter().map(|l| norm(l)).collect();
-    let snorm: Vec<String> = search.iter().map(|l| norm(l)).collect();
-    let passes: [(&[String], &[String], Placement, &str); 2] = [
-        (file, search, Placement::Exact, "exactly"),
-        (&fnorm, &snorm, Placement::Whitespace, "ignoring whitespace"),
-    ];
-    for (hay, needle, how, said) in passes {
+    // One pass: where `needle` stands in `hay`; one place settles it, several are ambiguous.
+    let unique = |hay: &[String], needle: &[String], how: Placement, said: &str| {
         let hits: Vec<usize> = match hay.len().checked_sub(n) {
             Some(last) => (0..=last).filter(|&p| hay[p..p + n] == *needle).collect(),
             None => Vec::new(),
         };
         match hits[..] {
-            [] => {}
-            [p] => {
-                return Ok(Span {
-                    start: p,
-                    end: p + n,
-                    how,
-                })
-            }
-            _ => return Err(tie(said, hits.into_iter().map(|p| (p, p + n)).collect())),
+            [] => None,
+            [p] => Some(Ok(Span {
+                start: p,
+                end: p + n,
+                how,
+            })),
+            _ => Some(Err(tie(
+                said,
+                hits.into_iter().map(|p| (p, p + n)).collect(),
+            ))),
         }
+    };
+    // 1. Exact lines.
+    if let Some(found) = unique(file, search, Placement::Exact, "exactly") {
+        return found;
+    }
+    // 2. Same lines ignoring whitespace.
+    let fnorm: Vec<String> = file.iter().map(|l| norm(l)).collect();
+    let snorm: Vec<String> = search.iter().map(|l| norm(l)).collect();
+    if let Some(found) = unique(&fnorm, &snorm, Placement::Whitespace, "ignoring whitespace") {
+        return found;
     }
     // 3. Most similar span, allowing a couple of missing or extra lines.
     let mut starts: Vec<usize> = Vec::new();
