@@ -26,10 +26,11 @@ With --exec every build also ranks with `dei rank --all --exec` (build NAME+exec
 sandbox cache (--exec-cache, default OUT/exec-cache) that every committee, build and variant
 shares, so a candidate runs once however many committees hold it. Every issue of the half is
 ranked, as a user's run would be: the execution record (how often an agent's runs fix what
-an issue shows without breaking anything, over the run's other issues) reads them all. --skip-settled ranks with --exec only the issues where some but not all
-of the committee's candidates resolve, crediting the others Average@k (every pick scores the
-same there): much cheaper, but the labels then choose the issues the record reads, so it is a
-quick look, never a reported figure. Each --exec-weights LABEL=FILE adds a variant NAME+exec-LABEL ranked with
+an issue shows without breaking anything, over the run's other issues) reads them all.
+--skip-settled ranks with --exec only the issues where some but not all of the committee's
+candidates resolve, crediting the others Average@k (every pick scores the same there): much
+cheaper, but the labels then choose the issues the record reads, so it is a quick look, never a
+reported figure. Each --exec-weights LABEL=FILE adds a variant NAME+exec-LABEL ranked with
 `--offline-weights FILE` from the same cache (an ablation: one evidence kind's weight set to 0).
 --halves tune|report restricts every ranking to one half of the split.
 
@@ -56,6 +57,8 @@ STRONG5 = [
     "Refact.ai_Agent__verified_subset",
 ]
 NEW3 = ["trevec_v6_claude-sonnet-4-6", "trevec_v5_claude-sonnet-4-6", "20240402_sweagent_gpt4"]
+# Two strong 2024 runs that join newer committees.
+PAIR2024 = ["20241117_moatless_claude-3.5-sonnet-20241022", "20240604_CodeR"]
 NAMED = {
     "all14": {"old": None},
     "A": ["20240623_moatless_claude35sonnet", "20240604_CodeR", "acr-v20240408_acr-run-3",
@@ -68,10 +71,10 @@ NAMED = {
     "C": {"old_without": ["20241117_moatless_claude-3.5-sonnet-20241022"]},
     "strong5": STRONG5,
     "new3": NEW3,
-    "new3+2": NEW3 + ["20241117_moatless_claude-3.5-sonnet-20241022", "20240604_CodeR"],
-    # The strong five joined by weaker agents: two 2026 runs, or the two 2024 runs of new3+2.
+    "new3+2": NEW3 + PAIR2024,
+    # The strong five joined by weaker agents: two 2026 runs, or the 2024 pair.
     "strong5+trevec": STRONG5 + NEW3[:2],
-    "strong5+2": STRONG5 + ["20241117_moatless_claude-3.5-sonnet-20241022", "20240604_CodeR"],
+    "strong5+2": STRONG5 + PAIR2024,
 }
 
 
