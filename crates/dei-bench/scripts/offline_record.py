@@ -1,0 +1,140 @@
+#!/usr/bin/env python3
+"""An agent's *agreement record* across a plain run, read as it would change the offline
+committee's picks, from the rankings that `offline_committees.py` wrote (no ranking is redone).
+
+Over a run of many issues, `--exec` trusts the agent whose runs most often fix without breaking
+(the execution record). Without `--exec` the nearest evidence is agreement: an agent whose
+patches other agents keep matching may be right more often on the next issue too. For each
+issue, an agent's record is, over the run's *other* issues, the mean of its candidate's
+agreement (the `agreement` part over its weight, `s/(1+s)`; 0 for a candidate scored by rule),
+minus the mean over the agents seen on at least 3 of them; kind `any` counts the share of
+issues where some other family makes a similar change instead. The record is added to the raw
+score with a weight (`mean@2`: kind mean, weight 2), or only breaks ties at the top (`ties`).
+
+  python3 crates/dei-bench/scripts/offline_record.py --out OUT [--build head] \
+      [--split tune] [--committees all14,A,acr5,B,C,o1,...]
+
+OUT is offline_committees.py's folder. Per variant: 1@k averaged over the committees, the paired
+difference from the committee as ranked pooled over (committee, issue) with its 95% bootstrap
+interval, the committees it moves up and down, and the picks it moves. Labels are read only to
+score the picks.
+"""
+import argparse
+import json
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from offline_ablation import pick, rescored, squash  # noqa: E402
+from offline_committees import bootstrap, half, last_lines, pair_labels  # noqa: E402
+
+AGREEMENT_WEIGHT = 4.0  # the default `agreement` weight: the part over it is s/(1+s)
+MIN_ISSUES = 3
+VARIANTS = [("mean@1", "mean", 1.0), ("mean@2", "mean", 2.0), ("mean@4", "mean", 4.0),
+            ("any@1", "any", 1.0), ("any@2", "any", 2.0), ("any@4", "any", 4.0),
+            ("ties", "mean", None)]
+
+
+def agreement(c):
+    """A ranked candidate's agreement in [0, 1): 0 unless reviewed."""
+    if c.get("status") != "reviewed":
+        return 0.0
+    parts = dict((n, v) for n, v in (c.get("review") or {}).get("score", {}).get("parts") or [])
+    return parts.get("agreement", 0.0) / AGREEMENT_WEIGHT
+
+
+def records(rows, kind, skip):
+    """Each agent's record for issue `skip`, over the other rows (journal outcomes)."""
+    tot = {}
+    for o in rows:
+        if o["instance_id"] == skip:
+            continue
+        for c in o["result"]["ranked"]:
+            g = agreement(c)
+            t = tot.setdefault(c["agent"], [0.0, 0])
+            t[0] += g if kind == "mean" else float(g > 0)
+            t[1] += 1
+    shares = {a: s / n for a, (s, n) in tot.items() if n >= MIN_ISSUES}
+    if not shares:
+        return {}
+    mean = sum(shares.values()) / len(shares)
+    return {a: v - mean for a, v in shares.items()}
+
+
+def with_record(ranked, recs, weight):
+    """The candidates' (agent, score, status) with the record added to each reviewed one's raw
+    score; with `weight` None the scores stay and the record breaks ties at the top only."""
+    scored = rescored(ranked)
+    if weight is None:
+        top = pick(scored)
+        if len(top) < 2:
+            return top
+        best = max(recs.get(a, 0.0) for a in top)
+        return sorted(a for a in top if recs.get(a, 0.0) == best)
+    out = []
+    for c, (agent, score, status) in zip(ranked, scored):
+        parts = (c.get("review") or {}).get("score", {}).get("parts") or []
+        if status == "reviewed" and parts:
+            score = squash(sum(v for _, v in parts) + weight * recs.get(agent, 0.0))
+        out.append((agent, score, status))
+    return pick(out)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--build", default="head")
+    ap.add_argument("--data", default="../shared/data")
+    ap.add_argument("--split", default="tune")
+    ap.add_argument("--committees", default="")
+    a = ap.parse_args()
+    comms = json.load(open(os.path.join(a.out, "committees.json")))
+    names = [n for n in a.committees.split(",") if n] or list(comms)
+    lab, _ = pair_labels(a.data)
+    labels = ["(as ranked)"] + [v[0] for v in VARIANTS]
+    table = {v: [] for v in labels}
+    pairs = {v: [] for v in labels}
+    moved = {v: 0 for v in labels}
+    issues = 0
+    for n in names:
+        path = os.path.join(a.out, a.build, n, "journal.jsonl")
+        if not os.path.exists(path):
+            continue
+        # The record reads every issue the run ranked; the split only chooses the issues scored.
+        ranked = [o for o in last_lines(path).values()
+                  if not o.get("error_kind") and (o.get("result") or {}).get("ranked")]
+        rows = [o for o in ranked if a.split == "all" or half(o["instance_id"]) == a.split]
+        if not rows:
+            continue
+        issues += len(rows)
+        for o in rows:
+            p0 = pick(rescored(o["result"]["ranked"]))
+            by = {"(as ranked)": p0}
+            cache = {}
+            for label, kind, weight in VARIANTS:
+                if kind not in cache:
+                    cache[kind] = records(ranked, kind, o["instance_id"])
+                by[label] = with_record(o["result"]["ranked"], cache[kind], weight)
+            for label, p in by.items():
+                moved[label] += p != p0
+                pairs[label].append(100 * sum(lab.get((o["instance_id"], x), False) for x in p) / len(p)
+                                    if p else 0.0)
+        for label in labels:
+            k = len(rows)
+            table[label].append(sum(pairs[label][-k:]) / k)
+    base = table["(as ranked)"]
+    if not base:
+        sys.exit(f"no rankings of {names} under {a.out}/{a.build}")
+    print(f"{len(base)} committees, {issues} (committee, issue) pairs, {a.split} half, build {a.build}")
+    print(f"{'variant':<12} {'mean 1@k':>8} {'pooled change [95%]':>23} {'up':>3} {'down':>4} {'picks moved':>11}")
+    for label in labels:
+        vals = table[label]
+        mean = sum(vals) / len(vals)
+        m, lo, hi = bootstrap([x - y for x, y in zip(pairs[label], pairs["(as ranked)"])])
+        up = sum(1 for x, y in zip(vals, base) if x > y + 1e-9)
+        down = sum(1 for x, y in zip(vals, base) if x < y - 1e-9)
+        print(f"{label:<12} {mean:8.2f} {m:+7.2f} [{lo:+6.2f}, {hi:+6.2f}] {up:>3} {down:>4} {moved[label]:>11}")
+
+
+if __name__ == "__main__":
+    main()
