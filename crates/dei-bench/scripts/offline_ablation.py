@@ -75,14 +75,20 @@ def pick(scored):
     return sorted(a for a, v in group if v == top)
 
 
-def main():
+def parse_args():
+    """The options every reader of offline_committees.py's rankings takes (`--out`, `--build`,
+    `--data`, `--split`, `--committees`)."""
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", required=True)
     ap.add_argument("--build", default="head")
     ap.add_argument("--data", default="../shared/data")
     ap.add_argument("--split", default="tune")
     ap.add_argument("--committees", default="")
-    a = ap.parse_args()
+    return ap.parse_args()
+
+
+def main():
+    a = parse_args()
     comms = json.load(open(os.path.join(a.out, "committees.json")))
     names = [n for n in a.committees.split(",") if n] or list(comms)
     lab, _ = pair_labels(a.data)

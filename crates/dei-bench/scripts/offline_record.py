@@ -19,13 +19,12 @@ difference from the committee as ranked pooled over (committee, issue) with its 
 interval, the committees it moves up and down, and the picks it moves. Labels are read only to
 score the picks.
 """
-import argparse
 import json
 import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from offline_ablation import pick, rescored, squash  # noqa: E402
+from offline_ablation import parse_args, pick, rescored, squash  # noqa: E402
 from offline_committees import bootstrap, half, last_lines, pair_labels  # noqa: E402
 
 AGREEMENT_WEIGHT = 4.0  # the default `agreement` weight: the part over it is s/(1+s)
@@ -81,13 +80,7 @@ def with_record(ranked, recs, weight):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--out", required=True)
-    ap.add_argument("--build", default="head")
-    ap.add_argument("--data", default="../shared/data")
-    ap.add_argument("--split", default="tune")
-    ap.add_argument("--committees", default="")
-    a = ap.parse_args()
+    a = parse_args()
     comms = json.load(open(os.path.join(a.out, "committees.json")))
     names = [n for n in a.committees.split(",") if n] or list(comms)
     lab, _ = pair_labels(a.data)
