@@ -743,10 +743,11 @@ fn ci_run_lists_the_skipped_tests_at_the_end_and_exits_as_cargo_did() {
         d.join("examples/container-base.sh"),
         "#!/usr/bin/env bash\necho 'export CONTAINERS_CONF=/nonexistent/containers.conf'\n",
     );
-    // Two tests skip (one of them twice, as the same line), the rest pass; cargo fails.
+    // Compiling (`--no-run`) runs no test; then two tests skip (one of them twice, as the same
+    // line), the rest pass; cargo fails.
     script(
         d.join("bin/cargo"),
-        "#!/usr/bin/env bash\necho 'running 4 tests'\necho 'SKIPPED it::exec::no_python: python3 is not available' >&2\necho 'test it::exec::no_python ... ok'\necho 'SKIPPED it::data::real: needs ../shared/data (or DEI_DATA)' >&2\necho 'SKIPPED it::data::real: needs ../shared/data (or DEI_DATA)' >&2\necho 'test result: FAILED. 3 passed; 1 failed'\nexit 101\n",
+        "#!/usr/bin/env bash\ncase \" $* \" in *' --no-run '*) exit 0 ;; esac\necho 'running 4 tests'\necho 'SKIPPED it::exec::no_python: python3 is not available' >&2\necho 'test it::exec::no_python ... ok'\necho 'SKIPPED it::data::real: needs ../shared/data (or DEI_DATA)' >&2\necho 'SKIPPED it::data::real: needs ../shared/data (or DEI_DATA)' >&2\necho 'test result: FAILED. 3 passed; 1 failed'\nexit 101\n",
     );
     let path = format!(
         "{}:{}",
