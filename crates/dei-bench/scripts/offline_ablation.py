@@ -87,25 +87,45 @@ def parse_args():
     return ap.parse_args()
 
 
+def committee_rankings(a):
+    """(name, outcomes, rows) per committee of `a.committees` (every committee of committees.json
+    when empty) that build `a.build` ranked: `outcomes` every issue its run ranked without an
+    error, `rows` those of them in the half `a.split`; a committee with none there is left out."""
+    comms = json.load(open(os.path.join(a.out, "committees.json")))
+    for n in [n for n in a.committees.split(",") if n] or list(comms):
+        path = os.path.join(a.out, a.build, n, "journal.jsonl")
+        if not os.path.exists(path):
+            continue
+        outcomes = [o for o in last_lines(path).values() if not o.get("error_kind")]
+        rows = [o for o in outcomes if a.split == "all" or half(o["instance_id"]) == a.split]
+        if rows:
+            yield n, outcomes, rows
+
+
+def credit(lab, o, p):
+    """The pick `p`'s credit on outcome `o` in percent: the share of its candidates that resolve."""
+    return 100 * sum(lab.get((o["instance_id"], x), False) for x in p) / len(p) if p else 0.0
+
+
+def compared(vals, base, pairs, base_pairs):
+    """A variant against the committees as ranked: its mean 1@k over the committees (`vals`, one
+    a committee, beside `base`), the paired change pooled over (committee, issue) (`pairs` beside
+    `base_pairs`) with its 95% interval, and the committees it moves up and down."""
+    m, lo, hi = bootstrap([x - y for x, y in zip(pairs, base_pairs)])
+    up = sum(1 for x, y in zip(vals, base) if x > y + 1e-9)
+    down = sum(1 for x, y in zip(vals, base) if x < y - 1e-9)
+    return sum(vals) / len(vals), (m, lo, hi), up, down
+
+
 def main():
     a = parse_args()
-    comms = json.load(open(os.path.join(a.out, "committees.json")))
-    names = [n for n in a.committees.split(",") if n] or list(comms)
     lab, _ = pair_labels(a.data)
     rules = {"(none removed)": None, **RULES}
     table = {r: [] for r in rules}
     pairs = {r: [] for r in rules}
     moved = {r: 0 for r in rules}
     issues = 0
-    for n in names:
-        path = os.path.join(a.out, a.build, n, "journal.jsonl")
-        if not os.path.exists(path):
-            continue
-        last = last_lines(path)
-        rows = [o for i, o in last.items() if (a.split == "all" or half(i) == a.split)
-                and not o.get("error_kind")]
-        if not rows:
-            continue
+    for _, _, rows in committee_rankings(a):
         issues += len(rows)
         as_ranked = [pick(rescored(o["result"]["ranked"])) for o in rows]
         for r, rule in rules.items():
@@ -114,8 +134,7 @@ def main():
                 p = pick(rescored(o["result"]["ranked"], without(rule)))
                 if p != p0:
                     moved[r] += 1
-                credits.append(100 * sum(lab.get((o["instance_id"], x), False) for x in p) / len(p)
-                               if p else 0.0)
+                credits.append(credit(lab, o, p))
             pairs[r].extend(credits)
             table[r].append(sum(credits) / len(credits))
     base = table["(none removed)"]
@@ -123,13 +142,9 @@ def main():
     print(f"{'rule removed':<38} {'mean 1@k':>8} {'change':>7} {'pooled change [95%]':>23} "
           f"{'up':>3} {'down':>4} {'picks moved':>11}")
     for r in rules:
-        vals = table[r]
-        if not vals:
+        if not table[r]:
             continue
-        mean = sum(vals) / len(vals)
-        m, lo, hi = bootstrap([x - y for x, y in zip(pairs[r], pairs["(none removed)"])])
-        up = sum(1 for x, y in zip(vals, base) if x > y + 1e-9)
-        down = sum(1 for x, y in zip(vals, base) if x < y - 1e-9)
+        mean, (m, lo, hi), up, down = compared(table[r], base, pairs[r], pairs["(none removed)"])
         print(f"{r:<38} {mean:8.2f} {mean - sum(base) / len(base):+7.2f} "
               f"{m:+7.2f} [{lo:+6.2f}, {hi:+6.2f}] {up:>3} {down:>4} {moved[r]:>11}")
 

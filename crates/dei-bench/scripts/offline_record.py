@@ -19,13 +19,12 @@ difference from the committee as ranked pooled over (committee, issue) with its 
 interval, the committees it moves up and down, and the picks it moves. Labels are read only to
 score the picks.
 """
-import json
 import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from offline_ablation import parse_args, pick, rescored, squash  # noqa: E402
-from offline_committees import bootstrap, half, last_lines, pair_labels  # noqa: E402
+from offline_ablation import committee_rankings, compared, credit, parse_args, pick, rescored, squash  # noqa: E402
+from offline_committees import pair_labels  # noqa: E402
 
 AGREEMENT_WEIGHT = 4.0  # the default `agreement` weight: the part over it is s/(1+s)
 MIN_ISSUES = 3
@@ -42,28 +41,36 @@ def agreement(c):
     return parts.get("agreement", 0.0) / AGREEMENT_WEIGHT
 
 
-def records(rows, kind, skip):
-    """Each agent's record for issue `skip`, over the other rows (journal outcomes)."""
-    tot = {}
-    for o in rows:
-        if o["instance_id"] == skip:
-            continue
-        for c in o["result"]["ranked"]:
-            g = agreement(c)
-            t = tot.setdefault(c["agent"], [0.0, 0])
-            t[0] += g if kind == "mean" else float(g > 0)
-            t[1] += 1
-    shares = {a: s / n for a, (s, n) in tot.items() if n >= MIN_ISSUES}
+def tally(outcome, kind):
+    """Each agent's (sum, count) on one outcome: its candidate's agreement, or 1 when another
+    family makes a similar change (kind `any`)."""
+    out = {}
+    for c in outcome["result"]["ranked"]:
+        g = agreement(c)
+        t = out.setdefault(c["agent"], [0.0, 0])
+        t[0] += g if kind == "mean" else float(g > 0)
+        t[1] += 1
+    return out
+
+
+def records(total, mine):
+    """Each agent's record on an issue whose own tally is `mine`, from the run's `total`: its
+    mean over the other issues minus the mean over the agents seen on at least MIN_ISSUES."""
+    shares = {}
+    for agent, (s, n) in total.items():
+        ms, mn = mine.get(agent, (0.0, 0))
+        if n - mn >= MIN_ISSUES:
+            shares[agent] = (s - ms) / (n - mn)
     if not shares:
         return {}
     mean = sum(shares.values()) / len(shares)
     return {a: v - mean for a, v in shares.items()}
 
 
-def with_record(ranked, recs, weight):
-    """The candidates' (agent, score, status) with the record added to each reviewed one's raw
-    score; with `weight` None the scores stay and the record breaks ties at the top only."""
-    scored = rescored(ranked)
+def with_record(ranked, scored, recs, weight):
+    """The pick with the record added to each reviewed candidate's raw score (`scored`: the
+    candidates as ranked, from `rescored`); with `weight` None the scores stay and the record
+    breaks ties at the top only."""
     if weight is None:
         top = pick(scored)
         if len(top) < 2:
@@ -81,51 +88,44 @@ def with_record(ranked, recs, weight):
 
 def main():
     a = parse_args()
-    comms = json.load(open(os.path.join(a.out, "committees.json")))
-    names = [n for n in a.committees.split(",") if n] or list(comms)
     lab, _ = pair_labels(a.data)
     labels = ["(as ranked)"] + [v[0] for v in VARIANTS]
     table = {v: [] for v in labels}
     pairs = {v: [] for v in labels}
     moved = {v: 0 for v in labels}
     issues = 0
-    for n in names:
-        path = os.path.join(a.out, a.build, n, "journal.jsonl")
-        if not os.path.exists(path):
-            continue
+    kinds = sorted({kind for _, kind, _ in VARIANTS})
+    for _, outcomes, rows in committee_rankings(a):
         # The record reads every issue the run ranked; the split only chooses the issues scored.
-        ranked = [o for o in last_lines(path).values()
-                  if not o.get("error_kind") and (o.get("result") or {}).get("ranked")]
-        rows = [o for o in ranked if a.split == "all" or half(o["instance_id"]) == a.split]
-        if not rows:
-            continue
+        tallies = {k: {o["instance_id"]: tally(o, k) for o in outcomes} for k in kinds}
+        totals = {}
+        for k in kinds:
+            totals[k] = {}
+            for t in tallies[k].values():
+                for agent, (s, n) in t.items():
+                    acc = totals[k].setdefault(agent, [0.0, 0])
+                    acc[0] += s
+                    acc[1] += n
         issues += len(rows)
         for o in rows:
-            p0 = pick(rescored(o["result"]["ranked"]))
-            by = {"(as ranked)": p0}
-            cache = {}
-            for label, kind, weight in VARIANTS:
-                if kind not in cache:
-                    cache[kind] = records(ranked, kind, o["instance_id"])
-                by[label] = with_record(o["result"]["ranked"], cache[kind], weight)
-            for label, p in by.items():
+            ranked = o["result"]["ranked"]
+            scored = rescored(ranked)
+            p0 = pick(scored)
+            recs = {k: records(totals[k], tallies[k][o["instance_id"]]) for k in kinds}
+            for label, kind, weight in [("(as ranked)", None, 0)] + VARIANTS:
+                p = p0 if kind is None else with_record(ranked, scored, recs[kind], weight)
                 moved[label] += p != p0
-                pairs[label].append(100 * sum(lab.get((o["instance_id"], x), False) for x in p) / len(p)
-                                    if p else 0.0)
+                pairs[label].append(credit(lab, o, p))
         for label in labels:
             k = len(rows)
             table[label].append(sum(pairs[label][-k:]) / k)
     base = table["(as ranked)"]
     if not base:
-        sys.exit(f"no rankings of {names} under {a.out}/{a.build}")
+        sys.exit(f"no rankings of {a.committees or 'any committee'} under {a.out}/{a.build}")
     print(f"{len(base)} committees, {issues} (committee, issue) pairs, {a.split} half, build {a.build}")
     print(f"{'variant':<12} {'mean 1@k':>8} {'pooled change [95%]':>23} {'up':>3} {'down':>4} {'picks moved':>11}")
     for label in labels:
-        vals = table[label]
-        mean = sum(vals) / len(vals)
-        m, lo, hi = bootstrap([x - y for x, y in zip(pairs[label], pairs["(as ranked)"])])
-        up = sum(1 for x, y in zip(vals, base) if x > y + 1e-9)
-        down = sum(1 for x, y in zip(vals, base) if x < y - 1e-9)
+        mean, (m, lo, hi), up, down = compared(table[label], base, pairs[label], pairs["(as ranked)"])
         print(f"{label:<12} {mean:8.2f} {m:+7.2f} [{lo:+6.2f}, {hi:+6.2f}] {up:>3} {down:>4} {moved[label]:>11}")
 
 
