@@ -42,8 +42,8 @@ MISSING_BLOB = {("astropy/astropy", "5.1"), ("astropy/astropy", "5.2")}
 # and say nothing about a candidate. A local httpbin serves them inside the sandbox's own
 # network namespace (its loopback up, nothing beyond it reachable): up to 2.7 the tests read
 # its address from HTTPBIN_URL, so a server starts beside each test command; from 2.8 on they
-# take pytest-httpbin's `httpbin` fixture, which serves from within the test process. Pinned
-# to the versions this was verified with.
+# take pytest-httpbin's `httpbin` fixture, which serves from within the test process. Pinned,
+# so that every build installs the same server.
 HTTPBIN = ["httpbin==0.10.4", "flask==3.1.3", "werkzeug==3.1.9"]
 HTTPBIN_PORT = 8765
 
